@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-class Precision(str, Enum):
+class Precision(StrEnum):
     """Numeric formats a compute ceiling is quoted for."""
 
     FP64 = "fp64"
@@ -37,21 +37,21 @@ class Precision(str, Enum):
         return DTYPE_SIZE[self.value]
 
 
-class Unit(str, Enum):
+class Unit(StrEnum):
     """Which units execute the math: ``matrix`` = tensor core / MXU / MFMA / MME; ``vector`` = CUDA cores / VPU / VALU."""
 
     MATRIX = "matrix"
     VECTOR = "vector"
 
 
-class DeviceKind(str, Enum):
+class DeviceKind(StrEnum):
     GPU = "gpu"
     TPU = "tpu"
     NPU = "npu"
     CPU = "cpu"
 
 
-class Scope(str, Enum):
+class Scope(StrEnum):
     """What one catalog device is: a whole package as sold, or one die that software sees as a device."""
 
     PACKAGE = "package"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import re
-from enum import Enum
+from enum import StrEnum
 
 from .errors import UnitError
 
 
-class Dimension(str, Enum):
+class Dimension(StrEnum):
     """What a quantity measures; each has a base unit."""
 
     FLOP_RATE = "FLOP/s"

@@ -1,0 +1,312 @@
+"""``analyze(workload, hardware) -> Analysis``: the one value every consumer (CLI, charts, pages, report) reads.
+
+The math lives in :mod:`roofcore.roofline` and runs vectorised once per device; derived per-kernel
+columns (intensities, achieved FLOP/s, efficiency, flag messages) are built on demand by
+:meth:`Analysis.table` so a million-kernel analysis stays small in memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import RoofcoreError
+from .models import Hardware, Workload
+from .roofline import FLAG_CODES, DeviceResult, Flag, Inputs, attainable, evaluate
+from .units import fmt_bandwidth, fmt_pct, fmt_rate, fmt_time
+
+
+def _inputs(w: Workload) -> Inputs:
+    f = w.frame
+    prec = f["precision"].to_numpy(dtype=object)
+    unit = f["unit"].to_numpy(dtype=object)
+    pc, pu = pd.factorize(prec, use_na_sentinel=True)
+    uc, uu = pd.factorize(unit, use_na_sentinel=True)
+    pu, uu = [None if pd.isna(x) else x for x in pu], [None if pd.isna(x) else x for x in uu]
+    nu = len(uu) + 1
+    combined = (pc.astype(np.int64) + 1) * nu + (uc.astype(np.int64) + 1)
+    codes, uniq = pd.factorize(combined)
+    combos = tuple(((pu[c // nu - 1] if c // nu else None), (uu[c % nu - 1] if c % nu else None)) for c in uniq)
+    return Inputs(
+        flops=f["flops"].to_numpy(dtype=np.float64),
+        time_s=f["time_s"].to_numpy(dtype=np.float64),
+        count=f["count"].to_numpy(dtype=np.int64),
+        byte_cols={c[len("bytes_"):]: f[c].to_numpy(dtype=np.float64) for c in w.byte_columns},
+        combo_codes=codes.astype(np.int64),
+        combos=combos,
+    )
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A workload on one or more devices. ``results`` is aligned with ``hardware``."""
+
+    workload: Workload
+    results: tuple[DeviceResult, ...]
+    achievable: bool = False  #: whether measured (achievable) ceilings replaced the theoretical peaks
+
+    @property
+    def hardware(self) -> list[Hardware]:
+        return [r.hardware for r in self.results]
+
+    def result(self, hw_id: str) -> DeviceResult:
+        for r in self.results:
+            if r.hardware.id == hw_id:
+                return r
+        raise RoofcoreError(f"hardware {hw_id!r} is not in this analysis ({', '.join(h.id for h in self.hardware)})")
+
+    # ------------------------------------------------------------------------------------- per kernel
+
+    def table(self, hw_id: str | None = None, *, messages: bool = True) -> pd.DataFrame:
+        """One row per kernel × device with every derived field (base units), JSON field names flattened."""
+        results = [self.result(hw_id)] if hw_id else list(self.results)
+        return pd.concat([self._device_table(r, messages) for r in results], ignore_index=True)
+
+    def _device_table(self, r: DeviceResult, messages: bool) -> pd.DataFrame:
+        f = self.workload.frame
+        hw = r.hardware
+        flops = f["flops"].to_numpy(dtype=np.float64)
+        t = f["time_s"].to_numpy(dtype=np.float64)
+        peak = r.peak()
+        out = pd.DataFrame({
+            "name": f["name"].to_numpy(), "hardware": hw.id, "count": f["count"].to_numpy(),
+            "group": f["group"].to_numpy(), "precision": f["precision"].to_numpy(), "unit": f["unit"].to_numpy(),
+            "flops": flops, "time_s": t,
+        })
+        ceil_names = np.array([c or "" for c in r.ceilings] or [""], dtype=object)
+        out["ceiling"] = ceil_names[r.ceiling_code] if len(r.ceilings) else ""
+        out["peak_flops_per_s"] = peak
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for col in self.workload.byte_columns:
+                name = col[len("bytes_"):]
+                b = f[col].to_numpy(dtype=np.float64)
+                out[col] = b
+                out[f"intensity_{name}"] = np.where(b > 0, flops / b, np.where((b == 0) & (flops > 0), np.inf, np.nan))
+            out["t_roof_s"] = r.t_roof
+            out["t_serial_s"] = r.t_serial
+            out["attainable_flops_per_s"] = attainable(flops, r.t_roof)
+            timed = (t > 0) & ~np.isnan(t)
+            out["achieved_flops_per_s"] = np.where(timed, flops / t, np.nan)
+            out["efficiency"] = np.where(timed, r.t_roof / t, np.nan)
+            out["pct_peak_compute"] = np.where(timed, flops / t / peak, np.nan)
+            bw = np.array(r.bandwidths, dtype=np.float64)
+            mem_bytes = np.full(len(f), np.nan)
+            for i, name in enumerate(r.resources):
+                if i == 0:
+                    continue
+                sel = r.mem_idx == i
+                mem_bytes[sel] = f[f"bytes_{name}"].to_numpy(dtype=np.float64)[sel]
+            mem_bw = np.where(r.mem_idx > 0, bw[np.maximum(r.mem_idx, 0)], np.nan)
+            out["pct_peak_bandwidth"] = np.where(timed, mem_bytes / t / mem_bw, np.nan)
+            out["headroom_s"] = np.where(~np.isnan(t), t - r.t_roof, np.nan)
+        labels = np.array([f"{k}:{n}" for k, n in zip(r.resource_kinds, r.resources, strict=True)], dtype=object)
+        ceil_label = np.array([f"compute:{c}" if c else "compute:unknown" for c in r.ceilings] or ["compute:unknown"],
+                              dtype=object)
+        bound = np.where(r.bound_idx > 0, labels[np.maximum(r.bound_idx, 0)], None)
+        is_compute = r.bound_idx == 0
+        bound[is_compute] = ceil_label[r.ceiling_code[is_compute]]
+        out["bound"] = bound
+        out["binding_level"] = np.where(r.mem_idx > 0, np.array(r.resources, dtype=object)[np.maximum(r.mem_idx, 0)],
+                                        None)
+        out["flags_mask"] = r.flags
+        out["source"] = f["source"].to_numpy()
+        out["row"] = f["row"].to_numpy()
+        if messages:
+            out["flags"] = _flag_lists(out, r)
+        return out
+
+    # ------------------------------------------------------------------------------------- per device
+
+    def summary(self, hw_id: str) -> dict:
+        """Workload totals on one device: Σ time, Σ t_roof, speedup if every kernel reached its roof, time share by bound."""
+        r = self.result(hw_id)
+        tab = self._device_table(r, messages=False)
+        t = tab["time_s"].to_numpy()
+        timed = ~np.isnan(t) & (t > 0) & ~np.isnan(r.t_roof)
+        total_time = float(np.nansum(t)) if (~np.isnan(t)).any() else None
+        t_roof_total = float(np.nansum(r.t_roof)) if (~np.isnan(r.t_roof)).any() else None
+        speedup = None
+        if timed.any():
+            at_roof = np.minimum(t[timed], r.t_roof[timed]).sum()
+            speedup = float(t[timed].sum() / at_roof) if at_roof > 0 else None
+        basis = "measured" if timed.any() else "roofline"
+        weights = np.where(timed, t, 0.0) if timed.any() else np.nan_to_num(r.t_roof)
+        bound = tab["bound"].fillna("unknown")
+        share = pd.Series(weights).groupby(bound.to_numpy()).sum()
+        total = share.sum()
+        share = (share / total).sort_values(ascending=False) if total > 0 else share * 0
+        flags = r.flags
+        return {
+            "hardware": hw_id,
+            "kernels": len(tab),
+            "time_s": total_time,
+            "t_roof_s": t_roof_total,
+            "t_serial_s": float(np.nansum(r.t_serial)) if (~np.isnan(r.t_serial)).any() else None,
+            "speedup_if_at_roof": speedup,
+            "time_share_by_bound": {k: float(v) for k, v in share.items()},
+            "share_basis": basis,
+            "flag_counts": {FLAG_CODES[fl]: int(((flags & fl) != 0).sum()) for fl in Flag if ((flags & fl) != 0).any()},
+            "lacking_levels": list(r.lacking),
+        }
+
+    def top_by_headroom(self, hw_id: str, n: int = 10) -> pd.DataFrame:
+        tab = self.table(hw_id)
+        key = tab["headroom_s"].where(tab["headroom_s"].notna(), -np.inf)
+        return tab.loc[key.sort_values(ascending=False).index[:n]]
+
+    # ------------------------------------------------------------------------------------- export
+
+    def to_json(self) -> dict:
+        """The stable JSON contract (README "JSON output"): hardware, kernels, summary, skipped."""
+        from .catalog import hardware_to_json
+
+        kernels = []
+        for r in self.results:
+            tab = self._device_table(r, messages=True)
+            kernels.extend(_records(tab, self.workload.byte_columns))
+        return {
+            "schema_version": 1,
+            "workload": {"name": self.workload.name, "sources": list(self.workload.sources),
+                         "formats": list(self.workload.formats), "kernels": len(self.workload)},
+            "roofs": "achievable" if self.achievable else "theoretical",
+            "hardware": [hardware_to_json(h) for h in self.hardware],
+            "kernels": kernels,
+            "summary": [self.summary(h.id) for h in self.hardware],
+            "skipped": [{"source": s.source, "row": s.row, "reason": s.reason} for s in self.workload.skipped],
+            "warnings": list(self.workload.warnings),
+        }
+
+
+def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achievable: bool = False) -> Analysis:
+    """Place every kernel of ``workload`` on the roofline of each device in ``hardware``."""
+    hws = [hardware] if isinstance(hardware, Hardware) else list(hardware)
+    if not hws:
+        raise RoofcoreError("analyze needs at least one hardware device")
+    if len(workload) == 0:
+        raise RoofcoreError("the workload has no kernels to analyse")
+    inp = _inputs(workload)
+    return Analysis(workload=workload, results=tuple(evaluate(inp, h, achievable=achievable) for h in hws),
+                    achievable=achievable)
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _num(v: object) -> float | None:
+    if v is None:
+        return None
+    x = float(v)
+    return None if math.isnan(x) else (x if math.isfinite(x) else None)
+
+
+def _records(tab: pd.DataFrame, byte_cols: list[str]) -> list[dict]:
+    names = [c[len("bytes_"):] for c in byte_cols]
+    cols = {c: tab[c].to_numpy() for c in tab.columns}
+    out = []
+    for i in range(len(tab)):
+        out.append({
+            "name": cols["name"][i], "hardware": cols["hardware"][i], "group": cols["group"][i],
+            "count": int(cols["count"][i]), "precision": cols["precision"][i], "unit": cols["unit"][i],
+            "ceiling": cols["ceiling"][i] or None,
+            "flops": _num(cols["flops"][i]),
+            "bytes": {n: _num(cols[f"bytes_{n}"][i]) for n in names},
+            "time_s": _num(cols["time_s"][i]),
+            "intensity": {n: (_num(cols[f"intensity_{n}"][i]) if math.isfinite(cols[f"intensity_{n}"][i]) or
+                              math.isnan(cols[f"intensity_{n}"][i]) else None) for n in names},
+            "t_roof_s": _num(cols["t_roof_s"][i]), "t_serial_s": _num(cols["t_serial_s"][i]),
+            "attainable_flops_per_s": _num(cols["attainable_flops_per_s"][i]),
+            "bound": cols["bound"][i], "binding_level": cols["binding_level"][i],
+            "achieved_flops_per_s": _num(cols["achieved_flops_per_s"][i]),
+            "efficiency": _num(cols["efficiency"][i]),
+            "pct_peak_compute": _num(cols["pct_peak_compute"][i]),
+            "pct_peak_bandwidth": _num(cols["pct_peak_bandwidth"][i]),
+            "headroom_s": _num(cols["headroom_s"][i]),
+            "flags": cols["flags"][i],
+            "source": cols["source"][i], "row": cols["row"][i],
+        })
+    for rec in out:
+        for k in ("group", "precision", "unit", "binding_level", "bound"):
+            if rec[k] is not None and not isinstance(rec[k], str):
+                rec[k] = None
+    return out
+
+
+def _flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
+    """``[{code, message}]`` per kernel: one sentence with the numbers behind each flag."""
+    flags = r.flags
+    out: list[list[dict]] = [[] for _ in range(len(tab))]
+    hw = r.hardware
+    for i in np.flatnonzero(flags):
+        row = tab.iloc[i]
+        mask = int(flags[i])
+        items = out[i]
+        if mask & Flag.ABOVE_ROOF:
+            items.append({"code": "above-roof", "message": _above_roof_message(row, hw)})
+        if mask & Flag.FAR_BELOW:
+            items.append({"code": "far-below-roofs", "message": (
+                f"Measured {fmt_time(row.time_s)} is {1 / row.efficiency:.0f}× the roofline time {fmt_time(row.t_roof_s)} "
+                f"(efficiency {fmt_pct(row.efficiency)}): latency, launch overhead, synchronisation or occupancy "
+                "dominate, which the roofline cannot diagnose.")})
+        if mask & Flag.TINY:
+            per = (row.time_s if not math.isnan(row.time_s) else row.t_roof_s) / max(int(row["count"]), 1)
+            items.append({"code": "tiny-kernel", "message": (
+                f"{fmt_time(per)} per launch is under 1 µs: launch-bound, and replaying profilers (cache flush, base "
+                "clocks) distort such kernels; batch or fuse them rather than tuning them.")})
+        if mask & Flag.MISSING_TIME:
+            items.append({"code": "missing-time", "message":
+                          "No measured time: only the roofline bound is known for this kernel."})
+        if mask & Flag.ZERO_TIME:
+            items.append({"code": "zero-time", "message": (
+                "The measured time is zero or negative (a corrupt timestamp?): achieved rate and efficiency are "
+                "left unknown rather than divided by zero.")})
+        if mask & Flag.MISSING_FLOPS:
+            items.append({"code": "missing-flops", "message":
+                          "FLOPs are unknown (not zero): the compute roof is left out of this kernel's bound."})
+        if mask & Flag.MISSING_BYTES:
+            items.append({"code": "missing-bytes", "message": (
+                f"Off-chip bytes are unknown: the {hw.offchip.display} roof is left out of this kernel's bound.")})
+        if mask & Flag.LEVEL_NOT_ON_DEVICE:
+            lacking = [n for n in r.lacking if row.get(f"bytes_{n}", 0) and row[f"bytes_{n}"] > 0]
+            items.append({"code": "level-not-on-device", "message": (
+                f"Bytes at {', '.join(lacking)} ("
+                + ", ".join(f"{row[f'bytes_{n}']:.3g} B" for n in lacking)
+                + f") are not on any roof: {hw.id} has no such memory level or link in its catalog.")})
+        if mask & Flag.NO_CEILING:
+            items.append({"code": "no-ceiling", "message": (
+                f"{hw.id} publishes no {row.precision} ceiling: the compute time is unknown and the bound uses "
+                "memory and links only.")})
+    return out
+
+
+def _above_roof_message(row: pd.Series, hw: Hardware) -> str:
+    eff = row.efficiency
+    head = (f"Measured {fmt_time(row.time_s)} beats the roofline minimum {fmt_time(row.t_roof_s)} "
+            f"({eff:.2f}× the roof), so an input is wrong: ")
+    bound = str(row.bound or "")
+    if bound.startswith("compute"):
+        if 1.8 <= eff <= 2.2:
+            cause = (f"most likely the precision or unit ({row.ceiling} assumed; a 2× gap is the next precision, "
+                     "FP16 accumulate, or a 2:4-sparse rate) or FLOPs counted twice.")
+        else:
+            cause = f"most likely the FLOP count or its unit, or the precision ({row.ceiling} assumed)."
+    elif eff >= 500:
+        cause = "most likely the units: the bytes look about 1000× too small (KB or MB read as bytes?)."
+    elif 1.8 <= eff <= 2.2 and hw.scope.value == "die":
+        cause = "most likely per-die vs per-package scope: the time or bytes cover both dies of the package."
+    else:
+        level = row.binding_level or hw.offchip.name
+        cause = (f"most likely the {level} bytes are undercounted (traffic counted at another level, or bytes per "
+                 f"launch with time over all launches) — achieved {fmt_bandwidth(_bw(row, level))} vs the roof.")
+    return head + cause
+
+
+def _bw(row: pd.Series, level: str) -> float:
+    b = row.get(f"bytes_{level}", float("nan"))
+    return b / row.time_s if row.time_s and row.time_s > 0 else float("nan")
+
+
+__all__ = ["Analysis", "analyze", "fmt_rate"]

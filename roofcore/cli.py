@@ -1,0 +1,295 @@
+"""The ``roofline`` command (also ``python -m roofcore``). Errors print one line and exit with status 2."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import __version__
+from .analyze import Analysis, analyze
+from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
+from .errors import RoofcoreError
+from .ingest import FORMATS, read_many
+from .models import Hardware
+from .units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
+    return load_catalogs(args.catalog or ())
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    right = right if right is not None else set(range(1, len(headers)))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _short(text: object, width: int = 44) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+# ----------------------------------------------------------------------------------------- hardware
+
+
+def cmd_hardware_list(args: argparse.Namespace) -> int:
+    cat = _catalog(args)
+    devices = [h for h in cat if not args.vendor or h.vendor.lower() == args.vendor.lower()]
+    if args.json:
+        _emit(args, json.dumps([hardware_to_json(h) for h in devices], indent=1))
+        return 0
+    rows = []
+    for h in devices:
+        c = h.default
+        nsrc = len({f.source for f in _figures(h)})
+        rows.append([h.id, h.vendor, _short(h.name, 34), h.kind.value, f"{c.key} {fmt_rate(c.peak)}",
+                     f"{h.offchip.display} {fmt_bandwidth(h.offchip.bandwidth)}",
+                     fmt_bytes(h.offchip.capacity) if h.offchip.capacity else "–",
+                     f"{h.ridge()[h.offchip.name]:.0f}", str(len(h.levels)), str(len(h.links)), str(nsrc),
+                     "unverified" if h.unverified or any(f.unverified for f in _figures(h)) else ""])
+    vendors = sorted({h.vendor for h in devices})
+    out = _table(["id", "vendor", "name", "kind", "default ceiling", "off-chip", "capacity", "ridge",
+                  "levels", "links", "sources", "note"], rows, right={6, 7, 8, 9, 10})
+    out += (f"\n\n{len(devices)} devices from {len(vendors)} vendors ({', '.join(vendors)}). Every figure is dense and "
+            "has a source: `roofline hardware show ID` lists them. Ridge = default ceiling / off-chip bandwidth, FLOP/B.")
+    if cat.replaced:
+        out += "\nOverridden by user catalogs: " + ", ".join(cat.replaced)
+    _emit(args, out)
+    return 0
+
+
+def _figures(h: Hardware):
+    for c in h.ceilings:
+        yield c.figure
+    for lv in h.levels:
+        yield lv.figure
+    for lk in h.links:
+        yield lk.figure
+
+
+def cmd_hardware_show(args: argparse.Namespace) -> int:
+    cat = _catalog(args)
+    h = cat.get(args.id)
+    if args.json:
+        _emit(args, json.dumps(hardware_to_json(h), indent=1))
+        return 0
+    if args.yaml:
+        _emit(args, hardware_to_yaml(h))
+        return 0
+    lines = [f"{h.name} ({h.id}) — {h.vendor} {h.kind.value}, {h.scope.value} scope" + (" — UNVERIFIED" if h.unverified else "")]
+    if h.config:
+        lines.append(f"Configuration: {h.config}")
+    if h.notes:
+        lines.append(f"Notes: {h.notes}")
+    lines.append(f"Catalog: {h.origin}" + (f" (overrides {cat.replaced[h.id]})" if h.id in cat.replaced else ""))
+    lines.append("")
+    rows = [[c.key + (" (default)" if c.key == h.default_ceiling else ""), fmt_rate(c.peak),
+             fmt_rate(c.achievable) if c.achievable else "–", fmt_rate(c.sparse) if c.sparse else "–",
+             _tags(c.figure), _short(c.figure.source, 60)] for c in h.ceilings]
+    lines.append("Compute ceilings (dense peak; sparse figures shown for reference only, never a roof)")
+    lines.append(_table(["ceiling", "peak", "achievable", "sparse", "", "source"], rows, right={1, 2, 3}))
+    lines.append("")
+    ridge = h.ridge()
+    rows = [[lv.name, lv.display, fmt_bandwidth(lv.bandwidth), fmt_bandwidth(lv.achievable) if lv.achievable else "–",
+             fmt_bytes(lv.capacity) if lv.capacity else "–", f"{ridge[lv.name]:.1f}", _tags(lv.figure),
+             _short(lv.figure.source, 60)] for lv in h.levels]
+    lines.append(f"Memory levels (off-chip first); ridge = {h.default_ceiling} peak / bandwidth, FLOP/B")
+    lines.append(_table(["level", "label", "bandwidth", "achievable", "capacity", "ridge", "", "source"], rows,
+                        right={2, 3, 4, 5}))
+    if h.links:
+        lines.append("")
+        rows = [[lk.name, lk.display, fmt_bandwidth(lk.bandwidth), f"{ridge[lk.name]:.0f}", _tags(lk.figure),
+                 _short(lk.figure.source, 60)] for lk in h.links]
+        lines.append("Links (bandwidth per direction)")
+        lines.append(_table(["link", "label", "bandwidth", "ridge", "", "source"], rows, right={2, 3}))
+    lines.append("")
+    lines.append("Sources")
+    used = {f.source.split(":", 1)[0] for f in _figures(h)}
+    for sid, text in h.sources.items():
+        if sid in used:
+            lines.append(f"  {sid}: {text}")
+    _emit(args, "\n".join(lines))
+    return 0
+
+
+def _tags(f) -> str:
+    return ",".join(t for t, on in (("measured", f.measured), ("derived", bool(f.derivation)),
+                                    ("unverified", f.unverified)) if on)
+
+
+# ----------------------------------------------------------------------------------------- analyze
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    if not args.hardware:
+        raise RoofcoreError("name at least one device with --hardware ID (see `roofline hardware list`).")
+    cat = _catalog(args)
+    hws = [cat.get(h) for h in args.hardware]
+    workload = read_many(args.inputs, fmt=args.format)
+    a = analyze(workload, hws, achievable=args.achievable)
+    fmt = "json" if args.json else "csv" if args.csv else None
+    if fmt is None and args.output:
+        fmt = {".json": "json", ".csv": "csv"}.get(os.path.splitext(args.output)[1].lower())
+    if fmt == "json":
+        _emit(args, json.dumps(a.to_json(), indent=1, allow_nan=False))
+    elif fmt == "csv":
+        _emit(args, analysis_csv(a))
+    else:
+        _emit(args, analysis_text(a, top=args.top))
+    return 0
+
+
+def analysis_csv(a: Analysis) -> str:
+    """The per-kernel table as CSV, cells a spreadsheet would execute neutralised."""
+    tab = a.table()
+    tab["flags"] = ["; ".join(f"{f['code']}: {f['message']}" for f in fl) for fl in tab["flags"]]
+    tab = tab.drop(columns=["flags_mask"])
+    for col in ("name", "group", "source", "row", "flags"):
+        tab[col] = tab[col].map(neutralise_cell)
+    buf = io.StringIO()
+    tab.to_csv(buf, index=False)
+    return buf.getvalue()
+
+
+def neutralise_cell(v: object) -> object:
+    """Prefix text that a spreadsheet would run as a formula (``= + - @``, tab, CR) with a quote."""
+    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + v
+    return v
+
+
+def analysis_text(a: Analysis, top: int = 25) -> str:
+    w = a.workload
+    out = [f"Workload: {w.name} — {len(w)} kernels from {', '.join(w.sources) or 'memory'} ({', '.join(w.formats)})"]
+    if a.achievable:
+        out.append("Roofs: achievable (measured) ceilings where the catalog has them, else theoretical peaks.")
+    for r in a.results:
+        h = r.hardware
+        s = a.summary(h.id)
+        c = h.default
+        out.append("")
+        out.append(f"== {h.name} ({h.id}) — {c.key} {fmt_rate(c.peak)}, {h.offchip.display} "
+                   f"{fmt_bandwidth(h.offchip.bandwidth)}, ridge {h.ridge()[h.offchip.name]:.0f} FLOP/B ==")
+        tab = a.table(h.id)
+        key = tab["time_s"].fillna(tab["t_roof_s"]).fillna(0)
+        order = key.sort_values(ascending=False).index
+        shown = order if top <= 0 else order[:top]
+        rows = []
+        for i in shown:
+            k = tab.loc[i]
+            codes = ",".join(f["code"] for f in k.flags)
+            rows.append([_short(k["name"]), str(k["count"]), fmt_flops(k.flops), fmt_bytes(k.get("bytes_hbm")),
+                         fmt_intensity(k.get("intensity_hbm")), fmt_time(k.t_roof_s), fmt_time(k.time_s),
+                         fmt_rate(k.attainable_flops_per_s), fmt_rate(k.achieved_flops_per_s), fmt_pct(k.efficiency),
+                         str(k.bound or "–"), codes])
+        out.append(_table(["kernel", "count", "FLOPs", "off-chip", "intensity", "t_roof", "time", "attainable",
+                           "achieved", "of roof", "bound", "flags"], rows, right=set(range(1, 10))))
+        if len(shown) < len(tab):
+            out.append(f"(showing {len(shown)} of {len(tab)} kernels by time; --top 0 shows all)")
+        line = f"Total: roofline {fmt_time(s['t_roof_s'])}"
+        if s["time_s"] is not None:
+            line = f"Total: measured {fmt_time(s['time_s'])}, roofline {fmt_time(s['t_roof_s'])}"
+            if s["speedup_if_at_roof"]:
+                line += f"; {s['speedup_if_at_roof']:.2f}× faster if every kernel reached its roof"
+        out.append(line)
+        share = ", ".join(f"{k} {fmt_pct(v)}" for k, v in s["time_share_by_bound"].items())
+        out.append(f"Time by bound ({'measured time' if s['share_basis'] == 'measured' else 'roofline time'}): {share}")
+        if s["flag_counts"]:
+            out.append("Flags: " + ", ".join(f"{k} ×{v}" for k, v in s["flag_counts"].items())
+                       + " (--json gives each kernel's reasons)")
+        if s["lacking_levels"]:
+            out.append(f"Not on {h.id}: bytes at {', '.join(s['lacking_levels'])} (no such level or link in its catalog).")
+    if w.skipped:
+        out.append("")
+        out.append(f"Skipped {len(w.skipped)} input row(s):")
+        for sk in w.skipped[:20]:
+            out.append(f"  {sk.source}: row {sk.row}: {sk.reason}")
+        if len(w.skipped) > 20:
+            out.append(f"  … and {len(w.skipped) - 20} more (--json lists all)")
+    for warn in w.warnings:
+        out.append(f"Warning: {warn}")
+    return "\n".join(out)
+
+
+def cmd_formats(args: argparse.Namespace) -> int:
+    rows = [[f.name, f.description] for f in sorted(FORMATS.values(), key=lambda f: f.name)]
+    _emit(args, _table(["format", "description"], rows, right=set()))
+    return 0
+
+
+def _emit(args: argparse.Namespace, text: str) -> None:
+    if getattr(args, "output", None):
+        with open(args.output, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--catalog", action="append", metavar="PATH",
+                        help="extra hardware catalog file or folder (repeatable); also $ROOFCORE_CATALOG_PATH")
+    common.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p = argparse.ArgumentParser(prog="roofline", description="Roofline analysis and planning for kernels and workloads.")
+    p.add_argument("--version", action="version", version=f"roofline {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    hw = sub.add_parser("hardware", help="list and show catalog devices")
+    hws = hw.add_subparsers(dest="hw_command", required=True)
+    lst = hws.add_parser("list", parents=[common], help="every device with its default ceiling and off-chip roof")
+    lst.add_argument("--json", action="store_true")
+    lst.add_argument("--vendor", help="only this vendor")
+    lst.set_defaults(func=cmd_hardware_list)
+    show = hws.add_parser("show", parents=[common], help="one device: ceilings, levels, links, ridge points, sources")
+    show.add_argument("id")
+    g = show.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true")
+    g.add_argument("--yaml", action="store_true", help="print the device in catalog YAML (to copy and edit)")
+    show.set_defaults(func=cmd_hardware_show)
+
+    an = sub.add_parser("analyze", parents=[common], help="place every kernel of the inputs on each device's roofline")
+    an.add_argument("inputs", nargs="+", metavar="INPUT")
+    an.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable)")
+    an.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
+    g = an.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="machine-readable JSON (the contract in the README)")
+    g.add_argument("--csv", action="store_true", help="one row per kernel × device")
+    an.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
+    an.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown per device in the text table (0: all)")
+    an.set_defaults(func=cmd_analyze)
+
+    fm = sub.add_parser("formats", parents=[common], help="list the input formats")
+    fm.set_defaults(func=cmd_formats)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    np.seterr(all="ignore")
+    try:
+        return args.func(args)
+    except RoofcoreError as e:
+        print(f"roofline: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug: one line for users, the traceback with ROOFCORE_DEBUG=1
+        if os.environ.get("ROOFCORE_DEBUG"):
+            raise
+        print(f"roofline: internal error: {type(e).__name__}: {' '.join(str(e).split())} "
+              "(set ROOFCORE_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
+
+
+

@@ -1,0 +1,200 @@
+"""Reading workloads: a registry of input formats, detection from content, and aggregation.
+
+A format is registered with :func:`register_format` (a dict plus a decorator, like Altair's plugin
+registries): a name, a one-line description, a ``sniff(text, filename) -> bool`` and a
+``parse(data, filename) -> Workload``. Built-in formats register through the same door when this
+package is imported. ``read`` detects the format from the content unless ``fmt`` is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError, LimitError
+from ..models import KERNEL_COLUMNS, Skipped, Workload, canonical_level
+
+Parser = Callable[[bytes, str], Workload]
+Sniffer = Callable[[str, str], bool]
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    description: str
+    parse: Parser
+    sniff: Sniffer
+    priority: int = 0  #: higher sniffs first (specific formats before generic CSV)
+
+
+FORMATS: dict[str, Format] = {}
+
+#: reading more than this is refused with a message; raise it with read(..., max_bytes=...)
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+
+
+def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0):
+    """Decorator registering ``parse`` under ``name``; a duplicate name is an error."""
+
+    def deco(parse: Parser) -> Parser:
+        if name in FORMATS:
+            raise ValueError(f"format {name!r} is already registered")
+        FORMATS[name] = Format(name, description, parse, sniff, priority)
+        return parse
+
+    return deco
+
+
+def get_format(name: str) -> Format:
+    if name in FORMATS:
+        return FORMATS[name]
+    close = difflib.get_close_matches(name, list(FORMATS), n=1)
+    raise InputError(where="--format", expected="one of " + ", ".join(sorted(FORMATS)), found=repr(name),
+                     hint=f"did you mean {close[0]!r}?" if close else "see `roofline formats`.")
+
+
+_MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive",
+          b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data"}
+
+
+def check_text(data: bytes, name: str) -> str:
+    """Decode ``data`` as UTF-8 text (BOM stripped), refusing empty and binary files with a clear message."""
+    if not data.strip():
+        raise InputError(where=name, expected="a workload file (CSV or YAML)", found="an empty file",
+                         hint="export again, or check that the right file was chosen.")
+    for magic, what in _MAGIC.items():
+        if data.startswith(magic):
+            raise InputError(where=name, expected="a text workload file (CSV or YAML)", found=f"binary data ({what})",
+                             hint="is this the right file? A renamed file keeps its content.")
+    if b"\x00" in data[:8192]:
+        raise InputError(where=name, expected="a text workload file (CSV or YAML)", found="binary data",
+                         hint="is this the right file? A renamed file keeps its content.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(where=name, expected="UTF-8 text", found=f"byte 0x{data[e.start]:02x} at offset {e.start}",
+                         hint="save the file as UTF-8.") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def detect(data: bytes, name: str) -> Format:
+    """The registered format whose sniffer accepts this content (the file name is only a tie-breaker)."""
+    text = check_text(data, name)
+    head = text[:65536]
+    for fmt in sorted(FORMATS.values(), key=lambda f: -f.priority):
+        if fmt.sniff(head, name):
+            return fmt
+    raise InputError(where=name, expected="a known format: " + ", ".join(sorted(FORMATS)),
+                     found="content none of them recognises",
+                     hint="see `roofline formats`; force one with --format NAME.")
+
+
+def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = None, *,
+         max_bytes: int = DEFAULT_MAX_BYTES) -> Workload:
+    """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected."""
+    if isinstance(source, bytes):
+        data, label = source, name or "input"
+    else:
+        path = Path(source)
+        from ..catalog import display_path
+
+        label = name or display_path(path)
+        try:
+            size = path.stat().st_size
+        except OSError as e:
+            raise InputError(where=label, text=f"cannot read the file ({e.strerror}).") from None
+        if size > max_bytes:
+            raise LimitError(f"{label}: the file is {size / 1e6:.0f} MB, above the {max_bytes / 1e6:.0f} MB input limit. "
+                             "Hint: raise it with --max-input-mb (CLI) or ROOFCORE_MAX_INPUT_MB.")
+        data = path.read_bytes()
+    if len(data) > max_bytes:
+        raise LimitError(f"{label}: the input is {len(data) / 1e6:.0f} MB, above the {max_bytes / 1e6:.0f} MB input limit. "
+                         "Hint: raise it with --max-input-mb (CLI) or ROOFCORE_MAX_INPUT_MB.")
+    f = get_format(fmt) if fmt else detect(data, label)
+    return f.parse(data, label)
+
+
+def read_many(sources: Iterable[str | Path], fmt: str | None = None) -> Workload:
+    """Read several inputs and concatenate their kernels (provenance kept per row)."""
+    return combine([read(s, fmt=fmt) for s in sources])
+
+
+def combine(workloads: list[Workload], name: str | None = None) -> Workload:
+    if len(workloads) == 1 and name is None:
+        return workloads[0]
+    frame = pd.concat([w.frame for w in workloads], ignore_index=True, sort=False)
+    return Workload(
+        frame=frame,
+        name=name or " + ".join(w.name for w in workloads),
+        sources=tuple(s for w in workloads for s in w.sources),
+        formats=tuple(dict.fromkeys(f for w in workloads for f in w.formats)),
+        skipped=tuple(s for w in workloads for s in w.skipped),
+        warnings=tuple(x for w in workloads for x in w.warnings),
+    )
+
+
+def make_frame(columns: dict[str, object], n: int) -> pd.DataFrame:
+    """A workload frame with every standard column, right dtypes, and canonical ``bytes_<name>`` columns."""
+    out: dict[str, object] = {}
+    for key in KERNEL_COLUMNS:
+        if key in columns and key in ("name", "precision", "unit", "group", "source", "row"):
+            # object dtype keeps None as None (pandas 3 would infer a str dtype with NaN)
+            out[key] = pd.Series(np.asarray(columns[key], dtype=object), dtype=object)
+        elif key in columns:
+            out[key] = columns[key]
+        elif key in ("flops", "time_s"):
+            out[key] = np.full(n, np.nan)
+        elif key == "count":
+            out[key] = np.ones(n, dtype=np.int64)
+        else:
+            out[key] = pd.Series([None] * n, dtype=object)
+    for key, value in columns.items():
+        if key.startswith("bytes"):
+            level = canonical_level(key[len("bytes_"):] if key.startswith("bytes_") else "")
+            col = f"bytes_{level}"
+            if col in out:
+                raise InputError(text=f"two columns give the same bytes: {key!r} and another name of {col!r}.",
+                                 hint="bytes, bytes_hbm and bytes_dram all mean off-chip bytes; keep one.")
+            out[col] = np.asarray(value, dtype=np.float64)
+    frame = pd.DataFrame(out)
+    frame["flops"] = frame["flops"].astype(np.float64)
+    frame["time_s"] = frame["time_s"].astype(np.float64)
+    frame["count"] = frame["count"].astype(np.int64)
+    return frame
+
+
+def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "unit", "group")) -> Workload:
+    """Launches of the same kernel summed into one row: FLOPs, bytes and time added, launches counted.
+
+    A sum over launches is NaN only when every launch's value is unknown.
+    """
+    f = workload.frame
+    if f.empty:
+        return workload
+    keys = [k for k in by if k in f.columns]
+    sums = ["count", "flops", "time_s", *workload.byte_columns]
+    g = f[keys + sums].groupby([f[k].fillna("") for k in keys], sort=False, dropna=False)
+    agg = g[sums].sum(min_count=1)
+    first = g[[*keys, "source", "row"]].first() if "source" in f.columns else g[keys].first()
+    out = pd.concat([first.reset_index(drop=True), agg.reset_index(drop=True)], axis=1)
+    for k in keys:
+        out[k] = out[k].replace("", None)
+    out["row"] = g.size().astype(str).radd("launches: ").to_numpy() if len(out) else out["row"]
+    out["count"] = out["count"].fillna(0).astype(np.int64)
+    out = out[[c for c in f.columns if c in out.columns]]
+    from dataclasses import replace
+
+    return replace(workload, frame=out)
+
+
+def skip(source: str, row: object, reason: str) -> Skipped:
+    return Skipped(source=source, row=str(row), reason=reason)
+
+
+# built-in formats register themselves on import
+from . import inventory as _inventory  # noqa: E402,F401

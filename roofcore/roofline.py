@@ -1,0 +1,175 @@
+"""The roofline math, vectorised over kernels (PRODUCT.md "Per kernel and hardware").
+
+For kernel *k* on hardware *h*: the time each resource needs is ``FLOPs / π`` for the compute
+ceiling the kernel runs on, ``bytes_l / β_l`` for each memory level and ``bytes_x / β_x`` for each
+link. ``t_roof`` is their maximum (perfect overlap, the roofline bound), ``t_serial`` their sum (no
+overlap); the bound is the resource that sets ``t_roof``. Attainable FLOP/s = ``FLOPs / t_roof``
+= ``min(π, min_l β_l·I_l)``. Unknown inputs (NaN) drop out of the max rather than poison it.
+
+Everything here works on numpy arrays; nothing loops over kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntFlag
+
+import numpy as np
+
+from .models import Hardware
+
+
+class Flag(IntFlag):
+    """Per-kernel flags, stored as a bitmask; :data:`FLAG_CODES` gives their JSON codes."""
+
+    ABOVE_ROOF = 1
+    FAR_BELOW = 2
+    TINY = 4
+    MISSING_TIME = 8
+    MISSING_FLOPS = 16
+    MISSING_BYTES = 32
+    LEVEL_NOT_ON_DEVICE = 64
+    NO_CEILING = 128
+    ZERO_TIME = 256
+
+
+FLAG_CODES = {
+    Flag.ABOVE_ROOF: "above-roof",
+    Flag.FAR_BELOW: "far-below-roofs",
+    Flag.TINY: "tiny-kernel",
+    Flag.MISSING_TIME: "missing-time",
+    Flag.MISSING_FLOPS: "missing-flops",
+    Flag.MISSING_BYTES: "missing-bytes",
+    Flag.LEVEL_NOT_ON_DEVICE: "level-not-on-device",
+    Flag.NO_CEILING: "no-ceiling",
+    Flag.ZERO_TIME: "zero-time",
+}
+
+#: efficiency below this (measured time > 10× the roofline time) is "far below both roofs"
+FAR_BELOW_EFFICIENCY = 0.10
+#: a launch shorter than this is launch-bound (and replay profilers distort it)
+TINY_LAUNCH_S = 1e-6
+#: efficiency above 1 by more than rounding is "above the roof"
+ABOVE_ROOF_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A workload's arrays, hardware-independent, computed once per analysis."""
+
+    flops: np.ndarray  #: FLOP, NaN unknown
+    time_s: np.ndarray  #: s, NaN unknown
+    count: np.ndarray  #: launches
+    byte_cols: dict[str, np.ndarray]  #: name -> bytes, NaN unknown
+    combo_codes: np.ndarray  #: index into ``combos`` per kernel
+    combos: tuple[tuple[str | None, str | None], ...]  #: distinct (precision, unit) pairs
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    """Roofline results of every kernel on one device. Arrays are aligned with the workload's rows."""
+
+    hardware: Hardware
+    resources: tuple[str, ...]  #: resource names: "compute", then memory levels, then links present
+    resource_kinds: tuple[str, ...]  #: "compute" | "memory" | "link" per resource
+    bandwidths: tuple[float, ...]  #: B/s per resource (NaN for compute)
+    ceilings: tuple[str | None, ...]  #: ceiling key per combo (None: the device has none)
+    peaks: np.ndarray  #: FLOP/s per combo (NaN: none)
+    t_roof: np.ndarray  #: s
+    t_serial: np.ndarray  #: s
+    ceiling_code: np.ndarray  #: int16: combo index per kernel
+    bound_idx: np.ndarray  #: int16: resource index that sets t_roof, -1 unknown
+    mem_idx: np.ndarray  #: int16: memory/link resource with the longest time, -1 none
+    flags: np.ndarray  #: uint16 bitmask of :class:`Flag`
+    lacking: tuple[str, ...]  #: byte names the workload has but this device lacks
+
+    def peak(self) -> np.ndarray:
+        return self.peaks[self.ceiling_code]
+
+
+def _time(num: np.ndarray, rate: float) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / rate
+
+
+def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceResult:
+    """Roofline of every kernel in ``inp`` on ``hw``; with ``achievable`` measured ceilings replace peaks where known."""
+    n = len(inp.flops)
+    ceils = [hw.resolve_ceiling(p, u) for p, u in inp.combos]
+    peaks = np.array([np.nan if c is None else ((c.achievable or c.peak) if achievable else c.peak) for c in ceils],
+                     dtype=np.float64)
+    code = inp.combo_codes
+    peak = peaks[code] if len(peaks) else np.full(n, np.nan)
+
+    names, kinds, bws, times = ["compute"], ["compute"], [np.nan], [_time(inp.flops, 1.0) / peak]
+    lm, km = hw.level_map, hw.link_map
+    lacking: list[str] = []
+    present = {}
+    for res in (*hw.levels, *hw.links):
+        if res.name in inp.byte_cols:
+            present[res.name] = res
+    for name, res in present.items():
+        beta = (res.achievable or res.bandwidth) if achievable else res.bandwidth
+        names.append(name)
+        kinds.append("memory" if name in lm else "link")
+        bws.append(beta)
+        times.append(_time(inp.byte_cols[name], beta))
+    for name in inp.byte_cols:
+        if name not in lm and name not in km:
+            lacking.append(name)
+
+    stack = np.vstack(times)  # resources × kernels
+    valid = ~np.isnan(stack)
+    any_valid = valid.any(axis=0)
+    filled = np.where(valid, stack, -np.inf)
+    bound_idx = np.where(any_valid, filled.argmax(axis=0), -1).astype(np.int16)
+    t_roof = np.where(any_valid, filled.max(axis=0), np.nan)
+    t_serial = np.where(any_valid, np.where(valid, stack, 0.0).sum(axis=0), np.nan)
+    if len(names) > 1:
+        mem = filled[1:]
+        mem_any = valid[1:].any(axis=0)
+        mem_idx = np.where(mem_any, mem.argmax(axis=0) + 1, -1).astype(np.int16)
+    else:
+        mem_idx = np.full(n, -1, dtype=np.int16)
+    del stack, filled, valid
+
+    flags = np.zeros(n, dtype=np.uint16)
+    t = inp.time_s
+    has_t = ~np.isnan(t)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eff = np.where(has_t & (t > 0), t_roof / t, np.nan)
+    flags |= np.where(eff > 1.0 + ABOVE_ROOF_TOLERANCE, Flag.ABOVE_ROOF, 0).astype(np.uint16)
+    flags |= np.where(eff < FAR_BELOW_EFFICIENCY, Flag.FAR_BELOW, 0).astype(np.uint16)
+    per_launch = np.where(has_t, t, t_roof) / np.maximum(inp.count, 1)
+    flags |= np.where(per_launch < TINY_LAUNCH_S, Flag.TINY, 0).astype(np.uint16)
+    if has_t.any():
+        flags |= np.where(~has_t, Flag.MISSING_TIME, 0).astype(np.uint16)
+    flags |= np.where(has_t & (t <= 0), Flag.ZERO_TIME, 0).astype(np.uint16)
+    flags |= np.where(np.isnan(inp.flops), Flag.MISSING_FLOPS, 0).astype(np.uint16)
+    off = inp.byte_cols.get(hw.offchip.name)
+    flags |= (np.full(n, Flag.MISSING_BYTES, dtype=np.uint16) if off is None
+              else np.where(np.isnan(off), Flag.MISSING_BYTES, 0).astype(np.uint16))
+    for name in lacking:
+        b = inp.byte_cols[name]
+        flags |= np.where(b > 0, Flag.LEVEL_NOT_ON_DEVICE, 0).astype(np.uint16)
+    flags |= np.where(np.isnan(peak) & ~np.isnan(inp.flops), Flag.NO_CEILING, 0).astype(np.uint16)
+
+    return DeviceResult(
+        hardware=hw, resources=tuple(names), resource_kinds=tuple(kinds), bandwidths=tuple(bws),
+        ceilings=tuple(None if c is None else c.key for c in ceils), peaks=peaks, t_roof=t_roof, t_serial=t_serial,
+        ceiling_code=code.astype(np.int16), bound_idx=bound_idx, mem_idx=mem_idx, flags=flags, lacking=tuple(lacking),
+    )
+
+
+def attainable(flops: np.ndarray, t_roof: np.ndarray) -> np.ndarray:
+    """FLOP/s the roofline allows: ``FLOPs / t_roof`` (NaN where the roof time is zero or unknown)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(t_roof > 0, flops / t_roof, np.nan)
+
+
+def roof_curve(intensity: np.ndarray, peak: float, bandwidths: list[float]) -> np.ndarray:
+    """``min(π, min_l β_l·I)`` for a kernel whose intensity is the same ``I`` at every level (for charts)."""
+    out = np.full_like(np.asarray(intensity, dtype=np.float64), peak)
+    for b in bandwidths:
+        out = np.minimum(out, b * intensity)
+    return out
