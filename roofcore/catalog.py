@@ -34,7 +34,7 @@ from .models import (
     Unit,
     canonical_level,
 )
-from .units import Dimension, parse
+from .units import Dimension, fmt_si, parse
 
 #: the catalogs shipped with the project
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "catalogs"
@@ -174,19 +174,20 @@ class _Ctx:
         fig = Figure(source=self.source(src, f"{path}.achievable_source"), measured=True)
         return value, fig
 
-    def implausible(self, value: float, limit: float, path: str, raw: Any) -> None:
+    def implausible(self, value: float, limit: float, path: str, raw: Any, unit: str) -> None:
         if value > limit:
-            raise CatalogError(where=f"{self.file}: {path}", expected=f"a plausible figure (below {limit:.0e} per second)",
+            raise CatalogError(where=f"{self.file}: {path}", expected=f"a plausible figure (below {fmt_si(limit, unit)})",
                                found=repr(raw), hint="a prefix is probably wrong (T for G, P for T).")
 
 
 def _ceiling(ctx: _Ctx, d: dict, path: str) -> Ceiling:
+    fig = ctx.figure(d, path)
     raw = d["peak"]
     if isinstance(raw, str) and "spars" in raw.lower():
         raise CatalogError(where=f"{ctx.file}: {path}.peak", expected="a dense peak", found=f"{raw!r}, a sparse figure",
                            hint="put the sparse figure under `sparse:` and the dense one (half of it) under `peak:`.")
     peak = ctx.qty(raw, Dimension.FLOP_RATE, f"{path}.peak")
-    ctx.implausible(peak, _PLAUSIBLE["peak"], f"{path}.peak", raw)
+    ctx.implausible(peak, _PLAUSIBLE["peak"], f"{path}.peak", raw, "FLOP/s")
     sparse = None
     if "sparse" in d:
         sparse = ctx.qty(d["sparse"], Dimension.FLOP_RATE, f"{path}.sparse")
@@ -195,7 +196,7 @@ def _ceiling(ctx: _Ctx, d: dict, path: str) -> Ceiling:
                                found=f"{raw!r}, which looks like the sparse figure",
                                hint="with 2:4 sparsity vendors quote twice the dense rate; the roof is the dense one.")
     ach, ach_fig = ctx.achievable(d, Dimension.FLOP_RATE, path, peak)
-    return Ceiling(precision=Precision(d["precision"]), unit=Unit(d["unit"]), peak=peak, figure=ctx.figure(d, path),
+    return Ceiling(precision=Precision(d["precision"]), unit=Unit(d["unit"]), peak=peak, figure=fig,
                    sparse=sparse, achievable=ach, achievable_figure=ach_fig)
 
 
@@ -208,22 +209,24 @@ def _level(ctx: _Ctx, d: dict, path: str, first: bool) -> MemoryLevel:
     if not first and name == OFFCHIP:
         raise CatalogError(where=f"{ctx.file}: {path}.level", expected="an on-chip level (l2, l1, smem, lds, vmem...)",
                            found=repr(d["level"]), hint="only the first memory level is off-chip.")
+    fig = ctx.figure(d, path)
     bw = ctx.qty(d["bandwidth"], Dimension.BANDWIDTH, f"{path}.bandwidth")
-    ctx.implausible(bw, _PLAUSIBLE["hbm" if first else "level"], f"{path}.bandwidth", d["bandwidth"])
+    ctx.implausible(bw, _PLAUSIBLE["hbm" if first else "level"], f"{path}.bandwidth", d["bandwidth"], "B/s")
     cap, cap_fig = None, None
     if "capacity" in d:
         cap = ctx.qty(d["capacity"], Dimension.BYTES, f"{path}.capacity")
         cap_fig = Figure(source=ctx.source(d.get("capacity_source", d["source"]), f"{path}.capacity_source"))
     ach, ach_fig = ctx.achievable(d, Dimension.BANDWIDTH, path, bw)
-    return MemoryLevel(name=name, bandwidth=bw, figure=ctx.figure(d, path), label=d.get("label"), capacity=cap,
+    return MemoryLevel(name=name, bandwidth=bw, figure=fig, label=d.get("label"), capacity=cap,
                        capacity_figure=cap_fig, achievable=ach, achievable_figure=ach_fig)
 
 
 def _link(ctx: _Ctx, d: dict, path: str) -> Link:
+    fig = ctx.figure(d, path)
     bw = ctx.qty(d["bandwidth"], Dimension.BANDWIDTH, f"{path}.bandwidth")
-    ctx.implausible(bw, _PLAUSIBLE["link"], f"{path}.bandwidth", d["bandwidth"])
+    ctx.implausible(bw, _PLAUSIBLE["link"], f"{path}.bandwidth", d["bandwidth"], "B/s")
     ach, ach_fig = ctx.achievable(d, Dimension.BANDWIDTH, path, bw)
-    return Link(name=d["link"], bandwidth=bw, figure=ctx.figure(d, path), label=d.get("label"), achievable=ach,
+    return Link(name=d["link"], bandwidth=bw, figure=fig, label=d.get("label"), achievable=ach,
                 achievable_figure=ach_fig)
 
 

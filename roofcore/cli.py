@@ -187,7 +187,7 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
         rows = []
         for i in shown:
             k = tab.loc[i]
-            codes = ",".join(f["code"] for f in k.flags)
+            codes = ",".join(f["code"] for f in k["flags"])
             rows.append([_short(k["name"]), str(k["count"]), fmt_flops(k.flops), fmt_bytes(k.get("bytes_hbm")),
                          fmt_intensity(k.get("intensity_hbm")), fmt_time(k.t_roof_s), fmt_time(k.time_s),
                          fmt_rate(k.attainable_flops_per_s), fmt_rate(k.achieved_flops_per_s), fmt_pct(k.efficiency),

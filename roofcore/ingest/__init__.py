@@ -178,7 +178,7 @@ def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "u
         return workload
     keys = [k for k in by if k in f.columns]
     sums = ["count", "flops", "time_s", *workload.byte_columns]
-    g = f[keys + sums].groupby([f[k].fillna("") for k in keys], sort=False, dropna=False)
+    g = f.groupby([f[k].fillna("") for k in keys], sort=False, dropna=False)
     agg = g[sums].sum(min_count=1)
     first = g[[*keys, "source", "row"]].first() if "source" in f.columns else g[keys].first()
     out = pd.concat([first.reset_index(drop=True), agg.reset_index(drop=True)], axis=1)

@@ -20,7 +20,7 @@ import pandas as pd
 import yaml
 
 from .. import ops
-from ..errors import InputError, UnitError
+from ..errors import InputError, UnitError, _compose
 from ..models import DTYPE_SIZE, Skipped, Workload, canonical_dtype, canonical_level
 from ..units import Dimension, parse
 from . import check_text, make_frame, register_format, skip
@@ -34,8 +34,14 @@ UNITS = ("matrix", "vector")
 def _sniff_csv(text: str, name: str) -> bool:
     first = next((ln for ln in text.split("\n") if ln.strip()), "")
     cols = {c.strip().strip('"').lower() for c in first.split(",")}
-    return ("name" in cols and bool(cols & ({"flops"} | set(TIME_COLUMNS)))) or (
-        "name" in cols and any(_BYTES.match(c) for c in cols))
+    return len(cols) > 1 and bool(cols & ({"name", "flops"} | set(TIME_COLUMNS)) or any(_BYTES.match(c) for c in cols))
+
+
+def _show(v: object) -> str:
+    """A cell as the user wrote it (numbers without numpy's repr)."""
+    if isinstance(v, int | float | np.number) and not isinstance(v, bool):
+        return f"{float(v):g}"
+    return repr(str(v))
 
 
 def _sniff_yaml(text: str, name: str) -> bool:
@@ -65,10 +71,10 @@ def _numeric(col: pd.Series, dim: Dimension, scale: float, column: str, source: 
                 reasons.setdefault(i, f"{column}: expected {e.expected}, found {e.found}")
     bad = np.flatnonzero(values < 0)
     for i in bad:
-        reasons.setdefault(int(i), f"{column}: expected a non-negative number, found {col.iloc[i]!r}")
+        reasons.setdefault(int(i), f"{column}: expected a non-negative number, found {_show(col.iloc[i])}")
     bad = np.flatnonzero(np.isinf(values))
     for i in bad:
-        reasons.setdefault(int(i), f"{column}: expected a finite number, found {col.iloc[i]!r}")
+        reasons.setdefault(int(i), f"{column}: expected a finite number, found {_show(col.iloc[i])}")
     return values
 
 
@@ -136,7 +142,7 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
         count = _numeric(frame["count"], Dimension.FLOPS, 1.0, "count", source, reasons)
         count = np.where(np.isnan(count), 1.0, count)
         for i in np.flatnonzero((count < 1) | (count != np.floor(count))):
-            reasons.setdefault(int(i), f"count: expected a whole number of launches ≥ 1, found {frame['count'].iloc[i]!r}")
+            reasons.setdefault(int(i), f"count: expected a whole number of launches ≥ 1, found {_show(frame['count'].iloc[i])}")
         columns["count"] = np.where((count >= 1) & (count == np.floor(count)), count, 1).astype(np.int64)
     for key, allowed in (("precision", None), ("unit", UNITS)):
         if key not in cols:
@@ -156,7 +162,7 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
         mapped = np.array(raw.map(mapping).astype(object).to_numpy(), dtype=object)
         for i in np.flatnonzero(mapped == InputError):
             want = ", ".join(DTYPE_SIZE) if allowed is None else " or ".join(allowed)
-            reasons.setdefault(int(i), f"{key}: expected {want}, found {frame[key].iloc[i]!r}")
+            reasons.setdefault(int(i), f"{key}: expected {want}, found {_show(frame[key].iloc[i])}")
         mapped[(mapped == InputError) | pd.isna(mapped)] = None
         columns[key] = mapped
     if "group" in cols:
@@ -187,6 +193,10 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
 _KERNEL_KEYS = {"name", "count", "flops", "precision", "unit", "group", "op", "time", *TIME_COLUMNS}
 
 
+def _byte_key(level: str) -> str:
+    return f"bytes_{canonical_level(level)}"
+
+
 def _kernel_row(k: dict, where: str) -> dict[str, object]:
     if not isinstance(k.get("name"), str) or not k["name"].strip():
         raise InputError(where=f"{where}.name", expected="a kernel name", found=repr(k.get("name")))
@@ -204,7 +214,7 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
         kern = ops.build(str(k["op"]), params, name=row["name"], where=where)
         row["flops"] = kern.flops * row["count"]
         for level, b in kern.bytes.items():
-            row[f"bytes_{level}"] = b * row["count"]
+            row[_byte_key(level)] = b * row["count"]
         row["precision"], row["unit"] = kern.precision, kern.unit
     else:
         unknown = [key for key in k if key not in _KERNEL_KEYS and key not in byte_keys]
@@ -219,7 +229,12 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
         try:
             row["flops"] = parse(k["flops"], Dimension.FLOPS, where=f"{where}.flops") if k["flops"] is not None else np.nan
             for key in byte_keys:
-                row[key] = parse(k[key], Dimension.BYTES, where=f"{where}.{key}") if k[key] is not None else np.nan
+                if _byte_key(key[len("bytes_"):] if key != "bytes" else "") in row:
+                    raise InputError(where=f"{where}.{key}", expected="one key per level",
+                                     found="another name for the same level",
+                                     hint="bytes, bytes_hbm and bytes_dram all mean off-chip bytes; keep one.")
+                row[_byte_key(key[len("bytes_"):] if key != "bytes" else "")] = (
+                    parse(k[key], Dimension.BYTES, where=f"{where}.{key}") if k[key] is not None else np.nan)
         except UnitError as e:
             raise InputError(where=e.where, expected=e.expected, found=e.found, hint=e.hint) from None
     times = [t for t in ("time", *TIME_COLUMNS) if t in k]
@@ -266,8 +281,9 @@ def parse_yaml(data: bytes, source: str) -> Workload:
     else:
         kernels = doc
     if not isinstance(kernels, list) or not kernels:
-        raise InputError(where=f"{source}: $.kernels", expected="a list of kernels",
-                         found=f"{type(kernels).__name__} {kernels!r}"[:80])
+        found = "an empty list" if kernels == [] else f"{type(kernels).__name__} {kernels!r}"[:80]
+        raise InputError(where=f"{source}: $.kernels", expected="a list of kernels", found=found,
+                         hint="each kernel has a name and flops/bytes, or an op with its shapes.")
     rows: list[dict[str, object]] = []
     skipped: list[Skipped] = []
     for i, k in enumerate(kernels):
@@ -278,7 +294,8 @@ def parse_yaml(data: bytes, source: str) -> Workload:
         try:
             row = _kernel_row(k, where)
         except InputError as e:
-            skipped.append(skip(source, f"$.kernels[{i}]", str(e).split(": ", 2)[-1] if e.where else str(e)))
+            path = (e.where or where).split(": ", 1)[-1]
+            skipped.append(skip(source, path, _compose(None, e.expected, e.found, e.hint, e.text)))
             continue
         row["source"], row["row"] = source, f"$.kernels[{i}]"
         rows.append(row)

@@ -1,0 +1,44 @@
+"""Small builders shared by the engine tests (hardware from YAML text, workloads from kernels)."""
+
+from __future__ import annotations
+
+import numpy as np
+import yaml
+
+from roofcore.catalog import load_bytes
+from roofcore.ingest import make_frame
+from roofcore.models import Hardware, Kernel, Workload
+
+
+def make_hw(peak: float = 100e12, bw: float = 2e12, *, precision: str = "bf16", unit: str = "matrix",
+            levels: dict[str, float] | None = None, links: dict[str, float] | None = None,
+            extra_ceilings: list[dict] | None = None, hw_id: str = "test-device", scope: str = "package") -> Hardware:
+    """A device with one ceiling and an off-chip level, through the real loader (same validation)."""
+    dev = {
+        "id": hw_id, "name": "Test device", "vendor": "Test", "kind": "gpu", "scope": scope,
+        "compute": [{"precision": precision, "unit": unit, "peak": peak, "source": "unit test fixture"}, *(extra_ceilings or [])],
+        "memory": [{"level": "hbm", "bandwidth": bw, "source": "unit test fixture"}]
+        + [{"level": k, "bandwidth": v, "source": "unit test fixture"} for k, v in (levels or {}).items()],
+    }
+    if links:
+        dev["links"] = [{"link": k, "bandwidth": v, "source": "unit test fixture"} for k, v in links.items()]
+    doc = {"schema_version": 1, "devices": [dev]}
+    return load_bytes(yaml.safe_dump(doc).encode(), "test.yaml")[0][0]
+
+
+def workload_of(*kernels: Kernel, times: list[float | None] | None = None) -> Workload:
+    names = sorted({k for kern in kernels for k in kern.bytes})
+    cols: dict[str, object] = {
+        "name": [k.name for k in kernels],
+        "count": [k.count for k in kernels],
+        "flops": [k.flops for k in kernels],
+        "time_s": [np.nan if t is None else t for t in (times or [k.time_s for k in kernels])],
+        "precision": [k.precision for k in kernels],
+        "unit": [k.unit for k in kernels],
+        "group": [k.group for k in kernels],
+        "source": ["test"] * len(kernels),
+        "row": [str(i + 1) for i in range(len(kernels))],
+    }
+    for n in names:
+        cols[f"bytes_{n}"] = [k.bytes.get(n, np.nan) for k in kernels]
+    return Workload(frame=make_frame(cols, len(kernels)), name="test", sources=("test",), formats=("test",))
