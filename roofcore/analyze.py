@@ -22,11 +22,8 @@ from .units import fmt_bandwidth, fmt_pct, fmt_rate, fmt_time
 
 def _inputs(w: Workload) -> Inputs:
     f = w.frame
-    prec = f["precision"].to_numpy(dtype=object)
-    unit = f["unit"].to_numpy(dtype=object)
-    pc, pu = pd.factorize(prec, use_na_sentinel=True)
-    uc, uu = pd.factorize(unit, use_na_sentinel=True)
-    pu, uu = [None if pd.isna(x) else x for x in pu], [None if pd.isna(x) else x for x in uu]
+    pc, pu = _codes(f["precision"])
+    uc, uu = _codes(f["unit"])
     nu = len(uu) + 1
     combined = (pc.astype(np.int64) + 1) * nu + (uc.astype(np.int64) + 1)
     codes, uniq = pd.factorize(combined)
@@ -39,6 +36,14 @@ def _inputs(w: Workload) -> Inputs:
         combo_codes=codes.astype(np.int64),
         combos=combos,
     )
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, list]:
+    """Integer codes (-1 missing) and the distinct values of a small closed-set column."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy(), list(col.cat.categories)
+    codes, uniq = pd.factorize(col.to_numpy(dtype=object), use_na_sentinel=True)
+    return codes, [None if pd.isna(x) else x for x in uniq]
 
 
 @dataclass(frozen=True)
@@ -121,11 +126,20 @@ class Analysis:
 
     # ------------------------------------------------------------------------------------- per device
 
+    def bound_labels(self, hw_id: str) -> tuple[np.ndarray, list[str]]:
+        """Per kernel an index into the returned label list ("memory:hbm", "compute:bf16-matrix", "unknown")."""
+        r = self.result(hw_id)
+        labels = [f"{k}:{n}" for k, n in zip(r.resource_kinds, r.resources, strict=True)]
+        labels[0] = "unknown"  # slot 0 is never a memory label; reuse it for kernels without a bound
+        base = len(labels)
+        labels += [f"compute:{c}" if c else "compute:unknown" for c in r.ceilings]
+        idx = np.where(r.bound_idx > 0, r.bound_idx, np.where(r.bound_idx == 0, base + r.ceiling_code, 0))
+        return idx.astype(np.int64), labels
+
     def summary(self, hw_id: str) -> dict:
         """Workload totals on one device: Σ time, Σ t_roof, speedup if every kernel reached its roof, time share by bound."""
         r = self.result(hw_id)
-        tab = self._device_table(r, messages=False)
-        t = tab["time_s"].to_numpy()
+        t = self.workload.frame["time_s"].to_numpy(dtype=np.float64)
         timed = ~np.isnan(t) & (t > 0) & ~np.isnan(r.t_roof)
         total_time = float(np.nansum(t)) if (~np.isnan(t)).any() else None
         t_roof_total = float(np.nansum(r.t_roof)) if (~np.isnan(r.t_roof)).any() else None
@@ -135,19 +149,19 @@ class Analysis:
             speedup = float(t[timed].sum() / at_roof) if at_roof > 0 else None
         basis = "measured" if timed.any() else "roofline"
         weights = np.where(timed, t, 0.0) if timed.any() else np.nan_to_num(r.t_roof)
-        bound = tab["bound"].fillna("unknown")
-        share = pd.Series(weights).groupby(bound.to_numpy()).sum()
-        total = share.sum()
-        share = (share / total).sort_values(ascending=False) if total > 0 else share * 0
+        idx, labels = self.bound_labels(hw_id)
+        sums = np.bincount(idx, weights=weights, minlength=len(labels))
+        total = sums.sum()
+        share = {labels[i]: float(sums[i] / total) for i in np.argsort(-sums) if sums[i] > 0} if total > 0 else {}
         flags = r.flags
         return {
             "hardware": hw_id,
-            "kernels": len(tab),
+            "kernels": len(t),
             "time_s": total_time,
             "t_roof_s": t_roof_total,
             "t_serial_s": float(np.nansum(r.t_serial)) if (~np.isnan(r.t_serial)).any() else None,
             "speedup_if_at_roof": speedup,
-            "time_share_by_bound": {k: float(v) for k, v in share.items()},
+            "time_share_by_bound": share,
             "share_basis": basis,
             "flag_counts": {FLAG_CODES[fl]: int(((flags & fl) != 0).sum()) for fl in Flag if ((flags & fl) != 0).any()},
             "lacking_levels": list(r.lacking),
@@ -285,7 +299,7 @@ def _flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
 def _above_roof_message(row: pd.Series, hw: Hardware) -> str:
     eff = row.efficiency
     head = (f"Measured {fmt_time(row.time_s)} beats the roofline minimum {fmt_time(row.t_roof_s)} "
-            f"({eff:.2f}× the roof), so an input is wrong: ")
+            f"({eff:.3g}× the roof), so an input is wrong: ")
     bound = str(row.bound or "")
     if bound.startswith("compute"):
         if 1.8 <= eff <= 2.2:

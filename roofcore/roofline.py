@@ -118,41 +118,50 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
         if name not in lm and name not in km:
             lacking.append(name)
 
-    stack = np.vstack(times)  # resources × kernels
-    valid = ~np.isnan(stack)
-    any_valid = valid.any(axis=0)
-    filled = np.where(valid, stack, -np.inf)
-    bound_idx = np.where(any_valid, filled.argmax(axis=0), -1).astype(np.int16)
-    t_roof = np.where(any_valid, filled.max(axis=0), np.nan)
-    t_serial = np.where(any_valid, np.where(valid, stack, 0.0).sum(axis=0), np.nan)
-    if len(names) > 1:
-        mem = filled[1:]
-        mem_any = valid[1:].any(axis=0)
-        mem_idx = np.where(mem_any, mem.argmax(axis=0) + 1, -1).astype(np.int16)
-    else:
-        mem_idx = np.full(n, -1, dtype=np.int16)
-    del stack, filled, valid
+    # one pass per resource (a handful), each vectorised over kernels; NaN (unknown) never wins a max
+    best = np.full(n, -np.inf)
+    mem_best = np.full(n, -np.inf)
+    bound_idx = np.full(n, -1, dtype=np.int16)
+    mem_idx = np.full(n, -1, dtype=np.int16)
+    t_serial = np.zeros(n)
+    any_valid = np.zeros(n, dtype=bool)
+    for i, ti in enumerate(times):
+        valid = ~np.isnan(ti)
+        any_valid |= valid
+        np.add(t_serial, ti, out=t_serial, where=valid)
+        bound_idx = np.where(ti > best, np.int16(i), bound_idx)
+        best = np.fmax(best, ti)
+        if i:
+            mem_idx = np.where(ti > mem_best, np.int16(i), mem_idx)
+            mem_best = np.fmax(mem_best, ti)
+    t_roof = np.where(any_valid, best, np.nan)
+    t_serial[~any_valid] = np.nan
+    del best, mem_best
 
     flags = np.zeros(n, dtype=np.uint16)
+
+    def flag(bit: Flag, cond: np.ndarray) -> None:
+        np.bitwise_or(flags, np.uint16(bit), out=flags, where=cond)
+
     t = inp.time_s
     has_t = ~np.isnan(t)
     with np.errstate(divide="ignore", invalid="ignore"):
-        eff = np.where(has_t & (t > 0), t_roof / t, np.nan)
-    flags |= np.where(eff > 1.0 + ABOVE_ROOF_TOLERANCE, Flag.ABOVE_ROOF, 0).astype(np.uint16)
-    flags |= np.where(eff < FAR_BELOW_EFFICIENCY, Flag.FAR_BELOW, 0).astype(np.uint16)
-    per_launch = np.where(has_t, t, t_roof) / np.maximum(inp.count, 1)
-    flags |= np.where(per_launch < TINY_LAUNCH_S, Flag.TINY, 0).astype(np.uint16)
+        eff = t_roof / t  # NaN or inf where there is no usable time; comparisons below are then False
+        timed = has_t & (t > 0)
+        flag(Flag.ABOVE_ROOF, (eff > 1.0 + ABOVE_ROOF_TOLERANCE) & timed)
+        flag(Flag.FAR_BELOW, (eff < FAR_BELOW_EFFICIENCY) & timed)
+        per_launch = np.where(has_t, t, t_roof) / np.maximum(inp.count, 1)
+    flag(Flag.TINY, per_launch < TINY_LAUNCH_S)
     if has_t.any():
-        flags |= np.where(~has_t, Flag.MISSING_TIME, 0).astype(np.uint16)
-    flags |= np.where(has_t & (t <= 0), Flag.ZERO_TIME, 0).astype(np.uint16)
-    flags |= np.where(np.isnan(inp.flops), Flag.MISSING_FLOPS, 0).astype(np.uint16)
+        flag(Flag.MISSING_TIME, ~has_t)
+    flag(Flag.ZERO_TIME, has_t & (t <= 0))
+    no_flops = np.isnan(inp.flops)
+    flag(Flag.MISSING_FLOPS, no_flops)
     off = inp.byte_cols.get(hw.offchip.name)
-    flags |= (np.full(n, Flag.MISSING_BYTES, dtype=np.uint16) if off is None
-              else np.where(np.isnan(off), Flag.MISSING_BYTES, 0).astype(np.uint16))
+    flag(Flag.MISSING_BYTES, np.ones(n, dtype=bool) if off is None else np.isnan(off))
     for name in lacking:
-        b = inp.byte_cols[name]
-        flags |= np.where(b > 0, Flag.LEVEL_NOT_ON_DEVICE, 0).astype(np.uint16)
-    flags |= np.where(np.isnan(peak) & ~np.isnan(inp.flops), Flag.NO_CEILING, 0).astype(np.uint16)
+        flag(Flag.LEVEL_NOT_ON_DEVICE, inp.byte_cols[name] > 0)
+    flag(Flag.NO_CEILING, np.isnan(peak) & ~no_flops)
 
     return DeviceResult(
         hardware=hw, resources=tuple(names), resource_kinds=tuple(kinds), bandwidths=tuple(bws),

@@ -7,7 +7,17 @@ import yaml
 
 from roofcore.catalog import load_bytes
 from roofcore.ingest import make_frame
-from roofcore.models import Hardware, Kernel, Workload
+from roofcore.models import (
+    Ceiling,
+    DeviceKind,
+    Figure,
+    Hardware,
+    Kernel,
+    MemoryLevel,
+    Precision,
+    Unit,
+    Workload,
+)
 
 
 def make_hw(peak: float = 100e12, bw: float = 2e12, *, precision: str = "bf16", unit: str = "matrix",
@@ -24,6 +34,17 @@ def make_hw(peak: float = 100e12, bw: float = 2e12, *, precision: str = "bf16", 
         dev["links"] = [{"link": k, "bandwidth": v, "source": "unit test fixture"} for k, v in links.items()]
     doc = {"schema_version": 1, "devices": [dev]}
     return load_bytes(yaml.safe_dump(doc).encode(), "test.yaml")[0][0]
+
+
+def fast_hw(peak: float, bw: float, levels: dict[str, float] | None = None) -> Hardware:
+    """The same device as :func:`make_hw` built straight from the dataclasses (for many-example property tests)."""
+    fig = Figure(source="unit test fixture")
+    return Hardware(
+        id="prop-device", name="Property device", vendor="Test", kind=DeviceKind.GPU,
+        ceilings=(Ceiling(precision=Precision.BF16, unit=Unit.MATRIX, peak=peak, figure=fig),),
+        levels=(MemoryLevel(name="hbm", bandwidth=bw, figure=fig),
+                *(MemoryLevel(name=k, bandwidth=v, figure=fig) for k, v in (levels or {}).items())),
+    )
 
 
 def workload_of(*kernels: Kernel, times: list[float | None] | None = None) -> Workload:

@@ -85,7 +85,7 @@ def test_distributed_matmul_flips_at_d_8755():
     assert bound(8192) == "link:ici"
     assert bound(8800) == "compute:bf16-matrix"
     assert bound(16384) == "compute:bf16-matrix"
-    assert 1.97e14 * 2 / 4.5e10 == pytest.approx(8755.6, rel=1e-4)
+    assert pytest.approx(8755.6, rel=1e-4) == 1.97e14 * 2 / 4.5e10
 
 
 def test_quantization_thresholds():

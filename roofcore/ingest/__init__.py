@@ -62,8 +62,8 @@ _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "
           b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data"}
 
 
-def check_text(data: bytes, name: str) -> str:
-    """Decode ``data`` as UTF-8 text (BOM stripped), refusing empty and binary files with a clear message."""
+def check_binary(data: bytes, name: str) -> None:
+    """Refuse empty and binary files with a clear message."""
     if not data.strip():
         raise InputError(where=name, expected="a workload file (CSV or YAML)", found="an empty file",
                          hint="export again, or check that the right file was chosen.")
@@ -74,18 +74,31 @@ def check_text(data: bytes, name: str) -> str:
     if b"\x00" in data[:8192]:
         raise InputError(where=name, expected="a text workload file (CSV or YAML)", found="binary data",
                          hint="is this the right file? A renamed file keeps its content.")
+
+
+def decode_error(data: bytes, name: str, e: UnicodeDecodeError) -> InputError:
+    return InputError(where=name, expected="UTF-8 text", found=f"byte 0x{data[e.start]:02x} at offset {e.start}",
+                      hint="save the file as UTF-8.")
+
+
+def check_text(data: bytes, name: str) -> str:
+    """Decode ``data`` as UTF-8 text (BOM stripped, newlines normalised), refusing empty and binary files."""
+    check_binary(data, name)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise InputError(where=name, expected="UTF-8 text", found=f"byte 0x{data[e.start]:02x} at offset {e.start}",
-                         hint="save the file as UTF-8.") from None
+        raise decode_error(data, name, e) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def detect(data: bytes, name: str) -> Format:
     """The registered format whose sniffer accepts this content (the file name is only a tie-breaker)."""
-    text = check_text(data, name)
-    head = text[:65536]
+    check_binary(data, name)
+    try:
+        head = data[:65536].decode("utf-8-sig", errors="strict" if len(data) <= 65536 else "ignore")
+    except UnicodeDecodeError as e:
+        raise decode_error(data, name, e) from None
+    head = head.replace("\r\n", "\n").replace("\r", "\n")
     for fmt in sorted(FORMATS.values(), key=lambda f: -f.priority):
         if fmt.sniff(head, name):
             return fmt
@@ -142,7 +155,9 @@ def make_frame(columns: dict[str, object], n: int) -> pd.DataFrame:
     """A workload frame with every standard column, right dtypes, and canonical ``bytes_<name>`` columns."""
     out: dict[str, object] = {}
     for key in KERNEL_COLUMNS:
-        if key in columns and key in ("name", "precision", "unit", "group", "source", "row"):
+        if key in columns and isinstance(columns[key], pd.Categorical):
+            out[key] = columns[key]  # precision / unit from a large CSV: a closed set, kept compact
+        elif key in columns and key in ("name", "precision", "unit", "group", "source", "row"):
             # object dtype keeps None as None (pandas 3 would infer a str dtype with NaN)
             out[key] = pd.Series(np.asarray(columns[key], dtype=object), dtype=object)
         elif key in columns:
@@ -178,7 +193,7 @@ def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "u
         return workload
     keys = [k for k in by if k in f.columns]
     sums = ["count", "flops", "time_s", *workload.byte_columns]
-    g = f.groupby([f[k].fillna("") for k in keys], sort=False, dropna=False)
+    g = f.groupby([f[k].astype(object).fillna("") for k in keys], sort=False, dropna=False)
     agg = g[sums].sum(min_count=1)
     first = g[[*keys, "source", "row"]].first() if "source" in f.columns else g[keys].first()
     out = pd.concat([first.reset_index(drop=True), agg.reset_index(drop=True)], axis=1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from .. import ops
 from ..errors import InputError, UnitError, _compose
 from ..models import DTYPE_SIZE, Skipped, Workload, canonical_dtype, canonical_level
 from ..units import Dimension, parse
-from . import check_text, make_frame, register_format, skip
+from . import check_binary, check_text, decode_error, make_frame, register_format, skip
 
 TIME_COLUMNS = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9}
 KNOWN = {"name", "count", "flops", "precision", "unit", "group", *TIME_COLUMNS}
@@ -81,11 +82,15 @@ def _numeric(col: pd.Series, dim: Dimension, scale: float, column: str, source: 
 @register_format("inventory-csv", "Kernel inventory CSV: name, count, flops, bytes[_<level>], time_s|ms|us, "
                  "precision, unit, group", _sniff_csv, priority=-10)
 def parse_csv(data: bytes, source: str) -> Workload:
-    text = check_text(data, source)
+    check_binary(data, source)
     try:
-        frame = pd.read_csv(io.StringIO(text), skipinitialspace=True, keep_default_na=False,
-                            na_values=["", "n/a", "N/A", "NA", "nan", "NaN"], engine="c", low_memory=False)
-    except (pd.errors.ParserError, csv.Error, ValueError) as e:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # mixed cells are checked below, per row
+            frame = pd.read_csv(io.BytesIO(data), encoding="utf-8-sig", skipinitialspace=True, keep_default_na=False,
+                                na_values=["", "n/a", "N/A", "NA", "nan", "NaN"], engine="c")
+    except UnicodeDecodeError as e:
+        raise decode_error(data, source, e) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error, ValueError) as e:
         msg = str(e).strip().splitlines()[-1]
         raise InputError(where=source, text=f"not a readable CSV: {msg}.",
                          hint="quote fields that contain commas; check that every row has the header's columns.") from None
@@ -164,7 +169,7 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
             want = ", ".join(DTYPE_SIZE) if allowed is None else " or ".join(allowed)
             reasons.setdefault(int(i), f"{key}: expected {want}, found {_show(frame[key].iloc[i])}")
         mapped[(mapped == InputError) | pd.isna(mapped)] = None
-        columns[key] = mapped
+        columns[key] = pd.Categorical(mapped)
     if "group" in cols:
         group = frame["group"].astype("string").str.strip()
         columns["group"] = np.where(group.isna().to_numpy() | group.eq("").fillna(True).to_numpy(), None,

@@ -1,0 +1,113 @@
+"""The `roofline` command as a user runs it (in-process through main(), and once as a subprocess)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofcore.cli import main
+
+ROOT = Path(__file__).parent.parent
+EXAMPLE = str(ROOT / "examples" / "transformer_block.yaml")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_hardware_list(capsys):
+    code, out, _ = run(capsys, "hardware", "list")
+    assert code == 0
+    assert "h100-sxm" in out and "tpu-v5e" in out and "mi300x" in out
+    tail = out.strip().splitlines()[-1]
+    assert tail.startswith("Ridge = default ceiling") or "devices from" in out
+    code, out, _ = run(capsys, "hardware", "list", "--json")
+    devices = json.loads(out)
+    assert len(devices) >= 22 and len({d["vendor"] for d in devices}) >= 5
+    for d in devices:
+        assert all(c["source"] for c in d["ceilings"]) and all(lv["source"] for lv in d["levels"])
+
+
+def test_hardware_show(capsys):
+    code, out, _ = run(capsys, "hardware", "show", "h100-sxm")
+    assert code == 0
+    assert "bf16-matrix (default)" in out and "989 TFLOP/s" in out and "3.35 TB/s" in out and "295.2" in out
+    assert "Sources" in out and "S1:" in out
+    code, out, _ = run(capsys, "hardware", "show", "tpu-v5e", "--json")
+    d = json.loads(out)
+    assert d["ridge"]["hbm"] == pytest.approx(240.5, rel=1e-3)
+    assert {"id", "name", "ceilings", "levels", "links", "ridge"} <= set(d)
+
+
+def test_unknown_hardware_is_one_line_and_exit_2(capsys):
+    code, out, err = run(capsys, "hardware", "show", "h100")
+    assert code == 2 and out == ""
+    assert err == "roofline: error: unknown hardware id 'h100'; closest: h100-sxm, h100-pcie, h200-sxm.\n"
+
+
+def test_analyze_text(capsys):
+    code, out, _ = run(capsys, "analyze", EXAMPLE, "--hardware", "h100-sxm")
+    assert code == 0
+    assert "ffn_up" in out and "compute:bf16-matrix" in out and "memory:hbm" in out
+    assert "Total: roofline 40.8 ms" in out
+
+
+def test_analyze_json_contract(capsys, tmp_path):
+    out_file = tmp_path / "a.json"
+    code, _, _ = run(capsys, "analyze", EXAMPLE, "--hardware", "h100-sxm", "--hardware", "tpu-v5e", "--json",
+                     "-o", str(out_file))
+    assert code == 0
+    doc = json.loads(out_file.read_text())
+    assert [h["id"] for h in doc["hardware"]] == ["h100-sxm", "tpu-v5e"]
+    for h in doc["hardware"]:
+        assert {"id", "name", "ceilings", "levels", "links", "ridge"} <= set(h)
+    assert len(doc["kernels"]) == 24
+    k = next(k for k in doc["kernels"] if k["name"] == "gelu" and k["hardware"] == "h100-sxm")
+    required = {"name", "hardware", "count", "flops", "bytes", "time_s", "intensity", "t_roof_s", "t_serial_s",
+                "attainable_flops_per_s", "bound", "achieved_flops_per_s", "efficiency", "pct_peak_compute",
+                "pct_peak_bandwidth", "headroom_s", "flags"}
+    assert required <= set(k)
+    assert k["bytes"] == {"hbm": 2 * 1073741824 * 2} and k["intensity"]["hbm"] == pytest.approx(2.0)
+    assert k["time_s"] is None and k["efficiency"] is None and k["bound"] == "memory:hbm"
+    assert k["t_roof_s"] == pytest.approx(4294967296 / 3.35e12)
+    s = doc["summary"][0]
+    assert {"hardware", "time_s", "t_roof_s", "speedup_if_at_roof", "time_share_by_bound"} <= set(s)
+    assert sum(s["time_share_by_bound"].values()) == pytest.approx(1.0)
+
+
+def test_analyze_csv_with_measured_times(capsys, tmp_path):
+    inv = tmp_path / "k.csv"
+    inv.write_text("name,count,flops,bytes,time_us,precision\n"
+                   "=HYPERLINK(\"x\"),1,1e12,1e9,2000,bf16\n"
+                   "fast,1,1e12,1e9,1,bf16\n")
+    code, out, _ = run(capsys, "analyze", str(inv), "--hardware", "h100-sxm", "--csv")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("name,hardware,count")
+    assert lines[1].startswith("\"'=HYPERLINK(\"\"x\"\")\"")  # neutralised for spreadsheets
+    assert "above-roof: Measured 1 µs beats the roofline minimum" in out
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
+    png = tmp_path / "image.csv"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    code, out, err = run(capsys, "analyze", str(png), "--hardware", "h100-sxm")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("roofline: error: ") and "binary data (a PNG image)" in err
+    code, _, err = run(capsys, "analyze", EXAMPLE)
+    assert code == 2 and err == "roofline: error: name at least one device with --hardware ID (see `roofline hardware list`).\n"
+
+
+def test_formats(capsys):
+    code, out, _ = run(capsys, "formats")
+    assert code == 0 and "inventory-csv" in out and "inventory-yaml" in out
+
+
+def test_module_entry_point():
+    p = subprocess.run([sys.executable, "-m", "roofcore", "hardware", "show", "tpu-v1"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60)
+    assert p.returncode == 0 and "Google TPU v1" in p.stdout
