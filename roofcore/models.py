@@ -7,6 +7,7 @@ math stays vectorised.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -290,6 +291,8 @@ class Workload:
     formats: tuple[str, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     warnings: tuple[str, ...] = ()
+    device: str | None = None  #: the device the profile ran on, as the profiler named it
+    meta: Mapping[str, str] = field(default_factory=dict)  #: e.g. compute_capability, arch, profiler version
 
     @property
     def byte_columns(self) -> list[str]:

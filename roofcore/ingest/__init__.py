@@ -1,9 +1,13 @@
 """Reading workloads: a registry of input formats, detection from content, and aggregation.
 
 A format is registered with :func:`register_format` (a dict plus a decorator, like Altair's plugin
-registries): a name, a one-line description, a ``sniff(text, filename) -> bool`` and a
-``parse(data, filename) -> Workload``. Built-in formats register through the same door when this
-package is imported. ``read`` detects the format from the content unless ``fmt`` is given.
+registries): a name, a one-line description, a ``sniff(head_text, filename) -> bool`` and a
+``parse(data, filename, context) -> Workload``. Built-in formats register through the same door when
+this package is imported. ``read`` detects the format from the content unless ``fmt`` is given.
+
+A *companion* format (``companion=True``) is not a workload but context for the other files read with
+it (rocprof-compute's ``sysinfo.csv`` gives the GPU architecture): its parser returns a dict, which
+:func:`read_many` merges and passes to every other parser as ``context``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import pandas as pd
 from ..errors import InputError, LimitError
 from ..models import KERNEL_COLUMNS, Skipped, Workload, canonical_level
 
-Parser = Callable[[bytes, str], Workload]
+Parser = Callable[..., "Workload | dict"]  # (data: bytes, name: str, context: Mapping | None) -> Workload
 Sniffer = Callable[[str, str], bool]
 
 
@@ -30,6 +34,7 @@ class Format:
     parse: Parser
     sniff: Sniffer
     priority: int = 0  #: higher sniffs first (specific formats before generic CSV)
+    companion: bool = False  #: context for other inputs (returns a dict), not a workload
 
 
 FORMATS: dict[str, Format] = {}
@@ -38,13 +43,13 @@ FORMATS: dict[str, Format] = {}
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
 
-def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0):
+def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False):
     """Decorator registering ``parse`` under ``name``; a duplicate name is an error."""
 
     def deco(parse: Parser) -> Parser:
         if name in FORMATS:
             raise ValueError(f"format {name!r} is already registered")
-        FORMATS[name] = Format(name, description, parse, sniff, priority)
+        FORMATS[name] = Format(name, description, parse, sniff, priority, companion)
         return parse
 
     return deco
@@ -107,9 +112,7 @@ def detect(data: bytes, name: str) -> Format:
                      hint="see `roofline formats`; force one with --format NAME.")
 
 
-def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = None, *,
-         max_bytes: int = DEFAULT_MAX_BYTES) -> Workload:
-    """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected."""
+def _load(source: str | Path | bytes, name: str | None, max_bytes: int) -> tuple[bytes, str]:
     if isinstance(source, bytes):
         data, label = source, name or "input"
     else:
@@ -128,13 +131,57 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
     if len(data) > max_bytes:
         raise LimitError(f"{label}: the input is {len(data) / 1e6:.0f} MB, above the {max_bytes / 1e6:.0f} MB input limit. "
                          "Hint: raise it with --max-input-mb (CLI) or ROOFCORE_MAX_INPUT_MB.")
+    return data, label
+
+
+def _parse(f: Format, data: bytes, label: str, context: dict | None) -> Workload | dict:
+    try:
+        return f.parse(data, label, context or {})
+    except RecursionError:
+        raise InputError(where=label, text="the input is nested too deeply to read.") from None
+
+
+def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = None, *,
+         max_bytes: int = DEFAULT_MAX_BYTES, context: dict | None = None) -> Workload:
+    """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected."""
+    data, label = _load(source, name, max_bytes)
     f = get_format(fmt) if fmt else detect(data, label)
-    return f.parse(data, label)
+    if f.companion:
+        raise InputError(where=label, text=f"this is {f.description[0].lower() + f.description[1:]}, not a workload.",
+                         hint="load it together with the workload file it belongs to.")
+    return _parse(f, data, label, context)
 
 
-def read_many(sources: Iterable[str | Path], fmt: str | None = None) -> Workload:
-    """Read several inputs and concatenate their kernels (provenance kept per row)."""
-    return combine([read(s, fmt=fmt) for s in sources])
+def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None = None, *,
+              max_bytes: int = DEFAULT_MAX_BYTES) -> Workload:
+    """Read several inputs (paths, or ``(bytes, name)`` pairs) into one workload.
+
+    Companion files (e.g. rocprof-compute ``sysinfo.csv``) become context for the others; a time-only
+    profile (``nsys``) is joined by kernel name to the inventories read with it.
+    """
+    loaded = []
+    for s in sources:
+        data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
+        loaded.append((data, label, get_format(fmt) if fmt else detect(data, label)))
+    context: dict = {}
+    for data, label, f in loaded:
+        if f.companion:
+            context.update(_parse(f, data, label, context))
+    workloads = [_parse(f, data, label, context) for data, label, f in loaded if not f.companion]
+    if not workloads:
+        names = ", ".join(label for _, label, _ in loaded)
+        raise InputError(where=names, text="only companion files were given, no workload.",
+                         hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
+    timing = [w for w in workloads if w.meta.get("time_only") == "true"]
+    models = [w for w in workloads if w.meta.get("time_only") != "true"]
+    if timing and models and JOIN_TIMES is not None:
+        model = combine(models)
+        return combine([JOIN_TIMES(t, model) for t in timing])
+    return combine(workloads)
+
+
+#: set by the nsys module: joins a time-only workload to a model (inventory or ops) by kernel name
+JOIN_TIMES: Callable[[Workload, Workload], Workload] | None = None
 
 
 def combine(workloads: list[Workload], name: str | None = None) -> Workload:
@@ -148,6 +195,8 @@ def combine(workloads: list[Workload], name: str | None = None) -> Workload:
         formats=tuple(dict.fromkeys(f for w in workloads for f in w.formats)),
         skipped=tuple(s for w in workloads for s in w.skipped),
         warnings=tuple(x for w in workloads for x in w.warnings),
+        device=next((w.device for w in workloads if w.device), None),
+        meta={k: v for w in workloads for k, v in w.meta.items()},
     )
 
 
@@ -169,6 +218,8 @@ def make_frame(columns: dict[str, object], n: int) -> pd.DataFrame:
         else:
             out[key] = pd.Series([None] * n, dtype=object)
     for key, value in columns.items():
+        if key not in out and not key.startswith("bytes"):
+            out[key] = pd.Series(np.asarray(value, dtype=object), dtype=object)  # e.g. match, launch, device
         if key.startswith("bytes"):
             level = canonical_level(key[len("bytes_"):] if key.startswith("bytes_") else "")
             col = f"bytes_{level}"
@@ -212,4 +263,4 @@ def skip(source: str, row: object, reason: str) -> Skipped:
 
 
 # built-in formats register themselves on import
-from . import inventory as _inventory  # noqa: E402,F401
+from . import inventory  # noqa: E402,F401

@@ -6,7 +6,8 @@ precision, unit, group``. ``flops``, ``bytes*`` and ``time*`` are totals over th
 with a unit of the wrong kind, a negative or a non-numeric value skips its row, with the reason.
 An empty ``flops`` or ``bytes`` cell means unknown, not zero. YAML kernels may be given as ops
 (``op: matmul`` with ``m, n, k, dtype`` ...; see :mod:`roofcore.ops`): the op gives one launch and
-is multiplied by ``count``.
+is multiplied by ``count``. An optional ``match`` column/key holds a glob pattern (``*sgemm*``) that
+joins the kernel to a time-only profile (Nsight Systems) whose kernel names it matches.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..units import Dimension, parse
 from . import check_binary, check_text, decode_error, make_frame, register_format, skip
 
 TIME_COLUMNS = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9}
-KNOWN = {"name", "count", "flops", "precision", "unit", "group", *TIME_COLUMNS}
+KNOWN = {"name", "count", "flops", "precision", "unit", "group", "match", *TIME_COLUMNS}
 _BYTES = re.compile(r"^bytes(_[a-z][a-z0-9_]*)?$")
 UNITS = ("matrix", "vector")
 
@@ -81,7 +82,7 @@ def _numeric(col: pd.Series, dim: Dimension, scale: float, column: str, source: 
 
 @register_format("inventory-csv", "Kernel inventory CSV: name, count, flops, bytes[_<level>], time_s|ms|us, "
                  "precision, unit, group", _sniff_csv, priority=-10)
-def parse_csv(data: bytes, source: str) -> Workload:
+def parse_csv(data: bytes, source: str, context: dict | None = None) -> Workload:
     check_binary(data, source)
     try:
         with warnings.catch_warnings():
@@ -170,6 +171,10 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
             reasons.setdefault(int(i), f"{key}: expected {want}, found {_show(frame[key].iloc[i])}")
         mapped[(mapped == InputError) | pd.isna(mapped)] = None
         columns[key] = pd.Categorical(mapped)
+    if "match" in cols:
+        pattern = frame["match"].astype("string").str.strip()
+        columns["match"] = np.where(pattern.isna().to_numpy() | pattern.eq("").fillna(True).to_numpy(), None,
+                                    pattern.astype(object).to_numpy())
     if "group" in cols:
         group = frame["group"].astype("string").str.strip()
         columns["group"] = np.where(group.isna().to_numpy() | group.eq("").fillna(True).to_numpy(), None,
@@ -195,7 +200,7 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
 
 # --------------------------------------------------------------------------------------------- YAML
 
-_KERNEL_KEYS = {"name", "count", "flops", "precision", "unit", "group", "op", "time", *TIME_COLUMNS}
+_KERNEL_KEYS = {"name", "count", "flops", "precision", "unit", "group", "match", "op", "time", *TIME_COLUMNS}
 
 
 def _byte_key(level: str) -> str:
@@ -262,12 +267,14 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
         row["unit"] = k["unit"]
     if k.get("group") is not None:
         row["group"] = str(k["group"])
+    if k.get("match") is not None:
+        row["match"] = str(k["match"])
     return row
 
 
 @register_format("inventory-yaml", "Kernel inventory YAML: kernels with numbers, or ops (matmul, elementwise, "
                  "layernorm, dot) with shapes", _sniff_yaml, priority=-10)
-def parse_yaml(data: bytes, source: str) -> Workload:
+def parse_yaml(data: bytes, source: str, context: dict | None = None) -> Workload:
     text = check_text(data, source)
     try:
         doc = yaml.safe_load(text)
