@@ -147,9 +147,10 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
     if "count" in cols:
         count = _numeric(frame["count"], Dimension.FLOPS, 1.0, "count", source, reasons)
         count = np.where(np.isnan(count), 1.0, count)
-        for i in np.flatnonzero((count < 1) | (count != np.floor(count))):
+        whole = np.isfinite(count) & (count >= 1) & (count == np.floor(count)) & (count < 2**62)
+        for i in np.flatnonzero(~whole):
             reasons.setdefault(int(i), f"count: expected a whole number of launches ≥ 1, found {_show(frame['count'].iloc[i])}")
-        columns["count"] = np.where((count >= 1) & (count == np.floor(count)), count, 1).astype(np.int64)
+        columns["count"] = np.where(whole, count, 1).astype(np.int64)
     for key, allowed in (("precision", None), ("unit", UNITS)):
         if key not in cols:
             continue
