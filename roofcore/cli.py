@@ -15,7 +15,7 @@ from . import __version__
 from .analyze import Analysis, analyze
 from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import RoofcoreError
-from .ingest import FORMATS, read_many
+from .ingest import DEFAULT_MAX_BYTES, FORMATS, aggregate, read_many
 from .models import Hardware
 from .units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
@@ -135,7 +135,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise RoofcoreError("name at least one device with --hardware ID (see `roofline hardware list`).")
     cat = _catalog(args)
     hws = [cat.get(h) for h in args.hardware]
-    workload = read_many(args.inputs, fmt=args.format)
+    max_bytes = int(args.max_input_mb * 1e6) if args.max_input_mb else DEFAULT_MAX_BYTES
+    workload = read_many(args.inputs, fmt=args.format, max_bytes=max_bytes)
+    if args.aggregate:
+        workload = aggregate(workload)
     a = analyze(workload, hws, achievable=args.achievable)
     fmt = "json" if args.json else "csv" if args.csv else None
     if fmt is None and args.output:
@@ -265,6 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="machine-readable JSON (the contract in the README)")
     g.add_argument("--csv", action="store_true", help="one row per kernel × device")
     an.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
+    an.add_argument("--aggregate", action="store_true",
+                    help="combine launches of the same kernel (sum FLOPs, bytes, time; count launches)")
+    an.add_argument("--max-input-mb", type=float, metavar="MB",
+                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     an.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown per device in the text table (0: all)")
     an.set_defaults(func=cmd_analyze)
 

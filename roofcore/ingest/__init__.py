@@ -39,8 +39,18 @@ class Format:
 
 FORMATS: dict[str, Format] = {}
 
-#: reading more than this is refused with a message; raise it with read(..., max_bytes=...)
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+def _max_input_bytes() -> int:
+    """Inputs above this are refused with a message: ``ROOFCORE_MAX_INPUT_MB`` (default 512 MB)."""
+    import os
+
+    try:
+        return int(float(os.environ.get("ROOFCORE_MAX_INPUT_MB", "512")) * 1e6)
+    except ValueError:
+        return 512_000_000
+
+
+#: reading more than this is refused with a message; raise it with ROOFCORE_MAX_INPUT_MB or max_bytes=
+DEFAULT_MAX_BYTES = _max_input_bytes()
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False):

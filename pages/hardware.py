@@ -1,0 +1,141 @@
+"""Hardware: compare devices, read one in detail (with sources), add your own by form or YAML, download YAML."""
+
+import streamlit as st
+
+from roofcore import RoofcoreError, hardware_to_yaml
+from roofcore import app_support as app
+from roofcore.models import DTYPE_SIZE
+
+ss = st.session_state
+if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
+    st.session_state["start_page"] = "pages/hardware.py"
+    st.switch_page("streamlit_app.py")
+st.title("Hardware")
+catalog = ss["catalog"]
+custom = ss.setdefault("custom_devices", {})
+selected = [catalog.get(h) for h in ss.get("hw_ids", []) if h in catalog]
+labels = {h.id: app.device_label(h) for h in catalog}
+
+if ss.get("hw_flash"):
+    st.success(ss.pop("hw_flash"), icon=":material/check_circle:")
+
+
+def add_devices(devices) -> None:
+    """Keep the devices in this session, select them, and rerun so the sidebar lists them."""
+    for hw, overrides in devices:
+        custom[hw.id] = (hw, overrides)
+    ss["select_next"] = [hw.id for hw, _ in devices]
+    ss["hw_flash"] = ("Added " + ", ".join(app.device_label(hw) for hw, _ in devices)
+                      + " to this session's devices and selected it in the sidebar.")
+    st.rerun()
+
+
+compare, detail, add = st.tabs(["Compare", "Details", "Add a device"])
+
+with compare:
+    if not selected:
+        st.info("Select devices in the sidebar to compare them.")
+    else:
+        comparison = app.hardware_comparison(selected)
+        st.dataframe(comparison, width="stretch", height=35 * (len(comparison) + 1) + 3)
+        st.caption("Dense peaks (sparse figures never make a roof). Ridge = default ceiling ÷ off-chip bandwidth, in "
+                   "FLOP per byte: kernels below it are memory-bound. Links are per direction.")
+
+with detail:
+    options = app.device_order(catalog)
+    default = options.index(selected[0].id) if selected else 0
+    hw_id = st.selectbox("Device", options, index=default, format_func=labels.__getitem__, key="hw_detail")
+    hw = catalog.get(hw_id)
+    head = f"**{hw.name}** — {hw.vendor} {hw.kind.value}, {hw.scope.value} scope"
+    if hw.unverified:
+        head += " · :orange[unverified: check the datasheet before relying on these figures]"
+    st.markdown(head)
+    meta = [f"Catalog: `{hw.origin}`" + (" (this session)" if hw.id in custom else "")]
+    if hw.config:
+        meta.append(f"Configuration: {hw.config}")
+    st.caption(" · ".join(meta))
+    if hw.notes:
+        st.caption(hw.notes)
+    st.markdown("**Compute ceilings** (dense peak; achievable = measured sustained)")
+    st.dataframe(app.ceilings_frame(hw), hide_index=True, width="stretch")
+    st.markdown("**Memory levels** (off-chip first)")
+    st.dataframe(app.levels_frame(hw), hide_index=True, width="stretch")
+    if hw.links:
+        st.markdown("**Links** (bandwidth per direction)")
+        st.dataframe(app.links_frame(hw), hide_index=True, width="stretch")
+    with st.expander("Sources"):
+        st.dataframe(app.sources_frame(hw), hide_index=True, width="stretch")
+    b1, b2, _ = st.columns([1, 1, 4])
+    b1.download_button("Download YAML", hardware_to_yaml(hw), file_name=f"{hw.id}.yaml", mime="application/x-yaml",
+                       icon=":material/download:", on_click="ignore")
+    if hw.id in custom and b2.button("Remove from session", icon=":material/delete:"):
+        del custom[hw.id]
+        ss["hw_flash"] = f"Removed {hw.id}."
+        st.rerun()
+
+with add:
+    left, right = st.columns(2, gap="large")
+    with left, st.form("add_device"):
+        st.markdown("**Describe a device**")
+        c1, c2 = st.columns(2)
+        dev_id = c1.text_input("Id (kebab-case)", placeholder="my-gpu", key="f_id")
+        name = c2.text_input("Name", placeholder="My GPU 96GB", key="f_name")
+        vendor = c1.text_input("Vendor", placeholder="Acme", key="f_vendor")
+        kind = c2.selectbox("Kind", ["gpu", "tpu", "npu", "cpu"], key="f_kind")
+        st.markdown("Compute ceilings (dense, TFLOP/s; 0 leaves a row out)")
+        ceilings = []
+        for i, (p0, u0, v0) in enumerate((("bf16", "matrix", 400.0), ("fp32", "vector", 0.0), ("fp8", "matrix", 0.0))):
+            a1, a2, a3 = st.columns(3)
+            p = a1.selectbox("Precision", list(DTYPE_SIZE), index=list(DTYPE_SIZE).index(p0), key=f"f_prec{i}",
+                             label_visibility="visible" if i == 0 else "collapsed")
+            u = a2.selectbox("Unit", ["matrix", "vector"], index=["matrix", "vector"].index(u0), key=f"f_unit{i}",
+                             label_visibility="visible" if i == 0 else "collapsed")
+            v = a3.number_input("TFLOP/s", min_value=0.0, value=v0, step=1.0, key=f"f_peak{i}",
+                                label_visibility="visible" if i == 0 else "collapsed")
+            ceilings.append((p, u, v))
+        m1, m2, m3 = st.columns(3)
+        hbm_bw = m1.number_input("Off-chip TB/s", min_value=0.0, value=2.0, step=0.1, key="f_hbm")
+        hbm_cap = m2.number_input("Capacity GB", min_value=0.0, value=0.0, step=8.0, key="f_hbm_cap")
+        hbm_label = m3.text_input("Memory label", placeholder="HBM3", key="f_hbm_label")
+        l1, l2c, _ = st.columns(3)
+        l2_bw = l1.number_input("L2 TB/s (optional)", min_value=0.0, value=0.0, step=0.5, key="f_l2")
+        l2_cap = l2c.number_input("L2 MB", min_value=0.0, value=0.0, step=1.0, key="f_l2_cap")
+        k1, k2, _ = st.columns(3)
+        link = k1.text_input("Link (optional)", placeholder="nvlink", key="f_link")
+        link_bw = k2.number_input("Link GB/s, one way", min_value=0.0, value=0.0, step=10.0, key="f_link_bw")
+        source = st.text_input("Source of these figures", placeholder="datasheet rev 3, or our measurement",
+                               key="f_source")
+        overrides = st.checkbox("Replace a built-in device with the same id", key="f_overrides")
+        submitted = st.form_submit_button("Add device", type="primary", key="f_submit")
+    if submitted:
+        form = app.DeviceForm(id=dev_id, name=name, vendor=vendor, kind=kind,
+                              ceilings=[c for c in ceilings if c[2] > 0], hbm_bandwidth=hbm_bw, hbm_capacity=hbm_cap,
+                              hbm_label=hbm_label, l2_bandwidth=l2_bw, l2_capacity=l2_cap, link_name=link,
+                              link_bandwidth=link_bw, source=source or "entered in the Roofline app",
+                              overrides=overrides)
+        text = app.device_form_yaml(form)
+        try:
+            devices = app.parse_custom_devices(text.encode(), "the form", ss["builtin_catalog"], custom)
+        except RoofcoreError as e:
+            left.error(str(e))
+            with left.expander("The catalog YAML this form produced"):
+                st.code(text, language="yaml")
+        else:
+            add_devices(devices)
+    with right:
+        st.markdown("**Or upload catalog YAML**")
+        st.caption("The same grammar as the built-in catalogs (catalogs/README.md); start from any device's "
+                   "Download YAML. Devices stay in this session only.")
+        up = st.file_uploader("Catalog YAML", type=["yaml", "yml"], key=f"hw_upload_{ss.get('hw_upload_gen', 0)}")
+        if up is not None and up.file_id != ss.get("hw_upload_done"):
+            try:
+                devices = app.parse_custom_devices(up.getvalue(), up.name, ss["builtin_catalog"], custom)
+            except RoofcoreError as e:
+                st.error(str(e))
+            else:
+                ss["hw_upload_done"] = up.file_id
+                add_devices(devices)
+        if custom:
+            st.markdown("**This session's devices**")
+            for hw_id in list(custom):
+                st.markdown(f"- {labels.get(hw_id, hw_id)}")

@@ -1,0 +1,78 @@
+"""Overview: per device, the headline numbers, time by bound, the kernels to look at first, and flags."""
+
+import streamlit as st
+
+from roofcore import RoofcoreError
+from roofcore import app_support as app
+from roofcore.charts import bound_share_chart
+
+if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
+    st.session_state["start_page"] = "pages/overview.py"
+    st.switch_page("streamlit_app.py")
+st.title("Overview")
+a = st.session_state.get("analysis")
+if a is None:  # no device chosen, or the analysis failed (its error is shown above)
+    if not st.session_state.get("hw_ids"):
+        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
+    st.stop()
+
+w = a.workload
+timed = int(w.frame["time_s"].notna().sum())
+st.caption(f"**{w.name}** · {len(w):,} kernels from {', '.join(w.sources) or 'memory'} · "
+           + (f"{timed:,} with a measured time" if timed else "no measured times: every number is a roofline bound")
+           + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
+
+memo = st.session_state.setdefault("page_memo", {})
+
+
+def cached(fn, hw_id: str):
+    """``fn(hw_id)`` memoised per session and analysis, so reruns and page changes do not recompute."""
+    key = (st.session_state["analysis_token"], fn.__name__, hw_id)
+    if key not in memo:
+        if len(memo) > 64:
+            memo.clear()
+        memo[key] = fn(hw_id)
+    return memo[key]
+
+
+def top(hw_id: str):
+    return app.top_kernels(a, hw_id, 10)
+
+
+def flags(hw_id: str):
+    return app.flag_groups(a, hw_id)
+
+
+try:
+    for hw in a.hardware:
+        s = cached(a.summary, hw.id)
+        with st.container(border=True):
+            st.subheader(app.device_label(hw))
+            metrics = app.overview_metrics(s)
+            for col, m in zip(st.columns(len(metrics)), metrics, strict=True):
+                col.metric(m.label, m.value, help=m.help)
+            left, right = st.columns([2, 3], gap="large")
+            with left:
+                basis = "measured time" if s["share_basis"] == "measured" else "roofline time"
+                st.markdown(f"**Time by bound** ({basis})")
+                if s["time_share_by_bound"]:
+                    st.altair_chart(bound_share_chart(s["time_share_by_bound"], width=300), theme=None,
+                                    width="content")
+            with right:
+                st.markdown("**Flags needing attention**")
+                groups = cached(flags, hw.id)
+                for g in groups:
+                    with st.expander(f"`{g.code}` × {g.count:,} — {g.help}"):
+                        for name, message in g.examples:
+                            st.markdown(f"- **{name}**: {message}")
+                        if g.count > len(g.examples):
+                            st.caption(f"… and {g.count - len(g.examples):,} more: filter by this flag on the "
+                                       "Kernels page.")
+                if not groups:
+                    st.caption("None: every kernel has its inputs and sits plausibly under its roof.")
+            table, ranked = cached(top, hw.id)
+            st.markdown(f"**Top kernels by {ranked}**" + (" (measured − roofline time: the most a fix can save)"
+                                                         if ranked == "headroom" else ""))
+            st.dataframe(table, hide_index=True, width="stretch", placeholder="–")
+except RoofcoreError as e:
+    st.error(str(e))

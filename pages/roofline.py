@@ -1,0 +1,65 @@
+"""Roofline: every kernel on the log-log roofline of each selected device, with SVG/PNG downloads."""
+
+import streamlit as st
+
+from roofcore import RoofcoreError, charts
+
+if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
+    st.session_state["start_page"] = "pages/roofline.py"
+    st.switch_page("streamlit_app.py")
+st.title("Roofline")
+a = st.session_state.get("analysis")
+if a is None:  # no device chosen, or the analysis failed (its error is shown above)
+    if not st.session_state.get("hw_ids"):
+        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
+    st.stop()
+
+ids = [h.id for h in a.hardware]
+total = len(a.workload)
+has_groups = a.workload.frame["group"].notna().any()
+
+c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="bottom")
+color_by = c1.segmented_control("Colour by", ["bound", "group"], default="bound", key="rl_color",
+                                disabled=not has_groups, help="Group comes from the inventory's group column.")
+layout = c2.segmented_control("Devices", ["overlay", "facets"], default="overlay", key="rl_layout",
+                              disabled=len(ids) < 2, help="One chart with every device, or one panel each.")
+limit = min(total, charts.MAX_MARKS)
+top_n = limit if limit < 2 else c3.slider(
+    "Top kernels by time", 1, limit, limit, key="rl_top",
+    help=f"Only the N kernels with the most time (measured, else roofline). At most {charts.MAX_MARKS:,} marks "
+         "are ever drawn.")
+t1, t2, t3 = st.columns(3)
+hierarchical = t1.toggle("Hierarchical view", key="rl_hier",
+                         help="One mark per memory level the kernel has bytes for, at that level's intensity.")
+all_ceilings = t2.toggle("All compute ceilings", key="rl_all",
+                         help="Otherwise the default ceiling and those the kernels run on.")
+achievable = t3.toggle("Draw achievable roofs", value=True, key="rl_ach",
+                       help="Dashed lines at the measured sustained figures from the catalog, where it has them.")
+
+opts = (st.session_state["analysis_token"], color_by or "bound", layout or "overlay", top_n, hierarchical,
+        all_ceilings, achievable)
+memo = st.session_state.setdefault("roofline_memo", {})
+try:
+    if opts not in memo:
+        memo.clear()  # one chart per session is plenty; the next change rebuilds it
+        memo[opts] = charts.roofline(a, ids, color_by=color_by or "bound", top_n=top_n if top_n < total else None,
+                                     hierarchical=hierarchical, all_ceilings=all_ceilings, achievable=achievable,
+                                     layout="facet" if layout == "facets" else "overlay")
+    fig = memo[opts]
+except RoofcoreError as e:
+    st.error(str(e))
+    st.stop()
+
+spec = st.session_state.setdefault("roofline_spec", {})
+if opts not in spec:  # the spec is built once per chart; the Arrow conversion is Streamlit's, per run
+    spec.clear()
+    spec[opts] = fig.spec(arrow=True)
+st.vega_lite_chart(spec=dict(spec[opts]), theme=None, width="content", key="roofline_chart")
+st.caption(fig.caption + " Click a legend entry to highlight its kernels; hover a mark for its numbers.")
+
+stem = "roofline-" + "-".join(ids)
+row = st.container(horizontal=True)
+row.download_button("Download SVG", lambda: charts.to_svg(fig), file_name=f"{stem}.svg",
+                   mime="image/svg+xml", icon=":material/download:", on_click="ignore")
+row.download_button("Download PNG", lambda: charts.to_png(fig), file_name=f"{stem}.png", mime="image/png",
+                   icon=":material/download:", on_click="ignore")

@@ -1,0 +1,503 @@
+"""Pure helpers behind the Streamlit pages: device labels, summaries and display tables built from an
+:class:`~roofcore.analyze.Analysis`. No Streamlit here (pages stay thin, and this stays testable).
+
+Tables meant for ``st.dataframe`` keep numbers numeric (so columns sort) in one display unit per
+column, named in :data:`KERNEL_COLUMNS`; the page turns that into column formats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from .analyze import Analysis, analyze
+from .catalog import Catalog, load_bytes
+from .ingest import aggregate
+from .models import Hardware, Precision, Workload
+from .roofline import FLAG_CODES
+from .units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+
+#: the workload shown before anything is uploaded
+BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "transformer_block.yaml"
+BUNDLED_NAME = "examples/transformer_block.yaml"
+DEFAULT_DEVICE = "h100-sxm"
+#: most rows a kernels table sends to the browser (the CSV download has all)
+TABLE_ROW_LIMIT = 5000
+
+#: one sentence per flag code, for the Overview's grouping
+FLAG_HELP = {
+    "above-roof": "Faster than the roofline allows: an input (FLOPs, bytes, units, precision, scope) is wrong.",
+    "far-below-roofs": "Under 10% of the roof: latency, launch overhead or occupancy dominate.",
+    "tiny-kernel": "Under 1 µs per launch: launch-bound; batch or fuse rather than tune.",
+    "missing-time": "No measured time: only the roofline bound is known.",
+    "zero-time": "A measured time of zero or less: achieved rate left unknown.",
+    "missing-flops": "FLOPs unknown: the compute roof is left out of the bound.",
+    "missing-bytes": "Off-chip bytes unknown: the memory roof is left out of the bound.",
+    "level-not-on-device": "Bytes at a level or link the device does not have.",
+    "no-ceiling": "The device has no ceiling for the kernel's precision.",
+}
+
+
+# ----------------------------------------------------------------------------------------------- devices
+
+
+def device_label(hw: Hardware) -> str:
+    """``"NVIDIA · H100 SXM5 80GB (h100-sxm)"``: the vendor prefix is dropped from the name when repeated."""
+    name = hw.name
+    if name.lower().startswith(hw.vendor.lower() + " "):
+        name = name[len(hw.vendor) + 1:]
+    return f"{hw.vendor} · {name} ({hw.id})" + (" · unverified" if hw.unverified else "")
+
+
+def device_order(devices: Iterable[Hardware]) -> list[str]:
+    """Device ids grouped by vendor, then by name (what the hardware picker lists)."""
+    return [h.id for h in sorted(devices, key=lambda h: (h.vendor.lower(), h.name.lower(), h.id))]
+
+
+def effective_catalog(base: Catalog, custom: Iterable[tuple[Hardware, bool]]) -> Catalog:
+    """The built-in catalog plus the session's custom devices (which may override an id they say so for)."""
+    cat = base
+    for hw, overrides in custom:
+        cat = cat.with_device(hw, overrides=overrides)
+    return cat
+
+
+def parse_custom_devices(raw: bytes, file: str, builtin: Catalog,
+                         session: dict[str, tuple[Hardware, bool]]) -> list[tuple[Hardware, bool]]:
+    """Devices from catalog YAML (an upload, or the form's), validated like any catalog file.
+
+    An id may replace one of this session's devices; a built-in id needs ``overrides: true``. Raises
+    :class:`~roofcore.errors.CatalogError` naming the file, key path, expected, found and a hint.
+    """
+    devices = load_bytes(raw, file)
+    new = {hw.id for hw, _ in devices}
+    catalog = effective_catalog(builtin, [v for k, v in session.items() if k not in new])
+    for hw, overrides in devices:
+        catalog = catalog.with_device(hw, overrides=overrides)
+    return devices
+
+
+@dataclass(frozen=True)
+class DeviceForm:
+    """What the "add a device" form collects, in the units its fields show."""
+
+    id: str
+    name: str
+    vendor: str
+    kind: str
+    ceilings: Sequence[tuple[str, str, float]]  #: (precision, unit, TFLOP/s)
+    hbm_bandwidth: float  #: TB/s
+    hbm_capacity: float = 0.0  #: GB, 0 = not given
+    hbm_label: str = ""
+    l2_bandwidth: float = 0.0  #: TB/s, 0 = no L2 roof
+    l2_capacity: float = 0.0  #: MB
+    link_name: str = ""
+    link_bandwidth: float = 0.0  #: GB/s per direction
+    source: str = "entered in the Roofline app"
+    overrides: bool = False
+
+
+def device_form_yaml(form: DeviceForm) -> str:
+    """Catalog YAML for the form's device, so it passes through the catalog loader and its messages."""
+    dev: dict = {"id": form.id.strip(), "name": form.name.strip() or form.id.strip(), "vendor": form.vendor.strip(),
+                 "kind": form.kind}
+    if form.overrides:
+        dev["overrides"] = True
+    dev["compute"] = [{"precision": p, "unit": u, "peak": f"{v:g} TFLOP/s", "source": "S1"}
+                      for p, u, v in form.ceilings]
+    hbm = {"level": "hbm", "bandwidth": f"{form.hbm_bandwidth:g} TB/s", "source": "S1"}
+    if form.hbm_label.strip():
+        hbm["label"] = form.hbm_label.strip()
+    if form.hbm_capacity > 0:
+        hbm["capacity"] = f"{form.hbm_capacity:g} GB"
+    dev["memory"] = [hbm]
+    if form.l2_bandwidth > 0:
+        l2 = {"level": "l2", "bandwidth": f"{form.l2_bandwidth:g} TB/s", "source": "S1"}
+        if form.l2_capacity > 0:
+            l2["capacity"] = f"{form.l2_capacity:g} MB"
+        dev["memory"].append(l2)
+    if form.link_name.strip() and form.link_bandwidth > 0:
+        dev["links"] = [{"link": form.link_name.strip().lower(), "bandwidth": f"{form.link_bandwidth:g} GB/s",
+                         "source": "S1"}]
+    doc = {"schema_version": 1, "sources": {"S1": form.source.strip() or "entered in the Roofline app"},
+           "devices": [dev]}
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
+
+
+# ----------------------------------------------------------------------------------------------- workload
+
+
+def combine_launches(workload: Workload) -> Workload:
+    """Repeated launches of one kernel (same name, precision, unit, group) summed into one row.
+
+    A workload without repeats is returned unchanged, keeping each row's provenance.
+    """
+    f = workload.frame
+    keys = [k for k in ("name", "precision", "unit", "group") if k in f.columns]
+    if f.empty or not f.duplicated(subset=keys).any():
+        return workload
+    return aggregate(workload)
+
+
+def skipped_frame(workload: Workload) -> pd.DataFrame:
+    """The input rows left out of ``workload`` and why."""
+    return pd.DataFrame([{"file": s.source, "row": s.row, "reason": s.reason} for s in workload.skipped],
+                        columns=["file", "row", "reason"])
+
+
+def subset(analysis: Analysis, rows: Sequence[int] | np.ndarray) -> Analysis:
+    """The same analysis for a few kernels (row positions): the engine run again on just them, cheap and exact."""
+    w = analysis.workload
+    sub = replace(w, frame=w.frame.iloc[np.asarray(rows, dtype=np.int64)].reset_index(drop=True))
+    return analyze(sub, analysis.hardware, achievable=analysis.achievable)
+
+
+def time_key(analysis: Analysis, hw_id: str) -> np.ndarray:
+    """Seconds per kernel to rank by: measured time where known, else the roofline time (0 if neither)."""
+    t = analysis.workload.frame["time_s"].to_numpy(dtype=np.float64)
+    return np.nan_to_num(np.where(np.isnan(t), analysis.result(hw_id).t_roof, t), nan=0.0)
+
+
+# ----------------------------------------------------------------------------------------------- overview
+
+
+@dataclass(frozen=True)
+class Metric:
+    label: str
+    value: str
+    help: str
+
+
+def bound_kind_shares(summary: dict) -> dict[str, float]:
+    """Time share per bound kind (``memory``, ``compute``, ``link``, ``unknown``), fractions summing to 1."""
+    out: dict[str, float] = {}
+    for bound, share in summary["time_share_by_bound"].items():
+        kind = bound.split(":")[0] if bound.split(":")[0] in ("memory", "compute", "link") else "unknown"
+        out[kind] = out.get(kind, 0.0) + share
+    return out
+
+
+def overview_metrics(summary: dict) -> list[Metric]:
+    """The Overview's headline numbers for one device, formatted with units."""
+    basis = "measured time" if summary["share_basis"] == "measured" else "roofline time"
+    kinds = bound_kind_shares(summary)
+    out = [Metric("Roofline time", fmt_time(summary["t_roof_s"]),
+                  "Σ t_roof: every kernel at its roof, perfect overlap of compute and memory (the lower bound).")]
+    if summary["time_s"] is not None:
+        out.append(Metric("Measured time", fmt_time(summary["time_s"]), "Σ measured time over the kernels that have one."))
+        sp = summary["speedup_if_at_roof"]
+        out.append(Metric("Speedup if at roof", f"{sp:.2f}×" if sp else "–",
+                          "Measured ÷ time if every timed kernel reached its roof (Amdahl over the workload)."))
+    out.append(Metric("Memory-bound", fmt_pct(kinds.get("memory", 0.0) + kinds.get("link", 0.0)),
+                      f"Share of {basis} in kernels bound by a memory level or a link."))
+    out.append(Metric("Compute-bound", fmt_pct(kinds.get("compute", 0.0)),
+                      f"Share of {basis} in kernels bound by a compute ceiling."))
+    return out
+
+
+def top_kernels(analysis: Analysis, hw_id: str, n: int = 10) -> tuple[pd.DataFrame, str]:
+    """The kernels to look at first on one device, and what they are ranked by.
+
+    With measured times: by headroom (measured − roofline seconds); without: by roofline time. Only the top
+    rows are tabulated, so this stays fast for a million kernels.
+    """
+    r = analysis.result(hw_id)
+    t = analysis.workload.frame["time_s"].to_numpy(dtype=np.float64)
+    timed = ~np.isnan(t)
+    if timed.any():
+        key, basis = np.where(timed, t - r.t_roof, -np.inf), "headroom"
+    else:
+        key, basis = np.nan_to_num(r.t_roof, nan=-np.inf), "roofline time"
+    k = min(n, len(key))
+    idx = np.argpartition(-key, k - 1)[:k] if k < len(key) else np.arange(len(key))
+    idx = idx[np.argsort(-key[idx], kind="stable")]
+    tab = subset(analysis, idx).table(hw_id, messages=False)
+    cols = {"Kernel": tab["name"], "Launches": tab["count"], "Bound": tab["bound"].fillna("unknown")}
+    if basis == "headroom":
+        cols |= {"Time": tab["time_s"].map(fmt_time), "Roofline time": tab["t_roof_s"].map(fmt_time),
+                 "Headroom": tab["headroom_s"].map(fmt_time), "Of roof": tab["efficiency"].map(fmt_pct)}
+    else:
+        cols |= {"Roofline time": tab["t_roof_s"].map(fmt_time),
+                 "Attainable": tab["attainable_flops_per_s"].map(fmt_rate),
+                 "Intensity": tab[f"intensity_{analysis.result(hw_id).hardware.offchip.name}"].map(fmt_intensity)
+                 if f"intensity_{analysis.result(hw_id).hardware.offchip.name}" in tab else "–"}
+    return pd.DataFrame(cols), basis
+
+
+@dataclass(frozen=True)
+class FlagGroup:
+    code: str
+    count: int
+    help: str
+    examples: tuple[tuple[str, str], ...]  #: (kernel name, the engine's message), the longest-running first
+
+
+def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagGroup]:
+    """Flags on one device grouped by code, with counts and the engine's messages for a few kernels each."""
+    r = analysis.result(hw_id)
+    key = time_key(analysis, hw_id)
+    picks: dict[str, np.ndarray] = {}
+    for bit, code in FLAG_CODES.items():
+        rows = np.flatnonzero((r.flags & int(bit)) != 0)
+        if len(rows):
+            picks[code] = rows[np.argsort(-key[rows], kind="stable")][:examples]
+    if not picks:
+        return []
+    order = np.unique(np.concatenate(list(picks.values())))
+    tab = subset(analysis, order).table(hw_id, messages=True)
+    pos = {int(row): i for i, row in enumerate(order)}
+    out = []
+    for bit, code in FLAG_CODES.items():
+        if code not in picks:
+            continue
+        count = int(((r.flags & int(bit)) != 0).sum())
+        ex = []
+        for row in picks[code]:
+            rec = tab.iloc[pos[int(row)]]
+            msg = next((f["message"] for f in rec["flags"] if f["code"] == code), "")
+            ex.append((str(rec["name"]), msg))
+        out.append(FlagGroup(code, count, FLAG_HELP.get(code, ""), tuple(ex)))
+    # attention first: wrong inputs, then performance problems, then missing data
+    rank = {c: i for i, c in enumerate(["above-roof", "far-below-roofs", "tiny-kernel", "no-ceiling",
+                                        "level-not-on-device", "missing-bytes", "missing-flops", "zero-time",
+                                        "missing-time"])}
+    return sorted(out, key=lambda g: rank.get(g.code, 99))
+
+
+# ----------------------------------------------------------------------------------------------- kernels
+
+#: display column -> (source column, scale to the display unit, printf format, help)
+KERNEL_COLUMNS: dict[str, tuple[str, float, str, str]] = {
+    "FLOPs (G)": ("flops", 1e-9, "%.4g", "GFLOP, total over launches"),
+    "Off-chip bytes (MB)": ("bytes_off", 1e-6, "%.4g", "MB read and written off-chip (HBM/DRAM), total"),
+    "Intensity (FLOP/B)": ("intensity_off", 1.0, "%.4g", "FLOPs per off-chip byte"),
+    "Time (ms)": ("time_s", 1e3, "%.4g", "measured, total over launches"),
+    "Roofline time (ms)": ("t_roof_s", 1e3, "%.4g", "the least time the roofs allow (perfect overlap)"),
+    "Headroom (ms)": ("headroom_s", 1e3, "%.4g", "measured − roofline time: the most a fix can save"),
+    "Achieved (TFLOP/s)": ("achieved_flops_per_s", 1e-12, "%.4g", "FLOPs ÷ measured time"),
+    "Attainable (TFLOP/s)": ("attainable_flops_per_s", 1e-12, "%.4g", "FLOPs ÷ roofline time"),
+    "Of roof (%)": ("efficiency", 100.0, "%.3g%%", "roofline time ÷ measured time"),
+}
+
+
+def flag_codes(mask: np.ndarray) -> np.ndarray:
+    """Comma-separated flag codes per kernel from the engine's bitmask, vectorised."""
+    out = pd.Series([""] * len(mask), dtype=object)
+    m = np.asarray(mask, dtype=np.int64)
+    for bit, code in FLAG_CODES.items():
+        hit = (m & int(bit)) != 0
+        if hit.any():
+            out[hit] = out[hit] + np.where(out[hit] == "", code, ", " + code)
+    return out.to_numpy()
+
+
+def kernel_table(analysis: Analysis, hw_ids: Sequence[str]) -> pd.DataFrame:
+    """One row per kernel × device with numeric columns in display units (see :data:`KERNEL_COLUMNS`).
+
+    Hidden helper columns: ``_row`` (kernel position in the workload) and ``_flags`` (bitmask).
+    """
+    parts = []
+    for hw_id in hw_ids:
+        r = analysis.result(hw_id)
+        off = r.hardware.offchip.name
+        tab = analysis.table(hw_id, messages=False)
+        part = pd.DataFrame({"Kernel": tab["name"].astype(str), "Device": hw_id, "Launches": tab["count"],
+                             "Group": tab["group"].fillna(""), "Precision": tab["precision"].fillna(""),
+                             "Bound": tab["bound"].fillna("unknown")})
+        src = tab.assign(bytes_off=tab.get(f"bytes_{off}", np.nan), intensity_off=tab.get(f"intensity_{off}", np.nan))
+        for col, (field, scale, _fmt, _help) in KERNEL_COLUMNS.items():
+            part[col] = src[field].to_numpy(dtype=np.float64) * scale
+        part["Flags"] = flag_codes(tab["flags_mask"].to_numpy())
+        part["Source"] = tab["source"].astype(str) + ": " + tab["row"].astype(str)
+        part["_row"] = np.arange(len(tab))
+        part["_flags"] = tab["flags_mask"].to_numpy()
+        part["_key"] = np.nan_to_num(np.where(np.isnan(tab["time_s"]), tab["t_roof_s"], tab["time_s"]), nan=0.0)
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    out = out.replace([np.inf, -np.inf], np.nan)
+    return out
+
+
+def filter_kernels(table: pd.DataFrame, *, bounds: Sequence[str] = (), flags: Sequence[str] = (),
+                   groups: Sequence[str] = (), text: str = "") -> pd.DataFrame:
+    """Rows of :func:`kernel_table` matching every given filter (any of the bounds/flags/groups; name substring)."""
+    keep = np.ones(len(table), dtype=bool)
+    if bounds:
+        keep &= table["Bound"].isin(list(bounds)).to_numpy()
+    if flags:
+        bits = sum(int(b) for b, c in FLAG_CODES.items() if c in flags)
+        keep &= (table["_flags"].to_numpy(dtype=np.int64) & bits) != 0
+    if groups:
+        keep &= table["Group"].isin(list(groups)).to_numpy()
+    if text.strip():
+        keep &= table["Kernel"].str.contains(text.strip(), case=False, regex=False).to_numpy()
+    return table[keep]
+
+
+#: most kernels the detail picker offers (longest-running first; the table's name filter finds the rest)
+CHOICE_LIMIT = 1000
+
+
+def kernel_choices(analysis: Analysis, hw_id: str, limit: int = CHOICE_LIMIT) -> dict[int, str]:
+    """Kernels offered for the detail view, longest-running first: row position -> label ("name  [bf16, mlp]")."""
+    key = time_key(analysis, hw_id)
+    if len(key) > limit:
+        idx = np.argpartition(-key, limit - 1)[:limit]
+        idx = idx[np.argsort(-key[idx], kind="stable")]
+    else:
+        idx = np.argsort(-key, kind="stable")
+    f = analysis.workload.frame.iloc[idx]
+    extra = [f[c].where(f[c].map(lambda v: isinstance(v, str) and bool(v)), None) for c in ("precision", "group")]
+    labels = []
+    for name, *parts in zip(f["name"].astype(str), *extra, strict=True):
+        shown = [p for p in parts if p]
+        labels.append(name + (f"  [{', '.join(shown)}]" if shown else ""))
+    return dict(zip(idx.tolist(), labels, strict=True))
+
+
+def kernel_detail(analysis: Analysis, row: int) -> dict[str, dict]:
+    """Everything about one kernel on each device: headline numbers, per-resource times and its flags.
+
+    Per resource: the bytes (or FLOPs) it moves, the kernel's intensity against it, its rate, and the time it
+    needs (``bytes / β``, ``FLOPs / π``); the largest is the roofline time and names the bound.
+    """
+    sub = subset(analysis, [row])
+    out = {}
+    for r in sub.results:
+        hw = r.hardware
+        rec = sub.table(hw.id, messages=True).iloc[0]
+        flops = rec["flops"]
+        peak = rec["peak_flops_per_s"]
+        rows = [{"Resource": f"compute ({rec['ceiling'] or 'no ceiling'})", "Amount": fmt_flops(flops),
+                 "Intensity": "", "Rate": fmt_rate(peak),
+                 "Time": fmt_time(flops / peak if peak and not math.isnan(peak) else float("nan"))}]
+        for res in (*hw.levels, *hw.links):
+            col = f"bytes_{res.name}"
+            if col not in rec.index:
+                continue
+            b = rec[col]
+            beta = (res.achievable or res.bandwidth) if sub.achievable else res.bandwidth
+            rows.append({"Resource": f"{res.display} ({res.name})", "Amount": fmt_bytes(b),
+                         "Intensity": fmt_intensity(rec.get(f"intensity_{res.name}")),
+                         "Rate": fmt_bandwidth(beta), "Time": fmt_time(b / beta if not math.isnan(b) else float("nan"))})
+        lacking = [n for n in sub.workload.byte_names if n not in hw.level_map and n not in hw.link_map]
+        for n in lacking:
+            rows.append({"Resource": f"{n} (not on this device)", "Amount": fmt_bytes(rec[f"bytes_{n}"]),
+                         "Intensity": fmt_intensity(rec.get(f"intensity_{n}")), "Rate": "–", "Time": "–"})
+        headline = [
+            Metric("Roofline time", fmt_time(rec["t_roof_s"]), "the largest of the per-resource times"),
+            Metric("Measured time", fmt_time(rec["time_s"]), "total over launches"),
+            Metric("Of roof", fmt_pct(rec["efficiency"]), "roofline time ÷ measured time"),
+            Metric("Attainable", fmt_rate(rec["attainable_flops_per_s"]), "FLOPs ÷ roofline time"),
+            Metric("Achieved", fmt_rate(rec["achieved_flops_per_s"]), "FLOPs ÷ measured time"),
+            Metric("No-overlap time", fmt_time(rec["t_serial_s"]),
+                   "the sum of the per-resource times: compute and memory traffic never overlapping"),
+        ]
+        out[hw.id] = {"hardware": hw, "metrics": headline, "bound": str(rec["bound"] or "unknown"),
+                      "resources": pd.DataFrame(rows),
+                      "flags": list(rec["flags"]),
+                      "source": f"{rec['source']}: {rec['row']}"}
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- hardware
+
+
+def _tags(fig) -> str:
+    tags = [t for t, on in (("measured", fig.measured), ("derived", bool(fig.derivation)),
+                            ("unverified", fig.unverified)) if on]
+    return ", ".join(tags)
+
+
+def ceilings_frame(hw: Hardware) -> pd.DataFrame:
+    ridge_off = {c.key: c.peak / hw.offchip.bandwidth for c in hw.ceilings}
+    return pd.DataFrame([{
+        "Ceiling": c.key + (" (default)" if c.key == hw.default_ceiling else ""),
+        "Peak (dense)": fmt_rate(c.peak), "Achievable": fmt_rate(c.achievable) if c.achievable else "–",
+        "Sparse (reference only)": fmt_rate(c.sparse) if c.sparse else "–",
+        f"Ridge vs {hw.offchip.display}": fmt_intensity(ridge_off[c.key]),
+        "Marks": _tags(c.figure), "Source": c.figure.source} for c in hw.ceilings])
+
+
+def levels_frame(hw: Hardware) -> pd.DataFrame:
+    ridge = hw.ridge()
+    return pd.DataFrame([{
+        "Level": lv.name, "Label": lv.display, "Bandwidth": fmt_bandwidth(lv.bandwidth),
+        "Achievable": fmt_bandwidth(lv.achievable) if lv.achievable else "–",
+        "Capacity": fmt_bytes(lv.capacity) if lv.capacity else "–",
+        f"Ridge ({hw.default_ceiling})": fmt_intensity(ridge[lv.name]), "Marks": _tags(lv.figure),
+        "Source": lv.figure.source} for lv in hw.levels])
+
+
+def links_frame(hw: Hardware) -> pd.DataFrame:
+    ridge = hw.ridge()
+    return pd.DataFrame([{
+        "Link": lk.name, "Label": lk.display, "Bandwidth (per direction)": fmt_bandwidth(lk.bandwidth),
+        "Achievable": fmt_bandwidth(lk.achievable) if lk.achievable else "–",
+        f"Ridge ({hw.default_ceiling})": fmt_intensity(ridge[lk.name]), "Marks": _tags(lk.figure),
+        "Source": lk.figure.source} for lk in hw.links],
+        columns=["Link", "Label", "Bandwidth (per direction)", "Achievable", f"Ridge ({hw.default_ceiling})", "Marks",
+                 "Source"])
+
+
+def hardware_comparison(hws: Sequence[Hardware]) -> pd.DataFrame:
+    """Devices side by side (one column each): identity, every ceiling (theoretical / achievable), every
+    level and link (bandwidth, capacity), ridge points against the default ceiling, and unverified marks."""
+    rows: dict[str, dict[str, str]] = {}
+
+    def put(key: str, hw: Hardware, value: str) -> None:
+        rows.setdefault(key, {})[device_label(hw)] = value
+
+    for hw in hws:
+        put("Vendor", hw, hw.vendor)
+        put("Kind · scope", hw, f"{hw.kind.value} · {hw.scope.value}")
+        put("Default ceiling", hw, f"{hw.default_ceiling} {fmt_rate(hw.default.peak)}")
+        put("Unverified figures", hw, "yes" if hw.unverified or any(
+            f.unverified for f in (*(c.figure for c in hw.ceilings), *(lv.figure for lv in hw.levels))) else "no")
+    keys = sorted({c.key for h in hws for c in h.ceilings},
+                  key=lambda k: ([p.value for p in Precision].index(k.split("-")[0]), k))
+    for key in keys:
+        for hw in hws:
+            c = hw.ceiling_map.get(key)
+            put(f"Compute {key}", hw, "–" if c is None else fmt_rate(c.peak) + (
+                f" (achievable {fmt_rate(c.achievable)})" if c.achievable else ""))
+    levels = list(dict.fromkeys(lv.name for h in hws for lv in h.levels))
+    for name in levels:
+        for hw in hws:
+            lv = hw.level_map.get(name)
+            put(f"Memory {name}", hw, "–" if lv is None else f"{lv.display} {fmt_bandwidth(lv.bandwidth)}" + (
+                f", {fmt_bytes(lv.capacity)}" if lv.capacity else "") + (
+                f" (achievable {fmt_bandwidth(lv.achievable)})" if lv.achievable else ""))
+    for name in dict.fromkeys(lk.name for h in hws for lk in h.links):
+        for hw in hws:
+            lk = hw.link_map.get(name)
+            put(f"Link {name}", hw, "–" if lk is None else f"{lk.display} {fmt_bandwidth(lk.bandwidth)}")
+    for hw in hws:
+        put("Ridge, off-chip (default ceiling)", hw, fmt_intensity(hw.ridge()[hw.offchip.name]))
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "Figure"
+    return frame.fillna("–")
+
+
+def sources_frame(hw: Hardware) -> pd.DataFrame:
+    """The documents behind the device's figures (declared ids first, then any quoted inline)."""
+    used = {}
+    for f in (*(c.figure for c in hw.ceilings), *(lv.figure for lv in hw.levels), *(lk.figure for lk in hw.links)):
+        sid = f.source.split(":", 1)[0]
+        used[sid if sid in hw.sources else f.source] = hw.sources.get(sid, f.source)
+    return pd.DataFrame([{"Id": k if k in hw.sources else "", "Source": v} for k, v in used.items()])
+
+
+__all__ = [
+    "BUNDLED_EXAMPLE", "DEFAULT_DEVICE", "FLAG_HELP", "KERNEL_COLUMNS", "TABLE_ROW_LIMIT", "DeviceForm", "FlagGroup",
+    "Metric", "bound_kind_shares", "ceilings_frame", "combine_launches", "device_form_yaml", "device_label",
+    "device_order", "effective_catalog", "filter_kernels", "flag_codes", "flag_groups", "hardware_comparison",
+    "kernel_choices", "kernel_detail", "kernel_table", "levels_frame", "links_frame",
+    "overview_metrics", "parse_custom_devices", "skipped_frame", "sources_frame", "subset", "time_key", "top_kernels",
+]

@@ -1,0 +1,875 @@
+"""``Analysis`` -> Altair charts: the log-log roofline and the supporting charts. The only module importing altair.
+
+Everything a chart shows comes from the engine: roofs and ridges from :class:`~roofcore.models.Hardware`,
+kernel positions from :meth:`Analysis.table` (x = arithmetic intensity in FLOP/byte, y = FLOP/s). Chart
+data are built with vectorised pandas; at most :data:`MAX_MARKS` kernel marks ever reach the browser
+(the rest are left out, top by time kept, and the caption says so).
+
+Axes are fixed by the devices' figures (x from 0.01 FLOP/B to a decade past the largest ridge, y from
+about 1e-4 × the highest peak to 2 × it), so two charts of the same device line up; they grow by whole
+decades only when a kernel would otherwise fall off the chart.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .analyze import Analysis, analyze
+from .models import Hardware
+from .units import fmt_bandwidth, fmt_intensity, fmt_rate
+
+#: most kernel marks one chart sends to the browser (all devices and levels together)
+MAX_MARKS = 5000
+#: x axis starts here (FLOP/byte)
+X_MIN = 0.01
+#: y axis starts this fraction of the highest peak below it (rounded down to a decade)
+Y_SPAN = 1e-4
+#: y axis ends this factor above the highest peak
+Y_HEADROOM = 2.0
+
+AXIS_X = "Arithmetic intensity (FLOP/byte)"
+AXIS_Y = "Performance (FLOP/s)"
+
+#: neutral roof colours for one device; per-device colours when several are overlaid (none reuse point hues)
+ROOF_COLOR = "#334155"
+LINK_COLOR = "#7c3aed"
+DEVICE_COLORS = ("#1e293b", "#0f766e", "#be185d", "#4d7c0f", "#92400e", "#1d4ed8", "#6b21a8", "#9f1239")
+#: kernel point colours by bound kind: memory blues, compute oranges, links purples, unknown grey
+_BOUND_PALETTES = {
+    "memory": ("#1f77b4", "#6baed6", "#08519c", "#9ecae1", "#3182bd"),
+    "compute": ("#e6550d", "#fdae6b", "#a63603", "#fd8d3c", "#d94801"),
+    "link": ("#756bb1", "#bcbddc", "#54278f", "#9e9ac8"),
+    "unknown": ("#9ca3af",),
+}
+GROUP_SCHEME = "tableau10"
+#: kernel mark area in px² for the shortest and the longest time
+SIZE_RANGE = (25, 650)
+REGION_FILL = {"memory-bound": "#dbeafe", "compute-bound": "#ffedd5"}
+
+_PREFIX_EXPR = "['p','n','µ','m','','k','M','G','T','P','E']"
+
+
+@dataclass(frozen=True)
+class RooflineFigure:
+    """A roofline chart, its data (DataFrames, by the names the chart refers to) and what its caption must say."""
+
+    chart: alt.TopLevelMixin  #: data by name only; see :meth:`spec` and :meth:`to_dict`
+    notes: tuple[str, ...]  #: sentences for the caption (capping, placement, left-out kernels)
+    points: int  #: kernel marks drawn (all devices, all levels)
+    kernels: int  #: distinct kernels drawn
+    total_kernels: int  #: kernels in the analysis
+    capped: bool  #: True when MAX_MARKS (not the user's top-N) left kernels out
+    devices: tuple[str, ...]
+    x_domain: tuple[float, float]  #: FLOP/byte
+    y_domain: tuple[float, float]  #: FLOP/s
+    datasets: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def caption(self) -> str:
+        return " ".join(self.notes)
+
+    def spec(self, *, arrow: bool = False) -> dict:
+        """The Vega-Lite spec with its datasets as DataFrames, or as Arrow IPC stream bytes with ``arrow``
+        (what ``st.vega_lite_chart`` sends to the browser: converting once lets every rerun reuse it)."""
+        data: dict = dict(self.datasets)
+        if arrow:
+            import pyarrow as pa
+
+            for name, frame in data.items():
+                table = pa.Table.from_pandas(frame, preserve_index=False)
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, table.schema) as writer:
+                    writer.write_table(table)
+                data[name] = sink.getvalue().to_pybytes()
+        return {**self.chart.to_dict(), "datasets": data}
+
+    def to_dict(self) -> dict:
+        """The Vega-Lite spec as plain JSON values (for export and inspection); NaN and ±inf become null."""
+        return {**self.chart.to_dict(), "datasets": {k: json.loads(v.to_json(orient="records", double_precision=15))
+                                                     for k, v in self.datasets.items()}}
+
+
+#: while a figure is being built: the frames its layers refer to by name (see :func:`_src`)
+_DATASETS: ContextVar[dict[str, pd.DataFrame] | None] = ContextVar("roofcore_chart_datasets", default=None)
+
+
+def _src(df: pd.DataFrame):
+    """A layer's data by name: the frame stays a DataFrame until the spec is exported (no JSON round trip, and
+    Altair validates a small spec)."""
+    store = _DATASETS.get()
+    if store is None:
+        return df
+    name = f"roofcore_{len(store)}"  # not data_N: Vega-Lite names its own data sources so
+    store[name] = df.reset_index(drop=True)
+    return alt.NamedData(name=name)
+
+
+# ----------------------------------------------------------------------------------------------- colours
+
+
+def bound_colors(bounds: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Colour domain and range for bound labels (``memory:hbm`` ...): memory blue, compute orange, link purple."""
+    order = {"memory": 0, "compute": 1, "link": 2, "unknown": 3}
+    uniq = sorted(set(bounds), key=lambda b: (order.get(b.split(":")[0], 3), b))
+    used: dict[str, int] = {}
+    rng = []
+    for b in uniq:
+        kind = b.split(":")[0] if b.split(":")[0] in _BOUND_PALETTES else "unknown"
+        pal = _BOUND_PALETTES[kind]
+        rng.append(pal[used.get(kind, 0) % len(pal)])
+        used[kind] = used.get(kind, 0) + 1
+    return uniq, rng
+
+
+def _fmt_expr(field: str, unit: str) -> str:
+    """A Vega expression formatting ``datum[field]`` with an SI prefix and ``unit`` ("3.35 TB/s"); "–" if unknown."""
+    v = f"datum[{field!r}]"
+    exp = f"clamp(floor(log(abs({v}))/LN10/3), -4, 6)"
+    return (f"isValid({v}) && isFinite({v}) ? ({v} == 0 ? '0 {unit}' : "
+            f"format({v}/pow(1000, {exp}), '.3~r') + ' ' + {_PREFIX_EXPR}[{exp}+4] + '{unit}') : '–'")
+
+
+def _pct_expr(field: str) -> str:
+    v = f"datum[{field!r}]"
+    return f"isValid({v}) && isFinite({v}) ? format({v}, '.3~%') : '–'"
+
+
+def _intensity_expr(field: str) -> str:
+    v = f"datum[{field!r}]"
+    return (f"isValid({v}) ? (isFinite({v}) ? ({v} < 10000 ? format({v}, '.3~r') : format({v}, '.3~s')) "
+            f"+ ' FLOP/B' : '∞ FLOP/B') : '–'")
+
+
+# ----------------------------------------------------------------------------------------------- domains
+
+
+def base_domains(hws: Sequence[Hardware]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Axes fixed by the devices alone: x 0.01 .. a decade past the largest ridge, y ~1e-4·peak .. 2·peak."""
+    peak = max(c.peak for h in hws for c in h.ceilings)
+    slowest = min(lv.bandwidth for h in hws for lv in h.levels)
+    x_max = 10.0 ** math.ceil(math.log10(peak / slowest * 10))
+    y_min = 10.0 ** math.floor(math.log10(peak * Y_SPAN))
+    return (X_MIN, x_max), (y_min, peak * Y_HEADROOM)
+
+
+def _extend(dom: tuple[float, float], values: np.ndarray) -> tuple[float, float]:
+    """Grow a log domain by whole decades so every finite positive value fits."""
+    v = values[np.isfinite(values) & (values > 0)]
+    if not len(v):
+        return dom
+    lo, hi = dom
+    if v.min() < lo:
+        lo = 10.0 ** math.floor(math.log10(v.min()))
+    if v.max() > hi:
+        hi = 10.0 ** math.ceil(math.log10(v.max()))
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------------------------- kernels
+
+
+def _time_key(frame: pd.DataFrame, results) -> np.ndarray:
+    """Seconds to rank kernels by: measured time where known, else the mean roofline time over devices."""
+    t = frame["time_s"].to_numpy(dtype=np.float64)
+    roof = np.nanmean(np.vstack([r.t_roof for r in results]), axis=0) if results else np.full(len(t), np.nan)
+    key = np.where(np.isnan(t), roof, t)
+    return np.nan_to_num(key, nan=0.0)
+
+
+def _levels_per_kernel(analysis: Analysis, hws: Sequence[Hardware]) -> int:
+    names = set(analysis.workload.byte_names)
+    return max(1, max(len(names & {*h.level_map, *h.link_map}) for h in hws))
+
+
+def select_kernels(analysis: Analysis, hw_ids: Sequence[str], *, top_n: int | None = None, hierarchical: bool = False,
+                   max_marks: int = MAX_MARKS) -> tuple[Analysis, bool]:
+    """The kernels to draw, as an analysis of just them (same engine, fewer rows): top by time, capped.
+
+    Returns ``(analysis_of_drawn_kernels, capped)``; ``capped`` is True when ``max_marks`` (not ``top_n``)
+    left kernels out. Marks = kernels × devices (× levels in the hierarchical view).
+    """
+    results = [analysis.result(h) for h in hw_ids]
+    hws = [r.hardware for r in results]
+    per_kernel = len(hws) * (_levels_per_kernel(analysis, hws) if hierarchical else 1)
+    limit = max(1, max_marks // per_kernel)
+    n = len(analysis.workload)
+    want = n if not top_n else min(top_n, n)
+    capped = want > limit
+    keep = min(want, limit)
+    if keep >= n and [h.id for h in analysis.hardware] == list(hw_ids):
+        return analysis, False
+    frame = analysis.workload.frame
+    if keep >= n:
+        idx = np.arange(n)
+    else:
+        key = _time_key(frame, results)
+        idx = np.argpartition(-key, keep - 1)[:keep]
+        idx = idx[np.argsort(-key[idx], kind="stable")]
+    sub = replace(analysis.workload, frame=frame.iloc[idx].reset_index(drop=True))
+    return analyze(sub, hws, achievable=analysis.achievable), capped
+
+
+def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bool = False) -> pd.DataFrame:
+    """One row per kernel mark: device, intensity (x, FLOP/B), FLOP/s (y), time for size, and tooltip fields.
+
+    y is the achieved FLOP/s where a measured time exists, else the attainable FLOP/s (the kernel sits on its
+    roof). x is the off-chip intensity (the binding level's where off-chip bytes are unknown); in the
+    hierarchical view there is one mark per memory level or link the kernel has bytes for.
+    """
+    frames = []
+    for hw_id in hw_ids:
+        hw = analysis.result(hw_id).hardware
+        tab = analysis.table(hw_id, messages=False)
+        timed = tab["time_s"].gt(0).to_numpy()
+        y = np.where(timed, tab["achieved_flops_per_s"], tab["attainable_flops_per_s"])
+        base = pd.DataFrame({
+            "kid": np.arange(len(tab)), "device": hw.name, "device_id": hw.id, "name": tab["name"].astype(str),
+            "count": tab["count"], "group": tab["group"].fillna("(none)").astype(str),
+            "bound": tab["bound"].fillna("unknown").astype(str), "ceiling": tab["ceiling"].fillna("").astype(str),
+            "flops": tab["flops"], "time_s": tab["time_s"], "t_roof_s": tab["t_roof_s"],
+            "attainable": tab["attainable_flops_per_s"], "achieved": tab["achieved_flops_per_s"],
+            "efficiency": tab["efficiency"], "headroom_s": tab["headroom_s"], "perf": y,
+            "size_s": np.where(timed, tab["time_s"], tab["t_roof_s"]),
+            "placed": np.where(timed, "measured time", "on its roof (no measured time)"),
+        })
+        names = [n for n in analysis.workload.byte_names if n in hw.level_map or n in hw.link_map]
+        display = {**{lv.name: lv.display for lv in hw.levels}, **{lk.name: lk.display for lk in hw.links}}
+        if hierarchical:
+            for name in names:
+                b = tab[f"bytes_{name}"].to_numpy(dtype=np.float64)
+                sel = b > 0
+                part = base[sel].copy()
+                part["level"] = display[name]
+                part["bytes"] = b[sel]
+                part["intensity"] = tab[f"intensity_{name}"].to_numpy()[sel]
+                frames.append(part)
+        else:
+            off = hw.offchip.name
+            if f"intensity_{off}" in tab:
+                x = tab[f"intensity_{off}"].to_numpy(dtype=np.float64)
+                b = tab[f"bytes_{off}"].to_numpy(dtype=np.float64)
+            else:
+                x, b = np.full(len(tab), np.nan), np.full(len(tab), np.nan)
+            lvl = np.full(len(tab), display[off], dtype=object)
+            # off-chip bytes unknown: use the binding level, the roof that set the kernel's bound
+            missing = np.isnan(x) & tab["binding_level"].notna().to_numpy()
+            for name in names:
+                sel = missing & (tab["binding_level"] == name).to_numpy()
+                if sel.any():
+                    x[sel] = tab[f"intensity_{name}"].to_numpy()[sel]
+                    b[sel] = tab[f"bytes_{name}"].to_numpy()[sel]
+                    lvl[sel] = display[name]
+            part = base.copy()
+            part["level"], part["bytes"], part["intensity"] = lvl, b, x
+            frames.append(part)
+    if not frames:
+        return pd.DataFrame(columns=["kid", "device", "intensity", "perf"])
+    out = pd.concat(frames, ignore_index=True)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- roofs
+
+
+def shown_ceilings(hw: Hardware, used: Sequence[str] = (), *, all_ceilings: bool = False) -> list:
+    """The compute ceilings to draw: all of them, or the default and those the kernels run on."""
+    if all_ceilings:
+        return list(hw.ceilings)
+    keys = {hw.default_ceiling, *used}
+    return [c for c in hw.ceilings if c.key in keys]
+
+
+def main_ceiling(hw: Hardware, table: pd.DataFrame | None) -> str:
+    """The ceiling most of the kernels' time runs against (the default when unknown): it sets shading and ridges."""
+    if table is None or table.empty:
+        return hw.default_ceiling
+    w = table["time_s"].fillna(table["t_roof_s"]).fillna(0)
+    by = w.groupby(table["ceiling"].fillna("")).sum()
+    by = by[by.index.isin(list(hw.ceiling_map))]
+    return str(by.idxmax()) if len(by) and by.max() > 0 else hw.default_ceiling
+
+
+def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], y_dom: tuple[float, float],
+                  *, achievable: bool = True) -> pd.DataFrame:
+    """Line segments of every memory-level and link roof and of the given compute ceilings (log-space ends).
+
+    Diagonal roofs ``y = β·x`` run from the bottom/left edge up to the highest drawn ceiling; ceilings run
+    from the fastest memory roof to the right edge. Achievable (measured) figures give extra dashed rows.
+    """
+    rows = []
+    top = max(c.peak for c in ceilings)
+    top_ach = max((c.achievable or c.peak) for c in ceilings)
+    fastest = max(lv.bandwidth for lv in hw.levels)
+    fastest_ach = max((lv.achievable or lv.bandwidth) for lv in hw.levels)
+    x0, x1 = x_dom
+    y0 = y_dom[0]
+
+    def diag(res, kind: str, beta: float, pi: float, ach: bool):
+        xs = max(x0, y0 / beta)
+        xe = min(x1, pi / beta)
+        if xe <= xs:
+            return
+        src = (res.achievable_figure.source if ach and res.achievable_figure else res.figure.source)
+        rows.append({"device": hw.name, "device_id": hw.id, "kind": kind, "name": res.name,
+                     "label": f"{res.display} {fmt_bandwidth(beta)}" + (" (achievable)" if ach else ""),
+                     "value": fmt_bandwidth(beta), "achievable": ach, "x": xs, "y": beta * xs, "x2": xe, "y2": beta * xe,
+                     "beta": beta, "source": src})
+
+    for lv in hw.levels:
+        diag(lv, "memory", lv.bandwidth, top, False)
+        if achievable and lv.achievable:
+            diag(lv, "memory", lv.achievable, top_ach, True)
+    for lk in hw.links:
+        diag(lk, "link", lk.bandwidth, top, False)
+        if achievable and lk.achievable:
+            diag(lk, "link", lk.achievable, top_ach, True)
+    for c in ceilings:
+        for pi, ach in ((c.peak, False), (c.achievable, True)):
+            if pi is None or (ach and not achievable):
+                continue
+            xs = max(x0, pi / (fastest_ach if ach else fastest))
+            src = c.achievable_figure.source if ach and c.achievable_figure else c.figure.source
+            rows.append({"device": hw.name, "device_id": hw.id, "kind": "compute", "name": c.key,
+                         "label": f"{c.precision.value} {c.unit.value}", "value": fmt_rate(pi), "achievable": ach,
+                         "x": xs, "y": pi, "x2": x1, "y2": pi, "beta": np.nan, "source": src})
+    return pd.DataFrame(rows)
+
+
+#: label geometry in pixels (12 px text): average glyph width, line height, gap to the line
+_CHAR_PX, _LINE_PX, _GAP_PX = 6.7, 14.0, 3.0
+
+
+class _Placer:
+    """Places labels along lines so they overlap neither each other nor kernel marks (pixel space, y up).
+
+    Obstacles are circles (x, y, r); a placed label adds circles along its box. A label goes at the first
+    free spot scanning along its line from the preferred end; with none free it takes the spot that hides
+    the fewest kernel marks (but never another label), or is left out.
+    """
+
+    def __init__(self, x_dom, y_dom, width: int, height: int) -> None:
+        self.lx0, self.ly0 = math.log10(x_dom[0]), math.log10(y_dom[0])
+        self.px = width / math.log10(x_dom[1] / x_dom[0])
+        self.py = height / math.log10(y_dom[1] / y_dom[0])
+        self.width, self.height = width, height
+        self.points = np.empty((0, 3))
+        self.labels = np.empty((0, 3))
+
+    def xy(self, x, y) -> tuple[np.ndarray, np.ndarray]:
+        return ((np.log10(np.asarray(x, dtype=np.float64)) - self.lx0) * self.px,
+                (np.log10(np.asarray(y, dtype=np.float64)) - self.ly0) * self.py)
+
+    def add_segments(self, segs: pd.DataFrame) -> None:
+        """Roof and ceiling lines as obstacles too (thin circles every few pixels), so no label crosses one."""
+        if segs.empty:
+            return
+        (x0, y0), (x1, y1) = self.xy(segs["x"], segs["y"]), self.xy(segs["x2"], segs["y2"])
+        n = np.maximum(2, (np.hypot(x1 - x0, y1 - y0) / 4).astype(int))
+        t = np.concatenate([np.linspace(0, 1, k) for k in n])
+        i = np.repeat(np.arange(len(n)), n)
+        pts = np.column_stack([x0[i] + t * (x1 - x0)[i], y0[i] + t * (y1 - y0)[i], np.full(len(t), 1.5)])
+        self.points = np.vstack([self.points, pts[np.isfinite(pts).all(axis=1)]])
+
+    def add_points(self, x, y, r) -> None:
+        px, py = self.xy(x, y)
+        ok = np.isfinite(px) & np.isfinite(py)
+        self.points = np.vstack([self.points, np.column_stack([px[ok], py[ok], np.asarray(r, dtype=np.float64)[ok]])])
+
+    def _box_circles(self, s0: float, s1: float, n_mid: float, theta: float) -> np.ndarray:
+        ss = np.arange(s0, s1 + 1, _LINE_PX / 2)
+        c, sn = math.cos(theta), math.sin(theta)
+        return np.column_stack([ss * c - n_mid * sn, ss * sn + n_mid * c, np.full(len(ss), _LINE_PX / 2)])
+
+    def _hits(self, obs: np.ndarray, theta: float, t: float, length: float, n_lo: float, n_hi: float) -> int:
+        if not len(obs):
+            return 0
+        c, sn = math.cos(theta), math.sin(theta)
+        s = obs[:, 0] * c + obs[:, 1] * sn
+        n = -obs[:, 0] * sn + obs[:, 1] * c
+        r = obs[:, 2]
+        return int(((s + r > t) & (s - r < t + length) & (n + r > n_lo) & (n - r < n_hi)).sum())
+
+    def place(self, x0, y0, x1, y1, text: str, *, above: bool = True, start: float = 0.0, reverse: bool = False,
+              strict: bool = True) -> tuple[float, float] | None:
+        """Anchor (data coordinates, the label's left end on the line) of ``text`` along the segment
+        (x0, y0)-(x1, y1), scanning from ``start`` (a fraction of the way; from the far end if ``reverse``).
+
+        ``strict``: only a spot that hides no kernel mark, else None; otherwise the spot hiding the fewest.
+        A spot overlapping another label or leaving the plot is never taken.
+        """
+        (X0, X1), (Y0, Y1) = self.xy([x0, x1], [y0, y1])
+        theta = math.atan2(Y1 - Y0, X1 - X0)
+        c, sn = math.cos(theta), math.sin(theta)
+        s0, s1 = X0 * c + Y0 * sn, X1 * c + Y1 * sn
+        n0 = -X0 * sn + Y0 * c
+        length = len(text) * _CHAR_PX + 4
+        n_lo, n_hi = (n0 + _GAP_PX, n0 + _GAP_PX + _LINE_PX) if above else (n0 - _GAP_PX - _LINE_PX, n0 - _GAP_PX)
+        first, last = s0 + start * (s1 - s0), s1 - length
+        if last < first:
+            return None
+        cands = np.arange(first, last + 1, 6.0)
+        if reverse:
+            cands = cands[::-1]
+        best, best_hits = None, None
+        for t in cands:
+            corners = [(t * c - n * sn, t * sn + n * c) for t in (t, t + length) for n in (n_lo, n_hi)]
+            if not all(-2 <= cx <= self.width + 2 and -2 <= cy <= self.height + 2 for cx, cy in corners):
+                continue
+            if self._hits(self.labels, theta, t, length, n_lo, n_hi):
+                continue
+            hits = self._hits(self.points, theta, t, length, n_lo, n_hi)
+            if best is None or hits < best_hits:
+                best, best_hits = t, hits
+            if hits == 0:
+                break
+        if best is None or (strict and best_hits):
+            return None
+        self.labels = np.vstack([self.labels, self._box_circles(best, best + length, (n_lo + n_hi) / 2, theta)])
+        ax, ay = best * c - n0 * sn, best * sn + n0 * c  # on the line; the mark's dy lifts the text off it
+        return 10 ** (ax / self.px + self.lx0), 10 ** (ay / self.py + self.ly0)
+
+    def block(self, x, y, text: str, align: str) -> None:
+        """Reserve the box of a fixed horizontal label (region and ridge annotations)."""
+        (X,), (Y,) = self.xy([x], [y])
+        length = len(text) * _CHAR_PX
+        s0 = X - length if align == "right" else X - length / 2 if align == "center" else X
+        self.labels = np.vstack([self.labels, self._box_circles(s0, s0 + length, Y + _LINE_PX / 2, 0.0)])
+
+
+def ceiling_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
+    """One label per distinct theoretical ceiling value (ceilings with the same peak share it) where it hides
+    no kernel mark and no other label."""
+    c = segs[(segs["kind"] == "compute") & ~segs["achievable"]]
+    cols = ["device", "device_id", "x", "y", "text", "below"]
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    g = c.groupby(["device_id", "y"], sort=False).agg(device=("device", "first"), x=("x", "first"),
+                                                      x2=("x2", "first"),
+                                                      labels=("label", lambda s: " / ".join(dict.fromkeys(s))),
+                                                      value=("value", "first")).reset_index()
+    g["text"] = g["labels"] + " · " + g["value"]
+    rows = []
+    x_left = 10 ** placer.lx0
+    for r in g.sort_values("y", ascending=False).itertuples():
+        # first choice: left of where the ceiling meets the roofs, above it, where no kernel can be (it would
+        # be above its roof); then along the ceiling, then below it; last, the spot hiding the fewest kernels
+        tries = [dict(x0=x_left, x1=r.x, reverse=True), dict(x0=r.x, x1=r.x2), dict(x0=r.x, x1=r.x2, above=False),
+                 dict(x0=x_left, x1=r.x, reverse=True, above=False),
+                 dict(x0=x_left, x1=r.x, reverse=True, strict=False), dict(x0=r.x, x1=r.x2, strict=False)]
+        for kw in tries:
+            x0, x1 = kw.pop("x0"), kw.pop("x1")
+            at = placer.place(x0, r.y, x1, r.y, r.text, **kw)
+            if at:
+                rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": r.y, "text": r.text,
+                             "below": not kw.get("above", True)})
+                break
+    return pd.DataFrame(rows, columns=cols)
+
+
+def roof_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
+    """Labels along each theoretical diagonal roof, rotated to its slope, where they hide nothing."""
+    d = segs[(segs["kind"] != "compute") & ~segs["achievable"]].sort_values("beta", ascending=False)
+    cols = ["device", "device_id", "x", "y", "text", "angle"]
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    angle = -math.degrees(math.atan(placer.py / placer.px))
+    rows = []
+    for r in d.itertuples():
+        # above the line, else below it; only then a spot that hides the fewest kernel marks and lines
+        for kw in ({}, {"above": False}, {"strict": False}):
+            at = placer.place(r.x, r.y, r.x2, r.y2, r.label, start=0.04, **kw)
+            if at:
+                rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": at[1], "text": r.label,
+                             "angle": angle, "below": kw.get("above") is False})
+                break
+    return pd.DataFrame(rows, columns=[*cols, "below"])
+
+
+def ridge_points(hw: Hardware, ceiling: str, x_dom, y_dom) -> pd.DataFrame:
+    """Where each memory-level and link roof meets ``ceiling`` (FLOP/byte), inside the axes."""
+    c = hw.ceiling_map[ceiling]
+    rows = []
+    for res, kind in [*((lv, "memory") for lv in hw.levels), *((lk, "link") for lk in hw.links)]:
+        x = c.peak / res.bandwidth
+        if x_dom[0] <= x <= x_dom[1]:
+            rows.append({"device": hw.name, "device_id": hw.id, "x": x, "y": c.peak, "kind": kind,
+                         "offchip": res.name == hw.offchip.name,
+                         "text": f"ridge {res.display} × {c.key}: {fmt_intensity(x)}",
+                         "short": f"ridge {fmt_intensity(x)}"})
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------- chart
+
+
+def _decades(dom: tuple[float, float]) -> list[float]:
+    lo, hi = math.ceil(math.log10(dom[0]) - 1e-9), math.floor(math.log10(dom[1]) + 1e-9)
+    return [10.0 ** e for e in range(lo, hi + 1)]
+
+
+def _scales(x_dom, y_dom):
+    """Log axes with a tick and grid line per decade; x below 1 reads 0.01, 0.1 (not 10m, 100m)."""
+    x = alt.X("x:Q", scale=alt.Scale(type="log", domain=list(x_dom), nice=False),
+              axis=alt.Axis(title=AXIS_X, format="~s", values=_decades(x_dom), gridOpacity=0.5,
+                            labelExpr="datum.value < 1 ? format(datum.value, '~g') : format(datum.value, '~s')"))
+    y = alt.Y("y:Q", scale=alt.Scale(type="log", domain=list(y_dom), nice=False),
+              axis=alt.Axis(title=AXIS_Y, format="~s", values=_decades(y_dom), gridOpacity=0.5))
+    return x, y
+
+
+def _device_colour(device_names: Sequence[str], *, legend: bool = False) -> alt.Color:
+    """Roof colour per device when several are overlaid (only the roof lines carry the legend)."""
+    return alt.Color("device:N", title="Roofs", scale=alt.Scale(domain=list(device_names),
+                                                               range=list(DEVICE_COLORS[:len(device_names)])),
+                     legend=alt.Legend(orient="right", symbolType="stroke", labelLimit=220) if legend else None)
+
+
+def _labels(data: pd.DataFrame, enc: dict, role: str, **mark) -> list[alt.Chart]:
+    """Text drawn twice: a white halo underneath keeps it readable over lines and kernel marks."""
+    data = _src(data)
+    halo = alt.Chart(data).mark_text(stroke="white", strokeWidth=3, strokeJoin="round", opacity=0.9, **mark).encode(
+        **{k: v for k, v in enc.items() if k != "color"})
+    return [halo, alt.Chart(data, description=role).mark_text(**mark).encode(**enc)]
+
+
+def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *, x_dom, y_dom, width, height,
+                color_by: str, all_ceilings: bool, achievable: bool, hierarchical: bool, shade: Hardware | None,
+                color_domain: tuple[list[str], list[str]], multi: bool, selection,
+                size_dom: tuple[float, float], orient: str = "right") -> list:
+    """The layers of one roofline panel (one device, or several overlaid): regions, roofs, ridges, kernels, labels."""
+    x, y = _scales(x_dom, y_dom)
+    names = [h.name for h in hws]
+    layers: list = []
+    labels: list = []
+    placer = _Placer(x_dom, y_dom, width, height)
+    if len(points):
+        placer.add_points(points["intensity"], points["perf"], _radius_px(points["size_s"], size_dom))
+    tables = {h.id: (points[points["device_id"] == h.id] if len(points) else None) for h in hws}
+    segs, ridges = [], []
+    for h in hws:
+        t = tables[h.id]
+        used = [] if t is None or t.empty else [c for c in t["ceiling"].unique() if c]
+        ceilings = shown_ceilings(h, used, all_ceilings=all_ceilings)
+        segs.append(roof_segments(h, ceilings, x_dom, y_dom, achievable=achievable))
+        main = main_ceiling(h, None if t is None else t.drop_duplicates("kid"))
+        ridges.append(ridge_points(h, main, x_dom, y_dom))
+    seg = pd.concat(segs, ignore_index=True)
+    rid = pd.concat(ridges, ignore_index=True)
+    if len(rid):
+        placer.add_points(rid["x"], rid["y"], np.full(len(rid), 5.0))
+    placer.add_segments(seg)
+    muted = {"fontSize": 11, "color": "#475569"}
+
+    if shade is not None:
+        t = tables[shade.id]
+        main = main_ceiling(shade, None if t is None else t.drop_duplicates("kid"))
+        r = min(max(shade.ridge(main)[shade.offchip.name], x_dom[0]), x_dom[1])
+        regions = pd.DataFrame({"region": list(REGION_FILL), "x": [x_dom[0], r], "x2": [r, x_dom[1]],
+                                "y": [y_dom[0]] * 2, "y2": [y_dom[1]] * 2})
+        for region, fill in REGION_FILL.items():
+            layers.append(alt.Chart(_src(regions[regions["region"] == region])).mark_rect(fill=fill, opacity=0.5).encode(
+                x=x, x2="x2:Q", y=y, y2="y2:Q"))
+        line_px = math.log10(y_dom[1] / y_dom[0]) / height  # decades per pixel
+        ty = y_dom[0] * 10 ** (8 * line_px)
+        for text, tx, align in (("← memory-bound", r / 1.12, "right"), ("compute-bound →", r * 1.12, "left")):
+            placer.block(tx, ty, text, align)
+            labels += _labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": "text:N"},
+                              f"region_label_{align}", align=align, baseline="bottom", fontStyle="italic", **muted)
+        placer.block(r, ty * 10 ** (16 * line_px), f"ridge {fmt_intensity(r)}", "center")
+        labels += _labels(pd.DataFrame({"x": [r], "y": [ty * 10 ** (16 * line_px)], "text": [f"ridge {fmt_intensity(r)}"]}),
+                          {"x": x, "y": y, "text": "text:N"}, "ridge_label", align="center", baseline="bottom", **muted)
+
+    if multi:
+        line_color, quiet = _device_colour(names, legend=True), _device_colour(names)
+    else:  # one device: fixed colours, so the only colour scale is the kernels'
+        line_color = quiet = alt.condition(alt.datum.kind == "link", alt.value(LINK_COLOR), alt.value(ROOF_COLOR))
+    tip = [alt.Tooltip("device:N", title="Device"), alt.Tooltip("name:N", title="Roof"),
+           alt.Tooltip("value:N", title="Value"), alt.Tooltip("source:N", title="Source")]
+    layers.append(alt.Chart(_src(seg[~seg["achievable"]]), description="roofs").mark_rule(strokeWidth=2, clip=True).encode(
+        x=x, y=y, x2="x2:Q", y2="y2:Q", color=line_color, tooltip=tip))
+    ach = seg[seg["achievable"]]
+    if len(ach):
+        layers.append(alt.Chart(_src(ach), description="achievable_roofs").mark_rule(strokeWidth=1.5, strokeDash=[6, 4], clip=True, opacity=0.8).encode(
+            x=x, y=y, x2="x2:Q", y2="y2:Q", color=quiet, tooltip=tip))
+    if len(rid):
+        layers.append(alt.Chart(_src(rid), description="ridges").mark_point(shape="diamond", size=80, filled=True, fill="white", strokeWidth=1.6,
+                                                opacity=1).encode(
+            x=x, y=y, stroke=_device_colour(names) if multi else alt.value(ROOF_COLOR),
+            tooltip=[alt.Tooltip("device:N", title="Device"), alt.Tooltip("text:N", title="Ridge")]))
+    if len(points):
+        layers.extend(_kernel_layers(points, x, y, color_by=color_by, color_domain=color_domain, multi=multi,
+                                     hierarchical=hierarchical, names=names, selection=selection, size_dom=size_dom,
+                                     orient=orient))
+
+    text_color = _device_colour(names) if multi else alt.value(ROOF_COLOR)
+    cl = ceiling_labels(seg, placer)
+    for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
+        part = cl[cl["below"] == below]
+        if len(part):
+            labels += _labels(part, {"x": x, "y": y, "text": "text:N", "color": text_color},
+                              "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
+                              fontSize=12)
+    rl = roof_labels(seg, placer)
+    for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
+        part = rl[rl["below"] == below]
+        if len(part):
+            labels += _labels(part, {"x": x, "y": y, "text": "text:N", "angle": alt.Angle("angle:Q", scale=None),
+                                     "color": text_color}, "roof_labels" + ("_below" if below else ""), align="left",
+                              baseline=base, dy=dy, fontSize=12)
+    return layers + labels
+
+
+def _size_domain(points: pd.DataFrame) -> tuple[float, float]:
+    """Seconds mapped to the smallest and largest mark (log scale)."""
+    t = points["size_s"].to_numpy(dtype=np.float64)
+    t = t[np.isfinite(t) & (t > 0)]
+    if not len(t):
+        return 0.1, 1.0
+    lo, hi = float(t.min()), float(t.max())
+    return (hi / 10, hi) if lo >= hi else (lo, hi)
+
+
+def _legend_times(dom: tuple[float, float]) -> list[float]:
+    """Three round times (seconds) spanning the size scale, for its legend."""
+    lo, hi = dom
+    picks = [lo, math.sqrt(lo * hi), hi] if hi > lo * 1.5 else [hi]
+    out = []
+    for t in picks:
+        e = math.floor(math.log10(t))
+        r = round(t / 10 ** e) * 10 ** e
+        r = min(max(r, lo), hi)
+        if not out or r > out[-1] * 1.2:
+            out.append(float(f"{r:.2g}"))
+    return out
+
+
+def _radius_px(t: pd.Series, dom: tuple[float, float]) -> np.ndarray:
+    """Mark radius in pixels for time ``t`` under the size scale (area ``SIZE_RANGE`` over log ``dom``)."""
+    lt = np.log(np.clip(t.to_numpy(dtype=np.float64), dom[0], dom[1]))
+    frac = (lt - math.log(dom[0])) / max(math.log(dom[1] / dom[0]), 1e-12)
+    area = SIZE_RANGE[0] + np.nan_to_num(frac, nan=0.0) * (SIZE_RANGE[1] - SIZE_RANGE[0])
+    return np.sqrt(area / math.pi)
+
+
+def _kernel_layers(points: pd.DataFrame, x, y, *, color_by, color_domain, multi, hierarchical, names, selection,
+                   size_dom, orient: str = "right"):
+    field = "bound" if color_by == "bound" else "group"
+    dom, rng = color_domain
+    cscale = alt.Scale(domain=dom, range=rng) if field == "bound" else alt.Scale(domain=dom, scheme=GROUP_SCHEME)
+    color = alt.Color(f"{field}:N", title="Bound" if field == "bound" else "Group", scale=cscale,
+                      legend=alt.Legend(orient=orient, symbolLimit=40, labelLimit=220))
+    if multi:
+        shape = alt.Shape("device:N", title="Device", legend=alt.Legend(orient="right"),
+                          scale=alt.Scale(domain=list(names)))
+    elif hierarchical:
+        shape = alt.Shape("level:N", title="Level", legend=alt.Legend(orient=orient))
+    else:
+        shape = alt.value("circle")
+    t_min, t_max = size_dom
+    size = alt.Size("size_s:Q", title="Time", scale=alt.Scale(type="log", domain=[t_min, t_max], range=list(SIZE_RANGE)),
+                    legend=alt.Legend(orient=orient, values=_legend_times(size_dom), labelExpr=_fmt_expr("value", "s"),
+                                      symbolFillColor="#94a3b8", symbolStrokeWidth=0))
+    tooltip = [
+        alt.Tooltip("name:N", title="Kernel"), alt.Tooltip("device:N", title="Device"),
+        alt.Tooltip("count:Q", title="Launches", format=","), alt.Tooltip("t_flops:N", title="FLOPs"),
+        alt.Tooltip("t_bytes:N", title="Bytes"), alt.Tooltip("level:N", title="Level"),
+        alt.Tooltip("t_int:N", title="Intensity"), alt.Tooltip("t_ach:N", title="Achieved"),
+        alt.Tooltip("t_att:N", title="Attainable"), alt.Tooltip("t_eff:N", title="Efficiency (of roof)"),
+        alt.Tooltip("bound:N", title="Bound"), alt.Tooltip("t_time:N", title="Measured time"),
+        alt.Tooltip("t_roof:N", title="Roofline time"), alt.Tooltip("t_head:N", title="Headroom"),
+        alt.Tooltip("group:N", title="Group"), alt.Tooltip("placed:N", title="Placed by"),
+    ]
+    calc = {"t_flops": _fmt_expr("flops", "FLOP"), "t_bytes": _fmt_expr("bytes", "B"),
+            "t_int": _intensity_expr("intensity"), "t_ach": _fmt_expr("achieved", "FLOP/s"),
+            "t_att": _fmt_expr("attainable", "FLOP/s"), "t_eff": _pct_expr("efficiency"),
+            "t_time": _fmt_expr("time_s", "s"), "t_roof": _fmt_expr("t_roof_s", "s"),
+            "t_head": _fmt_expr("headroom_s", "s")}
+    data = points.rename(columns={"intensity": "x", "perf": "y"})
+    keep = ["kid", "device", "device_id", "name", "count", "group", "bound", "flops", "bytes", "level", "x", "y",
+            "achieved", "attainable", "efficiency", "time_s", "t_roof_s", "headroom_s", "size_s", "placed"]
+    data = data[keep]
+    layers = []
+    if hierarchical:
+        span = data.groupby(["device_id", "kid"], sort=False).agg(
+            x=("x", "min"), x2=("x", "max"), y=("y", "first"), device=("device", "first"),
+            bound=("bound", "first"), group=("group", "first")).reset_index()
+        span = span[span["x2"] > span["x"]]
+        if len(span):
+            quiet = alt.Color(f"{field}:N", scale=cscale, legend=None)
+            layers.append(alt.Chart(_src(span), description="kernel_links").mark_rule(strokeWidth=1, opacity=0.5).encode(
+                x=x, x2="x2:Q", y=y, color=quiet,
+                opacity=alt.condition(selection, alt.value(0.55), alt.value(0.06))))
+    style: dict = {}
+    if multi:  # the first device's marks filled, the others hollow: coinciding marks stay visible
+        style = {"stroke": alt.Stroke(f"{field}:N", scale=cscale, legend=None),
+                 "fillOpacity": alt.condition(alt.datum.device == names[0], alt.value(0.85), alt.value(0.0))}
+    layers.append(alt.Chart(_src(data), description="kernels").transform_calculate(**calc).mark_point(
+        filled=True, stroke="white", strokeWidth=1.2 if multi else 0.6, clip=True).encode(
+        x=x, y=y, color=color, shape=shape, size=size,
+        opacity=alt.condition(selection, alt.value(0.85 if not multi else 1.0), alt.value(0.1)),
+        tooltip=tooltip, **style).add_params(selection))
+    return layers
+
+
+def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_by: str = "bound",
+             top_n: int | None = None, hierarchical: bool = False, all_ceilings: bool = False,
+             achievable: bool = True, layout: str = "overlay", max_marks: int = MAX_MARKS,
+             width: int = 760, height: int = 440) -> RooflineFigure:
+    """The log-log roofline of ``analysis`` on ``hw_ids`` (default: every device in it).
+
+    ``color_by``: "bound" or "group". ``top_n``: only the N kernels with the most time. ``hierarchical``: one
+    mark per memory level, joined by a rule. ``layout``: "overlay" (one chart, devices by colour and shape)
+    or "facet" (one panel per device, same axes, concatenated). Never more than ``max_marks`` kernel marks.
+    """
+    hw_ids = list(hw_ids or [h.id for h in analysis.hardware])
+    hws = [analysis.result(h).hardware for h in hw_ids]
+    total = len(analysis.workload)
+    sub, capped = select_kernels(analysis, hw_ids, top_n=top_n, hierarchical=hierarchical, max_marks=max_marks)
+    points = kernel_points(sub, hw_ids, hierarchical=hierarchical)
+    notes: list[str] = []
+    drawn = len(sub.workload)
+    if capped:
+        notes.append(f"Capped at {max_marks:,} marks: showing the top {drawn:,} of {total:,} kernels by time.")
+    elif drawn < total:
+        notes.append(f"Showing the top {drawn:,} of {total:,} kernels by time.")
+    ok = np.isfinite(points["intensity"].to_numpy(dtype=np.float64)) & (points["intensity"] > 0).to_numpy() & \
+        np.isfinite(points["perf"].to_numpy(dtype=np.float64)) & (points["perf"] > 0).to_numpy()
+    if (~ok).any():
+        lost = points.loc[~ok, "kid"].nunique()
+        notes.append(f"{lost:,} kernel(s) not drawn: FLOPs or bytes unknown or zero, so there is no point on a log-log chart.")
+    points = points[ok].reset_index(drop=True)
+    untimed = int((points["placed"] != "measured time").sum())
+    if untimed:
+        notes.append("Kernels without a measured time are placed on their roof (attainable FLOP/s)"
+                     + (f": {points.loc[points['placed'] != 'measured time', 'kid'].nunique():,} of them." if
+                        untimed < len(points) else ", which is all of them here."))
+    notes.append("x is each kernel's off-chip intensity" + (" (one mark per level it has bytes for, joined by a line)"
+                                                            if hierarchical else "") + "; marks are sized by time.")
+    x_dom, y_dom = base_domains(hws)
+    nx, ny = _extend(x_dom, points["intensity"].to_numpy()), _extend(y_dom, points["perf"].to_numpy())
+    if (nx, ny) != (x_dom, y_dom):
+        notes.append("Axes extended by whole decades to fit kernels beyond the devices' usual range.")
+    x_dom, y_dom = nx, ny
+    if achievable and (any(lv.achievable for h in hws for lv in h.levels) or
+                       any(c.achievable for h in hws for c in h.ceilings)):
+        notes.append("Dashed lines: achievable (measured) roofs from the catalog.")
+
+    field = "bound" if color_by == "bound" else "group"
+    values = points[field].unique().tolist() if len(points) else []
+    color_domain = bound_colors(values) if field == "bound" else (sorted(values), [])
+    selection = alt.selection_point(fields=[field], bind="legend", name="legend_pick")
+    size_dom = _size_domain(points)
+    if len(hws) > 1 and (points["placed"] == "measured time").any():
+        notes.append("A measured kernel has the same intensity and achieved rate on every device (measured where it "
+                     "ran), so read it against each device's roofs: above a roof means that device could not have "
+                     "been the one.")
+    store: dict[str, pd.DataFrame] = {}
+    token = _DATASETS.set(store)
+    try:
+        overlay = layout != "facet" or len(hws) == 1
+        if overlay:
+            multi = len(hws) > 1
+            layers = _layers_for(sub, hws, points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
+                                 color_by=color_by, all_ceilings=all_ceilings, achievable=achievable,
+                                 hierarchical=hierarchical, shade=hws[0], color_domain=color_domain, multi=multi,
+                                 selection=selection, size_dom=size_dom)
+            chart = alt.layer(*layers).properties(width=width, height=height,
+                                                  title=hws[0].name if not multi else " vs ".join(h.name for h in hws))
+            if multi:
+                # roofs coloured by device and marks by bound: two colour scales; the device legend shows shapes
+                chart = chart.properties(resolve=alt.Resolve(
+                    scale=alt.ScaleResolveMap(color="independent", stroke="independent"),
+                    legend=alt.LegendResolveMap(shape="independent")))
+                notes.append(f"Shading shows where kernels are memory- or compute-bound on {hws[0].name}; marks on "
+                             f"{hws[0].name} are filled, on the others hollow.")
+        else:
+            panels = []
+            pw = max(320, int(width * 0.5))  # two panels a row, legends below: as wide as one overlaid chart
+            ph = max(260, int(height * 0.7))
+            for h in hws:
+                p = points[points["device_id"] == h.id]
+                layers = _layers_for(sub, [h], p, x_dom=x_dom, y_dom=y_dom, width=pw, height=ph, color_by=color_by,
+                                     all_ceilings=all_ceilings, achievable=achievable, hierarchical=hierarchical,
+                                     shade=h, color_domain=color_domain, multi=False, selection=selection,
+                                     size_dom=size_dom, orient="bottom")
+                panels.append(alt.layer(*layers).properties(width=pw, height=ph, title=h.name))
+            with warnings.catch_warnings():  # the legend selection is meant to be one parameter shared by every panel
+                warnings.filterwarnings("ignore", message="Automatically deduplicated selection parameter")
+                chart = alt.concat(*panels, columns=2)
+    finally:
+        _DATASETS.reset(token)
+    chart = _finish(chart, usermeta={"roofcore": {"kernel_points": len(points), "kernels": int(points["kid"].nunique())
+                                                  if len(points) else 0, "capped": bool(capped), "devices": hw_ids}})
+    return RooflineFigure(chart=chart, notes=tuple(notes), points=len(points),
+                          kernels=int(points["kid"].nunique()) if len(points) else 0, total_kernels=total,
+                          capped=capped, devices=tuple(hw_ids), x_domain=x_dom, y_domain=y_dom, datasets=store)
+
+
+#: the shared look: readable fonts, a light frame
+CONFIG = alt.Config(
+    axis=alt.AxisConfig(labelFontSize=12, titleFontSize=13, titleFontWeight="normal", labelColor="#334155",
+                        titleColor="#1e293b"),
+    legend=alt.LegendConfig(labelFontSize=12, titleFontSize=12),
+    title=alt.TitleConfig(fontSize=15, anchor="start", color="#0f172a"),
+    view=alt.ViewConfig(stroke="#cbd5e1"),
+)
+
+
+def _finish(chart, **props):
+    """Keep the size the chart was given (autosize pad) and apply :data:`CONFIG`, in one copy of the chart."""
+    return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"), config=CONFIG, **props)
+
+
+# ----------------------------------------------------------------------------------------------- supporting
+
+
+def bound_share_chart(share: dict[str, float], *, width: int = 320, height: int | None = None) -> alt.Chart:
+    """Horizontal bars: fraction of time per bound (``Analysis.summary()['time_share_by_bound']``)."""
+    df = pd.DataFrame({"bound": list(share), "share": [float(v) for v in share.values()]})
+    dom, rng = bound_colors(df["bound"].tolist())
+    df["label"] = df["share"].map(lambda v: f"{v:.0%}" if v >= 0.01 else "<1%")
+    h = height or max(56, 30 * len(df))
+    base = alt.Chart(df).encode(
+        y=alt.Y("bound:N", title=None, sort="-x", axis=alt.Axis(labelLimit=200)),
+        x=alt.X("share:Q", title="Share of time", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])))
+    bars = base.mark_bar(cornerRadiusEnd=3).encode(
+        color=alt.Color("bound:N", scale=alt.Scale(domain=dom, range=rng), legend=None),
+        tooltip=[alt.Tooltip("bound:N", title="Bound"), alt.Tooltip("share:Q", title="Share", format=".1%")])
+    text = base.mark_text(align="left", dx=4, fontSize=12).encode(text="label:N")
+    return _finish(alt.layer(bars, text).properties(width=width, height=h))
+
+
+# ----------------------------------------------------------------------------------------------- export
+
+
+def _json(chart: RooflineFigure | alt.TopLevelMixin) -> dict:
+    return chart.to_dict()
+
+
+def to_svg(chart: RooflineFigure | alt.TopLevelMixin) -> str:
+    """The chart as a standalone SVG document, rendered offline by vl-convert."""
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(_json(chart))
+
+
+def to_png(chart: RooflineFigure | alt.TopLevelMixin, scale: float = 2.0) -> bytes:
+    """The chart as PNG bytes (``scale`` × its size), rendered offline by vl-convert."""
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_png(_json(chart), scale=scale)
+
+
+__all__ = [
+    "AXIS_X", "AXIS_Y", "MAX_MARKS", "RooflineFigure", "base_domains", "bound_colors", "bound_share_chart",
+    "kernel_points", "ridge_points", "roof_segments", "roofline", "select_kernels", "to_png", "to_svg",
+]

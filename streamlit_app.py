@@ -1,0 +1,177 @@
+"""The Roofline app: page config, the shared sidebar (workload and hardware), and navigation over pages/.
+
+Run with ``streamlit run streamlit_app.py``. The sidebar's choices become one analysis per run, kept in
+``st.session_state`` for the pages: ``workload`` (the current workload, surviving page changes),
+``analysis`` (that workload on the selected devices; ``analysis_token`` names it), ``catalog`` (built-in plus this session's devices).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import roofcore
+from roofcore import app_support as app
+
+st.set_page_config(page_title="Roofline", page_icon=":material/show_chart:", layout="wide")
+
+#: session keys (fixed, so pages and tests can rely on them)
+WORKLOAD, ANALYSIS, CATALOG, HW_IDS, CUSTOM = "workload", "analysis", "catalog", "hw_ids", "custom_devices"
+
+
+@st.cache_resource(show_spinner=False)
+def base_catalog() -> roofcore.Catalog:
+    """The built-in catalogs (and ROOFCORE_CATALOG_PATH), loaded once per server."""
+    return roofcore.load_catalogs()
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+def parse_upload(file_id: str, name: str, _data: bytes) -> roofcore.Workload:
+    """One uploaded file parsed; cached per upload (``file_id``), so reruns and page changes are free."""
+    return roofcore.read(_data, name=name)
+
+
+@st.cache_data(show_spinner=False)
+def bundled_workload() -> roofcore.Workload:
+    return roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME)
+
+
+def _defaults() -> None:
+    ss = st.session_state
+    ss.setdefault(CUSTOM, {})  # id -> (Hardware, overrides); this session only
+    ss.setdefault("uploader_gen", 0)
+    ss.setdefault("loaded_key", None)
+    ss.setdefault("load_errors", [])
+    ss.setdefault("analysis_memo", {})
+    if WORKLOAD not in ss:
+        ss[WORKLOAD] = {"workload": bundled_workload(), "label": app.BUNDLED_NAME, "key": "bundled"}
+
+
+def _clear_uploads() -> None:
+    ss = st.session_state
+    ss["uploader_gen"] += 1  # a new key gives an empty uploader
+    ss[WORKLOAD] = {"workload": bundled_workload(), "label": app.BUNDLED_NAME, "key": "bundled"}
+    ss["loaded_key"], ss["load_errors"] = None, []
+
+
+def _load(files) -> None:
+    """Parse the uploads (cached per file); keep the previous workload when none of them can be read."""
+    ss = st.session_state
+    key = tuple(f.file_id for f in files)
+    if key == ss["loaded_key"]:
+        return
+    ss["loaded_key"] = key
+    good, errors = [], []
+    for f in files:
+        try:
+            good.append(parse_upload(f.file_id, f.name, f.getvalue()))
+        except roofcore.RoofcoreError as e:
+            errors.append(str(e))
+    ss["load_errors"] = errors
+    if good:
+        w = roofcore.ingest.combine(good) if len(good) > 1 else good[0]
+        ss[WORKLOAD] = {"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources) or w.name,
+                        "key": "+".join(k for k, f in zip(key, files, strict=True) if f.name in w.sources)}
+
+
+def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
+    ss = st.session_state
+    with st.sidebar:
+        st.subheader("Workload")
+        files = st.file_uploader(
+            "Kernel inventories", type=["csv", "yaml", "yml", "json", "txt"], accept_multiple_files=True,
+            key=f"uploads_{ss['uploader_gen']}",
+            help="CSV or YAML with name, count, flops, bytes[_<level>], time_s|ms|us, precision, unit, group. "
+                 "Several files are analysed together.")
+        if files:
+            _load(files)
+        elif ss["loaded_key"] is not None:  # the user removed every file
+            _clear_uploads()
+        w = ss[WORKLOAD]["workload"]
+        st.caption(f"**{ss[WORKLOAD]['label']}** · {len(w):,} kernels"
+                   + (" · bundled example" if ss[WORKLOAD]["key"] == "bundled" else ""))
+        st.button("Clear uploads", on_click=_clear_uploads, disabled=not files, icon=":material/delete:")
+        combine = st.toggle("Combine repeated launches", value=True, key="combine",
+                            help="Sum launches of the same kernel (name, precision, unit, group) into one row.")
+
+        st.subheader("Hardware")
+        options = app.device_order(catalog)
+        labels = {h.id: app.device_label(h) for h in catalog}
+        for hw_id in ss.pop("select_next", []):  # devices just added on the Hardware page
+            ss[HW_IDS] = [*ss.get(HW_IDS, [app.DEFAULT_DEVICE]), hw_id]
+        if HW_IDS in ss:  # a custom device that was removed drops out of the selection
+            ss[HW_IDS] = [h for h in dict.fromkeys(ss[HW_IDS]) if h in options]
+        chosen = st.multiselect(
+            "Devices", options, default=[app.DEFAULT_DEVICE] if HW_IDS not in ss else None,
+            format_func=labels.__getitem__, key=HW_IDS, placeholder="Type to search devices",
+            help="Every page shows the workload on each selected device. Add your own on the Hardware page.")
+        achievable = st.toggle("Use achievable roofs", value=False, key="achievable",
+                               help="Use the measured (achievable) ceilings and bandwidths where the catalog has "
+                                    "them, instead of the theoretical peaks, for every number in the app.")
+    return chosen, combine, achievable
+
+
+def analysis_for(workload: roofcore.Workload, wkey: str, hws: list[roofcore.Hardware], combine: bool,
+                 achievable: bool) -> tuple[int, roofcore.Analysis]:
+    """The analysis for these choices and a serial number naming it, memoised per session (a rerun or a page
+    change costs nothing; pages key their own memos on the serial)."""
+    ss = st.session_state
+    memo = ss["analysis_memo"]
+    key = (wkey, combine, achievable, tuple((h.id, id(h)) for h in hws))
+    if key not in memo:
+        if len(memo) >= 4:
+            memo.pop(next(iter(memo)))
+        ss["analysis_serial"] = ss.get("analysis_serial", 0) + 1
+        memo[key] = (ss["analysis_serial"], roofcore.analyze(app.combine_launches(workload) if combine else workload,
+                                                             hws, achievable=achievable))
+    return memo[key]
+
+
+def main() -> None:
+    _defaults()
+    ss = st.session_state
+    try:
+        ss["builtin_catalog"] = base_catalog()
+        catalog = app.effective_catalog(ss["builtin_catalog"], ss[CUSTOM].values())
+    except roofcore.RoofcoreError as e:  # a built-in catalog file is broken: nothing else can work
+        st.error(str(e))
+        st.stop()
+    ss[CATALOG] = catalog
+    chosen, combine, achievable = sidebar(catalog)
+
+    for msg in ss["load_errors"]:
+        st.error(msg, icon=":material/error:")
+    if ss["load_errors"]:
+        st.info(f"Showing **{ss[WORKLOAD]['label']}** instead: fix the file and upload it again.",
+                icon=":material/info:")
+    w = ss[WORKLOAD]["workload"]
+    if w.skipped:
+        st.warning(f"{len(w.skipped):,} input row(s) were skipped; the rest are analysed.", icon=":material/warning:")
+        with st.expander("Skipped rows and why"):
+            st.dataframe(app.skipped_frame(w), hide_index=True, width="stretch")
+    for text in w.warnings:
+        st.warning(text)
+
+    ss[ANALYSIS], ss["analysis_token"] = None, None
+    if chosen:
+        try:
+            ss["analysis_token"], ss[ANALYSIS] = analysis_for(w, ss[WORKLOAD]["key"], [catalog.get(h) for h in chosen],
+                                                              combine, achievable)
+        except roofcore.RoofcoreError as e:
+            st.error(str(e))
+
+    pages = [
+        st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+        st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
+        st.Page("pages/kernels.py", title="Kernels", icon=":material/table_rows:"),
+        st.Page("pages/hardware.py", title="Hardware", icon=":material/memory:"),
+    ]
+    nav = st.navigation(pages)
+    if "start_page" in ss:  # see the guard at the top of each page
+        st.switch_page(ss.pop("start_page"))
+    try:
+        nav.run()
+    except roofcore.RoofcoreError as e:  # pages catch their own; this keeps a missed one a message
+        st.error(str(e))
+
+
+main()

@@ -1,0 +1,377 @@
+"""The app as a user drives it, under Streamlit's AppTest: every page, uploads, device choices, custom devices.
+
+Assertions are on content: the numbers shown are the engine's numbers formatted, the chart spec has the
+roofline's layers and one mark per kernel, a bad upload names its problem and row, and the rest keeps working.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import roofcore
+from roofcore import app_support as app
+from roofcore.catalog import load_bytes
+from roofcore.units import fmt_pct, fmt_time
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "streamlit_app.py")
+DATA = Path(__file__).resolve().parent / "data"
+PAGES = ["pages/overview.py", "pages/roofline.py", "pages/kernels.py", "pages/hardware.py"]
+
+INVENTORY = b"""name,count,flops,bytes,time_ms,precision,group
+gemm_big,10,8.8e12,2.8e9,12.0,bf16,mlp
+softmax,4,2.1e10,1.7e10,6.5,bf16,attention
+layernorm,2,2.7e9,1.6e9,0.9,bf16,norm
+"""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def navigation_only():
+    """Run streamlit_app.py on every AppTest run, as a server does.
+
+    AppTest (1.67) resets ``PagesManager.uses_pages_directory`` before each run; with a folder named
+    ``pages/`` next to the app that routes every rerun through the legacy pages-directory mode, which runs
+    the page file alone (no sidebar, no uploads). A server leaves that mode at the app's first
+    ``st.navigation`` call and stays out; this does the same for AppTest.
+    """
+    from streamlit.runtime import pages_manager
+    from streamlit.testing.v1 import app_test
+
+    class NavigationOnly(pages_manager.PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            pages_manager.PagesManager.uses_pages_directory = False
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(app_test, "PagesManager", NavigationOnly)
+        yield
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    at.sidebar.file_uploader[0].set_value([(name, data, "text/csv") for name, data in files]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def charts(at: AppTest) -> list[dict]:
+    """Each Vega-Lite chart on the page: its spec, with the datasets (sent as Arrow) decoded to row lists."""
+    out = []
+    for el in at.get("vega_lite_chart"):
+        spec = json.loads(el.proto.spec)
+        spec["_data"] = {d.name: pa.ipc.open_stream(io.BytesIO(d.data.data)).read_all().to_pylist()
+                         for d in el.proto.datasets}
+        out.append(spec)
+    return out
+
+
+def layers(spec: dict) -> list[dict]:
+    views = spec.get("concat") or [spec]
+    return [lay for v in views for lay in v["layer"]]
+
+
+def rows_of(spec: dict, role: str) -> list[dict]:
+    """Data rows of the layers described as ``role`` (across facets)."""
+    return [r for lay in layers(spec) if lay.get("description") == role for r in spec["_data"][lay["data"]["name"]]]
+
+
+def roofline_spec(at: AppTest) -> dict:
+    found = [c for c in charts(at) if "roofcore" in c.get("usermeta", {})]
+    assert len(found) == 1
+    return found[0]
+
+
+def metrics(at: AppTest) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for m in at.metric:
+        out.setdefault(m.label, []).append(m.value)
+    return out
+
+
+def engine(workload_bytes: bytes | None, ids: list[str], name: str = "inventory.csv") -> roofcore.Analysis:
+    cat = roofcore.load_catalogs()
+    w = (roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME) if workload_bytes is None
+         else roofcore.read(workload_bytes, name=name))
+    return roofcore.analyze(app.combine_launches(w), [cat.get(i) for i in ids])
+
+
+# --------------------------------------------------------------------------------------------- pages
+
+
+@pytest.fixture(scope="module")
+def bundled() -> AppTest:
+    """One session on the bundled example, walked through every page (the tests using it restore what they change)."""
+    return start()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_on_the_bundled_example(bundled, page):
+    goto(bundled, page)
+    assert bundled.title[0].value == Path(page).stem.capitalize()
+    assert not bundled.error
+    assert bundled.sidebar.multiselect[0].value == ["h100-sxm"]
+    assert "transformer_block.yaml" in " ".join(c.value for c in bundled.sidebar.caption)
+
+
+def test_overview_numbers_are_the_engines(bundled):
+    goto(bundled, "pages/overview.py")
+    s = engine(None, ["h100-sxm"]).summary("h100-sxm")
+    shown = metrics(bundled)
+    assert shown["Roofline time"] == [fmt_time(s["t_roof_s"])] == ["40.8 ms"]
+    kinds = app.bound_kind_shares(s)
+    assert shown["Memory-bound"] == [fmt_pct(kinds["memory"])]
+    assert shown["Compute-bound"] == [fmt_pct(kinds["compute"])]
+    assert "Measured time" not in shown  # the example is analytic: no measured times, no speedup
+    top = bundled.dataframe[0].value
+    assert list(top["Kernel"][:2]) == ["ffn_down", "ffn_up"] or list(top["Kernel"][:2]) == ["ffn_up", "ffn_down"]
+    share_chart = charts(bundled)[0]
+    assert {r["bound"] for r in next(iter(share_chart["_data"].values()))} == {"memory:hbm", "compute:bf16-matrix"}
+
+
+def test_roofline_chart_has_every_roof_and_one_mark_per_kernel(bundled):
+    goto(bundled, "pages/roofline.py")
+    spec = roofline_spec(bundled)
+    roofs = rows_of(spec, "roofs")
+    assert {r["name"] for r in roofs if r["kind"] == "memory"} == {"hbm", "l2"}
+    assert {r["name"] for r in roofs if r["kind"] == "link"} == {"nvlink", "pcie"}
+    assert {r["name"] for r in roofs if r["kind"] == "compute"} == {"bf16-matrix"}  # default + the kernels' one
+    assert rows_of(spec, "achievable_roofs")  # H100 has measured bf16 and fp8 figures: dashed roofs
+    assert {round(r["x"], 1) for r in rows_of(spec, "ridges")} >= {295.2, 179.8}
+    kernels = rows_of(spec, "kernels")
+    assert len(kernels) == 12 == spec["usermeta"]["roofcore"]["kernel_points"]
+    assert {r["name"] for r in kernels} >= {"ffn_up", "softmax", "gelu"}
+    x, y = (next(lay for lay in layers(spec) if lay.get("description") == "kernels")["encoding"][c] for c in "xy")
+    assert x["scale"]["type"] == y["scale"]["type"] == "log"
+    assert x["axis"]["title"] == "Arithmetic intensity (FLOP/byte)" and y["axis"]["title"] == "Performance (FLOP/s)"
+    assert x["scale"]["domain"] == [0.01, 10000.0]
+    caption = " ".join(c.value for c in bundled.caption)
+    assert "placed on their roof" in caption
+    assert [b.label for b in bundled.get("download_button")] == ["Download SVG", "Download PNG"]
+
+
+def test_roofline_controls_top_n_hierarchical_and_all_ceilings(bundled):
+    goto(bundled, "pages/roofline.py")
+    bundled.slider(key="rl_top").set_value(5).run()
+    spec = roofline_spec(bundled)
+    assert len(rows_of(spec, "kernels")) == 5
+    assert "Showing the top 5 of 12 kernels by time." in " ".join(c.value for c in bundled.caption)
+    bundled.toggle(key="rl_all").set_value(True).run()
+    compute = {r["name"] for r in rows_of(roofline_spec(bundled), "roofs") if r["kind"] == "compute"}
+    assert compute == {c.key for c in roofcore.load_catalogs().get("h100-sxm").ceilings}
+    bundled.toggle(key="rl_hier").set_value(True).run()
+    spec = roofline_spec(bundled)
+    assert {r["level"] for r in rows_of(spec, "kernels")} == {"HBM3"}  # the example has off-chip bytes only
+    bundled.slider(key="rl_top").set_value(12).run()
+    bundled.toggle(key="rl_all").set_value(False).run()
+    bundled.toggle(key="rl_hier").set_value(False).run()
+    assert not bundled.exception
+
+
+def test_kernels_page_filters_and_details(bundled):
+    goto(bundled, "pages/kernels.py")
+    table = bundled.dataframe[0].value
+    assert len(table) == 12 and "Roofline time (ms)" in table.columns
+    a = engine(None, ["h100-sxm"])
+    ffn = a.table("h100-sxm").set_index("name").loc["ffn_up"]
+    shown = table.set_index("Kernel").loc["ffn_up"]
+    assert shown["Roofline time (ms)"] == pytest.approx(ffn["t_roof_s"] * 1e3)
+    assert shown["Bound"] == ffn["bound"] == "compute:bf16-matrix"
+    bundled.text_input(key="k_text").set_value("ffn").run()
+    assert sorted(bundled.dataframe[0].value["Kernel"]) == ["ffn_down", "ffn_up"]
+    bundled.text_input(key="k_text").set_value("").run()
+    bundled.multiselect(key="k_bound").set_value(["memory:hbm"]).run()
+    assert set(bundled.dataframe[0].value["Bound"]) == {"memory:hbm"} and len(bundled.dataframe[0].value) == 8
+    bundled.multiselect(key="k_bound").set_value([]).run()
+    labels = bundled.selectbox(key="k_detail").options
+    bundled.selectbox(key="k_detail").set_value(next(i for i, lab in enumerate(labels) if lab.startswith("softmax")))
+    bundled.run()
+    assert "NVIDIA · H100 SXM5 80GB (h100-sxm)** — bound by `memory:hbm`" in " ".join(m.value for m in bundled.markdown)
+    assert metrics(bundled)["Roofline time"] == ["5.13 ms"]
+    resources = bundled.dataframe[1].value
+    assert resources["Resource"].iloc[0].startswith("compute") and resources["Resource"].iloc[1] == "HBM3 (hbm)"
+
+
+def test_hardware_page_compares_and_exports_yaml(bundled):
+    goto(bundled, "pages/hardware.py")
+    comparison = bundled.dataframe[0].value
+    assert "Compute bf16-matrix" in comparison.index
+    assert comparison.loc["Compute bf16-matrix"].iloc[0].startswith("989 TFLOP/s")
+    yaml_button = next(b for b in bundled.get("download_button") if b.label == "Download YAML")
+    assert yaml_button is not None
+
+
+def test_achievable_roofs_change_every_number():
+    at = start()
+    at.sidebar.toggle(key="achievable").set_value(True).run()
+    cat = roofcore.load_catalogs()
+    w = app.combine_launches(roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME))
+    s = roofcore.analyze(w, [cat.get("h100-sxm")], achievable=True).summary("h100-sxm")
+    assert metrics(at)["Roofline time"] == [fmt_time(s["t_roof_s"])] != ["40.8 ms"]
+    assert "achievable roofs" in at.caption[0].value
+
+
+# --------------------------------------------------------------------------------------------- uploads
+
+
+def test_upload_replaces_the_example_and_numbers_follow():
+    at = upload(start(), ("inventory.csv", INVENTORY))
+    assert "inventory.csv" in " ".join(c.value for c in at.sidebar.caption)
+    s = engine(INVENTORY, ["h100-sxm"]).summary("h100-sxm")
+    shown = metrics(at)
+    assert shown["Measured time"] == [fmt_time(s["time_s"])] == ["19.4 ms"]
+    assert shown["Roofline time"] == [fmt_time(s["t_roof_s"])]
+    assert shown["Speedup if at roof"] == [f"{s['speedup_if_at_roof']:.2f}×"]
+    assert "Top kernels by headroom" in " ".join(m.value for m in at.markdown)
+    goto(at, "pages/roofline.py")
+    spec = roofline_spec(at)
+    kernels = rows_of(spec, "kernels")
+    assert sorted(r["name"] for r in kernels) == ["gemm_big", "layernorm", "softmax"]
+    assert all(r["placed"] == "measured time" for r in kernels)
+    gemm = next(r for r in kernels if r["name"] == "gemm_big")
+    assert gemm["y"] == pytest.approx(8.8e12 / 12e-3) and gemm["x"] == pytest.approx(8.8e12 / 2.8e9)
+    # colour by group: the legend lists the inventory's groups
+    at.segmented_control(key="rl_color").set_value("group").run()
+    assert {r["group"] for r in rows_of(roofline_spec(at), "kernels")} == {"mlp", "attention", "norm"}
+    # the upload survives page changes; clearing it brings the example back
+    goto(at, "pages/kernels.py")
+    assert len(at.dataframe[0].value) == 3
+    next(b for b in at.sidebar.button if b.label == "Clear uploads").click().run()
+    assert "transformer_block.yaml" in " ".join(c.value for c in at.sidebar.caption)
+    assert len(at.dataframe[0].value) == 12
+
+
+def test_several_files_are_analysed_together():
+    more = b"name,flops,bytes,time_us\nextra_kernel,1e9,1e8,50\n"
+    at = upload(start(), ("a.csv", INVENTORY), ("b.csv", more))
+    goto(at, "pages/kernels.py")
+    assert len(at.dataframe[0].value) == 4
+
+
+def test_bad_upload_names_the_problem_and_row_and_the_app_keeps_working():
+    bad = b"name,flops,bytes,time_ms\ngemm,lots,1e6,1\nconv,many,2e6,2\n"
+    at = upload(start(), ("broken.csv", bad))
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1
+    assert errors[0].startswith("broken.csv: row 1: no usable rows; the first problem: flops: expected")
+    assert "found 'lots'" in errors[0]
+    assert any("Showing **examples/transformer_block.yaml** instead" in i.value for i in at.info)
+    for page in PAGES[1:]:
+        goto(at, page)
+        assert [e.value for e in at.error] == errors  # still said, on every page
+    assert len(rows_of(roofline_spec(goto(at, "pages/roofline.py")), "kernels")) == 12
+
+
+def test_png_renamed_csv_is_refused_with_what_it_is():
+    png = (DATA / "bad_inventories" / "image.csv").read_bytes()
+    assert png.startswith(b"\x89PNG")
+    at = upload(start(), ("image.csv", png))
+    assert [e.value for e in at.error] == [
+        "image.csv: expected a text workload file (CSV or YAML), found binary data (a PNG image). "
+        "Hint: is this the right file? A renamed file keeps its content."]
+    assert metrics(goto(at, "pages/overview.py"))["Roofline time"] == ["40.8 ms"]
+
+
+def test_rows_that_cannot_be_read_are_skipped_and_listed():
+    partly = INVENTORY + b"broken,1,1e9,-5,1,bf16,misc\n"
+    at = upload(start(), ("partly.csv", partly))
+    assert not at.error
+    assert at.warning[0].value.startswith("1 input row(s) were skipped")
+    skipped = at.dataframe[0].value
+    assert list(skipped["row"]) == ["4"] and "bytes" in skipped["reason"].iloc[0]
+    goto(at, "pages/kernels.py")
+    assert len(at.dataframe[1].value) == 3  # the skipped-rows table comes first, then the kernels
+
+
+# --------------------------------------------------------------------------------------------- hardware
+
+
+def test_switching_devices_reanalyses_every_page():
+    at = start()
+    at.sidebar.multiselect[0].set_value(["h100-sxm", "mi300x"]).run()
+    assert not at.exception
+    assert [h.value for h in at.subheader if "·" in h.value] == [
+        "NVIDIA · H100 SXM5 80GB (h100-sxm)", "AMD · Instinct MI300X (mi300x)"]
+    mi = engine(None, ["mi300x"]).summary("mi300x")
+    assert metrics(at)["Roofline time"] == ["40.8 ms", fmt_time(mi["t_roof_s"])]
+    goto(at, "pages/roofline.py")
+    spec = roofline_spec(at)
+    assert len(rows_of(spec, "kernels")) == 24 and spec["usermeta"]["roofcore"]["devices"] == ["h100-sxm", "mi300x"]
+    assert {r["device_id"] for r in rows_of(spec, "roofs")} == {"h100-sxm", "mi300x"}
+    at.segmented_control(key="rl_layout").set_value("facets").run()
+    spec = roofline_spec(at)
+    assert len(spec["concat"]) == 2
+    assert [p["title"] for p in spec["concat"]] == ["NVIDIA H100 SXM5 80GB", "AMD Instinct MI300X"]
+    assert len(rows_of(spec, "kernels")) == 24
+    at.sidebar.multiselect[0].set_value([]).run()
+    assert at.info[0].value == "Select at least one device in the sidebar."
+
+
+def test_add_a_device_by_uploading_catalog_yaml():
+    at = goto(start(), "pages/hardware.py")
+    raw = (DATA / "good_catalog.yaml").read_bytes()
+    at.file_uploader(key="hw_upload_0").set_value(("acme.yaml", raw, "application/x-yaml")).run()
+    assert not at.exception and not at.error
+    assert at.success[0].value.startswith("Added Acme · X1 (acme-x1)")
+    assert at.sidebar.multiselect[0].value == ["h100-sxm", "acme-x1"]
+    assert at.sidebar.multiselect[0].options[0] == "Acme · X1 (acme-x1)"  # grouped by vendor, A first
+    goto(at, "pages/overview.py")
+    acme = roofcore.analyze(roofcore.read(app.BUNDLED_EXAMPLE), [load_bytes(raw, "acme.yaml")[0][0]]).summary("acme-x1")
+    assert metrics(at)["Roofline time"][1] == fmt_time(acme["t_roof_s"])
+
+
+def test_a_bad_catalog_upload_shows_the_loaders_message_verbatim():
+    at = goto(start(), "pages/hardware.py")
+    raw = (DATA / "bad_catalogs" / "wrong_unit.yaml").read_bytes()
+    with pytest.raises(roofcore.CatalogError) as expected:
+        load_bytes(raw, "wrong_unit.yaml")
+    at.file_uploader(key="hw_upload_0").set_value(("wrong_unit.yaml", raw, "application/x-yaml")).run()
+    assert [e.value for e in at.error] == [str(expected.value)]
+    assert at.sidebar.multiselect[0].value == ["h100-sxm"]
+
+
+def test_add_a_device_with_the_form():
+    at = goto(start(), "pages/hardware.py")
+    at.text_input(key="f_id").set_value("lab-gpu")
+    at.text_input(key="f_name").set_value("Lab GPU")
+    at.text_input(key="f_vendor").set_value("Lab")
+    at.number_input(key="f_peak0").set_value(500.0)
+    at.number_input(key="f_hbm").set_value(4.0)
+    at.number_input(key="f_l2").set_value(10.0)
+    at.text_input(key="f_link").set_value("nvlink")
+    at.number_input(key="f_link_bw").set_value(400.0)
+    at.button(key="f_submit").click().run()
+    assert not at.exception and not at.error
+    assert "lab-gpu" in at.sidebar.multiselect[0].value
+    lab = at.session_state["custom_devices"]["lab-gpu"][0]
+    assert lab.default.peak == 500e12 and lab.offchip.bandwidth == 4e12
+    assert [lv.name for lv in lab.levels] == ["hbm", "l2"] and lab.link_map["nvlink"].bandwidth == 400e9
+    goto(at, "pages/roofline.py")
+    roofs = rows_of(roofline_spec(at), "roofs")
+    assert {r["name"] for r in roofs if r["device_id"] == "lab-gpu"} == {"hbm", "l2", "nvlink", "bf16-matrix"}
+
+
+def test_the_form_reports_a_clashing_id_like_the_loader_does():
+    at = goto(start(), "pages/hardware.py")
+    at.text_input(key="f_id").set_value("h100-sxm")
+    at.text_input(key="f_vendor").set_value("Me")
+    at.button(key="f_submit").click().run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("the form: expected a new id, or `overrides: true`, found id 'h100-sxm'")
+    assert "h100-sxm" not in at.session_state["custom_devices"]

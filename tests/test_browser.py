@@ -1,0 +1,190 @@
+"""The main flows in a real browser: Debian's Chromium driven by Playwright against `streamlit run`.
+
+Screenshots of every page go to tests/artifacts/ (git-ignored) for a person to look at. Skipped where
+/usr/bin/chromium is missing, unless ROOFCORE_REQUIRE_BROWSER=1 (CI), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+TIMEOUT_MS = 30_000
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists():
+    if os.environ.get("ROOFCORE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{CHROMIUM} is missing and ROOFCORE_REQUIRE_BROWSER=1: install Debian's chromium "
+                    "(apt-get install chromium); never `playwright install`.", pytrace=False)
+    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium); set ROOFCORE_REQUIRE_BROWSER=1 to fail "
+                "instead of skipping.", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit.log", "w")  # noqa: SIM115 (closed in finally, after the server stops)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not start (see {ARTIFACTS / 'streamlit.log'})")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        context = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+        pg = context.new_page()
+        pg.set_default_timeout(TIMEOUT_MS)
+        # the server's first request is a deep link: the page must still come up inside the app (sidebar and all)
+        pg.goto(f"{server}/roofline")
+        yield pg
+        context.close()
+        browser.close()
+
+
+def settle(page) -> None:
+    """Wait until the app has finished its run (Streamlit shows a status widget while running)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+
+
+def open_page(page, name: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name).click()
+    page.locator('[data-testid="stMain"] h1').filter(has_text=name).wait_for()
+    settle(page)
+
+
+def roofline_chart(page):
+    chart = page.locator('[data-testid="stVegaLiteChart"]').first
+    chart.locator("canvas, svg").first.wait_for()
+    return chart
+
+
+def chart_caption(page):
+    """The caption under the roofline chart (the main area's last caption)."""
+    return page.locator('[data-testid="stMain"] [data-testid="stCaptionContainer"]').last
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_1_loads_with_the_bundled_example_and_a_roofline(page):
+    page.locator('[data-testid="stMain"] h1').filter(has_text="Roofline").wait_for()
+    settle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sync_api.expect(sidebar).to_contain_text("transformer_block.yaml · 12 kernels")
+    sync_api.expect(sidebar.locator('[data-testid="stMultiSelect"]')).to_contain_text("NVIDIA · H100 SXM5")
+    chart = roofline_chart(page)
+    assert chart.bounding_box()["width"] > 700
+    sync_api.expect(chart_caption(page)).to_contain_text("placed on their roof")
+    shot(page, "roofline")
+    open_page(page, "Overview")
+    main = page.locator('[data-testid="stMain"]')
+    sync_api.expect(main).to_contain_text("NVIDIA · H100 SXM5 80GB (h100-sxm)")
+    sync_api.expect(main).to_contain_text("40.8 ms")  # the engine's roofline time for the example
+    shot(page, "overview")
+    open_page(page, "Roofline")
+
+
+def test_2_upload_an_inventory_and_the_chart_follows(page, tmp_path):
+    csv = tmp_path / "measured.csv"
+    csv.write_text("name,count,flops,bytes,time_ms,precision,group\n"
+                   "gemm_big,10,8.8e12,2.8e9,12.0,bf16,mlp\n"
+                   "softmax,4,2.1e10,1.7e10,6.5,bf16,attention\n"
+                   "layernorm,2,2.7e9,1.6e9,0.9,bf16,norm\n")
+    before = roofline_chart(page).screenshot()
+    page.locator('[data-testid="stSidebar"] input[type="file"]').first.set_input_files(str(csv))
+    page.locator('[data-testid="stSidebar"]').get_by_text("measured.csv · 3 kernels").wait_for()
+    # every kernel now has a measured time: the caption stops saying they sit on their roof
+    sync_api.expect(chart_caption(page)).not_to_contain_text("placed on their roof", timeout=TIMEOUT_MS)
+    settle(page)
+    assert roofline_chart(page).screenshot() != before
+    shot(page, "roofline-uploaded")
+    open_page(page, "Overview")
+    sync_api.expect(page.locator('[data-testid="stMain"]')).to_contain_text("Measured time")
+    shot(page, "overview-uploaded")
+
+
+def test_3_switch_device_in_the_sidebar(page):
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelect"]')
+    box.locator("input").click()
+    page.keyboard.type("mi300x")
+    page.get_by_role("option", name="AMD · Instinct MI300X (mi300x)").click()
+    page.keyboard.press("Escape")
+    page.locator('[data-testid="stMain"]').get_by_text("AMD · Instinct MI300X (mi300x)").wait_for()
+    settle(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert "NVIDIA · H100 SXM5 80GB (h100-sxm)" in main and "AMD · Instinct MI300X (mi300x)" in main
+    shot(page, "overview-two-devices")
+    open_page(page, "Roofline")
+    roofline_chart(page)
+    shot(page, "roofline-two-devices")
+
+
+def test_4_download_the_chart(page):
+    with page.expect_download() as svg:
+        page.get_by_role("button", name="Download SVG").click()
+    path = svg.value.path()
+    assert svg.value.suggested_filename == "roofline-h100-sxm-mi300x.svg"
+    assert Path(path).read_text(encoding="utf-8").startswith("<svg")
+    with page.expect_download() as png:
+        page.get_by_role("button", name="Download PNG").click()
+    assert Path(png.value.path()).read_bytes().startswith(b"\x89PNG")
+
+
+def test_5_kernels_and_hardware_pages(page):
+    open_page(page, "Kernels")
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    shot(page, "kernels")
+    open_page(page, "Hardware")
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    shot(page, "hardware")
+    page.get_by_role("tab", name="Add a device").click()
+    page.wait_for_timeout(500)
+    shot(page, "hardware-add")
