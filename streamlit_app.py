@@ -24,9 +24,13 @@ def base_catalog() -> roofcore.Catalog:
     return roofcore.load_catalogs()
 
 
-@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
 def parse_upload(file_id: str, name: str, _data: bytes) -> roofcore.Workload:
-    """One uploaded file parsed; cached per upload (``file_id``), so reruns and page changes are free."""
+    """One uploaded file parsed; cached per upload (``file_id``), so reruns and page changes are free.
+
+    A resource cache, not a data cache: the workload is never modified, so it is shared rather than pickled
+    on every store and load (pickling a 100,000-kernel workload costs as much as parsing it). ``file_id`` is
+    unique to one upload in one session, so no other session can reach the entry."""
     return roofcore.read(_data, name=name)
 
 

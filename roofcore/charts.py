@@ -79,7 +79,10 @@ class RooflineFigure:
 
     def spec(self, *, arrow: bool = False) -> dict:
         """The Vega-Lite spec with its datasets as DataFrames, or as Arrow IPC stream bytes with ``arrow``
-        (what ``st.vega_lite_chart`` sends to the browser: converting once lets every rerun reuse it)."""
+        (what ``st.vega_lite_chart`` sends to the browser: converting once lets every rerun reuse it).
+
+        Not re-validated against the Vega-Lite schema (that costs more than building the chart): the
+        same spec is validated by :meth:`to_dict`, which the exports and the tests use."""
         data: dict = dict(self.datasets)
         if arrow:
             import pyarrow as pa
@@ -90,7 +93,7 @@ class RooflineFigure:
                 with pa.ipc.new_stream(sink, table.schema) as writer:
                     writer.write_table(table)
                 data[name] = sink.getvalue().to_pybytes()
-        return {**self.chart.to_dict(), "datasets": data}
+        return {**self.chart.to_dict(validate=False), "datasets": data}
 
     def to_dict(self) -> dict:
         """The Vega-Lite spec as plain JSON values (for export and inspection); NaN and ±inf become null."""
@@ -577,52 +580,52 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
                                 "y": [y_dom[0]] * 2, "y2": [y_dom[1]] * 2})
         for region, fill in REGION_FILL.items():
             layers.append(alt.Chart(_src(regions[regions["region"] == region])).mark_rect(fill=fill, opacity=0.5).encode(
-                x=x, x2="x2:Q", y=y, y2="y2:Q"))
+                x=x, x2=alt.X2("x2"), y=y, y2=alt.Y2("y2")))
         line_px = math.log10(y_dom[1] / y_dom[0]) / height  # decades per pixel
         ty = y_dom[0] * 10 ** (8 * line_px)
         for text, tx, align in (("← memory-bound", r / 1.12, "right"), ("compute-bound →", r * 1.12, "left")):
             placer.block(tx, ty, text, align)
-            labels += _labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": "text:N"},
+            labels += _labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": alt.Text("text:N")},
                               f"region_label_{align}", align=align, baseline="bottom", fontStyle="italic", **muted)
         placer.block(r, ty * 10 ** (16 * line_px), f"ridge {fmt_intensity(r)}", "center")
         labels += _labels(pd.DataFrame({"x": [r], "y": [ty * 10 ** (16 * line_px)], "text": [f"ridge {fmt_intensity(r)}"]}),
-                          {"x": x, "y": y, "text": "text:N"}, "ridge_label", align="center", baseline="bottom", **muted)
+                          {"x": x, "y": y, "text": alt.Text("text:N")}, "ridge_label", align="center", baseline="bottom", **muted)
 
     if multi:
         line_color, quiet = _device_colour(names, legend=True), _device_colour(names)
     else:  # one device: fixed colours, so the only colour scale is the kernels'
-        line_color = quiet = alt.condition(alt.datum.kind == "link", alt.value(LINK_COLOR), alt.value(ROOF_COLOR))
+        line_color = quiet = alt.ColorValue(**alt.condition(alt.datum.kind == "link", alt.value(LINK_COLOR), alt.value(ROOF_COLOR)))
     tip = [alt.Tooltip("device:N", title="Device"), alt.Tooltip("name:N", title="Roof"),
            alt.Tooltip("value:N", title="Value"), alt.Tooltip("source:N", title="Source")]
     layers.append(alt.Chart(_src(seg[~seg["achievable"]]), description="roofs").mark_rule(strokeWidth=2, clip=True).encode(
-        x=x, y=y, x2="x2:Q", y2="y2:Q", color=line_color, tooltip=tip))
+        x=x, y=y, x2=alt.X2("x2"), y2=alt.Y2("y2"), color=line_color, tooltip=tip))
     ach = seg[seg["achievable"]]
     if len(ach):
         layers.append(alt.Chart(_src(ach), description="achievable_roofs").mark_rule(strokeWidth=1.5, strokeDash=[6, 4], clip=True, opacity=0.8).encode(
-            x=x, y=y, x2="x2:Q", y2="y2:Q", color=quiet, tooltip=tip))
+            x=x, y=y, x2=alt.X2("x2"), y2=alt.Y2("y2"), color=quiet, tooltip=tip))
     if len(rid):
         layers.append(alt.Chart(_src(rid), description="ridges").mark_point(shape="diamond", size=80, filled=True, fill="white", strokeWidth=1.6,
                                                 opacity=1).encode(
-            x=x, y=y, stroke=_device_colour(names) if multi else alt.value(ROOF_COLOR),
+            x=x, y=y, stroke=_device_colour(names) if multi else alt.StrokeValue(ROOF_COLOR),
             tooltip=[alt.Tooltip("device:N", title="Device"), alt.Tooltip("text:N", title="Ridge")]))
     if len(points):
         layers.extend(_kernel_layers(points, x, y, color_by=color_by, color_domain=color_domain, multi=multi,
                                      hierarchical=hierarchical, names=names, selection=selection, size_dom=size_dom,
                                      orient=orient))
 
-    text_color = _device_colour(names) if multi else alt.value(ROOF_COLOR)
+    text_color = _device_colour(names) if multi else alt.ColorValue(ROOF_COLOR)
     cl = ceiling_labels(seg, placer)
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = cl[cl["below"] == below]
         if len(part):
-            labels += _labels(part, {"x": x, "y": y, "text": "text:N", "color": text_color},
+            labels += _labels(part, {"x": x, "y": y, "text": alt.Text("text:N"), "color": text_color},
                               "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
                               fontSize=12)
     rl = roof_labels(seg, placer)
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = rl[rl["below"] == below]
         if len(part):
-            labels += _labels(part, {"x": x, "y": y, "text": "text:N", "angle": alt.Angle("angle:Q", scale=None),
+            labels += _labels(part, {"x": x, "y": y, "text": alt.Text("text:N"), "angle": alt.Angle("angle:Q", scale=None),
                                      "color": text_color}, "roof_labels" + ("_below" if below else ""), align="left",
                               baseline=base, dy=dy, fontSize=12)
     return layers + labels
@@ -673,7 +676,7 @@ def _kernel_layers(points: pd.DataFrame, x, y, *, color_by, color_domain, multi,
     elif hierarchical:
         shape = alt.Shape("level:N", title="Level", legend=alt.Legend(orient=orient))
     else:
-        shape = alt.value("circle")
+        shape = alt.ShapeValue("circle")
     t_min, t_max = size_dom
     size = alt.Size("size_s:Q", title="Time", scale=alt.Scale(type="log", domain=[t_min, t_max], range=list(SIZE_RANGE)),
                     legend=alt.Legend(orient=orient, values=_legend_times(size_dom), labelExpr=_fmt_expr("value", "s"),
@@ -706,16 +709,16 @@ def _kernel_layers(points: pd.DataFrame, x, y, *, color_by, color_domain, multi,
         if len(span):
             quiet = alt.Color(f"{field}:N", scale=cscale, legend=None)
             layers.append(alt.Chart(_src(span), description="kernel_links").mark_rule(strokeWidth=1, opacity=0.5).encode(
-                x=x, x2="x2:Q", y=y, color=quiet,
-                opacity=alt.condition(selection, alt.value(0.55), alt.value(0.06))))
+                x=x, x2=alt.X2("x2"), y=y, color=quiet,
+                opacity=alt.OpacityValue(**alt.condition(selection, alt.value(0.55), alt.value(0.06)))))
     style: dict = {}
     if multi:  # the first device's marks filled, the others hollow: coinciding marks stay visible
         style = {"stroke": alt.Stroke(f"{field}:N", scale=cscale, legend=None),
-                 "fillOpacity": alt.condition(alt.datum.device == names[0], alt.value(0.85), alt.value(0.0))}
+                 "fillOpacity": alt.FillOpacityValue(**alt.condition(alt.datum.device == names[0], alt.value(0.85), alt.value(0.0)))}
     layers.append(alt.Chart(_src(data), description="kernels").transform_calculate(**calc).mark_point(
         filled=True, stroke="white", strokeWidth=1.2 if multi else 0.6, clip=True).encode(
         x=x, y=y, color=color, shape=shape, size=size,
-        opacity=alt.condition(selection, alt.value(0.85 if not multi else 1.0), alt.value(0.1)),
+        opacity=alt.OpacityValue(**alt.condition(selection, alt.value(0.85 if not multi else 1.0), alt.value(0.1))),
         tooltip=tooltip, **style).add_params(selection))
     return layers
 
@@ -844,7 +847,7 @@ def bound_share_chart(share: dict[str, float], *, width: int = 320, height: int 
     bars = base.mark_bar(cornerRadiusEnd=3).encode(
         color=alt.Color("bound:N", scale=alt.Scale(domain=dom, range=rng), legend=None),
         tooltip=[alt.Tooltip("bound:N", title="Bound"), alt.Tooltip("share:Q", title="Share", format=".1%")])
-    text = base.mark_text(align="left", dx=4, fontSize=12).encode(text="label:N")
+    text = base.mark_text(align="left", dx=4, fontSize=12).encode(text=alt.Text("label:N"))
     return _finish(alt.layer(bars, text).properties(width=width, height=h))
 
 
