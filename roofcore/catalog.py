@@ -353,6 +353,15 @@ class Catalog:
                 out.append(names[h])
         return out[:n]
 
+    def suggest(self, device: str | None, meta: Mapping[str, str] | None = None) -> list[str]:
+        """Catalog ids for the device a profile ran on: by its name, else by its architecture (gfx90a, sm_90)."""
+        for text in (device, *((meta or {}).get(k) for k in ("gpu_arch", "arch"))):
+            if text:
+                hits = self.closest(str(text))
+                if hits:
+                    return hits
+        return []
+
     def with_device(self, hw: Hardware, *, overrides: bool = False) -> Catalog:
         """A new catalog with ``hw`` added (e.g. a custom device from the app)."""
         if hw.id in self.devices and not overrides:

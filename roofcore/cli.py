@@ -216,7 +216,8 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
         out.append("")
         out.append(f"Skipped {len(w.skipped)} input row(s):")
         for sk in w.skipped[:20]:
-            out.append(f"  {sk.source}: row {sk.row}: {sk.reason}")
+            where = f"row {sk.row}" if sk.row.isdigit() else sk.row
+            out.append(f"  {sk.source}: {where}: {sk.reason}")
         if len(w.skipped) > 20:
             out.append(f"  … and {len(w.skipped) - 20} more (--json lists all)")
     for warn in w.warnings:

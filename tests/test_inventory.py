@@ -84,7 +84,7 @@ def test_aggregate_sums_launches():
 def test_format_override_and_unknown_format():
     with pytest.raises(InputError) as e:
         ingest.read(b"name,flops,bytes\na,1,2\n", name="x.csv", fmt="inventory-csvv")
-    assert str(e.value) == ("--format: expected one of inventory-csv, inventory-yaml, found 'inventory-csvv'. "
+    assert str(e.value) == (f"--format: expected one of {', '.join(sorted(ingest.FORMATS))}, found 'inventory-csvv'. "
                             "Hint: did you mean 'inventory-csv'?")
 
 

@@ -178,6 +178,9 @@ def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None
         if f.companion:
             context.update(_parse(f, data, label, context))
     workloads = [_parse(f, data, label, context) for data, label, f in loaded if not f.companion]
+    if not workloads and len(loaded) == 1:
+        data, label, f = loaded[0]
+        return read(data, name=label, fmt=f.name, max_bytes=max_bytes)  # that format's own message
     if not workloads:
         names = ", ".join(label for _, label, _ in loaded)
         raise InputError(where=names, text="only companion files were given, no workload.",
@@ -273,4 +276,4 @@ def skip(source: str, row: object, reason: str) -> Skipped:
 
 
 # built-in formats register themselves on import
-from . import inventory  # noqa: E402,F401
+from . import inventory, rocprof  # noqa: E402,F401
