@@ -140,12 +140,14 @@ class Analysis:
         """Workload totals on one device: Σ time, Σ t_roof, speedup if every kernel reached its roof, time share by bound."""
         r = self.result(hw_id)
         t = self.workload.frame["time_s"].to_numpy(dtype=np.float64)
-        timed = ~np.isnan(t) & (t > 0) & ~np.isnan(r.t_roof)
+        timed = ~np.isnan(t) & (t > 0)
         total_time = float(np.nansum(t)) if (~np.isnan(t)).any() else None
         t_roof_total = float(np.nansum(r.t_roof)) if (~np.isnan(r.t_roof)).any() else None
         speedup = None
         if timed.any():
-            at_roof = np.minimum(t[timed], r.t_roof[timed]).sum()
+            # Amdahl over every timed kernel: those with a roof go to it (never slower), those without stay
+            roofed = timed & ~np.isnan(r.t_roof)
+            at_roof = np.minimum(t[roofed], r.t_roof[roofed]).sum() + t[timed & ~roofed].sum()
             speedup = float(t[timed].sum() / at_roof) if at_roof > 0 else None
         basis = "measured" if timed.any() else "roofline"
         weights = np.where(timed, t, 0.0) if timed.any() else np.nan_to_num(r.t_roof)

@@ -194,7 +194,7 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
             rows.append([_short(k["name"]), str(k["count"]), fmt_flops(k.flops), fmt_bytes(k.get("bytes_hbm")),
                          fmt_intensity(k.get("intensity_hbm")), fmt_time(k.t_roof_s), fmt_time(k.time_s),
                          fmt_rate(k.attainable_flops_per_s), fmt_rate(k.achieved_flops_per_s), fmt_pct(k.efficiency),
-                         str(k.bound or "–"), codes])
+                         k.bound if isinstance(k.bound, str) else "–", codes])
         out.append(_table(["kernel", "count", "FLOPs", "off-chip", "intensity", "t_roof", "time", "attainable",
                            "achieved", "of roof", "bound", "flags"], rows, right=set(range(1, 10))))
         if len(shown) < len(tab):

@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, LimitError
+from ..errors import InputError, LimitError, RoofcoreError
 from ..models import KERNEL_COLUMNS, Skipped, Workload, canonical_level
+from .compression import GZIP_MAGIC, gunzip_bounded, gunzip_chunks
 
 Parser = Callable[..., "Workload | dict"]  # (data: bytes, name: str, context: Mapping | None) -> Workload
 Sniffer = Callable[[str, str], bool]
@@ -35,6 +36,7 @@ class Format:
     sniff: Sniffer
     priority: int = 0  #: higher sniffs first (specific formats before generic CSV)
     companion: bool = False  #: context for other inputs (returns a dict), not a workload
+    gzip: bool = False  #: the parser reads gzip data itself (streaming); others get it decompressed
 
 
 FORMATS: dict[str, Format] = {}
@@ -53,13 +55,14 @@ def _max_input_bytes() -> int:
 DEFAULT_MAX_BYTES = _max_input_bytes()
 
 
-def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False):
+def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
+                    gzip: bool = False):
     """Decorator registering ``parse`` under ``name``; a duplicate name is an error."""
 
     def deco(parse: Parser) -> Parser:
         if name in FORMATS:
             raise ValueError(f"format {name!r} is already registered")
-        FORMATS[name] = Format(name, description, parse, sniff, priority, companion)
+        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip)
         return parse
 
     return deco
@@ -79,10 +82,12 @@ _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "
 
 def check_binary(data: bytes, name: str) -> None:
     """Refuse empty and binary files with a clear message."""
-    if not data.strip():
+    if not data or data.isspace():  # no copy of a large input
         raise InputError(where=name, expected="a workload file (CSV or YAML)", found="an empty file",
                          hint="export again, or check that the right file was chosen.")
     for magic, what in _MAGIC.items():
+        if magic == GZIP_MAGIC:
+            continue  # decompressed (bounded) before this check: see detect() and _parse()
         if data.startswith(magic):
             raise InputError(where=name, expected="a text workload file (CSV or YAML)", found=f"binary data ({what})",
                              hint="is this the right file? A renamed file keeps its content.")
@@ -106,8 +111,12 @@ def check_text(data: bytes, name: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def detect(data: bytes, name: str) -> Format:
-    """The registered format whose sniffer accepts this content (the file name is only a tie-breaker)."""
+def detect(data: bytes, name: str, max_bytes: int | None = None) -> Format:
+    """The registered format whose sniffer accepts this content (the file name is only a tie-breaker).
+
+    Gzip data is sniffed on its first decompressed piece (bounded by the input limit)."""
+    if data[:2] == GZIP_MAGIC:
+        data = next(gunzip_chunks(data, max_bytes or DEFAULT_MAX_BYTES, name), b"")
     check_binary(data, name)
     try:
         head = data[:65536].decode("utf-8-sig", errors="strict" if len(data) <= 65536 else "ignore")
@@ -144,9 +153,12 @@ def _load(source: str | Path | bytes, name: str | None, max_bytes: int) -> tuple
     return data, label
 
 
-def _parse(f: Format, data: bytes, label: str, context: dict | None) -> Workload | dict:
+def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: int = DEFAULT_MAX_BYTES
+           ) -> Workload | dict:
+    if data[:2] == GZIP_MAGIC and not f.gzip:
+        data = gunzip_bounded(data, max_bytes, label)
     try:
-        return f.parse(data, label, context or {})
+        return f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
     except RecursionError:
         raise InputError(where=label, text="the input is nested too deeply to read.") from None
 
@@ -155,46 +167,63 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
          max_bytes: int = DEFAULT_MAX_BYTES, context: dict | None = None) -> Workload:
     """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected."""
     data, label = _load(source, name, max_bytes)
-    f = get_format(fmt) if fmt else detect(data, label)
+    f = get_format(fmt) if fmt else detect(data, label, max_bytes)
     if f.companion:
         raise InputError(where=label, text=f"this is {f.description[0].lower() + f.description[1:]}, not a workload.",
                          hint="load it together with the workload file it belongs to.")
-    return _parse(f, data, label, context)
+    return _parse(f, data, label, context, max_bytes)
 
 
 def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None = None, *,
-              max_bytes: int = DEFAULT_MAX_BYTES) -> Workload:
+              max_bytes: int = DEFAULT_MAX_BYTES,
+              on_error: Callable[[str, RoofcoreError], None] | None = None) -> Workload:
     """Read several inputs (paths, or ``(bytes, name)`` pairs) into one workload.
 
     Companion files (e.g. rocprof-compute ``sysinfo.csv``) become context for the others; a time-only
-    profile (``nsys``) is joined by kernel name to the inventories read with it.
+    profile (``nsys``) is joined by kernel name to the inventories read with it. With ``on_error``, a file
+    that cannot be read is reported to it (``on_error(name, error)``) and left out instead of failing the
+    whole read (the app keeps the good files of an upload).
     """
     loaded = []
     for s in sources:
-        data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
-        loaded.append((data, label, get_format(fmt) if fmt else detect(data, label)))
+        label = s[1] if isinstance(s, tuple) else str(s)
+        try:
+            data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
+            loaded.append((data, label, get_format(fmt) if fmt else detect(data, label, max_bytes)))
+        except RoofcoreError as e:
+            if on_error is None:
+                raise
+            on_error(label, e)
     context: dict = {}
     for data, label, f in loaded:
         if f.companion:
-            context.update(_parse(f, data, label, context))
-    workloads = [_parse(f, data, label, context) for data, label, f in loaded if not f.companion]
-    if not workloads and len(loaded) == 1:
+            context.update(_parse(f, data, label, context, max_bytes))
+    workloads = []
+    for data, label, f in loaded:
+        if f.companion:
+            continue
+        try:
+            workloads.append(_parse(f, data, label, context, max_bytes))
+        except RoofcoreError as e:
+            if on_error is None:
+                raise
+            on_error(label, e)
+    if not workloads and len(loaded) == 1 and on_error is None:
         data, label, f = loaded[0]
         return read(data, name=label, fmt=f.name, max_bytes=max_bytes)  # that format's own message
     if not workloads:
-        names = ", ".join(label for _, label, _ in loaded)
-        raise InputError(where=names, text="only companion files were given, no workload.",
-                         hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
+        names = ", ".join(label for _, label, _ in loaded) or "the inputs"
+        raise InputError(where=names, text="no workload could be read from these files.",
+                         hint="companion files (sysinfo.csv, roofline.csv) need the profile they belong to "
+                              "(e.g. pmc_perf.csv); see the messages above for the others.")
     timing = [w for w in workloads if w.meta.get("time_only") == "true"]
     models = [w for w in workloads if w.meta.get("time_only") != "true"]
-    if timing and models and JOIN_TIMES is not None:
+    if timing and models:
+        from .nsys import join_times
+
         model = combine(models)
-        return combine([JOIN_TIMES(t, model) for t in timing])
+        return combine([join_times(t, model) for t in timing])
     return combine(workloads)
-
-
-#: set by the nsys module: joins a time-only workload to a model (inventory or ops) by kernel name
-JOIN_TIMES: Callable[[Workload, Workload], Workload] | None = None
 
 
 def combine(workloads: list[Workload], name: str | None = None) -> Workload:
@@ -276,4 +305,4 @@ def skip(source: str, row: object, reason: str) -> Skipped:
 
 
 # built-in formats register themselves on import
-from . import inventory, rocprof  # noqa: E402,F401
+from . import inventory, kineto, rocprof, xla  # noqa: E402,F401

@@ -1,0 +1,470 @@
+"""JAX / XLA: ``compiled.cost_analysis()`` saved as JSON, and the xprof "Roofline Model" CSV (FORMATS.md §7).
+
+``jax-cost-analysis`` — one row per compiled program. Accepted shapes (JSON; a Python ``repr`` of the same, as
+``print(compiled.cost_analysis())`` shows it, is accepted too):
+
+* ``{"flops": 108.0, "bytes accessed": 120.0, ...}`` — one program, named after the file;
+* ``[{...}]`` — older JAX's list of one dict (several dicts: programs ``<file>[0]``, ``<file>[1]`` ...);
+* ``[{"name": "train_step", "cost": {...} | [{...}], "time_ms": 3.1, "count": 2}, ...]`` — named programs;
+* ``{"train_step": {...}, "eval_step": {"cost": {...}, "time_s": 0.01}}`` — named programs keyed by name;
+* ``{"device": "TPU v5 lite", "programs": <any of the above>}`` — the same, with the device (``device`` or
+  ``device_kind``, as ``jax.devices()[0].device_kind`` gives it).
+
+Fields (XLA ``HloCostAnalysis``; numbers are per execution): ``flops`` → flops (XLA omits zero-valued keys, so
+an absent ``flops`` is 0); ``bytes accessed`` → ``bytes_hbm`` (XLA's estimate of operand + output bytes, not
+measured HBM traffic — warned; absent, the ``bytes accessed<operand>{}`` / ``bytes accessedout{}`` breakdown is
+summed, else unknown); ``transcendentals`` → column ``transcendentals`` (not added to FLOPs); ``optimal_seconds``
+→ column ``optimal_s`` (XLA's model estimate, never a time; negative sentinels ignored); ``utilization*``
+ignored. A measured time may be added per program as ``time_s`` / ``time_ms`` / ``time_us`` / ``time_ns``
+(per execution) and ``count`` (executions; FLOPs, bytes and time are multiplied by it). A program with a
+non-numeric or negative value is skipped with the reason.
+
+``xprof-roofline`` — the xprof / TensorBoard profile plugin Roofline Model tool's "Export as CSV" (header =
+column labels, ``csv.QUOTE_ALL``, raw values). One row per HLO op of one record type: ``Step`` = ``Total`` if
+present, else ``Total (HW)``, ``Average``, or each numbered step. xprof derives its rates from the op's total
+time (``flat_op_metrics_to_record.h``), so: time = ``Total Time (us)`` × 1e-6 s; FLOPs = ``Normalized FLOP Rate
+(GFLOP/s)`` × 1e9 × time (``TFLOP/s`` labels × 1e12); bytes = ``<level> BW (GiB/s)`` × 2³⁰ × time for HBM
+(``bytes_hbm``), CMEM read + write (``bytes_cmem``), VMEM read + write (``bytes_vmem``), GPU ``SHM/L1``
+(``bytes_l1``); ``count`` = ``# Occurrences``; group = ``Category``. Left out: the ``Program`` summary rows, the
+``IDLE`` row, and ops that contain others (categories ``while``, ``conditional``, ``call``, ``megacore fusion``,
+which xprof also leaves out of its totals); a row with no time is skipped. Precision ``bf16`` for TPU exports
+(the normalised rate counts bf16-equivalent FLOPs), unknown for GPU exports; unit ``matrix`` for convolution /
+dot categories. The CSV carries no device name: choose the hardware.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import math
+import re
+from pathlib import PurePath
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..models import Skipped, Workload
+from . import check_text, make_frame, register_format, skip
+
+COST = "jax-cost-analysis"
+XPROF = "xprof-roofline"
+
+COST_HINT = ("save it with json.dump(compiled.cost_analysis(), f), where compiled = "
+             "jax.jit(fn).lower(*args).compile().")
+TIME_KEYS = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9}
+COST_KEYS = ("flops", "bytes accessed", "transcendentals", "optimal_seconds", "utilization")
+_BREAKDOWN = re.compile(r"^bytes accessed(\d+|out)\{[^}]*\}$")
+_REPR_LIMIT = 4 * 1024 * 1024  # Python-literal fallback only for small inputs
+MAX_COUNT = 2**53  #: launches / executions beyond this are not a count (and not exact as floats)
+
+# --------------------------------------------------------------------------------------------- cost analysis
+
+
+def _sniff_cost(head: str, name: str) -> bool:
+    if head.lstrip()[:1] not in ("{", "[") or '"traceEvents"' in head:
+        return False
+    return bool(re.search(r"""["'](bytes accessed|optimal_seconds|transcendentals)["']\s*:""", head)) or (
+        bool(re.search(r"""["']flops["']\s*:""", head)) and bool(re.search(r"""["'](cost|programs)["']\s*:""", head)))
+
+
+def _load_doc(text: str, source: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        err = e
+    except RecursionError:
+        raise InputError(where=source, text="the input is nested too deeply to read.") from None
+    if "'" in text and len(text) <= _REPR_LIMIT:  # print(compiled.cost_analysis()) pasted: a Python literal
+        try:
+            return ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+    raise InputError(where=f"{source}: line {err.lineno}, column {err.colno}", text=f"not valid JSON: {err.msg}.",
+                     hint=COST_HINT)
+
+
+def _is_cost(d: object) -> bool:
+    return isinstance(d, dict) and any(isinstance(k, str) and (k in COST_KEYS or k.startswith(("bytes accessed",
+                                       "utilization"))) for k in d)
+
+
+def _show(v: object) -> str:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"{v:g}"
+    try:
+        return json.dumps(v)[:60]
+    except (TypeError, ValueError):
+        return repr(v)[:60]
+
+
+def _number(v: object, key: str) -> float:
+    """A finite, non-negative number (numeric strings accepted); anything else raises ValueError with a reason."""
+    x: float | None = None
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        x = float(v)
+    elif isinstance(v, str):
+        try:
+            x = float(v.replace(",", ""))
+        except ValueError:
+            x = None
+    if x is None or not math.isfinite(x):
+        raise ValueError(f"{key}: expected a non-negative number, found {_show(v)}")
+    if x < 0:
+        raise ValueError(f"{key}: expected a non-negative number, found {_show(v)}")
+    return x
+
+
+def _programs(doc: object, stem: str, source: str) -> tuple[list[tuple[str, str, object]], str | None]:
+    """(name, path, entry) per program, and the device if the file names one."""
+    device = None
+    if isinstance(doc, dict) and "programs" in doc and not _is_cost(doc):
+        dev = doc.get("device", doc.get("device_kind"))
+        device = dev.strip() if isinstance(dev, str) and dev.strip() else None
+        doc = doc["programs"]
+        prefix = "$.programs"
+    else:
+        prefix = "$"
+    if _is_cost(doc):
+        return [(stem, prefix, doc)], device
+    if isinstance(doc, list):
+        if not doc:
+            raise InputError(where=f"{source}: {prefix}", expected="a cost dict or a list of programs",
+                             found="an empty list", hint=COST_HINT)
+        out = []
+        for i, entry in enumerate(doc):
+            if isinstance(entry, dict) and "cost" in entry:
+                name = entry.get("name")
+                out.append((name.strip() if isinstance(name, str) and name.strip() else f"{stem}[{i}]",
+                            f"{prefix}[{i}]", entry))
+            else:
+                out.append((stem if len(doc) == 1 else f"{stem}[{i}]", f"{prefix}[{i}]", entry))
+        return out, device
+    if isinstance(doc, dict):
+        if device is None:
+            dev = doc.get("device", doc.get("device_kind"))
+            device = dev.strip() if isinstance(dev, str) and dev.strip() else None
+        entries = [(str(k), f"{prefix}.{k}", v) for k, v in doc.items() if k not in ("device", "device_kind")]
+        if not entries:
+            raise InputError(where=f"{source}: {prefix}", expected="cost keys (flops, bytes accessed) or named "
+                             "programs", found="an empty object", hint=COST_HINT)
+        return entries, device
+    if doc is None:
+        raise InputError(where=f"{source}: {prefix}", expected="a cost dict", found="null (cost_analysis() "
+                         "returns None on some backends)",
+                         hint="use a backend that reports costs (CPU, GPU, TPU), or write flops and bytes yourself "
+                         "in an inventory file.")
+    raise InputError(where=f"{source}: {prefix}", expected="a cost dict or a list of programs",
+                     found=f"a JSON {type(doc).__name__}", hint=COST_HINT)
+
+
+def _program_row(name: str, entry: object, notes: dict[str, list[str]]) -> dict[str, object]:
+    """One program's row; raises ValueError with a reason when it cannot be used."""
+    if isinstance(entry, list) and len(entry) == 1 and isinstance(entry[0], dict):
+        entry = entry[0]  # older JAX: [{...}]
+    if not isinstance(entry, dict):
+        raise ValueError(f"expected a cost dict, found {_show(entry)}")
+    record = entry
+    cost = entry.get("cost", entry) if "cost" in entry else entry
+    if isinstance(cost, list) and len(cost) == 1 and isinstance(cost[0], dict):
+        cost = cost[0]
+    if cost is None:
+        raise ValueError("cost: expected a cost dict, found null (cost_analysis() returns None on some backends)")
+    if not isinstance(cost, dict):
+        raise ValueError(f"cost: expected a cost dict, found {_show(cost)}")
+    if not _is_cost(cost):
+        keys = ", ".join(map(str, list(cost)[:6])) or "none"
+        raise ValueError(f"expected cost keys (flops, bytes accessed), found keys {keys}")
+    row: dict[str, object] = {"name": name}
+    if "flops" in cost:
+        row["flops"] = _number(cost["flops"], "flops")
+    else:
+        row["flops"] = 0.0
+        notes["no_flops"].append(name)
+    if "bytes accessed" in cost:
+        row["bytes_hbm"] = _number(cost["bytes accessed"], "bytes accessed")
+    else:
+        parts = [_number(v, k) for k, v in cost.items() if isinstance(k, str) and _BREAKDOWN.match(k)]
+        row["bytes_hbm"] = float(sum(parts)) if parts else np.nan
+    row["transcendentals"] = _number(cost["transcendentals"], "transcendentals") if "transcendentals" in cost else 0.0
+    opt = cost.get("optimal_seconds")
+    row["optimal_s"] = np.nan
+    if opt is not None:
+        if isinstance(opt, (int, float)) and not isinstance(opt, bool) and math.isfinite(opt) and opt >= 0:
+            row["optimal_s"] = float(opt)
+        else:
+            notes["bad_optimal"].append(name)
+    times = [k for k in TIME_KEYS if k in record or (record is not cost and k in cost)]
+    if len(times) > 1:
+        raise ValueError(f"expected one time key, found {', '.join(times)}")
+    row["time_s"] = np.nan
+    if times:
+        key = times[0]
+        v = record.get(key, cost.get(key) if isinstance(cost, dict) else None)
+        row["time_s"] = _number(v, key) * TIME_KEYS[key]
+    count = record.get("count", 1)
+    if (isinstance(count, bool) or not isinstance(count, (int, float)) or not 1 <= count <= MAX_COUNT
+            or int(count) != count):
+        raise ValueError(f"count: expected a whole number of executions ≥ 1, found {_show(count)}")
+    row["count"] = int(count)
+    for key in ("flops", "bytes_hbm", "transcendentals", "optimal_s", "time_s"):
+        row[key] = float(row[key]) * row["count"]  # type: ignore[arg-type]
+    return row
+
+
+@register_format(COST, "JAX compiled.cost_analysis() as JSON: flops and bytes accessed per program (XLA "
+                 "estimates; add time_ms per program for measured times)", _sniff_cost, priority=15)
+def parse_cost(data: bytes, source: str, context: dict | None = None) -> Workload:
+    """One row per compiled program (accepted shapes and fields in the module docstring)."""
+    text = check_text(data, source)
+    doc = _load_doc(text, source)
+    stem = PurePath(source).name
+    for suffix in (".json", ".txt"):
+        stem = stem.removesuffix(suffix)
+    entries, device = _programs(doc, stem or "program", source)
+    rows: list[dict[str, object]] = []
+    skipped: list[Skipped] = []
+    notes: dict[str, list[str]] = {"no_flops": [], "bad_optimal": []}
+    for name, path, entry in entries:
+        try:
+            row = _program_row(name, entry, notes)
+        except ValueError as e:
+            skipped.append(skip(source, path, str(e)))
+            continue
+        row["row"] = path
+        rows.append(row)
+    if not rows:
+        first = skipped[0]
+        raise InputError(where=f"{source}: {first.row}", text=f"no usable program; the first problem: {first.reason}.",
+                         hint=COST_HINT)
+    n = len(rows)
+    columns: dict[str, object] = {key: [r[key] for r in rows] for key in
+                                  ("name", "count", "flops", "time_s", "bytes_hbm", "row")}
+    columns["source"] = [source] * n
+    columns["transcendentals"] = np.array([r["transcendentals"] for r in rows], dtype=np.float64)
+    columns["optimal_s"] = np.array([r["optimal_s"] for r in rows], dtype=np.float64)
+    frame = make_frame(columns, n)
+    frame["transcendentals"] = frame["transcendentals"].astype(np.float64)
+    frame["optimal_s"] = frame["optimal_s"].astype(np.float64)
+    warnings = []
+    if frame["bytes_hbm"].notna().any():
+        warnings.append("'bytes accessed' is XLA's estimate of the bytes each program's operations read and write "
+                        "(operands + outputs), not measured HBM traffic: reuse in caches and on-chip memory is not "
+                        "modelled, so the HBM intensities are estimates.")
+    if frame["bytes_hbm"].isna().any():
+        warnings.append(f"{int(frame['bytes_hbm'].isna().sum())} program(s) give no 'bytes accessed': their bytes "
+                        "are unknown.")
+    if notes["no_flops"]:
+        warnings.append(f"no 'flops' key for {', '.join(notes['no_flops'][:5])}: read as 0 (XLA leaves out "
+                        "zero-valued keys).")
+    if notes["bad_optimal"]:
+        warnings.append(f"optimal_seconds of {', '.join(notes['bad_optimal'][:5])} is negative or not a number (a "
+                        "'not estimated' sentinel): ignored.")
+    if frame["time_s"].isna().all():
+        warnings.append("no measured time: cost_analysis() gives work, not time (optimal_seconds is XLA's model "
+                        "estimate, kept in optimal_s and never used as a time). Hint: add \"time_ms\" to each "
+                        "program (timed after block_until_ready()) to compare it with the roofline.")
+    meta = {"profiler": "JAX cost_analysis (XLA HloCostAnalysis)"}
+    return Workload(frame=frame, name=source, sources=(source,), formats=(COST,), skipped=tuple(skipped),
+                    warnings=tuple(warnings), device=device, meta=meta)
+
+
+# --------------------------------------------------------------------------------------------- xprof
+
+_XPROF_HEADER = re.compile(r'^\ufeff?"?Step"?\s*,\s*"?Rank"?\s*,\s*"?Category"?\s*,\s*"?Operation"?\s*,', re.M)
+_TIME = re.compile(r"^Total Time \((us|ms|ns|s)\)$")
+_RATE = re.compile(r"^Normalized FLOP Rate \(([GTPM]?)FLOP/s\)$")
+_MODEL_RATE = re.compile(r"^Model FLOP Rate \(([GTPM]?)FLOP/s\)$")
+_BW = re.compile(r"^(HBM|CMEM Read|CMEM Write|VMEM Read|VMEM Write|SHM/L1|Memory) BW \(([KMGT]i?B)/s\)$")
+_TIME_SCALE = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
+_RATE_SCALE = {"": 1.0, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_BYTE_SCALE = {"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30,
+               "TiB": 2.0**40}
+_LEVEL = {"HBM": "hbm", "CMEM Read": "cmem", "CMEM Write": "cmem", "VMEM Read": "vmem", "VMEM Write": "vmem",
+          "SHM/L1": "l1"}
+#: categories whose ops contain other ops (tsl ``MayHaveInnerOps``): xprof sums innermost ops only
+CONTAINERS = ("while", "conditional", "call", "megacore fusion")
+STEP_ORDER = ("Total", "Total (HW)", "Average")
+#: categories / op names that run on the matrix units (MXU, tensor cores)
+_MATRIX = r"convolution|\bdot\b|^dot|matmul|gemm|einsum|cublas|cudnn"
+XPROF_HINT = "export the Roofline Model table again with its \"Export as CSV\" button."
+
+
+def _sniff_xprof(head: str, name: str) -> bool:
+    first = next((ln for ln in head.split("\n") if ln.strip()), "")
+    return bool(_XPROF_HEADER.match(first))
+
+
+def _numbers(col: pd.Series, label: str, reasons: dict[int, str]) -> np.ndarray:
+    text = col.astype("string").str.strip()
+    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(values) & text.fillna("").ne("").to_numpy() & ~text.fillna("").str.lower().isin(["nan"]).to_numpy()
+    for i in np.flatnonzero(bad | np.isinf(values) | (values < 0)):
+        reasons.setdefault(int(i), f"{label}: expected a non-negative number, found {_show(col.iloc[i])}")
+    values[np.isinf(values) | (values < 0)] = np.nan
+    return values
+
+
+def _or_none(col: pd.Series) -> np.ndarray:
+    """Text cells as an object array, empty cells as None."""
+    values = col.to_numpy(dtype=object)
+    return np.where(col.eq("").to_numpy(bool), None, values).astype(object)
+
+
+def _read_table(text: str, source: str, skipped_lines: int) -> pd.DataFrame:
+    """The CSV as strings (csv module: quoted labels with commas); a short row is padded, a row with extra
+    non-empty fields is an error, extra empty fields (a trailing comma) are dropped."""
+    try:
+        table = list(csv.reader(io.StringIO(text), skipinitialspace=True))
+    except csv.Error as e:
+        raise InputError(where=source, text=f"not a readable CSV: {e}.", hint=XPROF_HINT) from None
+    header, body = [c.strip() for c in table[0]], [r for r in table[1:] if any(c.strip() for c in r)]
+    width = len(header)
+    dup = next((c for c in header if header.count(c) > 1), None)
+    if dup is not None:
+        raise InputError(where=f"{source}: header", expected="each column once", found=f"{dup!r} twice",
+                         hint=XPROF_HINT)
+    for i, r in enumerate(table[1:]):
+        if len(r) > width and any(c.strip() for c in r[width:]):
+            line = skipped_lines + i + 2
+            raise InputError(where=f"{source}: line {line}", text=f"not a readable CSV: {len(r)} fields where the "
+                             f"header has {width}.", hint="quote fields that contain commas; " + XPROF_HINT[0].lower()
+                             + XPROF_HINT[1:])
+    rows = [(r + [""] * width)[:width] for r in body]
+    lines = [skipped_lines + i + 2 for i, r in enumerate(table[1:]) if any(c.strip() for c in r)]
+    frame = pd.DataFrame(rows, columns=header, dtype=object) if rows else pd.DataFrame(columns=header, dtype=object)
+    frame.attrs["lines"] = lines
+    return frame
+
+
+@register_format(XPROF, "xprof Roofline Model tool CSV export: per-op time, FLOP rate and bandwidths (GiB/s)",
+                 _sniff_xprof, priority=20)
+def parse_xprof(data: bytes, source: str, context: dict | None = None) -> Workload:
+    """One row per HLO op of one step record; ``context["xprof_step"]`` picks another Step than the default."""
+    context = context or {}
+    text = check_text(data, source)
+    m = _XPROF_HEADER.search(text)
+    if m is None:
+        raise InputError(where=f"{source}: header", expected='the Roofline Model columns "Step","Rank","Category",'
+                         '"Operation",...', found="none", hint=XPROF_HINT)
+    frame = _read_table(text[m.start():], source, text[: m.start()].count("\n"))
+    frame.columns = [str(c).strip() for c in frame.columns]
+    cols = list(frame.columns)
+    time_col = next((c for c in cols if _TIME.match(c)), None)
+    rate_col = next((c for c in cols if _RATE.match(c)), None)
+    if time_col is None or rate_col is None or "Operation" not in cols:
+        missing = [lab for lab, c in (("Total Time (us)", time_col), ("Normalized FLOP Rate (GFLOP/s)", rate_col),
+                                      ("Operation", "Operation" if "Operation" in cols else None)) if c is None]
+        raise InputError(where=f"{source}: header", expected="columns " + ", ".join(missing),
+                         found="columns " + ", ".join(cols[:12]) + (" ..." if len(cols) > 12 else ""),
+                         hint=XPROF_HINT)
+    if frame.empty:
+        raise InputError(where=source, expected="op rows", found="a header only", hint=XPROF_HINT)
+    n_all = len(frame)
+    line = np.array(frame.attrs["lines"]).astype(str)  # file line of each row
+    step = frame["Step"].astype(str).str.strip() if "Step" in cols else pd.Series(["Total"] * n_all)
+    category = frame["Category"].astype(str).str.strip() if "Category" in cols else pd.Series([""] * n_all)
+    op = frame["Operation"].astype(str).str.strip()
+
+    wanted = context.get("xprof_step")
+    steps = list(dict.fromkeys(step))
+    chosen = wanted if wanted in steps else next((s for s in STEP_ORDER if s in steps), None)
+    if chosen is not None:
+        sel = (step == chosen).to_numpy()
+        label = chosen
+    else:
+        sel = step.str.fullmatch(r"\d+").to_numpy()
+        label = "per step"
+        if not sel.any():
+            raise InputError(where=f"{source}: Step", expected="Total, Total (HW), Average or step numbers",
+                             found=", ".join(steps[:5]), hint=XPROF_HINT)
+    other = int((~sel).sum())
+    idx = np.flatnonzero(sel)
+    frame, step, category, op, line = (frame.iloc[idx].reset_index(drop=True), step.iloc[idx].reset_index(drop=True),
+                                       category.iloc[idx].reset_index(drop=True), op.iloc[idx].reset_index(drop=True),
+                                       line[idx])
+    n = len(frame)
+    reasons: dict[int, str] = {}
+    leave = np.zeros(n, dtype=bool)
+    low_cat = category.str.lower()
+    program = (low_cat.eq("program") | op.eq("Program")).to_numpy()
+    leave |= program
+    idle = (low_cat.eq("idle") | op.str.upper().eq("IDLE")).to_numpy()
+    for i in np.flatnonzero(idle & ~program):
+        reasons[int(i)] = "idle time, not an op"
+    container = low_cat.isin(CONTAINERS).to_numpy()
+    for i in np.flatnonzero(container & ~program & ~idle):
+        reasons[int(i)] = (f"contains other ops (category {category.iloc[i]!r}): its work is that of the ops inside, "
+                           "listed separately")
+    for i in np.flatnonzero(op.eq("").to_numpy()):
+        reasons.setdefault(int(i), "Operation: expected an op name, found an empty cell")
+
+    scale_t = _TIME_SCALE[_TIME.match(time_col).group(1)]  # type: ignore[union-attr]
+    t = _numbers(frame[time_col], time_col, reasons) * scale_t
+    for i in np.flatnonzero((t == 0) & ~program):
+        reasons.setdefault(int(i), f"{time_col}: 0, so FLOPs and bytes cannot be derived from its rates")
+    for i in np.flatnonzero(np.isnan(t) & ~program):
+        reasons.setdefault(int(i), f"{time_col}: expected a number, found an empty cell")
+    rate = _numbers(frame[rate_col], rate_col, reasons) * _RATE_SCALE[_RATE.match(rate_col).group(1)]  # type: ignore[union-attr]
+    columns: dict[str, object] = {"name": op.to_numpy(dtype=object), "flops": rate * t, "time_s": t,
+                                  "group": _or_none(category)}
+    model_col = next((c for c in frame.columns if _MODEL_RATE.match(c)), None)
+    if model_col is not None:
+        model = _numbers(frame[model_col], model_col, {}) * _RATE_SCALE[_MODEL_RATE.match(model_col).group(1)]  # type: ignore[union-attr]
+        columns["model_flops"] = model * t
+    bytes_by: dict[str, np.ndarray] = {}
+    memory_all = None
+    for c in frame.columns:
+        bm = _BW.match(c)
+        if not bm:
+            continue
+        bw = _numbers(frame[c], c, reasons) * _BYTE_SCALE[bm.group(2)]
+        if bm.group(1) == "Memory":
+            memory_all = bw * t
+            continue
+        level = _LEVEL[bm.group(1)]
+        bytes_by[level] = np.nansum([bytes_by[level], bw * t], axis=0) if level in bytes_by else bw * t
+    warnings = []
+    if "hbm" not in bytes_by and memory_all is not None:
+        bytes_by["hbm"] = memory_all
+        warnings.append("no 'HBM BW' column: off-chip bytes taken from 'Memory BW' (all memory spaces).")
+    for level, b in bytes_by.items():
+        columns[f"bytes_{level}"] = b
+    if "# Occurrences" in frame.columns or "# of Occurrences" in frame.columns:
+        occ_col = "# Occurrences" if "# Occurrences" in frame.columns else "# of Occurrences"
+        occ = _numbers(frame[occ_col], occ_col, reasons)
+        bad = ~np.isnan(occ) & ((occ < 1) | (occ > MAX_COUNT) | (occ != np.floor(occ)))
+        for i in np.flatnonzero(bad & ~program):
+            reasons.setdefault(int(i), f"{occ_col}: expected a whole number ≥ 1, found {_show(frame[occ_col].iloc[i])}")
+        columns["count"] = np.where(np.isnan(occ) | bad, 1, occ).astype(np.int64)
+    gpu = any(c.startswith("SHM/L1") for c in frame.columns)
+    columns["precision"] = np.full(n, None if gpu else "bf16", dtype=object)
+    matrix = (low_cat.str.contains(_MATRIX, regex=True) | op.str.lower().str.contains(_MATRIX, regex=True)).to_numpy()
+    columns["unit"] = np.where(matrix, "matrix", None).astype(object)
+    if "Bound by" in frame.columns:
+        columns["xprof_bound"] = _or_none(frame["Bound by"].astype(str).str.strip())
+    columns["source"] = np.full(n, source, dtype=object)
+    columns["row"] = line.astype(object)
+    out = make_frame(columns, n)
+    if "model_flops" in out.columns:
+        out["model_flops"] = out["model_flops"].astype(np.float64)
+    keep = ~leave
+    keep[list(reasons)] = False
+    skipped = tuple(skip(source, line[i], reasons[i]) for i in sorted(reasons))
+    if not keep.any():
+        if skipped:
+            first = skipped[0]
+            raise InputError(where=f"{source}: line {first.row}", text=f"no usable op rows; the first problem: "
+                             f"{first.reason}.", hint=XPROF_HINT)
+        raise InputError(where=source, expected="op rows", found="only the Program summary row", hint=XPROF_HINT)
+    out = out[keep].reset_index(drop=True)
+    where = f"Step {label!r}" if chosen is not None else "every numbered step"
+    note = f"; {other} rows of other steps left out" if other else ""
+    warnings.insert(0, f"rows of {where} used{note}. FLOPs = FLOP rate × Total Time and bytes = bandwidth (GiB/s × "
+                    "2^30) × Total Time, as xprof derives its rates; unless the rows are 'Total (HW)' they come from "
+                    "XLA's cost model, not counters.")
+    meta = {"profiler": "xprof Roofline Model", "xprof_step": label, "device_type": "GPU" if gpu else "TPU"}
+    return Workload(frame=out, name=source, sources=(source,), formats=(XPROF,), skipped=skipped,
+                    warnings=tuple(warnings), meta=meta)
