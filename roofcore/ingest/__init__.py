@@ -211,6 +211,9 @@ def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None
     if not workloads and len(loaded) == 1 and on_error is None:
         data, label, f = loaded[0]
         return read(data, name=label, fmt=f.name, max_bytes=max_bytes)  # that format's own message
+    if not workloads and loaded and all(f.companion for _, _, f in loaded):
+        raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
+                         "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
     if not workloads:
         names = ", ".join(label for _, label, _ in loaded) or "the inputs"
         raise InputError(where=names, text="no workload could be read from these files.",
