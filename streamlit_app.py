@@ -25,13 +25,21 @@ def base_catalog() -> roofcore.Catalog:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
-def parse_upload(file_id: str, name: str, _data: bytes) -> roofcore.Workload:
-    """One uploaded file parsed; cached per upload (``file_id``), so reruns and page changes are free.
+def parse_uploads(key: tuple[str, ...], fmt: str | None, _files: tuple[tuple[bytes, str], ...]
+                  ) -> tuple[roofcore.Workload | None, tuple[str, ...]]:
+    """The uploaded files read together (companions such as sysinfo.csv give context; a time-only nsys
+    profile joins the inventories), a file that cannot be read reported and left out. Cached per upload
+    (``key`` holds the files' ``file_id``s and the format override).
 
     A resource cache, not a data cache: the workload is never modified, so it is shared rather than pickled
     on every store and load (pickling a 100,000-kernel workload costs as much as parsing it). ``file_id`` is
     unique to one upload in one session, so no other session can reach the entry."""
-    return roofcore.read(_data, name=name)
+    errors: list[str] = []
+    try:
+        w = roofcore.read_many(_files, fmt=fmt, on_error=lambda name, e: errors.append(str(e)))
+    except roofcore.RoofcoreError as e:  # nothing readable: the per-file messages say why, else this one does
+        return None, tuple(errors) or (str(e),)
+    return w, tuple(errors)
 
 
 @st.cache_data(show_spinner=False)
@@ -57,24 +65,23 @@ def _clear_uploads() -> None:
     ss["loaded_key"], ss["load_errors"] = None, []
 
 
-def _load(files) -> None:
-    """Parse the uploads (cached per file); keep the previous workload when none of them can be read."""
+def _load(files, fmt: str | None) -> None:
+    """Read the uploads (cached); keep the previous workload when none of them can be read."""
     ss = st.session_state
-    key = tuple(f.file_id for f in files)
+    key = (*(f.file_id for f in files), fmt or "")
     if key == ss["loaded_key"]:
         return
     ss["loaded_key"] = key
-    good, errors = [], []
-    for f in files:
-        try:
-            good.append(parse_upload(f.file_id, f.name, f.getvalue()))
-        except roofcore.RoofcoreError as e:
-            errors.append(str(e))
-    ss["load_errors"] = errors
-    if good:
-        w = roofcore.ingest.combine(good) if len(good) > 1 else good[0]
+    w, errors = parse_uploads(key, fmt, tuple((f.getvalue(), f.name) for f in files))
+    ss["load_errors"] = list(errors)
+    if w is not None:
         ss[WORKLOAD] = {"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources) or w.name,
-                        "key": "+".join(k for k, f in zip(key, files, strict=True) if f.name in w.sources)}
+                        "key": "+".join(key)}
+
+
+def _use_device(hw_id: str) -> None:
+    ss = st.session_state
+    ss[HW_IDS] = [hw_id, *(h for h in ss.get(HW_IDS, []) if h != hw_id)]
 
 
 def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
@@ -82,17 +89,33 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
     with st.sidebar:
         st.subheader("Workload")
         files = st.file_uploader(
-            "Kernel inventories", type=["csv", "yaml", "yml", "json", "txt"], accept_multiple_files=True,
-            key=f"uploads_{ss['uploader_gen']}",
-            help="CSV or YAML with name, count, flops, bytes[_<level>], time_s|ms|us, precision, unit, group. "
-                 "Several files are analysed together.")
+            "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt"],
+            accept_multiple_files=True, key=f"uploads_{ss['uploader_gen']}",
+            help="Nsight Compute CSV (details or raw page), nsys stats, rocprof / rocprofv3 / rocprof-compute "
+                 "(pmc_perf.csv with its sysinfo.csv), PyTorch profiler traces (.json, .json.gz), JAX "
+                 "cost_analysis JSON, xprof roofline CSV, or your own inventory CSV/YAML. Several files are "
+                 "read together: an nsys time summary joins an inventory by kernel name.")
+        formats = ["detect", *sorted(roofcore.FORMATS)]
+        fmt = st.selectbox("Format", formats, key="format_override", disabled=not files,
+                           format_func=lambda f: "Detect from content" if f == "detect" else f,
+                           help="Detected from each file's content; pick one to force it for every upload.")
         if files:
-            _load(files)
+            _load(files, None if fmt == "detect" else fmt)
         elif ss["loaded_key"] is not None:  # the user removed every file
             _clear_uploads()
         w = ss[WORKLOAD]["workload"]
-        st.caption(f"**{ss[WORKLOAD]['label']}** · {len(w):,} kernels"
+        st.caption(f"**{ss[WORKLOAD]['label']}** · {len(w):,} kernels · {', '.join(w.formats)}"
                    + (" · bundled example" if ss[WORKLOAD]["key"] == "bundled" else ""))
+        suggested = catalog.suggest(w.device, w.meta)
+        if w.device:
+            chosen_now = ss.get(HW_IDS, [app.DEFAULT_DEVICE])
+            if suggested and suggested[0] not in chosen_now:
+                st.caption(f"Profiled on **{w.device}**; closest catalog device: "
+                           f"**{catalog.get(suggested[0]).name}** (`{suggested[0]}`).")
+                st.button(f"Use {suggested[0]}", on_click=_use_device, args=(suggested[0],),
+                          icon=":material/memory:", key="use_suggested")
+            elif not suggested:
+                st.caption(f"Profiled on **{w.device}**, which is not in the catalog: add it on the Hardware page.")
         st.button("Clear uploads", on_click=_clear_uploads, disabled=not files, icon=":material/delete:")
         combine = st.toggle("Combine repeated launches", value=True, key="combine",
                             help="Sum launches of the same kernel (name, precision, unit, group) into one row.")
@@ -148,12 +171,14 @@ def main() -> None:
         st.info(f"Showing **{ss[WORKLOAD]['label']}** instead: fix the file and upload it again.",
                 icon=":material/info:")
     w = ss[WORKLOAD]["workload"]
-    if w.skipped:
-        st.warning(f"{len(w.skipped):,} input row(s) were skipped; the rest are analysed.", icon=":material/warning:")
-        with st.expander("Skipped rows and why"):
-            st.dataframe(app.skipped_frame(w), hide_index=True, width="stretch")
-    for text in w.warnings:
-        st.warning(text)
+    if w.skipped or w.warnings:
+        parts = ([f"{len(w.skipped):,} input row(s) skipped"] if w.skipped else []) + (
+            [f"{len(w.warnings):,} warning(s)"] if w.warnings else [])
+        with st.expander(f"Import notes: {' and '.join(parts)}; the rest is analysed", icon=":material/warning:"):
+            for text in w.warnings:
+                st.markdown(f"- {app.escape_markdown(text)}")
+            if w.skipped:
+                st.dataframe(app.skipped_frame(w), hide_index=True, width="stretch")
 
     ss[ANALYSIS], ss["analysis_token"] = None, None
     if chosen:

@@ -114,9 +114,9 @@ class Analysis:
         bound = np.where(r.bound_idx > 0, labels[np.maximum(r.bound_idx, 0)], None)
         is_compute = r.bound_idx == 0
         bound[is_compute] = ceil_label[r.ceiling_code[is_compute]]
-        out["bound"] = bound
-        out["binding_level"] = np.where(r.mem_idx > 0, np.array(r.resources, dtype=object)[np.maximum(r.mem_idx, 0)],
-                                        None)
+        out["bound"] = pd.Series(bound, dtype=object)  # object: pandas 3 would turn None into NaN in a str column
+        out["binding_level"] = pd.Series(np.where(r.mem_idx > 0, np.array(r.resources, dtype=object)[
+            np.maximum(r.mem_idx, 0)], None), dtype=object)
         out["flags_mask"] = r.flags
         out["source"] = f["source"].to_numpy()
         out["row"] = f["row"].to_numpy()
@@ -144,9 +144,9 @@ class Analysis:
         total_time = float(np.nansum(t)) if (~np.isnan(t)).any() else None
         t_roof_total = float(np.nansum(r.t_roof)) if (~np.isnan(r.t_roof)).any() else None
         speedup = None
-        if timed.any():
+        roofed = timed & ~np.isnan(r.t_roof)
+        if roofed.any():
             # Amdahl over every timed kernel: those with a roof go to it (never slower), those without stay
-            roofed = timed & ~np.isnan(r.t_roof)
             at_roof = np.minimum(t[roofed], r.t_roof[roofed]).sum() + t[timed & ~roofed].sum()
             speedup = float(t[timed].sum() / at_roof) if at_roof > 0 else None
         basis = "measured" if timed.any() else "roofline"

@@ -8,6 +8,7 @@ column, named in :data:`KERNEL_COLUMNS`; the page turns that into column formats
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -143,6 +144,14 @@ def combine_launches(workload: Workload) -> Workload:
     if f.empty or not f.duplicated(subset=keys).any():
         return workload
     return aggregate(workload)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+
+
+def escape_markdown(text: str) -> str:
+    """User text (kernel names, file names, profiler messages) shown literally in Streamlit markdown."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def skipped_frame(workload: Workload) -> pd.DataFrame:
@@ -495,9 +504,36 @@ def sources_frame(hw: Hardware) -> pd.DataFrame:
 
 
 __all__ = [
-    "BUNDLED_EXAMPLE", "DEFAULT_DEVICE", "FLAG_HELP", "KERNEL_COLUMNS", "TABLE_ROW_LIMIT", "DeviceForm", "FlagGroup",
-    "Metric", "bound_kind_shares", "ceilings_frame", "combine_launches", "device_form_yaml", "device_label",
-    "device_order", "effective_catalog", "filter_kernels", "flag_codes", "flag_groups", "hardware_comparison",
-    "kernel_choices", "kernel_detail", "kernel_table", "levels_frame", "links_frame",
-    "overview_metrics", "parse_custom_devices", "skipped_frame", "sources_frame", "subset", "time_key", "top_kernels",
+    "BUNDLED_EXAMPLE",
+    "DEFAULT_DEVICE",
+    "FLAG_HELP",
+    "KERNEL_COLUMNS",
+    "TABLE_ROW_LIMIT",
+    "DeviceForm",
+    "FlagGroup",
+    "Metric",
+    "bound_kind_shares",
+    "ceilings_frame",
+    "combine_launches",
+    "device_form_yaml",
+    "device_label",
+    "device_order",
+    "effective_catalog",
+    "escape_markdown",
+    "filter_kernels",
+    "flag_codes",
+    "flag_groups",
+    "hardware_comparison",
+    "kernel_choices",
+    "kernel_detail",
+    "kernel_table",
+    "levels_frame",
+    "links_frame",
+    "overview_metrics",
+    "parse_custom_devices",
+    "skipped_frame",
+    "sources_frame",
+    "subset",
+    "time_key",
+    "top_kernels",
 ]

@@ -203,7 +203,7 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
         if s["time_s"] is not None:
             line = f"Total: measured {fmt_time(s['time_s'])}, roofline {fmt_time(s['t_roof_s'])}"
             if s["speedup_if_at_roof"]:
-                line += f"; {s['speedup_if_at_roof']:.2f}× faster if every kernel reached its roof"
+                line += f"; {s['speedup_if_at_roof']:.3g}× faster if every kernel reached its roof"
         out.append(line)
         share = ", ".join(f"{k} {fmt_pct(v)}" for k, v in s["time_share_by_bound"].items())
         out.append(f"Time by bound ({'measured time' if s['share_basis'] == 'measured' else 'roofline time'}): {share}")

@@ -292,7 +292,7 @@ def test_rows_that_cannot_be_read_are_skipped_and_listed():
     partly = INVENTORY + b"broken,1,1e9,-5,1,bf16,misc\n"
     at = upload(start(), ("partly.csv", partly))
     assert not at.error
-    assert at.warning[0].value.startswith("1 input row(s) were skipped")
+    assert at.expander[0].label == "Import notes: 1 input row(s) skipped; the rest is analysed"
     skipped = at.dataframe[0].value
     assert list(skipped["row"]) == ["4"] and "bytes" in skipped["reason"].iloc[0]
     goto(at, "pages/kernels.py")
@@ -375,3 +375,27 @@ def test_the_form_reports_a_clashing_id_like_the_loader_does():
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("the form: expected a new id, or `overrides: true`, found id 'h100-sxm'")
     assert "h100-sxm" not in at.session_state["custom_devices"]
+
+
+# --------------------------------------------------------------------------------------------- profiler uploads
+
+
+def test_profiler_upload_with_companion_detected_format_and_suggested_device():
+    data = Path(__file__).parent / "data" / "rocprof"
+    at = upload(start(), ("pmc_perf.csv", (data / "pmc_perf_mi200.csv").read_bytes()),
+                ("sysinfo.csv", (data / "sysinfo_mi200.csv").read_bytes()))
+    assert not at.error
+    caption = " ".join(c.value for c in at.sidebar.caption)
+    assert "rocprof-compute" in caption and "closest catalog device" in caption and "`mi250x-gcd`" in caption
+    at.sidebar.button(key="use_suggested").click().run()
+    assert at.sidebar.multiselect(key="hw_ids").value[0] == "mi250x-gcd"
+    goto(at, "pages/roofline.py")
+    assert at.get("vega_lite_chart") and not at.exception
+
+
+def test_format_override_reports_a_mismatch():
+    at = upload(start(), ("kernels.csv", INVENTORY))
+    at.sidebar.selectbox(key="format_override").select("ncu-details").run()
+    assert at.error and at.error[0].value.startswith("kernels.csv")
+    at.sidebar.selectbox(key="format_override").select("detect").run()
+    assert not at.error

@@ -308,4 +308,4 @@ def skip(source: str, row: object, reason: str) -> Skipped:
 
 
 # built-in formats register themselves on import
-from . import inventory, kineto, rocprof, xla  # noqa: E402,F401
+from . import inventory, kineto, ncu, nsys, rocprof, xla  # noqa: E402,F401

@@ -1,0 +1,304 @@
+"""Nsight Systems kernel summaries (``cuda_gpu_kern_sum``): time per kernel name, no FLOPs (FORMATS.md §4).
+
+Reads the CSV of ``nsys stats --report cuda_gpu_kern_sum --format csv`` (header ``Time (%),Total Time (ns),
+Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name``), the older ``gpukernsum`` report
+(``Time(%),Total Time (ns),Instances,Average,Minimum,Maximum,Name``), ``--timeunit`` suffixes (``(us)``,
+``(ms)``, ``(s)``), stdout holding several reports, and — best effort — the console tables of
+``nsys profile --stats=true`` (the ``cuda_gpu_kern_sum`` block; column boundaries from the dash runs of the
+rule under the header; thousands separators stripped).
+
+One row per kernel name: ``count`` = Instances, ``time_s`` = Total Time (seconds, all instances),
+FLOPs and bytes unknown (NaN), ``meta["time_only"] = "true"``. :func:`join_times` gives those times the
+FLOPs and bytes of a model (an inventory or analytic ops); ``read_many`` calls it when a time-only
+profile is read together with one. Names are joined exactly, else by the model's ``match`` glob — a weak
+key (FORMATS §4): instances of one name may have run different shapes.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import replace
+from fnmatch import fnmatchcase
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..models import Skipped, Workload
+from . import check_text, make_frame, register_format, skip
+
+#: seconds per unit of a ``Total Time (<unit>)`` column (``--timeunit``)
+TIME_UNITS = {"ns": 1e9, "nsec": 1e9, "us": 1e6, "usec": 1e6, "μs": 1e6, "µs": 1e6, "ms": 1e3, "msec": 1e3,
+              "s": 1.0, "sec": 1.0}
+_CSV_HEADER = re.compile(r'^"?Time ?\(%\)"?,"?Total Time', re.M)
+_CONSOLE_HEADER = re.compile(r"^\s*Time ?\(%\)\s+Total Time", re.M)
+_RULE = re.compile(r"^\s*-+(\s+-+)*\s*$")
+_REPORT = re.compile(r"Executing '([\w:-]+)' stats report|Running \[[^\]]*?(\w+)\.py[^\]]*\]|"
+                     r"Processing \[[^\]]*\] with \[[^\]]*?(\w+)\.py\]")
+_KERNEL_REPORTS = ("cuda_gpu_kern_sum", "gpukernsum")
+
+
+def _sniff(head: str, name: str) -> bool:
+    """A stats CSV header (``Time (%),Total Time ...``), a console table header, or nsys's report banners."""
+    return bool(_CSV_HEADER.search(head) or _CONSOLE_HEADER.search(head)
+                or re.search(r"Executing '\w+' stats report|with \[[^\]]*/reports/\w+\.py\]", head))
+
+
+# ------------------------------------------------------------------------------------------ parsing
+
+
+def _columns(header: list[str]) -> dict[str, int]:
+    """Column positions by role: total (time), unit, instances, name."""
+    cols: dict[str, int] = {}
+    for i, h in enumerate(c.strip() for c in header):
+        low = h.lower()
+        if low.startswith("total time") and "total" not in cols:
+            cols["total"] = i
+        elif low == "instances":
+            cols["instances"] = i
+        elif low == "name":
+            cols["name"] = i
+    return cols
+
+
+def _unit(header: list[str], i: int) -> str | None:
+    m = re.search(r"\(([^)]*)\)\s*$", header[i].strip())
+    return m.group(1).strip() if m else "ns"
+
+
+def _is_kernel_header(header: list[str]) -> bool:
+    cols = _columns(header)
+    low = {h.strip().lower() for h in header}
+    return {"total", "instances", "name"} <= set(cols) and not low & {"range", "style", "operation"}
+
+
+def _reports(text: str) -> list[str]:
+    return [next(g for g in m.groups() if g) for m in _REPORT.finditer(text)]
+
+
+def _rows_csv(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    header = next(csv.reader((lines[start],)))
+    rows = []
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if not line.strip() or _CSV_HEADER.match(line) or line.startswith(("Processing ", "[", "SKIPPED", "**")):
+            break
+        try:
+            rows.append((i + 1, next(csv.reader((line,)))))
+        except (csv.Error, StopIteration):
+            rows.append((i + 1, [line]))
+    return header, rows
+
+
+def _rows_console(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Fixed-width table: the dash runs of the rule line under the header give the column boundaries."""
+    rule = lines[start + 1]
+    spans = [m.start() for m in re.finditer(r"-+", rule)]
+    bounds = [*spans[1:], None]
+
+    def cut(line: str) -> list[str]:
+        return [line[a:b].strip() for a, b in zip(spans, bounds, strict=True)]
+
+    header = cut(lines[start])
+    rows = []
+    for i in range(start + 2, len(lines)):
+        line = lines[i]
+        if not line.strip() or _REPORT.search(line):
+            break
+        rows.append((i + 1, cut(line)))
+    return header, rows
+
+
+def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list[str]]], str]:
+    """Header and rows of the kernel summary, whichever layout; a specific error when there is none."""
+    lines = text.split("\n")
+    # where the kernel report starts, when the output names its reports
+    begin = 0
+    reports = _reports(text)
+    for i, line in enumerate(lines):
+        m = _REPORT.search(line)
+        if m and next(g for g in m.groups() if g) in _KERNEL_REPORTS:
+            begin = i
+            for follow in lines[i + 1: i + 4]:
+                if "SKIPPED" in follow or "does not contain" in follow:
+                    raise InputError(where=source, text="the cuda_gpu_kern_sum report was skipped: the profile has no "
+                                     "CUDA kernel data.", hint="profile with CUDA tracing on (nsys profile -t cuda "
+                                     "...) and check that kernels ran.")
+            break
+    for i in range(begin, len(lines)):
+        line = lines[i]
+        if _CSV_HEADER.match(line):
+            try:
+                header = next(csv.reader((line,)))
+            except (csv.Error, StopIteration):
+                continue
+            if _is_kernel_header(header):
+                return (*_rows_csv(lines, i), "csv")
+        elif _CONSOLE_HEADER.match(line) and i + 1 < len(lines) and _RULE.match(lines[i + 1]):
+            header, rows = _rows_console(lines, i)
+            if _is_kernel_header(header):
+                return header, rows, "console"
+    others = [r for r in reports if r not in _KERNEL_REPORTS]
+    if others:
+        raise InputError(where=source, text=f"no cuda_gpu_kern_sum table among the Nsight Systems reports here "
+                         f"({', '.join(dict.fromkeys(others))}).",
+                         hint="export the kernel summary: nsys stats --report cuda_gpu_kern_sum --format csv "
+                         "-o out report.nsys-rep")
+    raise InputError(where=source, expected="an Nsight Systems cuda_gpu_kern_sum table (Time (%), Total Time (ns), "
+                     "Instances, ..., Name)", found="none",
+                     hint="export it with: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
+
+
+def _number(cell: str) -> float:
+    return float(cell.strip().replace(",", ""))
+
+
+@register_format("nsys-kern-sum", "Nsight Systems cuda_gpu_kern_sum (CSV or console table): time per kernel name, "
+                 "no FLOPs", _sniff, priority=15)
+def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
+    """Read an Nsight Systems kernel summary into time-only rows (one per kernel name)."""
+    text = check_text(data, source)
+    header, rows, layout = _find_table(text, source)
+    cols = _columns(header)
+    per_s = TIME_UNITS.get((_unit(header, cols["total"]) or "ns").lower())
+    if per_s is None:
+        raise InputError(where=f"{source}: header", expected="a Total Time unit (ns, us, ms or s)",
+                         found=repr(header[cols["total"]].strip()), hint="export with --timeunit ns (the default).")
+    names: list[str] = []
+    counts: list[int] = []
+    totals: list[float] = []
+    lines: list[str] = []
+    skipped: list[Skipped] = []
+    need = max(cols.values()) + 1
+    for line_no, fields in rows:
+        if len(fields) < need:
+            skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(fields)}"))
+            continue
+        name = fields[cols["name"]].strip()
+        try:
+            total = _number(fields[cols["total"]])
+            count = _number(fields[cols["instances"]])
+        except ValueError:
+            skipped.append(skip(source, f"line {line_no}", "Total Time and Instances must be numbers, found "
+                                f"{fields[cols['total']].strip()!r} and {fields[cols['instances']].strip()!r}"))
+            continue
+        if not name:
+            skipped.append(skip(source, f"line {line_no}", "empty kernel Name"))
+        elif not (np.isfinite(total) and total >= 0):
+            skipped.append(skip(source, f"line {line_no}", f"Total Time must be ≥ 0, found {total:g}"))
+        elif not (np.isfinite(count) and count >= 1 and count == int(count)):
+            skipped.append(skip(source, f"line {line_no}", f"Instances must be a whole number ≥ 1, found {count:g}"))
+        else:
+            names.append(name)
+            counts.append(int(count))
+            totals.append(total / per_s)
+            lines.append(str(line_no))
+    if not names:
+        if skipped:
+            first = skipped[0]
+            raise InputError(where=f"{source}: {first.row}", text=f"no usable kernel rows; the first problem: "
+                             f"{first.reason}.", hint="export again with nsys stats --report cuda_gpu_kern_sum "
+                             "--format csv.")
+        raise InputError(where=source, expected="at least one kernel row under the cuda_gpu_kern_sum header",
+                         found="none", hint="the profile has no kernels; profile with CUDA tracing (-t cuda).")
+    n = len(names)
+    frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64),
+                        "time_s": np.asarray(totals, dtype=np.float64), "source": [source] * n, "row": lines}, n)
+    meta = {"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": layout}
+    return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-kern-sum",), skipped=tuple(skipped),
+                    meta=meta)
+
+
+# ------------------------------------------------------------------------------------------ joining
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
+
+
+def _short_list(items: list[str], k: int = 5) -> str:
+    shown = ", ".join(items[:k])
+    return shown + (f" (+{len(items) - k} more)" if len(items) > k else "")
+
+
+def join_times(times: Workload, model: Workload) -> Workload:
+    """Give a time-only profile the FLOPs and bytes of a model, kernel by kernel.
+
+    Each timed kernel is matched to the model's kernels by exact name, else by the first model row whose
+    ``match`` glob (``fnmatch``, case-sensitive) accepts the name. Model rows are totals over their own
+    ``count``: FLOPs and bytes are scaled by ``profile instances / model count`` (per-launch work × the
+    launches that ran), with a warning when that changes them. Output rows: the profile's name, count and
+    time with the model's FLOPs, bytes, precision, unit and group (column ``model`` names the model row);
+    unmatched timed kernels stay time-only (FLOPs NaN); model rows that match nothing are kept with their own
+    numbers. Both lists are in ``warnings`` ("unmatched kernels: ...").
+    """
+    tf, mf = times.frame, model.frame
+    t_names = tf["name"].astype(object).to_numpy()
+    m_names = mf["name"].astype(object).to_numpy()
+    exact: dict[str, int] = {}
+    for i, nm in enumerate(m_names):
+        exact.setdefault(str(nm), i)
+    patterns = []
+    if "match" in mf.columns:
+        patterns = [(i, p) for i, p in enumerate(mf["match"].astype(object).to_numpy()) if isinstance(p, str) and p]
+    idx = np.full(len(tf), -1, dtype=np.int64)
+    for j, nm in enumerate(t_names):
+        i = exact.get(str(nm))
+        if i is None:
+            i = next((i for i, p in patterns if fnmatchcase(str(nm), p)), None)
+        if i is not None:
+            idx[j] = i
+    hit = idx >= 0
+    safe = np.where(hit, idx, 0)
+    t_count = tf["count"].to_numpy(dtype=np.int64)
+    m_count = np.maximum(mf["count"].to_numpy(dtype=np.int64), 1)
+    ratio = np.where(hit, t_count / m_count[safe], np.nan)
+
+    def take(col: str) -> np.ndarray:
+        v = mf[col].to_numpy(dtype=np.float64) if col in mf.columns else np.full(len(mf), np.nan)
+        return np.where(hit, v[safe] * ratio, np.nan)
+
+    def take_obj(col: str) -> list:
+        v = mf[col].astype(object).to_numpy() if col in mf.columns else np.full(len(mf), None, dtype=object)
+        return [v[i] if ok and not pd.isna(v[i]) else None for i, ok in zip(safe, hit, strict=True)]
+
+    cols: dict[str, object] = {
+        "name": t_names, "count": t_count, "time_s": tf["time_s"].to_numpy(dtype=np.float64),
+        "flops": take("flops"), "precision": take_obj("precision"), "unit": take_obj("unit"), "group": take_obj("group"),
+        "source": tf["source"].astype(object).to_numpy(), "row": tf["row"].astype(object).to_numpy(),
+        "model": [m_names[i] if ok else None for i, ok in zip(safe, hit, strict=True)],
+    }
+    for c in model.byte_columns:
+        cols[c] = take(c)
+    joined = make_frame(cols, len(tf))
+    unused = np.ones(len(mf), dtype=bool)
+    unused[idx[hit]] = False
+    frame = joined
+    if unused.any():
+        rest = mf[unused].copy()
+        rest["model"] = rest["name"].astype(object)
+        frame = pd.concat([joined, rest[[c for c in rest.columns if c != "match"]]], ignore_index=True, sort=False)
+
+    warnings = [*times.warnings, *model.warnings]
+    scaled = np.flatnonzero(hit & (ratio != 1))
+    if len(scaled):
+        ex = scaled[0]
+        warnings.append(f"FLOPs and bytes of {_plural(len(scaled), 'kernel')} scaled from the model's count to the "
+                        f"profile's instances (model totals ÷ model count × instances), e.g. {t_names[ex]}: model "
+                        f"{_plural(int(m_count[idx[ex]]), 'launch')}, profile {t_count[ex]:,}.")
+    if (~hit).any():
+        warnings.append("unmatched kernels: " + _short_list([str(x) for x in t_names[~hit]])
+                        + " (time only; add them to the model, or a `match` glob).")
+    if unused.any():
+        warnings.append("model kernels with no timed match (kept with the model's own numbers): "
+                        + _short_list([str(x) for x in m_names[unused]]) + ".")
+    meta = {**model.meta, **times.meta}
+    meta.pop("time_only", None)
+    meta["time_join"] = f"{int(hit.sum())} of {len(tf)} timed kernels matched"
+    return replace(
+        times, frame=frame, name=f"{times.name} + {model.name}", sources=(*times.sources, *model.sources),
+        formats=tuple(dict.fromkeys((*times.formats, *model.formats))), skipped=(*times.skipped, *model.skipped),
+        warnings=tuple(warnings), device=times.device or model.device, meta=meta,
+    )
+

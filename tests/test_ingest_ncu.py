@@ -1,0 +1,457 @@
+"""Nsight Compute CSV (details and raw pages): goldens per fixture, one test per FORMATS.md §3 pitfall,
+exact messages for failed and unusable exports, the real samples, and a fuzz test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from roofcore import InputError, aggregate, analyze, ingest, load_catalogs
+from roofcore.ingest import ncu
+from roofcore.models import Workload
+
+DATA = Path(__file__).parent / "data" / "ncu"
+SAMPLES = Path(__file__).parent.parent.parent / "shared" / "samples"
+CMD = ("ncu --csv --print-units base --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg,"
+       "sm__cycles_elapsed.avg.per_second,sm__sass_thread_inst_executed_op_dadd_pred_on.sum,"
+       "sm__sass_thread_inst_executed_op_dmul_pred_on.sum,sm__sass_thread_inst_executed_op_dfma_pred_on.sum,"
+       "sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,"
+       "sm__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__sass_thread_inst_executed_op_hadd_pred_on.sum,"
+       "sm__sass_thread_inst_executed_op_hmul_pred_on.sum,sm__sass_thread_inst_executed_op_hfma_pred_on.sum,"
+       "sm__inst_executed_pipe_tensor.sum,dram__bytes.sum,lts__t_bytes.sum,l1tex__t_bytes.sum ./app > profile.csv")
+METRICS = CMD.split("--metrics ")[1].split(" ")[0]
+
+
+def read(name: str) -> Workload:
+    return ingest.read(DATA / name, name=name)
+
+
+def sample(name: str) -> Path:
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip(f"../shared/samples/{name} is not here (the real exports live outside the repository)")
+    return path
+
+
+def col(w: Workload, c: str) -> list:
+    return w.frame[c].tolist()
+
+
+def message(name: str) -> str:
+    with pytest.raises(InputError) as e:
+        read(name)
+    return str(e.value)
+
+
+# ------------------------------------------------------------------------------------------ goldens
+
+
+def test_12_column_nersc_metrics_with_preamble_noise():
+    w = read("details_12col_nersc.csv")
+    assert w.formats == ("ncu-details",) and w.skipped == ()
+    assert col(w, "row") == ["0", "1", "2"]
+    assert col(w, "name")[0] == "void saxpy_kernel<float>(int, float, const float *, float *)"
+    # FORMATS §3.6a: 2·dfma + dmul + dadd + 2·ffma + fmul + fadd + 2·hfma + hmul + hadd (+ 512 × tensor inst)
+    assert col(w, "flops") == [2 * 1_048_576, 512 * 65_536 + 2 * 2_048 + 512, 2 * 262_144 + 1_024 + 1_024 + 2 * 10]
+    assert col(w, "precision") == ["fp32", "fp16", "fp64"]
+    assert col(w, "unit") == ["vector", "matrix", "vector"]
+    assert col(w, "bytes_hbm") == [12_582_912, 3_145_728, 2_097_152]
+    assert col(w, "bytes_l2") == [12_591_104, 9_437_184, 2_099_200]
+    assert col(w, "bytes_l1") == [12_599_296, 6_291_456, 2_101_248]
+    # launch 2 has no gpu__time_duration.sum row: sm__cycles_elapsed.avg / .per_second
+    assert col(w, "time_s") == [9.216e-6, 45.056e-6, 20_000 / 1e9]
+    assert col(w, "count") == [1, 1, 1]
+    assert w.warnings == (
+        "tensor-core FLOPs of 1 launch = sm__inst_executed_pipe_tensor.sum × 512 (NERSC's factor; instruction- and "
+        "architecture-dependent, other tools use 2048 or 4096), precision assumed fp16: collect sm__ops_path_tensor_* "
+        "counters for exact tensor FLOPs.",)
+    assert w.device is None and w.meta["profiler"] == "Nsight Compute" and "compute_capability" not in w.meta
+
+
+def test_15_column_bom_crlf_op_dram_names_and_smsp_counters():
+    w = read("details_15col_bom_crlf.csv")
+    assert w.device == "NVIDIA GeForce RTX 5070"
+    assert w.meta["compute_capability"] == "12.0" and w.meta["arch"] == "sm_120"
+    assert col(w, "name") == ["(anonymous namespace)::tile_gemm<float, 16>(const float *, const float *, float *, int, int, int)"]
+    assert col(w, "flops") == [2 * 8_388_608]
+    assert col(w, "bytes_hbm") == [33_554_432 + 16_777_216]  # dram__bytes_read.sum is n/a: the _op_ names
+    assert col(w, "time_s") == [1_048_576e-9]
+    assert "bytes_l2" not in w.frame.columns  # no lts counter: no L2 column rather than an unknown one
+    assert w.warnings == (
+        "CUDA-core FLOPs leave out dadd, dmul, dfma, hadd, hmul, hfma: their sm__sass_thread_inst_executed_op_"
+        "*_pred_on.sum counters are not in the export.",
+        "no tensor-core counter (sm__inst_executed_pipe_tensor.sum or sm__ops_path_tensor_*): FLOPs count CUDA cores "
+        "only.",
+        "n/a, empty, negative, non-numeric or wrong-unit values read as unknown: dram__bytes_read.sum (1 launch), "
+        "dram__bytes_write.sum (1 launch).",
+    )
+
+
+def test_auto_scaled_units_go_through_the_unit_table():
+    w = read("details_auto_units.csv")
+    assert col(w, "time_s") == [12.29e-6, 1.5e-3, 980e-9]
+    assert col(w, "bytes_hbm") == pytest.approx([512e3, 64.25e6, 1.07e9], rel=1e-15)  # SI (unverified) prefixes
+    assert col(w, "bytes_l2") == pytest.approx([1.02e6, 128.5e6, 2.14e9], rel=1e-15)
+    assert col(w, "flops") == [262_144] * 3
+    assert w.warnings[-1] == ("2 of 3 launches ran under 1 µs or moved under 1 MB of DRAM traffic: ncu replays them "
+                              "with flushed caches at base clocks, so their DRAM bytes and intensity are unreliable.")
+
+
+def test_20_column_rule_rows_are_kept_aside():
+    w = read("details_20col_rules.csv")
+    assert len(w) == 2 and w.skipped == () and w.warnings == ()
+    assert col(w, "flops") == [4_194_304 + 4_194_304 + 2 * 8_388_608] * 2
+    assert col(w, "time_s") == [20.48e-6, 20.512e-6]
+    assert w.meta["ncu_rules"] == (
+        "SOLBottleneck (OPT): Memory is more heavily utilized than Compute: look at the memory workload analysis "
+        "section to see where the memory system bottleneck is.; LaunchConfiguration (WRN): A wave of thread blocks is "
+        "defined as the maximum number of blocks that can run at once.")
+    assert w.meta["arch"] == "sm_90"
+
+
+def test_zero_clock_rate_never_divides_to_infinity():
+    text = (DATA / "details_12col_nersc.csv").read_text().replace('"cycle/second","1,000,000,000.00"', '"cycle/second","0"')
+    w = ingest.read(text.encode(), name="zero.csv")
+    assert np.isnan(w.frame["time_s"][2]) and w.frame["time_s"][0] == 9.216e-6  # unknown, not inf
+
+
+def test_trailing_comma_on_data_rows():
+    w = read("details_trailing_comma.csv")
+    assert col(w, "bytes_hbm") == [8_388_608] and col(w, "time_s") == [5.12e-6]
+    assert col(w, "flops") == [0.0]  # counters present and zero: known zero work, not unknown
+    assert w.frame["precision"].isna().all() and w.skipped == ()
+
+
+def test_compute_capability_from_device_attributes():
+    lines = (DATA / "details_trailing_comma.csv").read_text().splitlines()
+    dram = '"dram__bytes.sum","byte","8,388,608"'
+    attrs = [lines[1].replace(dram, f'"device__attribute_compute_capability_{k}","","{v}"') for k, v in
+             (("major", 8), ("minor", 6))]
+    w = ingest.read("\n".join(lines[:2] + attrs + lines[2:]).encode(), name="cc.csv")
+    assert w.meta["compute_capability"] == "8.6" and w.meta["arch"] == "sm_86"  # no CC column in 12-column exports
+
+
+def test_nvtx_columns_are_read_by_name():
+    w = read("details_nvtx.csv")
+    assert col(w, "name") == ["void reduce_sum<256>(const float *, float *, int)"]
+    assert col(w, "flops") == [1_048_576] and col(w, "bytes_hbm") == [4_194_304] and col(w, "time_s") == [3.072e-6]
+
+
+def test_missing_values_are_unknown_not_zero():
+    w = read("details_missing_values.csv")
+    f = w.frame
+    assert np.isnan(f["flops"][0]) and f["flops"][1] == 2 * 131_072  # "PolicySpread" in fadd: unknown FLOPs
+    assert col(w, "bytes_hbm") == [1_500_000, 2_000_000]  # dram__bytes.sum n/a: read + write (--print-fp values)
+    assert np.isnan(f["bytes_l2"][0]) and np.isnan(f["bytes_l1"][0])  # "" and "inf"
+    assert col(w, "time_s") == [2_500 / 1.25e9, 2.048e-6]  # "nan" duration: cycles / rate
+    assert w.warnings == (
+        "n/a, empty, negative, non-numeric or wrong-unit values read as unknown: dram__bytes.sum (1 launch), "
+        "gpu__time_duration.sum (1 launch), l1tex__t_bytes.sum (1 launch), lts__t_bytes.sum (1 launch), "
+        "sm__sass_thread_inst_executed_op_fadd_pred_on.sum (1 launch).",)
+
+
+def test_tensor_op_counters_are_flops_and_name_the_precision():
+    w = read("details_tensor_ops.csv")
+    # plain bf16 family counted once (not plus its _sparsity_off twin); the pipe counter is ignored
+    assert col(w, "flops") == [1_073_741_824 + 2 * 1_000, 4_096 + 2_048]
+    assert col(w, "precision") == ["bf16", "fp16"] and col(w, "unit") == ["matrix", "matrix"]
+    assert w.warnings[0] == ("2:4-sparse tensor ops counted as executed (sm__ops_path_tensor_src_fp16_dst_fp16_"
+                             "sparsity_on): compare them with dense roofs with care.")
+    assert not any("× 512" in x for x in w.warnings)
+
+
+def test_two_tables_with_application_output_between_and_inside():
+    w = read("details_two_tables.csv")
+    assert col(w, "row") == ["0", "1"] and w.skipped == ()
+    assert col(w, "flops") == [1_024_000, 2_048_000] and col(w, "time_s") == [4e-6, 8e-6]
+
+
+def test_a_second_table_with_other_columns_is_read_by_its_own_header():
+    first = (DATA / "details_two_tables.csv").read_text().split("==PROF== Disconnected from process 10")[0]
+    second = (DATA / "details_nvtx.csv").read_text().replace('\n"0",', '\n"7",')
+    w = ingest.read((first + "app output\n" + second).encode(), name="mixed.csv")
+    assert col(w, "row") == ["0", "7"] and col(w, "flops") == [1_024_000, 1_048_576] and w.skipped == ()
+    assert col(w, "name") == ["init_kernel(float *, int)", "void reduce_sum<256>(const float *, float *, int)"]
+
+
+def test_labels_only_details_page_is_time_only():
+    w = read("details_labels_only.csv")
+    assert col(w, "time_s") == [4.35e-6, 1.25e-3]  # the "Duration" label, usecond / msecond
+    assert w.meta["time_only"] == "true" and np.isnan(w.frame["flops"]).all()
+    assert w.warnings == (f"no FLOP or byte counters in this export: only launch times are read (time only; join it "
+                          f"with an inventory, or profile with: {CMD}).",)
+
+
+def test_raw_page_units_row_and_wide_columns():
+    w = read("raw_page.csv")
+    assert w.formats == ("ncu-raw",) and w.device == "NVIDIA H100 80GB HBM3" and w.meta["arch"] == "sm_90"
+    assert col(w, "row") == ["0", "1", "2"]
+    assert col(w, "flops") == [34_359_738_368 + 2 * 65_536, 2 * 2_097_152, 34_359_738_368 + 2 * 65_536]
+    assert col(w, "precision") == ["fp16", "fp32", "fp16"] and col(w, "unit") == ["matrix", "vector", "matrix"]
+    assert col(w, "bytes_hbm") == [20_480_000, 16_384_000, 20_480_000]  # Kbyte read + write
+    assert col(w, "bytes_l2") == [48e6, 16e6, 48e6] and col(w, "bytes_l1") == [96e6, 32e6, 96e6]
+    assert col(w, "time_s") == pytest.approx([210.5e-6, 12.75e-6, 209.25e-6], rel=1e-15)
+
+
+def test_python_reader_gives_the_same_result_as_pyarrow(monkeypatch):
+    names = ["details_12col_nersc.csv", "details_15col_bom_crlf.csv", "details_20col_rules.csv", "details_nvtx.csv",
+             "details_missing_values.csv", "details_tensor_ops.csv", "details_trailing_comma.csv", "raw_page.csv"]
+    fast = {n: read(n) for n in names}
+
+    def broken(*args, **kwargs):
+        raise pa.ArrowInvalid("forced")
+
+    monkeypatch.setattr(ncu, "_arrow_read", broken)
+    for n in names:
+        slow = read(n)
+        assert slow.frame.equals(fast[n].frame), n
+        assert slow.warnings == fast[n].warnings and slow.meta == fast[n].meta and slow.device == fast[n].device
+
+
+def test_many_launches_read_in_chunks_match_the_python_reader(monkeypatch):
+    lines = (DATA / "details_12col_nersc.csv").read_text().splitlines()
+    header, rows = lines[4], lines[5:]
+    body = [header] + [f'"{i * 3 + int(r[1])}"' + r[r.index(","):] for i in range(300) for r in rows]
+    data = "\n".join(body).encode()
+    monkeypatch.setattr(ncu, "_BLOCK_SIZE", 4096)  # many arrow chunks with their own dictionaries
+    monkeypatch.setattr(ncu, "_PIECE_SIZE", 50_000)  # and several read_csv pieces
+    fast = ncu.parse_details(data, "big.csv")
+    assert len(fast) == 900 and col(fast, "row")[-1] == "899"
+    assert col(fast, "flops")[-3:] == col(read("details_12col_nersc.csv"), "flops")
+    monkeypatch.setattr(ncu, "_arrow_read", lambda *a, **k: (_ for _ in ()).throw(pa.ArrowInvalid("forced")))
+    slow = ncu.parse_details(data, "big.csv")
+    assert slow.frame.equals(fast.frame) and slow.warnings == fast.warnings
+
+
+def test_invalid_utf8_in_a_kernel_name_is_replaced_not_fatal():
+    data = (DATA / "details_nvtx.csv").read_bytes().replace(b"reduce_sum", b"reduce\xff_sum")
+    w = ncu.parse_details(data, "bad-utf8.csv")
+    assert col(w, "name") == ["void reduce\ufffd_sum<256>(const float *, float *, int)"] and col(w, "flops") == [1_048_576]
+
+
+def test_launch_id_with_thousands_separator():
+    text = (DATA / "details_nvtx.csv").read_text().replace('\n"0",', '\n"1,024",')
+    assert col(ingest.read(text.encode(), name="id.csv"), "row") == ["1024"]
+
+
+def test_ragged_and_stray_rows_are_skipped_with_a_reason():
+    text = (DATA / "details_nvtx.csv").read_text().splitlines()
+    text.insert(3, '"x","y"')  # too few fields
+    text.insert(5, '"not an id"' + text[4][text[4].index(","):])
+    w = ingest.read("\n".join(text).encode(), name="ragged.csv")
+    assert [(s.row, s.reason) for s in w.skipped] == [("line 4", "expected 17 fields, found 2"),
+                                                      ("line 6", "ID is not a launch number")]
+    assert col(w, "flops") == [1_048_576]
+
+
+def test_aggregate_and_analyze_per_launch_rows():
+    w = read("details_20col_rules.csv")
+    agg = aggregate(w).frame
+    assert agg["count"].tolist() == [2] and agg["time_s"].tolist() == pytest.approx([40.992e-6])
+    a = analyze(w, [load_catalogs().get("h100-sxm")])
+    assert a.summary("h100-sxm")["kernels"] == 2
+
+
+# ------------------------------------------------------------------------------------------ detection and messages
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("details_12col_nersc.csv", "ncu-details"), ("details_15col_bom_crlf.csv", "ncu-details"),
+    ("details_20col_rules.csv", "ncu-details"), ("details_nvtx.csv", "ncu-details"), ("raw_page.csv", "ncu-raw"),
+    ("failed_no_kernels.txt", "ncu-details"), ("rules_only.csv", "ncu-details"),
+])
+def test_detected_from_content(name, fmt):
+    assert ingest.detect((DATA / name).read_bytes(), "profile.csv").name == fmt
+
+
+def test_failed_run_no_kernels_message():
+    assert message("failed_no_kernels.txt") == (
+        "failed_no_kernels.txt: Nsight Compute profiled no kernels (\"No kernels were profiled\"), so the output has no "
+        "table. Hint: if the application launches its kernels from a child process (Python launchers, mpirun, torchrun), "
+        "profile with --target-processes all; also check the --kernel-name, --launch-skip and --launch-count filters.")
+
+
+def test_failed_run_other_error_message():
+    assert message("failed_other_error.txt") == (
+        f"failed_other_error.txt: Nsight Compute reported an error and wrote no table: Failed to profile \"matmul\" in "
+        f"process 2718 Hint: fix that and profile again, e.g. {CMD}")
+
+
+PERM = ("no permission to read GPU performance counters (ERR_NVGPUCTRPERM), so Nsight Compute measured no kernel. "
+        "Hint: run as admin/root or enable access (NVreg_RestrictProfilingToAdminUsers=0 for the nvidia kernel module on "
+        "Linux; NVIDIA Control Panel > Developer > Manage GPU Performance Counters on Windows), then profile again; see "
+        "https://developer.nvidia.com/ERR_NVGPUCTRPERM.")
+
+
+def test_permission_error_message():
+    data = b"==PROF== Connected to process 1 (/a.out)\n==ERROR== Error: ERR_NVGPUCTRPERM - no access\nresult 42\n"
+    with pytest.raises(InputError) as e:
+        ingest.read(data, name="perm.csv")
+    assert str(e.value) == f"perm.csv: {PERM}"
+
+
+def test_rule_only_message():
+    assert message("rules_only.csv") == (
+        "rules_only.csv: this export holds only rule text (SOLFPRoofline), no metric values: roofline sections print "
+        "just their rules on the details page. Hint: re-export the report with the raw page (ncu -i report.ncu-rep --csv "
+        f"--page raw --print-units base > raw.csv) or profile with --metrics {METRICS}.")
+
+
+def test_header_only_message():
+    assert message("header_only.csv") == (
+        "header_only.csv: expected at least one launch row under the ncu header, found a header only. Hint: the run "
+        "measured no kernel: check the ncu output for ==WARNING== or ==ERROR== lines and the --kernel-name / "
+        "--launch-skip / --launch-count filters.")
+
+
+def test_no_roofline_metric_message():
+    assert message("no_roofline_metrics.csv") == (
+        "no_roofline_metrics.csv: no duration, FLOP or byte metric for a roofline in this export (2 other metrics, e.g. "
+        "launch__registers_per_thread, sm__warps_active.avg.pct_of_peak_sustained_active). "
+        f"Hint: profile with: {CMD}")
+
+
+def test_european_locale_message():
+    assert message("details_european_locale.csv") == (
+        "details_european_locale.csv: metric values are in a European number format (e.g. '1,38': decimal comma, dots "
+        "between thousands), as ncu writes them under such a locale; they cannot be read unambiguously. Hint: profile "
+        "(or re-export with ncu -i report.ncu-rep --csv) with LC_ALL=C, e.g. LC_ALL=C ncu --csv --print-units base ...")
+
+
+def test_european_thousands_dots_alone_are_caught():
+    text = (DATA / "details_european_locale.csv").read_text().replace('"1,38"', '"1.38"')
+    with pytest.raises(InputError, match=r"European number format \(e\.g\. '65\.536'"):
+        ingest.read(text.encode(), name="eu.csv")
+
+
+def test_not_an_ncu_export_message():
+    with pytest.raises(InputError) as e:
+        ncu.parse_details(b"a,b\n1,2\n", "x.csv")
+    assert str(e.value) == (
+        'x.csv: expected an Nsight Compute CSV table (a header starting "ID","Process ID",), found no such header. '
+        "Hint: export with ncu --csv (details page, best with --print-units base) or ncu --csv --page raw, without "
+        "--print-summary; ncu -i report.ncu-rep --csv --page raw re-exports a saved report.")
+
+
+def test_unit_table():
+    assert ncu.unit_factor("nsecond") == ("time", 1e-9) and ncu.unit_factor("ms") == ("time", 1e-3)
+    assert ncu.unit_factor("Gbyte") == ("bytes", 1e9) and ncu.unit_factor("Kbyte") == ("bytes", 1e3)
+    assert ncu.unit_factor("cycle/second") == ("frequency", 1.0)
+    assert ncu.unit_factor("cycle/nsecond") == ("frequency", 1e9)
+    assert ncu.unit_factor("Ghz") == ("frequency", 1e9) and ncu.unit_factor("MHz") == ("frequency", 1e6)
+    assert ncu.unit_factor("inst") == ("count", 1.0) and ncu.unit_factor("") == ("count", 1.0)
+    assert ncu.unit_factor("Minst") == ("count", 1e6)
+    assert ncu.unit_factor("%") is None and ncu.unit_factor("register/thread") is None
+
+
+def test_wrong_unit_is_unknown_with_a_warning():
+    text = (DATA / "details_nvtx.csv").read_text().replace('"dram__bytes.sum","byte"', '"dram__bytes.sum","%"')
+    w = ingest.read(text.encode(), name="u.csv")
+    assert np.isnan(w.frame["bytes_hbm"][0])
+    assert ("n/a, empty, negative, non-numeric or wrong-unit values read as unknown: dram__bytes.sum (1 launch, unit '%')."
+            in w.warnings)
+
+
+# ------------------------------------------------------------------------------------------ real samples
+
+
+@pytest.mark.samples
+def test_sample_a100_sgemm_reference_values():
+    w = ingest.read(sample("ncu_details_a100_interpolate_sgemm.csv"), name="a100.csv")
+    f = w.frame
+    assert col(w, "name")[0] == "ampere_sgemm_32x32_sliced1x4_tn" and col(w, "row") == ["0", "1"]
+    assert f["flops"][0] == 145_408 and f["time_s"][0] == 7.488e-6  # PROVENANCE.md reference numbers
+    assert (f["bytes_hbm"][0], f["bytes_l2"][0], f["bytes_l1"][0]) == (512, 233_856, 384)
+    assert f["flops"][1] == 16 and f["time_s"][1] == 4.224e-6
+    assert col(w, "precision") == ["fp32", "fp32"] and col(w, "unit") == ["vector", "vector"]
+    assert w.warnings == ("2 of 2 launches ran under 1 µs or moved under 1 MB of DRAM traffic: ncu replays them with "
+                          "flushed caches at base clocks, so their DRAM bytes and intensity are unreliable.",)
+
+
+@pytest.mark.samples
+def test_sample_rtx5070_bom_crlf_op_names():
+    w = ingest.read(sample("ncu_details_rtx5070_win_gemm_naive.csv"), name="rtx.csv")
+    assert col(w, "name") == ["unnamed>::gemm_naive_kernel(const float *, const float *, float *, int, int, int)"]
+    assert col(w, "bytes_hbm") == [54_207_744 + 26_601_216] and col(w, "time_s") == [9_589_248e-9]
+    assert np.isnan(w.frame["flops"][0])  # the export has no FLOP counters
+    assert w.meta["arch"] == "sm_120" and w.warnings == ("no FLOP counters (sm__sass_thread_inst_executed_op_*): FLOPs "
+                                                         "unknown.",)
+
+
+@pytest.mark.samples
+def test_sample_b200_raw_page_is_time_only():
+    w = ingest.read(sample("ncu_raw_b200_torch_sdpa_flash.csv"), name="b200.csv")
+    assert w.formats == ("ncu-raw",) and len(w) == 16 and w.device == "NVIDIA B200"
+    assert w.meta["time_only"] == "true" and w.meta["compute_capability"] == "10.0"
+    assert w.frame["time_s"][0] == 687_488e-9 and w.frame["name"].str.startswith("void flash_fwd_kernel<").all()
+    assert np.isnan(w.frame["flops"]).all() and w.skipped == ()
+
+
+@pytest.mark.samples
+def test_sample_failed_permission():
+    with pytest.raises(InputError) as e:
+        ingest.read(sample("ncu_failed_ERR_NVGPUCTRPERM.csv"), name="failed.csv")
+    assert str(e.value) == f"failed.csv: {PERM}"
+
+
+@pytest.mark.samples
+def test_sample_rules_only():
+    with pytest.raises(InputError) as e:
+        ingest.read(sample("ncu_details_sol_roofline_section_only_rules.csv"), name="rules.csv")
+    assert str(e.value) == (
+        "rules.csv: this export holds only rule text (SOLFPRoofline), no metric values: roofline sections print just "
+        "their rules on the details page. Hint: re-export the report with the raw page (ncu -i report.ncu-rep --csv "
+        f"--page raw --print-units base > raw.csv) or profile with --metrics {METRICS}.")
+
+
+# ------------------------------------------------------------------------------------------ fuzz
+
+SEEDS = [p.read_bytes() for p in sorted(DATA.iterdir())]
+EXAMPLES = 10_000 if os.environ.get("ROOFCORE_FUZZ_LONG") == "1" else 150
+JUNK = [b",", b'"', b"\n", b"\r\n", b"n/a", b"-1", b"1e999", b"nan", b"\x00", b"1,234,567.00", b"==PROF== x\n",
+        b'"ID","Process ID",', b"\xef\xbb\xbf", b"\xff", b'""', b",,,,", b"9,00"]
+
+
+@st.composite
+def mutated(draw):
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=1024))
+    data = bytearray(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(1, 4))):
+        if not data:
+            break
+        i = draw(st.integers(0, len(data) - 1))
+        op = draw(st.integers(0, 4))
+        if op == 0:
+            data = data[:i]
+        elif op == 1:
+            data[i] = draw(st.integers(0, 255))
+        elif op in (2, 3):
+            lines = bytes(data).split(b"\n")
+            j = draw(st.integers(0, len(lines) - 1))
+            lines = lines[:j] + lines[j + 1:] if op == 2 else lines[: j + 1] + lines[j:]
+            data = bytearray(b"\n".join(lines))
+        else:
+            data[i:i] = draw(st.sampled_from(JUNK))
+    return bytes(data)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=mutated(), raw=st.booleans())
+def test_fuzz_ends_in_a_workload_or_an_input_error(data, raw):
+    parse = ncu.parse_raw if raw else ncu.parse_details
+    try:
+        w = parse(data, "fuzz.csv")
+    except InputError:
+        return
+    assert isinstance(w, Workload) and len(w) > 0
+    assert (w.frame["count"] == 1).all()
+    for c in ("flops", "time_s", *w.byte_columns):
+        v = w.frame[c].to_numpy(dtype=float)
+        assert not (np.isinf(v) | (v < 0)).any(), c

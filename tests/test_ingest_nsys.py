@@ -1,0 +1,226 @@
+"""Nsight Systems kernel summaries (CSV variants, console tables) and joining their times to a model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from roofcore import InputError, analyze, ingest, load_catalogs
+from roofcore.ingest import nsys
+from roofcore.ingest.nsys import join_times
+from roofcore.models import Workload
+
+DATA = Path(__file__).parent / "data" / "nsys"
+SAMPLES = Path(__file__).parent.parent.parent / "shared" / "samples"
+
+
+def read(name: str) -> Workload:
+    return ingest.read(DATA / name, name=name)
+
+
+def col(w: Workload, c: str) -> list:
+    return w.frame[c].tolist()
+
+
+def message(data: bytes, name: str = "k.csv") -> str:
+    with pytest.raises(InputError) as e:
+        nsys.parse(data, name)
+    return str(e.value)
+
+
+def test_cuda_gpu_kern_sum_csv():
+    w = read("kern_sum.csv")
+    assert w.formats == ("nsys-kern-sum",) and w.meta["time_only"] == "true" and w.meta["profiler"] == "Nsight Systems"
+    assert col(w, "name") == ["void gemm_kernel<float, 128>(const float *, const float *, float *, int)",
+                              "relu_kernel(float *)", "memset_kernel(void *, int)"]
+    assert col(w, "count") == [100, 300, 50]
+    assert col(w, "time_s") == [5e-3, 3e-3, 5e-4]  # Total Time, all instances
+    assert np.isnan(w.frame["flops"]).all() and w.byte_columns == []
+    assert col(w, "row") == ["2", "3", "4"] and w.skipped == ()
+
+
+def test_older_gpukernsum_header():
+    w = read("gpukernsum_old.csv")
+    assert col(w, "name") == ["burn(float *, int, int)", "init_kernel"]
+    assert col(w, "count") == [10, 20] and col(w, "time_s") == [8e-4, 2e-4]
+
+
+def test_timeunit_suffix():
+    w = read("kern_sum_timeunit_us.csv")
+    assert col(w, "count") == [25] and col(w, "time_s") == [1250.5e-6]
+
+
+def test_stdout_with_several_reports_and_crlf():
+    w = read("stats_stdout_csv.txt")
+    assert col(w, "name") == ["saxpy(int, float, const float *, float *)", "fill_kernel"]
+    assert col(w, "count") == [1010, 1010] and col(w, "time_s") == [6e-3, 2e-3]
+
+
+def test_console_table_uses_the_rule_row_for_columns():
+    w = read("console.txt")
+    assert w.meta["nsys_layout"] == "console"
+    assert col(w, "name") == ["void conv_fwd<float, 3>(const float *, float *, int)", "bias_add"]
+    assert col(w, "count") == [2048, 512]  # thousands separators
+    assert col(w, "time_s") == [10_485_760e-9, 1_011_712e-9]
+
+
+@pytest.mark.samples
+def test_sample_console_a100_vectoradd():
+    path = SAMPLES / "nsys_stats_console_a100_vectoradd.txt"
+    if not path.exists():
+        pytest.skip("../shared/samples/nsys_stats_console_a100_vectoradd.txt is not here (real exports live outside "
+                    "the repository)")
+    w = ingest.read(path, name="console.txt")
+    assert w.formats == ("nsys-kern-sum",)
+    assert col(w, "name") == ["vectorAdd(const float *, const float *, float *, int)"]
+    assert col(w, "count") == [1010] and col(w, "time_s") == [1_831_281e-9]
+
+
+@pytest.mark.parametrize("name", ["kern_sum.csv", "gpukernsum_old.csv", "kern_sum_timeunit_us.csv",
+                                  "stats_stdout_csv.txt", "console.txt", "console_skipped.txt"])
+def test_detected_from_content(name):
+    assert ingest.detect((DATA / name).read_bytes(), "stats.txt").name == "nsys-kern-sum"
+
+
+# ------------------------------------------------------------------------------------------ messages
+
+
+def test_skipped_report_message():
+    assert message((DATA / "console_skipped.txt").read_bytes(), "s.txt") == (
+        "s.txt: the cuda_gpu_kern_sum report was skipped: the profile has no CUDA kernel data. Hint: profile with "
+        "CUDA tracing on (nsys profile -t cuda ...) and check that kernels ran.")
+
+
+def test_other_reports_only_message():
+    assert message((DATA / "console_no_kernel_table.txt").read_bytes(), "o.txt") == (
+        "o.txt: no cuda_gpu_kern_sum table among the Nsight Systems reports here (osrt_sum). Hint: export the kernel "
+        "summary: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
+
+
+def test_no_table_message():
+    assert message(b"hello\nworld\n") == (
+        "k.csv: expected an Nsight Systems cuda_gpu_kern_sum table (Time (%), Total Time (ns), Instances, ..., Name), "
+        "found none. Hint: export it with: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
+
+
+def test_unknown_time_unit_message():
+    data = b"Time (%),Total Time (days),Instances,Name\n100.0,1,1,k\n"
+    assert message(data) == ("k.csv: header: expected a Total Time unit (ns, us, ms or s), found 'Total Time (days)'. "
+                             "Hint: export with --timeunit ns (the default).")
+
+
+def test_header_only_message():
+    assert message(b"Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n") == (
+        "k.csv: expected at least one kernel row under the cuda_gpu_kern_sum header, found none. Hint: the profile has "
+        "no kernels; profile with CUDA tracing (-t cuda).")
+
+
+def test_bad_rows_are_skipped_with_reasons():
+    data = (b"Time (%),Total Time (ns),Instances,Name\n50.0,1000,2,good\n10.0,n/a,1,bad_total\n5.0,100,0,no_instances\n"
+            b"1.0,100\n")
+    w = nsys.parse(data, "k.csv")
+    assert col(w, "name") == ["good"] and col(w, "time_s") == [1e-6]
+    assert [(s.row, s.reason) for s in w.skipped] == [
+        ("line 3", "Total Time and Instances must be numbers, found 'n/a' and '1'"),
+        ("line 4", "Instances must be a whole number ≥ 1, found 0"),
+        ("line 5", "expected 4 fields, found 2"),
+    ]
+
+
+def test_all_rows_bad_message():
+    assert message(b"Time (%),Total Time (ns),Instances,Name\n10.0,n/a,1,k\n") == (
+        "k.csv: line 2: no usable kernel rows; the first problem: Total Time and Instances must be numbers, found "
+        "'n/a' and '1'. Hint: export again with nsys stats --report cuda_gpu_kern_sum --format csv.")
+
+
+# ------------------------------------------------------------------------------------------ joining
+
+
+def test_join_times_exact_glob_scaling_and_unmatched():
+    w = join_times(read("kern_sum.csv"), read("model.yaml"))
+    f = w.frame
+    assert col(w, "name") == ["void gemm_kernel<float, 128>(const float *, const float *, float *, int)",
+                              "relu_kernel(float *)", "memset_kernel(void *, int)", "softmax"]
+    assert col(w, "model") == ["void gemm_kernel<float, 128>(const float *, const float *, float *, int)", "relu",
+                               None, "softmax"]
+    assert col(w, "count") == [100, 300, 50, 10]
+    assert col(w, "time_s")[:3] == [5e-3, 3e-3, 5e-4] and f["time_s"][3] == pytest.approx(2e-4)
+    # gemm: same count, totals as given; relu: 1 modelled launch, 300 profiled → ×300
+    assert f["flops"][0] == 2e11 and f["bytes_hbm"][0] == 4e9 and f["bytes_l2"][0] == 8e9
+    assert f["flops"][1] == 3e8 and f["bytes_hbm"][1] == 2.4e9 and np.isnan(f["bytes_l2"][1])
+    assert np.isnan(f["flops"][2]) and np.isnan(f["bytes_hbm"][2])  # unmatched: time only
+    assert f["flops"][3] == 5e6  # model row without a timed match, kept as modelled
+    assert col(w, "precision")[:3] == ["fp32", "fp32", None] and col(w, "group")[:3] == ["mm", "act", None]
+    assert col(w, "source")[:3] == ["kern_sum.csv"] * 3 and col(w, "row")[:3] == ["2", "3", "4"]
+    assert w.warnings == (
+        "FLOPs and bytes of 1 kernel scaled from the model's count to the profile's instances (model totals ÷ model "
+        "count × instances), e.g. relu_kernel(float *): model 1 launch, profile 300.",
+        "unmatched kernels: memset_kernel(void *, int) (time only; add them to the model, or a `match` glob).",
+        "model kernels with no timed match (kept with the model's own numbers): softmax.",
+    )
+    assert "time_only" not in w.meta and w.meta["time_join"] == "2 of 3 timed kernels matched"
+    assert w.formats == ("nsys-kern-sum", "inventory-yaml")
+
+
+def test_read_many_joins_a_time_only_profile_with_an_inventory():
+    w = ingest.read_many([DATA / "kern_sum.csv", DATA / "model.yaml"])
+    assert w.frame["flops"].tolist()[:2] == [2e11, 3e8]
+    a = analyze(w, [load_catalogs().get("h100-sxm")])
+    assert a.summary("h100-sxm")["kernels"] == 4
+
+
+def test_join_per_launch_ncu_times():
+    times = ingest.read(Path(__file__).parent / "data" / "ncu" / "details_labels_only.csv", name="t.csv")
+    model = ingest.read(b'name,count,flops,bytes\n"void add_kernel<float>(float *, const float *, int)",4,8e6,1.2e7\n',
+                        name="m.csv")
+    w = join_times(times, model)
+    assert col(w, "flops") == [2e6, 2e6] and col(w, "bytes_hbm") == [3e6, 3e6]  # model totals ÷ 4 launches × 1
+    assert col(w, "time_s") == [4.35e-6, 1.25e-3] and col(w, "count") == [1, 1]
+
+
+# ------------------------------------------------------------------------------------------ fuzz
+
+SEEDS = [p.read_bytes() for p in sorted(DATA.iterdir()) if p.suffix != ".yaml"]
+EXAMPLES = 10_000 if os.environ.get("ROOFCORE_FUZZ_LONG") == "1" else 150
+JUNK = [b",", b'"', b"\n", b"\r\n", b"n/a", b"-1", b"1e999", b"nan", b"\x00", b"1,234", b"-----", b"   ",
+        b"Time (%)", b"Executing 'cuda_gpu_kern_sum' stats report\n", b"\xff", b"SKIPPED"]
+
+
+@st.composite
+def mutated(draw):
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=1024))
+    data = bytearray(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(1, 4))):
+        if not data:
+            break
+        i = draw(st.integers(0, len(data) - 1))
+        op = draw(st.integers(0, 4))
+        if op == 0:
+            data = data[:i]
+        elif op == 1:
+            data[i] = draw(st.integers(0, 255))
+        elif op in (2, 3):
+            lines = bytes(data).split(b"\n")
+            j = draw(st.integers(0, len(lines) - 1))
+            lines = lines[:j] + lines[j + 1:] if op == 2 else lines[: j + 1] + lines[j:]
+            data = bytearray(b"\n".join(lines))
+        else:
+            data[i:i] = draw(st.sampled_from(JUNK))
+    return bytes(data)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=mutated())
+def test_fuzz_ends_in_a_workload_or_an_input_error(data):
+    try:
+        w = nsys.parse(data, "fuzz.txt")
+    except InputError:
+        return
+    assert isinstance(w, Workload) and len(w) > 0
+    assert (w.frame["count"] >= 1).all() and (w.frame["time_s"] >= 0).all()
