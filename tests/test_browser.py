@@ -188,3 +188,24 @@ def test_5_kernels_and_hardware_pages(page):
     page.get_by_role("tab", name="Add a device").click()
     page.wait_for_timeout(500)
     shot(page, "hardware-add")
+
+
+def test_6_profiler_export_with_its_companion(page, tmp_path):
+    """A rocprof-compute pmc_perf.csv with its sysinfo.csv: format detected, device suggested and taken."""
+    data = ROOT / "tests" / "data" / "rocprof"
+    pmc, sysinfo = tmp_path / "pmc_perf.csv", tmp_path / "sysinfo.csv"
+    pmc.write_bytes((data / "pmc_perf_mi200.csv").read_bytes())
+    sysinfo.write_bytes((data / "sysinfo_mi200.csv").read_bytes())
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_role("button", name="Clear uploads").click()
+    sidebar.get_by_text("transformer_block.yaml · 12 kernels").wait_for()
+    sidebar.locator('input[type="file"]').first.set_input_files([str(pmc), str(sysinfo)])
+    sync_api.expect(sidebar).to_contain_text("rocprof-compute", timeout=TIMEOUT_MS)
+    sync_api.expect(sidebar).to_contain_text("closest catalog device")
+    sidebar.get_by_role("button", name="Use mi250x-gcd").click()
+    sync_api.expect(sidebar.locator('[data-testid="stMultiSelect"]')).to_contain_text("AMD · Instinct MI250X (one GCD)",
+                                                                                     timeout=TIMEOUT_MS)
+    open_page(page, "Roofline")
+    roofline_chart(page)
+    settle(page)
+    shot(page, "roofline-rocprof")
