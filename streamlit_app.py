@@ -192,6 +192,7 @@ def main() -> None:
         st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
         st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
         st.Page("pages/kernels.py", title="Kernels", icon=":material/table_rows:"),
+        st.Page("pages/recommendations.py", title="Recommendations", icon=":material/lightbulb:"),
         st.Page("pages/hardware.py", title="Hardware", icon=":material/memory:"),
     ]
     nav = st.navigation(pages)

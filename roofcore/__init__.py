@@ -8,6 +8,7 @@
 
 __version__ = "0.1.0"
 
+from .advise import RULES, Advice, Recommendation, advise_all  # advise(): roofcore.advise.advise
 from .analyze import Analysis, analyze
 from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import (
@@ -38,9 +39,44 @@ from .ops import OPS, register_op
 from .roofline import FLAG_CODES, Flag
 
 __all__ = [
-    "FLAG_CODES", "FORMATS", "OPS", "Analysis", "Catalog", "CatalogError", "Ceiling", "DeviceKind", "Figure",
-    "Flag", "Hardware", "InputError", "Kernel", "LimitError", "Link", "LocatedError", "MemoryLevel", "Precision",
-    "RoofcoreError", "Scope", "Skipped", "Unit", "UnitError", "UnknownHardwareError", "Workload", "__version__",
-    "aggregate", "analyze", "hardware_to_json", "hardware_to_yaml", "load_catalogs", "read", "read_many",
-    "register_format", "register_op",
+    "FLAG_CODES",
+    "FORMATS",
+    "OPS",
+    "RULES",
+    "Advice",
+    "Analysis",
+    "Catalog",
+    "CatalogError",
+    "Ceiling",
+    "DeviceKind",
+    "Figure",
+    "Flag",
+    "Hardware",
+    "InputError",
+    "Kernel",
+    "LimitError",
+    "Link",
+    "LocatedError",
+    "MemoryLevel",
+    "Precision",
+    "Recommendation",
+    "RoofcoreError",
+    "Scope",
+    "Skipped",
+    "Unit",
+    "UnitError",
+    "UnknownHardwareError",
+    "Workload",
+    "__version__",
+    "advise",
+    "advise_all",
+    "aggregate",
+    "analyze",
+    "hardware_to_json",
+    "hardware_to_yaml",
+    "load_catalogs",
+    "read",
+    "read_many",
+    "register_format",
+    "register_op",
 ]

@@ -54,6 +54,9 @@ GROUP_SCHEME = "tableau10"
 #: kernel mark area in px² for the shortest and the longest time
 SIZE_RANGE = (25, 650)
 REGION_FILL = {"memory-bound": "#dbeafe", "compute-bound": "#ffedd5"}
+#: roofline(highlight=...): opacity of the kernels not named, and the ring drawn around those named
+HIGHLIGHT_FADE = 0.12
+HIGHLIGHT_COLOR = "#0f172a"
 
 _PREFIX_EXPR = "['p','n','µ','m','','k','M','G','T','P','E']"
 
@@ -697,8 +700,10 @@ def _kernel_layers(points: pd.DataFrame, x, y, *, color_by, color_domain, multi,
             "t_time": _fmt_expr("time_s", "s"), "t_roof": _fmt_expr("t_roof_s", "s"),
             "t_head": _fmt_expr("headroom_s", "s")}
     data = points.rename(columns={"intensity": "x", "perf": "y"})
+    highlight = "hl" in data.columns  # roofline(highlight=...): named kernels emphasised, the rest faded
     keep = ["kid", "device", "device_id", "name", "count", "group", "bound", "flops", "bytes", "level", "x", "y",
-            "achieved", "attainable", "efficiency", "time_s", "t_roof_s", "headroom_s", "size_s", "placed"]
+            "achieved", "attainable", "efficiency", "time_s", "t_roof_s", "headroom_s", "size_s", "placed",
+            *(["hl"] if highlight else [])]
     data = data[keep]
     layers = []
     if hierarchical:
@@ -715,23 +720,33 @@ def _kernel_layers(points: pd.DataFrame, x, y, *, color_by, color_domain, multi,
     if multi:  # the first device's marks filled, the others hollow: coinciding marks stay visible
         style = {"stroke": alt.Stroke(f"{field}:N", scale=cscale, legend=None),
                  "fillOpacity": alt.FillOpacityValue(**alt.condition(alt.datum.device == names[0], alt.value(0.85), alt.value(0.0)))}
+    if highlight:
+        opacity = alt.OpacityValue(**alt.condition(alt.datum.hl, alt.value(0.95), alt.value(HIGHLIGHT_FADE)))
+    else:
+        opacity = alt.OpacityValue(**alt.condition(selection, alt.value(0.85 if not multi else 1.0), alt.value(0.1)))
     layers.append(alt.Chart(_src(data), description="kernels").transform_calculate(**calc).mark_point(
         filled=True, stroke="white", strokeWidth=1.2 if multi else 0.6, clip=True).encode(
-        x=x, y=y, color=color, shape=shape, size=size,
-        opacity=alt.OpacityValue(**alt.condition(selection, alt.value(0.85 if not multi else 1.0), alt.value(0.1))),
-        tooltip=tooltip, **style).add_params(selection))
+        x=x, y=y, color=color, shape=shape, size=size, opacity=opacity, tooltip=tooltip, **style).add_params(selection))
+    if highlight and data["hl"].any():  # a dark ring around each highlighted mark, drawn over the others
+        ring = alt.Size("size_s:Q", scale=alt.Scale(type="log", domain=[t_min, t_max], range=list(SIZE_RANGE)),
+                        legend=None)
+        layers.append(alt.Chart(_src(data[data["hl"]]), description="highlighted").mark_point(
+            filled=False, stroke=HIGHLIGHT_COLOR, strokeWidth=2.2, opacity=1, clip=True).encode(
+            x=x, y=y, size=ring, shape=shape, tooltip=[alt.Tooltip("name:N", title="Kernel")]))
     return layers
 
 
 def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_by: str = "bound",
              top_n: int | None = None, hierarchical: bool = False, all_ceilings: bool = False,
              achievable: bool = True, layout: str = "overlay", max_marks: int = MAX_MARKS,
-             width: int = 760, height: int = 440) -> RooflineFigure:
+             width: int = 760, height: int = 440, highlight: Sequence[str] | None = None) -> RooflineFigure:
     """The log-log roofline of ``analysis`` on ``hw_ids`` (default: every device in it).
 
     ``color_by``: "bound" or "group". ``top_n``: only the N kernels with the most time. ``hierarchical``: one
     mark per memory level, joined by a rule. ``layout``: "overlay" (one chart, devices by colour and shape)
     or "facet" (one panel per device, same axes, concatenated). Never more than ``max_marks`` kernel marks.
+    ``highlight``: kernel names to emphasise (ringed, opaque); the other kernels are faded, and the legend
+    click then selects nothing (the highlight sets the opacity instead).
     """
     hw_ids = list(hw_ids or [h.id for h in analysis.hardware])
     hws = [analysis.result(h).hardware for h in hw_ids]
@@ -750,6 +765,12 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
         lost = points.loc[~ok, "kid"].nunique()
         notes.append(f"{lost:,} kernel(s) not drawn: FLOPs or bytes unknown or zero, so there is no point on a log-log chart.")
     points = points[ok].reset_index(drop=True)
+    if highlight is not None:
+        wanted = set(map(str, highlight))
+        points["hl"] = points["name"].isin(wanted).to_numpy()
+        missing = len(wanted - set(points.loc[points["hl"], "name"]))
+        if missing:
+            notes.append(f"{missing:,} highlighted kernel(s) not drawn (left out above, or not in this analysis).")
     untimed = int((points["placed"] != "measured time").sum())
     if untimed:
         notes.append("Kernels without a measured time are placed on their roof (attainable FLOP/s)"

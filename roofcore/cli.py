@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import __version__
+from .advise import advice_text, advise_all
 from .analyze import Analysis, analyze
 from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import RoofcoreError
@@ -130,7 +131,8 @@ def _tags(f) -> str:
 # ----------------------------------------------------------------------------------------- analyze
 
 
-def cmd_analyze(args: argparse.Namespace) -> int:
+def _analysis(args: argparse.Namespace) -> Analysis:
+    """Read the inputs and analyse them on every --hardware device (shared by `analyze` and `advise`)."""
     if not args.hardware:
         raise RoofcoreError("name at least one device with --hardware ID (see `roofline hardware list`).")
     cat = _catalog(args)
@@ -139,17 +141,48 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     workload = read_many(args.inputs, fmt=args.format, max_bytes=max_bytes)
     if args.aggregate:
         workload = aggregate(workload)
-    a = analyze(workload, hws, achievable=args.achievable)
+    return analyze(workload, hws, achievable=args.achievable)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    a = _analysis(args)
     fmt = "json" if args.json else "csv" if args.csv else None
     if fmt is None and args.output:
         fmt = {".json": "json", ".csv": "csv"}.get(os.path.splitext(args.output)[1].lower())
+    if args.advise and fmt == "csv":
+        raise RoofcoreError("--advise adds the recommendations to the text or JSON output, not to --csv "
+                            "(use `roofline advise ... --json` for them alone).")
     if fmt == "json":
-        _emit(args, json.dumps(a.to_json(), indent=1, allow_nan=False))
+        doc = a.to_json()
+        if args.advise:
+            doc["advice"] = [x.to_json() for x in advise_all(a).values()]
+        _emit(args, json.dumps(doc, indent=1, allow_nan=False))
     elif fmt == "csv":
         _emit(args, analysis_csv(a))
     else:
-        _emit(args, analysis_text(a, top=args.top))
+        text = analysis_text(a, top=args.top)
+        if args.advise:
+            text += "\n\n" + advice_report(a, top=10)
+        _emit(args, text)
     return 0
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    a = _analysis(args)
+    if args.json:
+        doc = {"schema_version": 1, "workload": {"name": a.workload.name, "sources": list(a.workload.sources)},
+               "roofs": "achievable" if a.achievable else "theoretical",
+               "advice": [x.to_json() for x in advise_all(a).values()]}
+        _emit(args, json.dumps(doc, indent=1, allow_nan=False))
+    else:
+        _emit(args, advice_report(a, top=args.top))
+    return 0
+
+
+def advice_report(a: Analysis, top: int = 10) -> str:
+    """The ranked recommendations for every device of ``a``, as text."""
+    return "\n\n".join(advice_text(x, top=top, hardware=a.result(hw_id).hardware)
+                        for hw_id, x in advise_all(a).items())
 
 
 def analysis_csv(a: Analysis) -> str:
@@ -274,7 +307,23 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--max-input-mb", type=float, metavar="MB",
                     help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     an.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown per device in the text table (0: all)")
+    an.add_argument("--advise", action="store_true",
+                    help="append the ranked recommendations (top 10 per device) to the text or JSON output")
     an.set_defaults(func=cmd_analyze)
+
+    ad = sub.add_parser("advise", parents=[common],
+                        help="ranked recommendations per device: what to fix first and the seconds it saves")
+    ad.add_argument("inputs", nargs="+", metavar="INPUT")
+    ad.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable)")
+    ad.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
+    ad.add_argument("--json", action="store_true", help="machine-readable JSON: every recommendation with its gain")
+    ad.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
+    ad.add_argument("--aggregate", action="store_true",
+                    help="combine launches of the same kernel (sum FLOPs, bytes, time; count launches)")
+    ad.add_argument("--max-input-mb", type=float, metavar="MB",
+                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
+    ad.add_argument("--top", type=int, default=10, metavar="N", help="recommendations shown per device (0: all)")
+    ad.set_defaults(func=cmd_advise)
 
     fm = sub.add_parser("formats", parents=[common], help="list the input formats")
     fm.set_defaults(func=cmd_formats)

@@ -178,10 +178,15 @@ def test_4_download_the_chart(page):
     assert Path(png.value.path()).read_bytes().startswith(b"\x89PNG")
 
 
-def test_5_kernels_and_hardware_pages(page):
+def test_5_kernels_recommendations_and_hardware_pages(page):
     open_page(page, "Kernels")
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
     shot(page, "kernels")
+    open_page(page, "Recommendations")
+    sync_api.expect(page.locator('[data-testid="stMain"]')).to_contain_text("saves", timeout=TIMEOUT_MS)
+    roofline_chart(page)
+    settle(page)
+    shot(page, "recommendations")
     open_page(page, "Hardware")
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
     shot(page, "hardware")

@@ -1,0 +1,75 @@
+"""Recommendations: per device, the ranked actions with their gain, reason and kernels, and where those kernels sit."""
+
+import streamlit as st
+
+from roofcore import RoofcoreError, charts
+from roofcore import advise as adv
+from roofcore import app_support as app
+
+if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
+    st.session_state["start_page"] = "pages/recommendations.py"
+    st.switch_page("streamlit_app.py")
+st.title("Recommendations")
+a = st.session_state.get("analysis")
+if a is None:  # no device chosen, or the analysis failed (its error is shown above)
+    if not st.session_state.get("hw_ids"):
+        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
+    st.stop()
+
+#: cards shown per device (the rest are counted below them)
+SHOWN = 15
+st.caption("Ranked by the seconds each action would save over the whole workload, bounded by the roofline. A "
+           "kernel's seconds are counted once: an action ranked lower counts only what it adds to those above it. "
+           "Data checks come first: until they are fixed, the other advice rests on wrong or missing numbers.")
+
+token = st.session_state["analysis_token"]
+memo = st.session_state.setdefault("advice_memo", {})
+
+
+def cached(kind: str, hw_id: str, build):
+    """``build()`` memoised per session and analysis (reruns and page changes cost nothing)."""
+    key = (token, kind, hw_id)
+    if key not in memo:
+        if len(memo) > 32:
+            memo.clear()
+        memo[key] = build()
+    return memo[key]
+
+
+def chart_spec(hw_id: str, names: tuple[str, ...]) -> dict:
+    fig = charts.roofline(a, [hw_id], highlight=list(names), width=330, height=260)
+    return {"spec": fig.spec(arrow=True), "caption": fig.caption}
+
+
+try:
+    for hw in a.hardware:
+        advice = cached("advice", hw.id, lambda hw_id=hw.id: adv.advise(a, hw_id))
+        st.subheader(app.device_label(hw))
+        st.markdown(f"**{app.escape_markdown(advice.summary())}**")
+        if not advice.items:
+            continue
+        cards = adv.cards(advice, SHOWN)
+        left, right = st.columns([1, 1], gap="medium")
+        with right:
+            pick = st.selectbox("Highlight on the chart", range(len(cards)), key=f"rec_pick_{hw.id}",
+                                format_func=lambda i, cs=cards: f"{cs[i].rank}. {cs[i].title}",
+                                help="The kernels of this recommendation are ringed; the others are faded.")
+            names = advice.items[pick].kernels
+            shown = cached(f"chart-{pick}", hw.id, lambda hw_id=hw.id, ks=names: chart_spec(hw_id, ks))
+            st.vega_lite_chart(spec=dict(shown["spec"]), theme=None, width="content", key=f"rec_chart_{hw.id}")
+            st.caption(shown["caption"])
+        with left:
+            for c in cards:
+                with st.container(border=True):
+                    head, gain = st.columns([4, 2], vertical_alignment="top")
+                    head.markdown(f"**{c.rank}. {app.escape_markdown(c.title)}**")
+                    gain.markdown(f"**{app.escape_markdown(c.gain)}**")
+                    st.caption(app.escape_markdown(c.meta))
+                    st.markdown(app.escape_markdown(c.reason))
+                    st.markdown("Kernels: " + " · ".join(app.escape_markdown(k) for k in c.kernels)
+                                + (f" ({app.escape_markdown(c.more)})" if c.more else ""))
+            if len(advice.items) > len(cards):
+                st.caption(f"… and {len(advice.items) - len(cards):,} more recommendations with smaller gains "
+                           "(`roofline advise --top 0` lists them all).")
+except RoofcoreError as e:
+    st.error(str(e))
