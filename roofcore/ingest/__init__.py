@@ -263,8 +263,10 @@ def make_frame(columns: dict[str, object], n: int) -> pd.DataFrame:
         else:
             out[key] = pd.Series([None] * n, dtype=object)
     for key, value in columns.items():
-        if key not in out and not key.startswith("bytes"):
-            out[key] = pd.Series(np.asarray(value, dtype=object), dtype=object)  # e.g. match, launch, device
+        if key not in out and not key.startswith("bytes"):  # e.g. match, launch, weight_bytes
+            arr = np.asarray(value)
+            out[key] = (arr.astype(np.float64) if arr.dtype.kind in "biuf"
+                        else pd.Series(np.asarray(value, dtype=object), dtype=object))
         if key.startswith("bytes"):
             level = canonical_level(key[len("bytes_"):] if key.startswith("bytes_") else "")
             col = f"bytes_{level}"
