@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from roofcore import InputError, ingest
+from roofcore import OPS, InputError, ingest
 from roofcore.ingest import aggregate
 
 BAD = Path(__file__).parent / "data" / "bad_inventories"
@@ -118,7 +118,8 @@ MESSAGES = [
     ('unknown_column.csv',
      "unknown_column.csv: header: expected known columns (name, count, flops, bytes, bytes_<level>, time_s|time_ms|time_us, precision, unit, group), found unknown column 'latency'. Hint: rename or remove it."),
     ('unknown_op.yaml',
-     "unknown_op.yaml: $.kernels[0].op: no usable kernels; the first problem: expected one of dot, elementwise, layernorm, matmul, found 'matmull'. Hint: did you mean 'matmul'?"),
+     f"unknown_op.yaml: $.kernels[0].op: no usable kernels; the first problem: expected one of {', '.join(sorted(OPS))}, "
+     "found 'matmull'. Hint: did you mean 'matmul'?"),
     ('wrong_unit.csv',
      'wrong_unit.csv: row 1: no usable rows; the first problem: bytes: expected a non-negative quantity in B such as "80 GB" or "96 GiB", found \'3 ms\', a quantity in s. Hint: fix the values (numbers ≥ 0, units matching the column) and load again.'),
     ('yaml_unknown_key.yaml',

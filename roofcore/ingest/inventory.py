@@ -8,6 +8,16 @@ An empty ``flops`` or ``bytes`` cell means unknown, not zero. YAML kernels may b
 (``op: matmul`` with ``m, n, k, dtype`` ...; see :mod:`roofcore.ops`): the op gives one launch and
 is multiplied by ``count``. An optional ``match`` column/key holds a glob pattern (``*sgemm*``) that
 joins the kernel to a time-only profile (Nsight Systems) whose kernel names it matches.
+
+Optional split of the off-chip bytes, used by the planning transformations (:mod:`roofcore.plan`):
+``bytes_read`` / ``bytes_written`` (also spelled ``read_bytes`` / ``written_bytes``) and
+``weight_bytes`` (the part of the reads that is weights, which a batch change leaves fixed). They
+are totals over the launches like ``bytes``, and are stored as the frame columns ``read_bytes``,
+``written_bytes`` and ``weight_bytes`` (not ``bytes_*``, which names a memory level or link). YAML
+ops derive the split from their shapes unless the kernel gives it: matmul writes ``m·n·|out|``
+(its weights are unknown: ``B`` may be activations, as attention's K and V are); elementwise writes
+``outputs·elements·|dtype|``; layernorm writes ``rows·hidden·|dtype|`` with γ, β as weights; dot
+writes one scalar; other ops give no split.
 """
 
 from __future__ import annotations
@@ -28,7 +38,10 @@ from ..units import Dimension, parse
 from . import check_binary, check_text, decode_error, make_frame, register_format, skip
 
 TIME_COLUMNS = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9}
-KNOWN = {"name", "count", "flops", "precision", "unit", "group", "match", *TIME_COLUMNS}
+#: optional split of the off-chip bytes: accepted spelling -> frame column (see the module docstring)
+SPLIT_COLUMNS = {"bytes_read": "read_bytes", "read_bytes": "read_bytes", "bytes_written": "written_bytes",
+                 "written_bytes": "written_bytes", "weight_bytes": "weight_bytes", "bytes_weights": "weight_bytes"}
+KNOWN = {"name", "count", "flops", "precision", "unit", "group", "match", *TIME_COLUMNS, *SPLIT_COLUMNS}
 _BYTES = re.compile(r"^bytes(_[a-z][a-z0-9_]*)?$")
 UNITS = ("matrix", "vector")
 
@@ -107,7 +120,7 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
     if "name" not in cols:
         raise InputError(where=f"{source}: header", expected="column 'name'", found="none",
                          hint=f"columns present: {', '.join(cols)}; an inventory needs name, flops and bytes.")
-    byte_cols = [c for c in cols if _BYTES.match(c)]
+    byte_cols = [c for c in cols if _BYTES.match(c) and c not in SPLIT_COLUMNS]
     unknown = [c for c in cols if c not in KNOWN and c not in byte_cols]
     if unknown:
         import difflib
@@ -144,6 +157,12 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
         columns[c] = _numeric(frame[c], Dimension.BYTES, 1.0, c, source, reasons)
     if times:
         columns["time_s"] = _numeric(frame[times[0]], Dimension.TIME, TIME_COLUMNS[times[0]], times[0], source, reasons)
+    split = [c for c in cols if c in SPLIT_COLUMNS]
+    if len({SPLIT_COLUMNS[c] for c in split}) < len(split):
+        raise InputError(where=f"{source}: header", expected="each of bytes_read, bytes_written, weight_bytes once",
+                         found=", ".join(split), hint="bytes_read and read_bytes are the same column; keep one.")
+    for c in split:
+        columns[SPLIT_COLUMNS[c]] = _numeric(frame[c], Dimension.BYTES, 1.0, c, source, reasons)
     if "count" in cols:
         count = _numeric(frame["count"], Dimension.FLOPS, 1.0, "count", source, reasons)
         count = np.where(np.isnan(count), 1.0, count)
@@ -201,7 +220,37 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
 
 # --------------------------------------------------------------------------------------------- YAML
 
-_KERNEL_KEYS = {"name", "count", "flops", "precision", "unit", "group", "match", "op", "time", *TIME_COLUMNS}
+_KERNEL_KEYS = {"name", "count", "flops", "precision", "unit", "group", "match", "op", "time", *TIME_COLUMNS,
+                *SPLIT_COLUMNS}
+
+
+def _op_split(op: str, params: dict, kern) -> dict[str, float]:
+    """Bytes written and weight bytes of one launch of a built-in op (see the module docstring)."""
+
+    def size(key: str, default: str) -> float:
+        return DTYPE_SIZE[canonical_dtype(params.get(key) or params.get(default) or "bf16")]
+
+    try:
+        if op == "matmul":
+            written = float(params["m"]) * float(params["n"]) * size("out_dtype", "dtype")
+            weight = np.nan  # B may be weights or activations (attention's K, V): give weight_bytes to say
+        elif op == "elementwise":
+            written = float(params.get("outputs", 1)) * float(params["elements"]) * size("dtype", "dtype")
+            weight = 0.0
+        elif op == "layernorm":
+            written = float(params["rows"]) * float(params["hidden"]) * size("dtype", "dtype")
+            weight = 2.0 * float(params["hidden"]) * size("dtype", "dtype")
+        elif op == "dot":
+            written, weight = size("dtype", "dtype"), 0.0
+        else:
+            return {}
+    except (KeyError, TypeError, ValueError, InputError):
+        return {}
+    total = sum(kern.bytes.values())
+    out = {"read_bytes": total - written, "written_bytes": written}
+    if weight == weight:
+        out["weight_bytes"] = weight
+    return out
 
 
 def _byte_key(level: str) -> str:
@@ -216,7 +265,16 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
     if isinstance(count, bool) or not isinstance(count, int | float) or count < 1 or int(count) != count:
         raise InputError(where=f"{where}.count", expected="a whole number of launches ≥ 1", found=repr(count))
     row["count"] = int(count)
-    byte_keys = [key for key in k if isinstance(key, str) and _BYTES.match(key)]
+    byte_keys = [key for key in k if isinstance(key, str) and _BYTES.match(key) and key not in SPLIT_COLUMNS]
+    for key in [key for key in k if key in SPLIT_COLUMNS]:
+        col = SPLIT_COLUMNS[key]
+        if col in row:
+            raise InputError(where=f"{where}.{key}", expected="one key per byte split", found="another name for it",
+                             hint="bytes_read and read_bytes are the same key; keep one.")
+        try:
+            row[col] = parse(k[key], Dimension.BYTES, where=f"{where}.{key}") if k[key] is not None else np.nan
+        except UnitError as e:
+            raise InputError(where=e.where, expected=e.expected, found=e.found, hint=e.hint) from None
     if "op" in k:
         if "flops" in k or byte_keys:
             raise InputError(where=where, expected="either an op or flops/bytes", found="both",
@@ -226,6 +284,8 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
         row["flops"] = kern.flops * row["count"]
         for level, b in kern.bytes.items():
             row[_byte_key(level)] = b * row["count"]
+        for col, b in _op_split(str(k["op"]), params, kern).items():
+            row.setdefault(col, b * row["count"])
         row["precision"], row["unit"] = kern.precision, kern.unit
     else:
         unknown = [key for key in k if key not in _KERNEL_KEYS and key not in byte_keys]
@@ -273,8 +333,8 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
     return row
 
 
-@register_format("inventory-yaml", "Kernel inventory YAML: kernels with numbers, or ops (matmul, elementwise, "
-                 "layernorm, dot) with shapes", _sniff_yaml, priority=-10)
+@register_format("inventory-yaml", "Kernel inventory YAML: kernels with numbers, or ops with shapes (matmul, "
+                 "attention, conv2d, norms, collectives, ...: see the README)", _sniff_yaml, priority=-10)
 def parse_yaml(data: bytes, source: str, context: dict | None = None) -> Workload:
     text = check_text(data, source)
     try:
@@ -318,7 +378,7 @@ def parse_yaml(data: bytes, source: str, context: dict | None = None) -> Workloa
     keys = list(dict.fromkeys(key for r in rows for key in r))
     columns = {key: [r.get(key) for r in rows] for key in keys}
     for key in keys:
-        if key.startswith("bytes") or key in ("flops", "time_s"):
+        if key.startswith("bytes") or key in ("flops", "time_s", *SPLIT_COLUMNS.values()):
             columns[key] = [np.nan if v is None else v for v in columns[key]]
     return Workload(frame=make_frame(columns, len(rows)), name=title, sources=(source,), formats=("inventory-yaml",),
                     skipped=tuple(skipped))
