@@ -838,6 +838,87 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
                           capped=capped, devices=tuple(hw_ids), x_domain=x_dom, y_domain=y_dom, datasets=store)
 
 
+#: roofline_compare: colour of the old marks and of the arrows from old to new
+COMPARE_OLD_COLOR = "#94a3b8"
+COMPARE_ARROW_COLOR = "#475569"
+
+
+def compare_points(old: Analysis, new: Analysis, hw_id: str) -> pd.DataFrame:
+    """One row per kernel name present in both runs: its old and new point (x = off-chip intensity, y = FLOP/s).
+
+    Each run's launches should already be summed by name (``roofcore.plan.by_name``); otherwise the first row
+    of each name is used. y is the achieved FLOP/s where measured, else the attainable FLOP/s."""
+    po = kernel_points(old, [hw_id]).drop_duplicates("name")
+    pn = kernel_points(new, [hw_id]).drop_duplicates("name")
+    m = po[["name", "intensity", "perf", "size_s", "bound"]].merge(
+        pn[["name", "intensity", "perf", "size_s", "bound"]], on="name", suffixes=("_old", "_new"), how="inner")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m["speedup"] = m["size_s_old"] / m["size_s_new"]
+    return m
+
+
+def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 760, height: int = 440,
+                     max_pairs: int = MAX_MARKS // 2, achievable: bool = True) -> RooflineFigure:
+    """The roofline of ``new`` on one device with an arrow (a rule, old end hollow, new end filled) from each
+    kernel's old point to its new one; kernels are matched by name (aggregate launches by name first).
+
+    Old points are grey rings; new points are coloured by bound as in :func:`roofline`. At most ``max_pairs``
+    pairs are drawn (those with the most old time first)."""
+    hw = new.result(hw_id).hardware
+    pairs = compare_points(old, new, hw_id)
+    ok = np.ones(len(pairs), dtype=bool)
+    for c in ("intensity_old", "perf_old", "intensity_new", "perf_new"):
+        v = pairs[c].to_numpy(dtype=np.float64)
+        ok &= np.isfinite(v) & (v > 0)
+    notes: list[str] = []
+    lost = int((~ok).sum())
+    pairs = pairs[ok].sort_values("size_s_old", ascending=False, na_position="last")
+    if len(pairs) > max_pairs:
+        notes.append(f"Showing the {max_pairs:,} kernels with the most old time of {len(pairs):,} matched.")
+        pairs = pairs.head(max_pairs)
+    if lost:
+        notes.append(f"{lost:,} matched kernel(s) not drawn: FLOPs or bytes unknown or zero in one of the runs.")
+    n_old, n_new = len(old.workload), len(new.workload)
+    notes.append(f"Arrows go from each kernel's old point (grey ring) to its new one (filled), matched by name: "
+                 f"{len(pairs):,} drawn; {n_old:,} kernels before, {n_new:,} after.")
+    sub = new
+    points = kernel_points(sub, [hw_id])
+    points = points[points["name"].isin(set(pairs["name"]))].drop_duplicates("name").reset_index(drop=True)
+    x_dom, y_dom = base_domains([hw])
+    for col in ("intensity_old", "intensity_new"):
+        x_dom = _extend(x_dom, pairs[col].to_numpy(dtype=np.float64))
+    for col in ("perf_old", "perf_new"):
+        y_dom = _extend(y_dom, pairs[col].to_numpy(dtype=np.float64))
+    values = points["bound"].unique().tolist() if len(points) else []
+    color_domain = bound_colors(values)
+    selection = alt.selection_point(fields=["bound"], bind="legend", name="legend_pick")
+    size_dom = _size_domain(points) if len(points) else (0.1, 1.0)
+    store: dict[str, pd.DataFrame] = {}
+    token = _DATASETS.set(store)
+    try:
+        layers = _layers_for(sub, [hw], points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
+                             color_by="bound", all_ceilings=False, achievable=achievable, hierarchical=False, shade=hw,
+                             color_domain=color_domain, multi=False, selection=selection, size_dom=size_dom)
+        x, y = _scales(x_dom, y_dom)
+        arrows = pairs.rename(columns={"intensity_old": "x", "perf_old": "y", "intensity_new": "x2",
+                                       "perf_new": "y2"})[["name", "x", "y", "x2", "y2", "speedup"]]
+        tip = [alt.Tooltip("name:N", title="Kernel"), alt.Tooltip("speedup:Q", title="Speedup", format=".2f")]
+        layers.append(alt.Chart(_src(arrows), description="compare_arrows").mark_rule(
+            strokeWidth=1.4, color=COMPARE_ARROW_COLOR, opacity=0.8, clip=True).encode(
+            x=x, y=y, x2=alt.X2("x2"), y2=alt.Y2("y2"), tooltip=tip))
+        olds = arrows[["name", "x", "y", "speedup"]]
+        layers.append(alt.Chart(_src(olds), description="compare_old").mark_point(
+            filled=False, stroke=COMPARE_OLD_COLOR, strokeWidth=1.6, size=60, opacity=0.95, clip=True).encode(
+            x=x, y=y, tooltip=tip))
+        chart = alt.layer(*layers).properties(width=width, height=height, title=f"{hw.name}: before → after")
+    finally:
+        _DATASETS.reset(token)
+    chart = _finish(chart, usermeta={"roofcore": {"compare_pairs": len(pairs), "devices": [hw_id]}})
+    return RooflineFigure(chart=chart, notes=tuple(notes), points=len(points) + len(pairs),
+                          kernels=len(pairs), total_kernels=n_new, capped=False, devices=(hw_id,),
+                          x_domain=x_dom, y_domain=y_dom, datasets=store)
+
+
 #: the shared look: readable fonts, a light frame
 CONFIG = alt.Config(
     axis=alt.AxisConfig(labelFontSize=12, titleFontSize=13, titleFontWeight="normal", labelColor="#334155",
@@ -895,5 +976,78 @@ def to_png(chart: RooflineFigure | alt.TopLevelMixin, scale: float = 2.0) -> byt
 
 __all__ = [
     "AXIS_X", "AXIS_Y", "MAX_MARKS", "RooflineFigure", "base_domains", "bound_colors", "bound_share_chart",
-    "kernel_points", "ridge_points", "roof_segments", "roofline", "select_kernels", "to_png", "to_svg",
+    "compare_points", "kernel_points", "ridge_points", "roof_segments", "roofline", "roofline_compare",
+    "select_kernels", "to_png", "to_svg",
 ]
+
+
+# ----------------------------------------------------------------------------------------------- planning
+
+#: matmul_intensity_chart: the default square sizes (N from 16 to 65,536, powers of two)
+MATMUL_SIZES = tuple(2 ** i for i in range(4, 17))
+
+
+def matmul_intensity_chart(hws: Sequence[Hardware], sizes: Sequence[float] | None = None,
+                           dtypes: Sequence[str] = ("fp32", "bf16", "fp8"), *, ridge_dtype: str = "bf16",
+                           width: int = 640, height: int = 360) -> alt.Chart:
+    """Off-chip intensity of an ``N×N×N`` matmul against ``N`` (log–log), one line per dtype, with each
+    device's ridge point (``ridge_dtype`` matrix ceiling ÷ off-chip bandwidth) as a labelled horizontal rule.
+
+    FLOPs ``2N³``, bytes ``3N²·|dtype|`` (A and B read once, C written once: the ideal tiling), so the
+    intensity is ``2N / (3·|dtype|)``: ``N/3`` in bf16. Where a line crosses a device's rule the matmul
+    becomes compute-bound there (``N = 1.5·|dtype|·π/β``, :func:`roofcore.plan.square_matmul_crossover`).
+    A device without a ``ridge_dtype`` matrix ceiling has no rule."""
+    from .models import DTYPE_SIZE, canonical_dtype
+
+    ns = np.asarray(sizes if sizes is not None else MATMUL_SIZES, dtype=np.float64)
+    rows = []
+    for dt in dtypes:
+        size = DTYPE_SIZE[canonical_dtype(dt)]
+        rows += [{"n": float(n), "intensity": 2.0 * n / (3.0 * size), "dtype": canonical_dtype(dt)} for n in ns]
+    lines = pd.DataFrame(rows, columns=["n", "intensity", "dtype"])
+    ridges = []
+    for hw in hws:
+        c = hw.resolve_ceiling(canonical_dtype(ridge_dtype), "matrix")
+        if c is not None and hw.offchip.bandwidth:
+            ridges.append({"device": hw.id, "ridge": c.peak / hw.offchip.bandwidth,
+                           "label": f"{hw.id} ridge {c.peak / hw.offchip.bandwidth:,.0f}"})
+    ridge = pd.DataFrame(ridges, columns=["device", "ridge", "label"]).sort_values("ridge", ignore_index=True)
+    # labels of ridges closer than 1.4x sit one after another along the rule, right to left, not on top of each other
+    slot, prev = [], None
+    for r in ridge["ridge"]:
+        slot.append(slot[-1] + 1 if prev is not None and r / prev < 1.4 else 0)
+        prev = r
+    ridge["lx"] = [float(ns.max()) / 16.0 ** k for k in slot]
+    ys = np.concatenate([lines["intensity"].to_numpy(), ridge["ridge"].to_numpy()])
+    y_dom = [10 ** math.floor(math.log10(max(ys.min(), 1e-3))), 10 ** math.ceil(math.log10(ys.max()))]
+    x = alt.X("n:Q", title="Square matmul size N (M = N = K)", scale=alt.Scale(type="log", base=2, nice=False,
+              domain=[float(ns.min()), float(ns.max())]), axis=alt.Axis(values=[float(n) for n in ns],
+                                                   labelExpr="datum.value >= 1024 ? datum.value / 1024 + 'K' : datum.value"))
+    y = alt.Y("intensity:Q", title="Off-chip intensity (FLOP/byte)", scale=alt.Scale(type="log", domain=y_dom),
+              axis=alt.Axis(format="~s"))
+    dtype_line = alt.Chart(lines).mark_line(point=True, strokeWidth=2).encode(
+        x=x, y=y, color=alt.Color("dtype:N", title="dtype", scale=alt.Scale(scheme="tableau10", domain=list(dict.fromkeys(lines["dtype"]))),
+                                  legend=alt.Legend(orient="top-left")),
+        tooltip=[alt.Tooltip("dtype:N"), alt.Tooltip("n:Q", title="N", format=","),
+                 alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.1f")])
+    layers: list = [dtype_line]
+    if len(ridge):
+        dev = alt.Color("device:N", scale=alt.Scale(domain=ridge["device"].tolist(),
+                                                    range=list(DEVICE_COLORS[:len(ridge)]) or ["#334155"]),
+                        legend=None)
+        rules = alt.Chart(ridge, description="ridge_rules").mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(
+            y=alt.Y("ridge:Q", scale=alt.Scale(type="log", domain=y_dom)), color=dev,
+            tooltip=[alt.Tooltip("device:N"), alt.Tooltip("ridge:Q", title=f"Ridge ({ridge_dtype}, FLOP/byte)",
+                                                          format=",.0f")])
+        text = alt.Chart(ridge, description="ridge_labels").mark_text(
+            align="right", baseline="bottom", dx=-4, dy=-3, fontSize=12).encode(
+            x=alt.X("lx:Q", scale=alt.Scale(type="log", base=2, nice=False, domain=[float(ns.min()), float(ns.max())])),
+            y=alt.Y("ridge:Q", scale=alt.Scale(type="log", domain=y_dom)), text="label:N",
+            color=dev)
+        layers += [rules, text]
+    chart = alt.layer(*layers).resolve_scale(color="independent").properties(
+        width=width, height=height, title=f"Square matmul intensity vs size; dashed: each device's {ridge_dtype} ridge")
+    return _finish(chart)
+
+
+__all__ += ["MATMUL_SIZES", "matmul_intensity_chart"]

@@ -6,6 +6,7 @@ import argparse
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -258,6 +259,62 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
     return "\n".join(out)
 
 
+# ----------------------------------------------------------------------------------------- plan, compare
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .plan import run_scenario, scenario_text
+
+    result = run_scenario(args.scenario, _catalog(args))
+    if args.json:
+        _emit(args, json.dumps(result.to_json(), indent=1, allow_nan=False))
+    else:
+        _emit(args, scenario_text(result))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .plan import compare, comparison_text
+
+    if not args.hardware:
+        raise RoofcoreError("name the device with --hardware ID (see `roofline hardware list`).")
+    cat = _catalog(args)
+    hw = cat.get(args.hardware)
+    max_bytes = int(args.max_input_mb * 1e6) if args.max_input_mb else DEFAULT_MAX_BYTES
+    old = read_many([args.old], fmt=args.format, max_bytes=max_bytes)
+    new = read_many([args.new], fmt=args.format, max_bytes=max_bytes)
+    c = compare(old, new, hw, achievable=args.achievable)
+    if args.json:
+        _emit(args, json.dumps(c.to_json(), indent=1, allow_nan=False))
+    else:
+        _emit(args, comparison_text(c, top=args.top))
+    return 0
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    """Measure this machine (roofcore.measure) and write it as a catalog device; progress goes to stderr."""
+    from .catalog import load_bytes
+    from .errors import CatalogError
+    from .measure import measure, to_catalog_yaml
+
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", args.id):
+        raise CatalogError(where="--id", expected="a kebab-case device id such as this-machine", found=repr(args.id))
+    if args.id in _catalog(args):
+        raise CatalogError(where="--id", expected="an id not in the catalogs", found=repr(args.id),
+                           hint="pick another --id, or add `overrides: true` to the device in the written file.")
+    print(f"roofline measure: {'quick' if args.quick else 'full'} run "
+          f"({'a few seconds' if args.quick else 'up to about a minute'})...", file=sys.stderr, flush=True)
+    result = measure(quick=args.quick, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    text = to_catalog_yaml(result, hw_id=args.id, name=args.name)
+    load_bytes(text.encode("utf-8"), args.output or "measured.yaml")  # what we write must load
+    _emit(args, text)
+    print(result.summary(), file=sys.stderr)
+    if args.output:
+        print(f"wrote {args.output}; use it with `roofline hardware show {args.id} --catalog {args.output}`",
+              file=sys.stderr)
+    return 0
+
+
 def cmd_formats(args: argparse.Namespace) -> int:
     rows = [[f.name, f.description] for f in sorted(FORMATS.values(), key=lambda f: f.name)]
     _emit(args, _table(["format", "description"], rows, right=set()))
@@ -324,6 +381,33 @@ def build_parser() -> argparse.ArgumentParser:
                     help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     ad.add_argument("--top", type=int, default=10, metavar="N", help="recommendations shown per device (0: all)")
     ad.set_defaults(func=cmd_advise)
+
+    pl = sub.add_parser("plan", parents=[common],
+                        help="run a what-if scenario (YAML: base workload, devices, steps) and compare its variants")
+    pl.add_argument("scenario", metavar="SCENARIO.yaml")
+    pl.add_argument("--json", action="store_true",
+                    help="every variant with the analyze per-kernel fields, totals and speedups against the base")
+    pl.set_defaults(func=cmd_plan)
+
+    cp = sub.add_parser("compare", parents=[common],
+                        help="two runs of a workload on one device: per-kernel and total speedups, matched by name")
+    cp.add_argument("old", metavar="OLD")
+    cp.add_argument("new", metavar="NEW")
+    cp.add_argument("--hardware", metavar="ID", help="the device both runs are judged on")
+    cp.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
+    cp.add_argument("--json", action="store_true", help="machine-readable JSON")
+    cp.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
+    cp.add_argument("--max-input-mb", type=float, metavar="MB",
+                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
+    cp.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown in the text table (0: all)")
+    cp.set_defaults(func=cmd_compare)
+
+    me = sub.add_parser("measure", parents=[common],
+                        help="measure this machine's ceilings (ERT-style micro-benchmark) and write a catalog device")
+    me.add_argument("--quick", action="store_true", help="a coarse run of a few seconds instead of about a minute")
+    me.add_argument("--id", default="this-machine", help="device id in the written YAML (kebab-case; default: this-machine)")
+    me.add_argument("--name", help="device name in the written YAML (default: the CPU model, \"(measured)\")")
+    me.set_defaults(func=cmd_measure)
 
     fm = sub.add_parser("formats", parents=[common], help="list the input formats")
     fm.set_defaults(func=cmd_formats)
