@@ -193,6 +193,8 @@ def main() -> None:
         st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
         st.Page("pages/kernels.py", title="Kernels", icon=":material/table_rows:"),
         st.Page("pages/recommendations.py", title="Recommendations", icon=":material/lightbulb:"),
+        st.Page("pages/planner.py", title="Planner", icon=":material/tune:"),
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("pages/hardware.py", title="Hardware", icon=":material/memory:"),
     ]
     nav = st.navigation(pages)

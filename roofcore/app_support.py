@@ -537,3 +537,152 @@ __all__ = [
     "time_key",
     "top_kernels",
 ]
+
+
+# ----------------------------------------------------------------------------------------------- planner
+
+#: example builder parameters the Planner's Build tab starts from (a Llama-7B-class decode; one attention layer)
+BUILDER_DEFAULTS: dict[str, dict[str, object]] = {
+    "transformer": {"layers": 32, "hidden": 4096, "heads": 32, "ffn": 11008, "vocab": 32000, "batch": 1,
+                    "seq": 2048, "phase": "decode"},
+    "attention": {"batch": 8, "heads": 32, "q_len": 2048, "kv_len": 2048, "head_dim": 128},
+}
+#: a What-if scenario inlines the current workload's kernels up to this many; beyond it the base must be a file
+INLINE_LIMIT = 2000
+#: the example scenarios offered for download on the Planner
+SCENARIO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "scenarios"
+#: the What-if steps in the order the Planner applies them
+WHATIF_KINDS = ("fuse", "precision", "batch", "shard", "comm_fraction")
+
+
+def _fmt_x(v: float | None) -> str:
+    return f"{v:.2f}×" if v is not None and v == v and math.isfinite(v) else "–"
+
+
+def _fmt_cost(v: float | None) -> str:
+    return f"${v:.4g}" if v is not None and v == v else "–"
+
+
+def projection_frame(p) -> pd.DataFrame:
+    """A :class:`roofcore.plan.Projection`'s per-device totals for display (times, speedups and cost formatted)."""
+    rows = []
+    for t in p.totals:
+        top = next(iter(t.bound_share), None)
+        rows.append({"Device": t.hardware, "Name": t.name, "Σ t_roof": fmt_time(t.t_roof_s),
+                     "Estimate": fmt_time(t.estimate_s),
+                     "Speedup": _fmt_x(t.speedup), "Speedup (roof)": _fmt_x(t.speedup_roof),
+                     "Cost per run": _fmt_cost(t.cost_per_run),
+                     "Mostly bound by": f"{top} ({t.bound_share[top]:.0%})" if top else "–",
+                     "Cross-vendor": "yes" if t.cross_vendor else ""})
+    return pd.DataFrame(rows)
+
+
+def projection_totals(p) -> pd.DataFrame:
+    """Per device the Σ t_roof and estimate in seconds (numbers, for the Planner's bar chart)."""
+    return pd.DataFrame([{"device": t.hardware, "t_roof_s": t.t_roof_s, "estimate_s": t.estimate_s}
+                         for t in p.totals])
+
+
+def apply_steps(workload: Workload, steps: Sequence[dict]) -> Workload:
+    """``workload`` through What-if ``steps`` in order; each step is a scenario step (``{"name": ..., KIND: value}``
+    with KIND one of :data:`WHATIF_KINDS`), parsed exactly as :func:`roofcore.plan.run_scenario` parses it."""
+    from . import plan
+
+    w = workload
+    for i, step in enumerate(steps):
+        kind = next(k for k in WHATIF_KINDS if k in step)
+        w = plan._apply(kind, step[kind], w, f"steps[{i}].{kind}")
+    return w
+
+
+def variant_totals(base: Analysis, variant: Analysis) -> pd.DataFrame:
+    """Per device: Σ t_roof of the base and of the variant, and the speedup (formatted)."""
+    rows = []
+    for hw in base.hardware:
+        tb, tv = base.summary(hw.id)["t_roof_s"], variant.summary(hw.id)["t_roof_s"]
+        rows.append({"Device": hw.id, "Base Σ t_roof": fmt_time(tb), "Variant Σ t_roof": fmt_time(tv),
+                     "Speedup": _fmt_x(tb / tv if tb and tv else None),
+                     "Kernels": f"{len(base.workload)} → {len(variant.workload)}"})
+    return pd.DataFrame(rows)
+
+
+def _clean_value(v):
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        return float(v) if math.isfinite(v) else None
+    return v
+
+
+def inline_kernels(workload: Workload) -> list[dict]:
+    """The workload's kernels as inventory YAML entries (totals over launches; unknown values left out)."""
+    f = workload.frame
+    cols = ["name", "count", "flops", *workload.byte_columns,
+            *(c for c in ("read_bytes", "written_bytes", "weight_bytes", "time_s") if c in f),
+            "precision", "unit", "group"]
+    out = []
+    for rec in f[[c for c in cols if c in f]].to_dict("records"):
+        k = {}
+        for c, v in rec.items():
+            v = _clean_value(v)
+            if v is None or (isinstance(v, float) and v != v):
+                continue
+            k[c] = v
+        out.append(k)
+    return out
+
+
+def scenario_base(entry: dict) -> tuple[dict | None, str]:
+    """The ``base:`` of a scenario for the app's current workload entry, and a sentence saying what it is.
+
+    A built workload (the Build tab) is its builder and parameters; another workload of at most
+    :data:`INLINE_LIMIT` kernels is inlined (``base: {kernels: [...]}``: FLOPs, bytes, the read/written/weight
+    split and measured times, totals over launches); a larger one cannot be inlined (``None``): the scenario
+    must name its file (``base: {file: PATH}``), which only the CLI reads."""
+    if entry.get("builder"):
+        return ({"builder": entry["builder"], "params": dict(entry.get("params") or {})},
+                f"base: the {entry['builder']} builder with its parameters.")
+    w = entry["workload"]
+    if len(w) > INLINE_LIMIT:
+        return None, (f"{len(w):,} kernels are too many to inline (at most {INLINE_LIMIT:,}): write "
+                      "`base: {file: PATH}` by hand and run the scenario with `roofline plan`.")
+    return ({"name": w.name, "kernels": inline_kernels(w)},
+            f"base: the {len(w):,} kernels of {w.name}, inline (FLOPs and bytes as analysed).")
+
+
+def scenario_yaml(name: str, base: dict, hardware: Sequence[str], steps: Sequence[dict], *,
+                  measured_on: str | None = None, price_per_hour: dict[str, float] | None = None) -> str:
+    """A scenario document (``roofline plan`` and the Planner's Scenario tab read it back)."""
+    doc: dict = {"name": name, "base": base, "hardware": list(hardware)}
+    if measured_on:
+        doc["measured_on"] = measured_on
+    if price_per_hour:
+        doc["price_per_hour"] = {k: float(v) for k, v in price_per_hour.items()}
+    doc["steps"] = [dict(s) for s in steps]
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
+
+
+def scenario_frame(result) -> pd.DataFrame:
+    """A :class:`roofcore.plan.ScenarioResult` as one row per variant × device (formatted)."""
+    rows = []
+    for v in result.variants:
+        for t in v.projection.totals:
+            rows.append({"Variant": v.name, "Step": v.kind, "Device": t.hardware, "Σ t_roof": fmt_time(t.t_roof_s),
+                         "Estimate": fmt_time(t.estimate_s), "vs base": _fmt_x(v.speedup_vs_base.get(t.hardware)),
+                         "Cost per run": _fmt_cost(t.cost_per_run)})
+    return pd.DataFrame(rows)
+
+
+def comparison_frame(c) -> pd.DataFrame:
+    """A :class:`roofcore.plan.Comparison`'s matched kernels, most time saved first (times formatted)."""
+    t = c.table.assign(saved=(c.table["time_old"] - c.table["time_new"]).abs())
+    t = t.sort_values("saved", ascending=False, kind="stable")
+    return pd.DataFrame({"Kernel": t["name"].to_numpy(), "Before": t["time_old"].map(fmt_time).to_numpy(),
+                         "After": t["time_new"].map(fmt_time).to_numpy(),
+                         "Speedup": t["speedup"].map(_fmt_x).to_numpy(), "Basis": t["basis"].to_numpy(),
+                         "Bound before": t["bound_old"].to_numpy(), "Bound after": t["bound_new"].to_numpy()})
+
+
+__all__ += ["BUILDER_DEFAULTS", "INLINE_LIMIT", "SCENARIO_EXAMPLES", "WHATIF_KINDS", "apply_steps",
+            "comparison_frame", "inline_kernels", "projection_frame", "projection_totals", "scenario_base",
+            "scenario_frame", "scenario_yaml", "variant_totals"]

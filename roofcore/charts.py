@@ -1051,3 +1051,28 @@ def matmul_intensity_chart(hws: Sequence[Hardware], sizes: Sequence[float] | Non
 
 
 __all__ += ["MATMUL_SIZES", "matmul_intensity_chart"]
+
+
+def projection_chart(totals: pd.DataFrame, *, width: int = 520, height: int | None = None) -> alt.Chart:
+    """Horizontal bars of a projection's per-device estimate (``device``, ``t_roof_s``, ``estimate_s`` columns, as
+    :func:`roofcore.app_support.projection_totals` gives), labelled with the time; Σ t_roof as a tick."""
+    from .units import fmt_time
+
+    df = totals.copy()
+    df["label"] = df["estimate_s"].map(fmt_time)
+    top = float(np.nanmax(df["estimate_s"].to_numpy(dtype=np.float64), initial=0.0))
+    unit, scale = next(((u, f) for u, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)) if top >= f), ("ns", 1e-9))
+    df["value"] = df["estimate_s"] / scale
+    h = height or max(60, 34 * len(df))
+    y = alt.Y("device:N", title=None, sort=None, axis=alt.Axis(labelLimit=220))
+    x = alt.X("value:Q", title=f"Estimated time per run ({unit})", scale=alt.Scale(zero=True),
+              axis=alt.Axis(format=",~f"))
+    tip = [alt.Tooltip("device:N", title="Device"), alt.Tooltip("label:N", title="Estimate"),
+           alt.Tooltip("t_roof_s:Q", title="Σ t_roof (s)", format=".4~s")]
+    bars = alt.Chart(df, description="projection_bars").mark_bar(cornerRadiusEnd=3, color="#0f766e").encode(
+        y=y, x=x, tooltip=tip)
+    text = alt.Chart(df).mark_text(align="left", dx=4, fontSize=12).encode(y=y, x=x, text="label:N")
+    return _finish(alt.layer(bars, text).properties(width=width, height=h))
+
+
+__all__ += ["projection_chart"]

@@ -214,3 +214,31 @@ def test_6_profiler_export_with_its_companion(page, tmp_path):
     roofline_chart(page)
     settle(page)
     shot(page, "roofline-rocprof")
+
+
+def test_7_planner_and_compare(page, tmp_path):
+    open_page(page, "Planner")
+    main = page.locator('[data-testid="stMain"]')
+    main.locator('[data-testid="stDataFrame"]').first.wait_for()
+    sync_api.expect(main).to_contain_text("Across vendors")
+    page.get_by_role("tab", name="Solvers").click()
+    main.locator('[data-testid="stVegaLiteChart"]:visible').first.wait_for()
+    settle(page)
+    shot(page, "planner-solvers")
+    page.get_by_role("tab", name="Project").click()
+    settle(page)
+    shot(page, "planner")
+    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
+    before.write_text("name,count,flops,bytes,time_ms,precision\ngemm,1,8e12,2e9,20.0,bf16\n"
+                      "softmax,1,2e10,1.6e10,8.0,bf16\n")
+    after.write_text("name,count,flops,bytes,time_ms,precision\ngemm,1,8e12,2e9,10.0,bf16\n"
+                     "softmax,1,2e10,8e9,5.0,bf16\n")
+    open_page(page, "Compare")
+    uploads = main.locator('input[type="file"]')
+    uploads.nth(0).set_input_files(str(before))
+    settle(page)
+    uploads.nth(1).set_input_files(str(after))
+    sync_api.expect(main).to_contain_text("1.87×", timeout=TIMEOUT_MS)  # 28 ms -> 15 ms
+    roofline_chart(page)
+    settle(page)
+    shot(page, "compare")

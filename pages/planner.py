@@ -1,0 +1,303 @@
+"""Planner: the current workload projected onto other devices, what-if transformations, workload builders,
+the crossover solvers and scenarios (upload one, or download the What-if steps as one). Thin: every number
+comes from :mod:`roofcore.plan`; the tables are :mod:`roofcore.app_support`'s, the charts :mod:`roofcore.charts`'.
+"""
+
+import hashlib
+import json
+
+import streamlit as st
+import yaml
+
+from roofcore import RoofcoreError, charts, plan
+from roofcore import app_support as app
+from roofcore.builders import BUILDER_PARAMS, BUILDERS, build_workload
+from roofcore.models import DTYPE_SIZE
+
+if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
+    st.session_state["start_page"] = "pages/planner.py"
+    st.switch_page("streamlit_app.py")
+st.title("Planner")
+ss = st.session_state
+a = ss.get("analysis")
+if a is None:  # no device chosen, or the analysis failed (its error is shown above)
+    if not ss.get("hw_ids"):
+        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
+    st.stop()
+
+catalog = ss["catalog"]
+achievable = bool(ss.get("achievable"))
+base = a.workload  # the current workload as analysed (launches combined when the sidebar says so)
+hw_ids = [h.id for h in a.hardware]
+token = ss["analysis_token"]
+memo = ss.setdefault("planner_memo", {})
+DTYPES = list(DTYPE_SIZE)
+
+
+def cached(key: tuple, build):
+    """``build()`` memoised per session (reruns and page changes cost nothing)."""
+    if key not in memo:
+        if len(memo) > 32:
+            memo.clear()
+        memo[key] = build()
+    return memo[key]
+
+
+st.caption(f"**{app.escape_markdown(base.name)}** · {len(base):,} kernels · devices: {', '.join(hw_ids)} · "
+           + ("achievable roofs" if achievable else "theoretical roofs"))
+project_tab, whatif_tab, build_tab, solver_tab, scenario_tab = st.tabs(
+    ["Project", "What-if", "Build", "Solvers", "Scenario"])
+
+# ------------------------------------------------------------------------------------------------ project
+with project_tab:
+    options = app.device_order(catalog)
+    labels = {h.id: app.device_label(h) for h in catalog}
+    extra = st.multiselect("More target devices", [o for o in options if o not in hw_ids], key="plan_targets",
+                           format_func=labels.__getitem__, placeholder="Add devices to project onto",
+                           help="The sidebar's devices come first; add others to see the same workload there.")
+    targets = [*hw_ids, *extra]
+    timed = int(base.frame["time_s"].notna().sum())
+    source = None
+    if timed:
+        source = st.selectbox("Measured on", targets, key="plan_source", format_func=labels.__getitem__,
+                              help="The device the measured times come from: each measured kernel keeps its "
+                                   "efficiency (roofline time ÷ measured time) on the other devices.")
+    with st.expander("Price per hour (cost per run)", icon=":material/payments:"):
+        cols = st.columns(min(4, len(targets)))
+        prices = {}
+        for i, hid in enumerate(targets):
+            v = cols[i % len(cols)].number_input(f"{hid} $/hour", min_value=0.0, value=None, step=0.5,
+                                                 key=f"plan_price_{hid}", placeholder="none")
+            if v is not None:
+                prices[hid] = v
+    try:
+        proj = cached(("project", token, tuple(targets), source, tuple(sorted(prices.items())), achievable),
+                      lambda: plan.project(base, source, [catalog.get(h) for h in targets],
+                                           price_per_hour=prices, achievable=achievable))
+        st.dataframe(app.projection_frame(proj), hide_index=True, width="stretch", key="plan_projection")
+        st.altair_chart(charts.projection_chart(app.projection_totals(proj)), theme=None, width="content")
+        st.caption(f"Speedups are against **{proj.reference}** "
+                   + ("(where the times were measured). " if proj.source else "(the first device). ")
+                   + "Estimate: a measured kernel's projected time (it keeps its measured efficiency), else its "
+                   "roofline time. Across vendors only FLOPs, off-chip and link bytes carry over (on-chip cache "
+                   "levels are dropped): a cross-vendor projection is a bound, not a port.")
+        for note in proj.notes:
+            st.caption(f"Note: {app.escape_markdown(note)}")
+    except RoofcoreError as e:
+        st.error(str(e))
+
+# ------------------------------------------------------------------------------------------------ what-if
+with whatif_tab:
+    names = [str(n) for n in base.frame["name"]]
+    st.caption("Pick transformations of the current workload; they apply in this order (fuse → precision → batch → "
+               "shard → communication) and give a new variant (the workload itself is unchanged).")
+    steps: list[dict] = []
+    c1, c2 = st.columns(2, gap="medium")
+    with c1:
+        fuse_pick = st.multiselect("Fuse a chain (in workload order)", range(len(names)), key="wi_fuse",
+                                   format_func=lambda i: f"{i}: {names[i]}",
+                                   help="Two or more kernels become one: the intermediate reads and writes leave "
+                                        "off-chip memory (roofcore/plan.py documents the split).")
+        if len(fuse_pick) >= 2:
+            chain = [names[i] for i in sorted(fuse_pick)]
+            steps.append({"name": "fuse " + " + ".join(chain),
+                          "fuse": {"kernels": chain if len(set(names)) == len(names) else sorted(fuse_pick)}})
+        elif fuse_pick:
+            st.caption("Pick at least two kernels to fuse.")
+        p1, p2 = st.columns(2)
+        dtype = p1.selectbox("Precision", ["(unchanged)", *DTYPES], key="wi_dtype")
+        what = p2.selectbox("Of", list(plan.WHAT), key="wi_what", disabled=dtype == "(unchanged)",
+                            help="Weights only: bytes shrink, the math stays at the activations' precision.")
+        if dtype != "(unchanged)":
+            steps.append({"name": f"{dtype} {what}", "precision": {"dtype": dtype, "what": what}})
+        factor = st.number_input("Batch factor", min_value=0.01, value=1.0, step=1.0, key="wi_batch",
+                                 help="FLOPs and activation bytes scale; weight bytes do not.")
+        if factor != 1.0:
+            steps.append({"name": f"batch x{factor:g}", "batch": float(factor)})
+    with c2:
+        s1, s2 = st.columns(2)
+        chips = s1.number_input("Shard over chips", min_value=1, value=1, step=1, key="wi_chips")
+        dim = s2.selectbox("Dimension", ["k", "m", "n"], key="wi_dim", disabled=chips == 1,
+                           format_func={"k": "k (contraction)", "m": "m (rows / batch)", "n": "n (columns)"}.get)
+        s3, s4 = st.columns(2)
+        link = s3.text_input("Link", value="ici", key="wi_link", disabled=chips == 1,
+                             help="The interconnect the all-reduce crosses (ici, nvlink, xgmi…).")
+        algorithm = s4.selectbox("All-reduce", list(plan.ALGORITHMS), key="wi_algo", disabled=chips == 1)
+        if chips > 1:
+            steps.append({"name": f"shard {int(chips)} chips on {dim}",
+                          "shard": {"chips": int(chips), "dim": dim, "link": link.strip(), "algorithm": algorithm}})
+        frac = st.slider("Non-overlapped communication fraction", 0.0, 0.9, 0.0, 0.05, key="wi_comm",
+                         help="Every roof is lowered to (1 − f) of its value.")
+        if frac > 0:
+            steps.append({"name": f"comm {frac:.0%}", "comm_fraction": float(frac)})
+    ss["whatif_steps"] = steps
+    if not steps:
+        st.info("No transformation picked: the variant is the workload itself.", icon=":material/tune:")
+        ss.pop("whatif_variant", None)
+    else:
+        try:
+            key = ("variant", token, json.dumps(steps, sort_keys=True))
+            variant, va, ba = cached(key, lambda: (
+                (v := app.apply_steps(base, steps)),
+                plan.evaluate(v, a.hardware, achievable=achievable),
+                plan.evaluate(base, a.hardware, achievable=achievable)))
+            ss["whatif_variant"] = variant
+            st.dataframe(app.variant_totals(ba, va), hide_index=True, width="stretch", key="wi_totals")
+            hw_pick = st.selectbox("Roofline on", hw_ids, key="wi_hw", format_func=labels.__getitem__) \
+                if len(hw_ids) > 1 else hw_ids[0]
+            fig = cached((*key, hw_pick, "chart"), lambda: charts.roofline_compare(
+                plan.evaluate(plan.by_name(base), a.hardware, achievable=achievable),
+                plan.evaluate(plan.by_name(variant), a.hardware, achievable=achievable), hw_pick,
+                width=720, height=400))
+            st.vega_lite_chart(spec=fig.spec(arrow=True), theme=None, width="content", key="wi_chart")
+            st.caption(fig.caption + " A fused kernel has a new name, so it has no arrow.")
+            for note in dict.fromkeys(variant.warnings):
+                st.caption(f"Note: {app.escape_markdown(note)}")
+        except RoofcoreError as e:
+            ss.pop("whatif_variant", None)
+            st.error(str(e))
+
+# ------------------------------------------------------------------------------------------------ build
+with build_tab:
+    builder = st.selectbox("Builder", sorted(BUILDERS), key="b_name",
+                           index=sorted(BUILDERS).index("transformer") if "transformer" in BUILDERS else 0)
+    spec = BUILDER_PARAMS[builder]
+    defaults = app.BUILDER_DEFAULTS.get(builder, {})
+    params: dict = {}
+    cols = st.columns(4)
+    for i, (pname, (kind, required)) in enumerate(spec.items()):
+        col, k = cols[i % 4], f"b_{builder}_{pname}"
+        label = pname + ("" if required else " (optional)")
+        if kind == "int":
+            v = col.number_input(label, min_value=1, value=defaults.get(pname, 1 if required else None), step=1,
+                                 key=k, placeholder="default")
+        elif kind == "bool":
+            v = col.selectbox(label, ["default", "true", "false"], key=k)
+            v = None if v == "default" else v == "true"
+        elif kind == "dtype":
+            v = col.selectbox(label, ["default", *DTYPES], key=k)
+            v = None if v == "default" else v
+        elif isinstance(kind, tuple):
+            opts = ["default", *kind]
+            v = col.selectbox(label, opts, key=k, index=opts.index(defaults[pname]) if pname in defaults else 0)
+            v = None if v == "default" else v
+        else:
+            v = col.text_input(label, key=k, placeholder="default").strip() or None
+        if v is not None:
+            params[pname] = int(v) if kind == "int" else v
+    try:
+        built = cached(("build", builder, json.dumps(params, sort_keys=True)), lambda: build_workload(builder, params))
+        st.caption(f"**{app.escape_markdown(built.name)}**: {len(built):,} kernels.")
+
+        def use_built(w, name: str, p: dict) -> None:
+            digest = hashlib.sha1(json.dumps(p, sort_keys=True).encode()).hexdigest()[:12]
+            st.session_state["workload"] = {"workload": w, "label": f"{name} builder: {w.name}",
+                                            "key": f"builder:{name}:{digest}", "builder": name, "params": p}
+
+        st.button("Use as workload", on_click=use_built, args=(built, builder, dict(params)), type="primary", icon=":material/input:", key="b_use",
+                  help="Every page then analyses this built workload (until you upload or clear).")
+        with st.expander("Kernels"):
+            st.dataframe(app.inline_kernels(built), hide_index=True, width="stretch")
+    except RoofcoreError as e:
+        st.error(str(e))
+
+# ------------------------------------------------------------------------------------------------ solvers
+with solver_tab:
+    st.markdown("**Where a matmul becomes compute-bound**")
+    d1, d2 = st.columns(2)
+    d_in = d1.number_input("D (contraction)", min_value=1, value=8192, step=1024, key="sv_d")
+    f_in = d2.number_input("F (output columns)", min_value=1, value=8192, step=1024, key="sv_f")
+    try:
+        table = cached(("cross", tuple(hw_ids), d_in, f_in),
+                       lambda: plan.crossover_table(a.hardware, d=float(d_in), f=float(f_in)))
+        st.dataframe(table, hide_index=True, width="stretch", key="sv_table", column_config={
+            "hardware": "Device",
+            "ridge_bf16": st.column_config.NumberColumn("Ridge bf16 (FLOP/B)", format="%.1f"),
+            "square_n_bf16": st.column_config.NumberColumn("Square N (bf16)", format="%.0f"),
+            "batch_bf16": st.column_config.NumberColumn("Batch, bf16", format="%.1f"),
+            "batch_int8_weights": st.column_config.NumberColumn("Batch, int8 weights + bf16", format="%.1f"),
+            "batch_int8": st.column_config.NumberColumn("Batch, full int8", format="%.1f")})
+        st.caption(f"Batch B at which X[B,{d_in:,}] @ W[{d_in:,},{f_in:,}] reaches the device's ridge (≈ ridge in "
+                   "bf16, ≈ ridge/2 with int8 weights); square N at which N×N×N does (N = 3 × ridge in bf16). "
+                   "Empty: the device publishes no such ceiling.")
+        st.altair_chart(cached(("mi-chart", tuple(hw_ids)), lambda: charts.matmul_intensity_chart(a.hardware)),
+                        theme=None, width="content")
+    except RoofcoreError as e:
+        st.error(str(e))
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.markdown("**2-chip sharded matmul: link- or compute-bound?**")
+        r1, r2 = st.columns(2)
+        flops = r1.number_input("FLOP/s per chip", min_value=1.0, value=1.97e14, format="%.3e", key="sv_flops")
+        bw = r2.number_input("Link B/s", min_value=1.0, value=4.5e10, format="%.3e", key="sv_link")
+        r3, r4 = st.columns(2)
+        b_in = r3.number_input("B (rows)", min_value=1, value=128, key="sv_b")
+        f2_in = r4.number_input("F (columns)", min_value=1, value=8192, key="sv_f2")
+        try:
+            dcross = plan.shard_crossover(flops, bw, float(b_in), float(f2_in))
+            st.metric("Compute-bound from D =", f"{dcross:,.0f}",
+                      help="X[B,D] @ W[D,F] sharded on D over 2 chips, bf16, ring all-reduce of the B×F partial "
+                           "sums: D = |bf16|·π/β.")
+        except RoofcoreError as e:
+            st.error(str(e))
+    with right:
+        st.markdown("**Tile size for a target intensity**")
+        t1, t2, t3 = st.columns(3)
+        target = t1.number_input("Target FLOP/B", min_value=0.1, value=300.0, key="sv_target")
+        ratio = t2.number_input("bn / bm", min_value=0.1, value=1.0, key="sv_ratio")
+        multiple = t3.number_input("Multiple of", min_value=1, value=16, key="sv_multiple")
+        try:
+            bm, bn = plan.tile_for_intensity(target, ratio=ratio, multiple=int(multiple))
+            st.metric("Smallest tile (bm × bn)", f"{bm:,} × {bn:,}",
+                      help=f"bm·bn/(bm+bn) = {plan.tiled_intensity(bm, bn):,.1f} FLOP/byte (writes ignored).")
+        except RoofcoreError as e:
+            st.error(str(e))
+
+# ------------------------------------------------------------------------------------------------ scenario
+with scenario_tab:
+    up = st.file_uploader("Run a scenario (YAML)", type=["yaml", "yml"], key="sc_upload",
+                          help="A base (builder or inline kernels; uploaded scenarios cannot name files), devices "
+                               "and steps: see the README's Scenarios section or the examples below.")
+    if up is not None:
+        try:
+            def run_uploaded(data: bytes, name: str):
+                try:
+                    doc = yaml.safe_load(data)
+                except yaml.YAMLError as e:
+                    raise RoofcoreError(f"{name}: invalid YAML: {getattr(e, 'problem', None) or e}") from None
+                if not isinstance(doc, dict):
+                    raise RoofcoreError(f"{name}: expected a mapping with name, base, hardware and steps")
+                doc.setdefault("name", name)
+                return plan.run_scenario(doc, catalog, allow_files=False)
+
+            result = cached(("scenario", up.file_id), lambda: run_uploaded(up.getvalue(), up.name))
+            st.subheader(app.escape_markdown(result.name))
+            if result.description:
+                st.caption(app.escape_markdown(result.description))
+            st.dataframe(app.scenario_frame(result), hide_index=True, width="stretch", key="sc_table")
+            st.download_button("Download result JSON", lambda: json.dumps(result.to_json(), indent=1),
+                               file_name="scenario-result.json", mime="application/json", icon=":material/download:")
+        except RoofcoreError as e:
+            st.error(str(e))
+    st.markdown("**The What-if steps as a scenario**")
+    entry = ss["workload"]
+    wsteps = ss.get("whatif_steps") or []
+    sbase, note = app.scenario_base({**entry, "workload": base})
+    st.caption(app.escape_markdown(note) + f" Steps: {len(wsteps)} from the What-if tab; devices: the sidebar's.")
+    if sbase is not None:
+        text = app.scenario_yaml(f"What-if on {base.name}", sbase, hw_ids, wsteps,
+                                 measured_on=source if timed and not entry.get("builder") else None,
+                                 price_per_hour={k: v for k, v in prices.items() if k in hw_ids})
+        st.download_button("Download scenario YAML", text, file_name="whatif-scenario.yaml", mime="application/x-yaml",
+                           icon=":material/download:", key="sc_download")
+    st.markdown("**Example scenarios**")
+    examples = sorted(app.SCENARIO_EXAMPLES.glob("*.yaml"))
+    ecols = st.columns(2)
+    for i, path in enumerate(examples):
+        text = path.read_text(encoding="utf-8")
+        doc = yaml.safe_load(text) or {}
+        files_base = isinstance(doc.get("base"), dict) and "file" in doc["base"]
+        ecols[i % 2].download_button(path.name, text, file_name=path.name, mime="application/x-yaml",
+                                     icon=":material/description:", key=f"sc_example_{path.stem}",
+                                     help="Names a workload file: run it with `roofline plan` (an upload here cannot "
+                                          "read files)." if files_base else "Upload it above to run it here.")
