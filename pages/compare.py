@@ -3,15 +3,13 @@ per-kernel speedups (kernels matched by name) and the roofline with an arrow fro
 
 import streamlit as st
 
+import app_pages
 import roofcore
 from roofcore import RoofcoreError, charts, plan
 from roofcore import app_support as app
 from roofcore.units import fmt_time
 
-if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
-    st.session_state["start_page"] = "pages/compare.py"
-    st.switch_page("streamlit_app.py")
-st.title("Compare")
+app_pages.start("pages/compare.py", "Compare")
 ss = st.session_state
 hw_ids = ss.get("hw_ids") or []
 if not hw_ids:

@@ -2,15 +2,13 @@
 
 import streamlit as st
 
+import app_pages
 from roofcore import RoofcoreError, hardware_to_yaml
 from roofcore import app_support as app
 from roofcore.models import DTYPE_SIZE
 
 ss = st.session_state
-if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
-    st.session_state["start_page"] = "pages/hardware.py"
-    st.switch_page("streamlit_app.py")
-st.title("Hardware")
+app_pages.start("pages/hardware.py", "Hardware")
 catalog = ss["catalog"]
 custom = ss.setdefault("custom_devices", {})
 selected = [catalog.get(h) for h in ss.get("hw_ids", []) if h in catalog]

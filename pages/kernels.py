@@ -2,19 +2,13 @@
 
 import streamlit as st
 
+import app_pages
 from roofcore import FLAG_CODES, RoofcoreError
 from roofcore import app_support as app
 from roofcore.cli import analysis_csv
 
-if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
-    st.session_state["start_page"] = "pages/kernels.py"
-    st.switch_page("streamlit_app.py")
-st.title("Kernels")
-a = st.session_state.get("analysis")
-if a is None:  # no device chosen, or the analysis failed (its error is shown above)
-    if not st.session_state.get("hw_ids"):
-        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
-    st.stop()
+app_pages.start("pages/kernels.py", "Kernels")
+a = app_pages.analysis()
 
 ids = [h.id for h in a.hardware]
 memo = st.session_state.setdefault("kernels_memo", {})

@@ -2,19 +2,13 @@
 
 import streamlit as st
 
+import app_pages
 from roofcore import RoofcoreError
 from roofcore import app_support as app
 from roofcore.charts import bound_share_chart
 
-if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
-    st.session_state["start_page"] = "pages/overview.py"
-    st.switch_page("streamlit_app.py")
-st.title("Overview")
-a = st.session_state.get("analysis")
-if a is None:  # no device chosen, or the analysis failed (its error is shown above)
-    if not st.session_state.get("hw_ids"):
-        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
-    st.stop()
+app_pages.start("pages/overview.py", "Overview")
+a = app_pages.analysis()
 
 w = a.workload
 timed = int(w.frame["time_s"].notna().sum())

@@ -9,21 +9,15 @@ import json
 import streamlit as st
 import yaml
 
+import app_pages
 from roofcore import RoofcoreError, charts, plan
 from roofcore import app_support as app
 from roofcore.builders import BUILDER_PARAMS, BUILDERS, build_workload
 from roofcore.models import DTYPE_SIZE
 
-if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
-    st.session_state["start_page"] = "pages/planner.py"
-    st.switch_page("streamlit_app.py")
-st.title("Planner")
+app_pages.start("pages/planner.py", "Planner")
 ss = st.session_state
-a = ss.get("analysis")
-if a is None:  # no device chosen, or the analysis failed (its error is shown above)
-    if not ss.get("hw_ids"):
-        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
-    st.stop()
+a = app_pages.analysis()
 
 catalog = ss["catalog"]
 achievable = bool(ss.get("achievable"))

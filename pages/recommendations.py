@@ -2,19 +2,13 @@
 
 import streamlit as st
 
+import app_pages
 from roofcore import RoofcoreError, charts
 from roofcore import advise as adv
 from roofcore import app_support as app
 
-if "catalog" not in st.session_state:  # a deep link on a fresh server ran this page without the app: start it
-    st.session_state["start_page"] = "pages/recommendations.py"
-    st.switch_page("streamlit_app.py")
-st.title("Recommendations")
-a = st.session_state.get("analysis")
-if a is None:  # no device chosen, or the analysis failed (its error is shown above)
-    if not st.session_state.get("hw_ids"):
-        st.info("Select at least one device in the sidebar.", icon=":material/memory:")
-    st.stop()
+app_pages.start("pages/recommendations.py", "Recommendations")
+a = app_pages.analysis()
 
 #: cards shown per device (the rest are counted below them)
 SHOWN = 15

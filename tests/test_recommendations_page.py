@@ -26,20 +26,7 @@ PAGE = "pages/recommendations.py"
 DATA = Path(__file__).resolve().parent / "data" / "advise"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def navigation_only():
-    """Run streamlit_app.py on every AppTest run, as a real server does (see tests/test_app.py)."""
-    from streamlit.runtime import pages_manager
-    from streamlit.testing.v1 import app_test
-
-    class NavigationOnly(pages_manager.PagesManager):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            pages_manager.PagesManager.uses_pages_directory = False
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(app_test, "PagesManager", NavigationOnly)
-        yield
+pytestmark = pytest.mark.usefixtures("navigation_only")  # tests/conftest.py
 
 
 def start() -> AppTest:

@@ -1,0 +1,25 @@
+"""Fixtures shared by the AppTest suites."""
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def navigation_only():
+    """Run streamlit_app.py on every AppTest run, as a server does.
+
+    AppTest (1.67) resets ``PagesManager.uses_pages_directory`` before each run; with a folder named
+    ``pages/`` next to the app that routes every rerun through the legacy pages-directory mode, which runs
+    the page file alone (no sidebar, no uploads). A server leaves that mode at the app's first
+    ``st.navigation`` call and stays out; this does the same for AppTest.
+    """
+    from streamlit.runtime import pages_manager
+    from streamlit.testing.v1 import app_test
+
+    class NavigationOnly(pages_manager.PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            pages_manager.PagesManager.uses_pages_directory = False
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(app_test, "PagesManager", NavigationOnly)
+        yield
