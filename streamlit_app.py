@@ -196,6 +196,7 @@ def main() -> None:
         st.Page("pages/planner.py", title="Planner", icon=":material/tune:"),
         st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("pages/hardware.py", title="Hardware", icon=":material/memory:"),
+        st.Page("pages/report.py", title="Report", icon=":material/description:"),
     ]
     nav = st.navigation(pages)
     if "start_page" in ss:  # see the guard at the top of each page

@@ -315,6 +315,33 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import report
+    from .plan import run_scenario
+
+    a = _analysis(args)
+    scenario = run_scenario(args.scenario, _catalog(args)) if args.scenario else None
+    fmt = "json" if args.json else "csv" if args.csv else None
+    if fmt is None:
+        fmt = {".json": "json", ".csv": "csv", ".pdf": "pdf"}.get(os.path.splitext(args.output or "")[1].lower(), "html")
+    if fmt == "json":
+        doc = a.to_json()
+        doc["advice"] = [x.to_json() for x in advise_all(a).values()]
+        _emit(args, json.dumps(doc, indent=1, allow_nan=False))
+        return 0
+    if fmt == "csv":
+        _emit(args, analysis_csv(a))
+        return 0
+    page = report.build_html(a, title=args.title, scenario=scenario, top=args.top)
+    if fmt == "pdf":
+        data = report.build_pdf(page)
+        with open(args.output, "wb") as fh:
+            fh.write(data)
+        return 0
+    _emit(args, page)
+    return 0
+
+
 def cmd_formats(args: argparse.Namespace) -> int:
     rows = [[f.name, f.description] for f in sorted(FORMATS.values(), key=lambda f: f.name)]
     _emit(args, _table(["format", "description"], rows, right=set()))
@@ -401,6 +428,24 @@ def build_parser() -> argparse.ArgumentParser:
                     help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     cp.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown in the text table (0: all)")
     cp.set_defaults(func=cmd_compare)
+
+    rp = sub.add_parser("report", parents=[common],
+                        help="a report (HTML, or PDF with -o FILE.pdf): summary, rooflines, advice, assumptions, every kernel")
+    rp.add_argument("inputs", nargs="+", metavar="INPUT")
+    rp.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable)")
+    rp.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
+    rp.add_argument("--scenario", metavar="FILE", help="a planning scenario (YAML) whose variants are tabled")
+    rp.add_argument("--title", help="report title (default: 'Roofline report: WORKLOAD')")
+    g = rp.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="the analysis and advice as JSON instead of the report")
+    g.add_argument("--csv", action="store_true", help="the per-kernel table as CSV instead of the report")
+    rp.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
+    rp.add_argument("--aggregate", action="store_true",
+                    help="combine launches of the same kernel (sum FLOPs, bytes, time; count launches)")
+    rp.add_argument("--max-input-mb", type=float, metavar="MB",
+                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
+    rp.add_argument("--top", type=int, default=25, metavar="N", help="kernels per device in the top-kernels table")
+    rp.set_defaults(func=cmd_report)
 
     me = sub.add_parser("measure", parents=[common],
                         help="measure this machine's ceilings (ERT-style micro-benchmark) and write a catalog device")

@@ -22,7 +22,8 @@ from roofcore.units import fmt_pct, fmt_time
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
 DATA = Path(__file__).resolve().parent / "data"
-PAGES = ["pages/overview.py", "pages/roofline.py", "pages/kernels.py", "pages/recommendations.py", "pages/hardware.py"]
+PAGES = ["pages/overview.py", "pages/roofline.py", "pages/kernels.py", "pages/recommendations.py", "pages/hardware.py",
+         "pages/report.py"]
 
 INVENTORY = b"""name,count,flops,bytes,time_ms,precision,group
 gemm_big,10,8.8e12,2.8e9,12.0,bf16,mlp

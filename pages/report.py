@@ -1,0 +1,55 @@
+"""Report: a preview of the HTML report and its downloads (HTML, PDF built only when clicked, CSV, JSON)."""
+
+import json
+
+import streamlit as st
+import yaml
+
+import app_pages
+from roofcore import RoofcoreError, report
+from roofcore.advise import advise_all
+from roofcore.cli import analysis_csv
+from roofcore.plan import run_scenario
+
+app_pages.start("pages/report.py", "Report")
+a = app_pages.analysis()
+token = st.session_state["analysis_token"]
+
+try:
+    up = st.file_uploader("Attach a planning scenario (YAML, optional)", type=["yaml", "yml"], key="report_scenario",
+                          help="Its variants are tabled in the report. The base must be inline or a builder "
+                               "(files are not read from the server).")
+    scenario = None
+    if up is not None:
+        try:
+            scenario = run_scenario(yaml.safe_load(up.getvalue()), st.session_state["catalog"], allow_files=False)
+        except (RoofcoreError, yaml.YAMLError) as e:
+            st.error(f"Scenario not attached: {e}")
+    title = st.text_input("Title", value=f"Roofline report: {a.workload.name}", key="report_title")
+    memo = st.session_state.setdefault("report_memo", {})
+    key = (token, title, up.file_id if up is not None and scenario is not None else None)
+    if key not in memo:
+        memo.clear()
+        advice = advise_all(a)
+        memo[key] = (report.build_html(a, title=title, scenario=scenario, advice=advice), advice)
+    page, advice = memo[key]
+
+    cols = st.columns(4)
+    cols[0].download_button("HTML", page.encode("utf-8"), "roofline-report.html", "text/html",
+                            icon=":material/description:")
+    missing = report.pdf_available()
+    if missing:
+        cols[1].button("PDF", disabled=True, help=missing, icon=":material/picture_as_pdf:")
+        st.caption(missing)
+    else:
+        cols[1].download_button("PDF", lambda: report.build_pdf(page), "roofline-report.pdf", "application/pdf",
+                                icon=":material/picture_as_pdf:", on_click="ignore")
+    cols[2].download_button("CSV", lambda: analysis_csv(a).encode("utf-8"), "roofline-analysis.csv", "text/csv",
+                            icon=":material/table_rows:", on_click="ignore")
+    cols[3].download_button(
+        "JSON", lambda: json.dumps({**a.to_json(), "advice": [x.to_json() for x in advice.values()]},
+                                   indent=1, allow_nan=False).encode("utf-8"),
+        "roofline-analysis.json", "application/json", icon=":material/data_object:", on_click="ignore")
+    st.iframe(page, height=900)  # the page is escaped and has no script
+except RoofcoreError as e:
+    st.error(str(e))
