@@ -906,6 +906,19 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
         layers.append(alt.Chart(_src(arrows), description="compare_arrows").mark_rule(
             strokeWidth=1.4, color=COMPARE_ARROW_COLOR, opacity=0.8, clip=True).encode(
             x=x, y=y, x2=alt.X2("x2"), y2=alt.Y2("y2"), tooltip=tip))
+        # an arrowhead at each segment's middle (log space), turned to the segment's direction on screen
+        ok = (arrows[["x", "y", "x2", "y2"]] > 0).all(axis=1)
+        heads = arrows[ok].copy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dx = np.log10(heads["x2"] / heads["x"]) * width / np.log10(x_dom[1] / x_dom[0])
+            dy = np.log10(heads["y2"] / heads["y"]) * height / np.log10(y_dom[1] / y_dom[0])
+        heads["angle"] = np.degrees(np.arctan2(dx, dy))  # Vega turns marks clockwise from pointing up
+        heads["x"], heads["y"] = np.sqrt(heads["x"] * heads["x2"]), np.sqrt(heads["y"] * heads["y2"])
+        heads = heads[np.hypot(dx, dy) > 12][["name", "x", "y", "angle", "speedup"]]  # too short to point
+        if len(heads):
+            layers.append(alt.Chart(_src(heads), description="compare_arrowheads").mark_point(
+                shape="triangle", filled=True, size=70, color=COMPARE_ARROW_COLOR, opacity=0.9, clip=True).encode(
+                x=x, y=y, angle=alt.Angle("angle:Q", scale=None), tooltip=tip))
         olds = arrows[["name", "x", "y", "speedup"]]
         layers.append(alt.Chart(_src(olds), description="compare_old").mark_point(
             filled=False, stroke=COMPARE_OLD_COLOR, strokeWidth=1.6, size=60, opacity=0.95, clip=True).encode(
