@@ -141,7 +141,7 @@ def combine_launches(workload: Workload) -> Workload:
     """
     f = workload.frame
     keys = [k for k in ("name", "precision", "unit", "group") if k in f.columns]
-    if f.empty or not f.duplicated(subset=keys).any():
+    if f.empty or f["name"].is_unique or not f.duplicated(subset=keys).any():  # unique names: no repeats
         return workload
     return aggregate(workload)
 

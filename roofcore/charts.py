@@ -29,6 +29,8 @@ from .units import fmt_bandwidth, fmt_intensity, fmt_rate
 
 #: most kernel marks one chart sends to the browser (all devices and levels together)
 MAX_MARKS = 5000
+#: the label placer avoids at most this many marks (the largest)
+LABEL_AVOID_MARKS = 600
 #: x axis starts here (FLOP/byte)
 X_MIN = 0.01
 #: y axis starts this fraction of the highest peak below it (rounded down to a decade)
@@ -558,7 +560,9 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     labels: list = []
     placer = _Placer(x_dom, y_dom, width, height)
     if len(points):
-        placer.add_points(points["intensity"], points["perf"], _radius_px(points["size_s"], size_dom))
+        # labels steer clear of the largest marks; thousands of small ones cost more than they would change
+        big = points.nlargest(LABEL_AVOID_MARKS, "size_s") if len(points) > LABEL_AVOID_MARKS else points
+        placer.add_points(big["intensity"], big["perf"], _radius_px(big["size_s"], size_dom))
     tables = {h.id: (points[points["device_id"] == h.id] if len(points) else None) for h in hws}
     segs, ridges = [], []
     for h in hws:
