@@ -132,14 +132,17 @@ def _tags(f) -> str:
 # ----------------------------------------------------------------------------------------- analyze
 
 
+def _max_bytes(args: argparse.Namespace) -> int:
+    return int(args.max_input_mb * 1e6) if args.max_input_mb else DEFAULT_MAX_BYTES
+
+
 def _analysis(args: argparse.Namespace) -> Analysis:
     """Read the inputs and analyse them on every --hardware device (shared by `analyze` and `advise`)."""
     if not args.hardware:
         raise RoofcoreError("name at least one device with --hardware ID (see `roofline hardware list`).")
     cat = _catalog(args)
     hws = [cat.get(h) for h in args.hardware]
-    max_bytes = int(args.max_input_mb * 1e6) if args.max_input_mb else DEFAULT_MAX_BYTES
-    workload = read_many(args.inputs, fmt=args.format, max_bytes=max_bytes)
+    workload = read_many(args.inputs, fmt=args.format, max_bytes=_max_bytes(args))
     if args.aggregate:
         workload = aggregate(workload)
     return analyze(workload, hws, achievable=args.achievable)
@@ -280,9 +283,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise RoofcoreError("name the device with --hardware ID (see `roofline hardware list`).")
     cat = _catalog(args)
     hw = cat.get(args.hardware)
-    max_bytes = int(args.max_input_mb * 1e6) if args.max_input_mb else DEFAULT_MAX_BYTES
-    old = read_many([args.old], fmt=args.format, max_bytes=max_bytes)
-    new = read_many([args.new], fmt=args.format, max_bytes=max_bytes)
+    old = read_many([args.old], fmt=args.format, max_bytes=_max_bytes(args))
+    new = read_many([args.new], fmt=args.format, max_bytes=_max_bytes(args))
     c = compare(old, new, hw, achievable=args.achievable)
     if args.json:
         _emit(args, json.dumps(c.to_json(), indent=1, allow_nan=False))
@@ -361,6 +363,18 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--catalog", action="append", metavar="PATH",
                         help="extra hardware catalog file or folder (repeatable); also $ROOFCORE_CATALOG_PATH")
     common.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    # how inputs are read and judged: shared by analyze, advise, report and compare
+    reading = argparse.ArgumentParser(add_help=False)
+    reading.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
+    reading.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
+    reading.add_argument("--max-input-mb", type=float, metavar="MB",
+                         help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
+    # one workload (several files) on one or more devices: analyze, advise, report
+    workload = argparse.ArgumentParser(add_help=False, parents=[reading])
+    workload.add_argument("inputs", nargs="+", metavar="INPUT")
+    workload.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable)")
+    workload.add_argument("--aggregate", action="store_true",
+                          help="combine launches of the same kernel (sum FLOPs, bytes, time; count launches)")
     p = argparse.ArgumentParser(prog="roofline", description="Roofline analysis and planning for kernels and workloads.")
     p.add_argument("--version", action="version", version=f"roofline {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -378,34 +392,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--yaml", action="store_true", help="print the device in catalog YAML (to copy and edit)")
     show.set_defaults(func=cmd_hardware_show)
 
-    an = sub.add_parser("analyze", parents=[common], help="place every kernel of the inputs on each device's roofline")
-    an.add_argument("inputs", nargs="+", metavar="INPUT")
-    an.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable)")
-    an.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
+    an = sub.add_parser("analyze", parents=[common, workload], help="place every kernel of the inputs on each device's roofline")
     g = an.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="machine-readable JSON (the contract in the README)")
     g.add_argument("--csv", action="store_true", help="one row per kernel × device")
-    an.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
-    an.add_argument("--aggregate", action="store_true",
-                    help="combine launches of the same kernel (sum FLOPs, bytes, time; count launches)")
-    an.add_argument("--max-input-mb", type=float, metavar="MB",
-                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     an.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown per device in the text table (0: all)")
     an.add_argument("--advise", action="store_true",
                     help="append the ranked recommendations (top 10 per device) to the text or JSON output")
     an.set_defaults(func=cmd_analyze)
 
-    ad = sub.add_parser("advise", parents=[common],
+    ad = sub.add_parser("advise", parents=[common, workload],
                         help="ranked recommendations per device: what to fix first and the seconds it saves")
-    ad.add_argument("inputs", nargs="+", metavar="INPUT")
-    ad.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable)")
-    ad.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
     ad.add_argument("--json", action="store_true", help="machine-readable JSON: every recommendation with its gain")
-    ad.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
-    ad.add_argument("--aggregate", action="store_true",
-                    help="combine launches of the same kernel (sum FLOPs, bytes, time; count launches)")
-    ad.add_argument("--max-input-mb", type=float, metavar="MB",
-                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     ad.add_argument("--top", type=int, default=10, metavar="N", help="recommendations shown per device (0: all)")
     ad.set_defaults(func=cmd_advise)
 
@@ -416,34 +414,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="every variant with the analyze per-kernel fields, totals and speedups against the base")
     pl.set_defaults(func=cmd_plan)
 
-    cp = sub.add_parser("compare", parents=[common],
+    cp = sub.add_parser("compare", parents=[common, reading],
                         help="two runs of a workload on one device: per-kernel and total speedups, matched by name")
     cp.add_argument("old", metavar="OLD")
     cp.add_argument("new", metavar="NEW")
     cp.add_argument("--hardware", metavar="ID", help="the device both runs are judged on")
-    cp.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
     cp.add_argument("--json", action="store_true", help="machine-readable JSON")
-    cp.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
-    cp.add_argument("--max-input-mb", type=float, metavar="MB",
-                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     cp.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown in the text table (0: all)")
     cp.set_defaults(func=cmd_compare)
 
-    rp = sub.add_parser("report", parents=[common],
+    rp = sub.add_parser("report", parents=[common, workload],
                         help="a report (HTML, or PDF with -o FILE.pdf): summary, rooflines, advice, assumptions, every kernel")
-    rp.add_argument("inputs", nargs="+", metavar="INPUT")
-    rp.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable)")
-    rp.add_argument("--format", metavar="NAME", help="force an input format (see `roofline formats`)")
     rp.add_argument("--scenario", metavar="FILE", help="a planning scenario (YAML) whose variants are tabled")
     rp.add_argument("--title", help="report title (default: 'Roofline report: WORKLOAD')")
     g = rp.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="the analysis and advice as JSON instead of the report")
     g.add_argument("--csv", action="store_true", help="the per-kernel table as CSV instead of the report")
-    rp.add_argument("--achievable", action="store_true", help="use measured (achievable) ceilings where known")
-    rp.add_argument("--aggregate", action="store_true",
-                    help="combine launches of the same kernel (sum FLOPs, bytes, time; count launches)")
-    rp.add_argument("--max-input-mb", type=float, metavar="MB",
-                    help="refuse inputs larger than this (default: $ROOFCORE_MAX_INPUT_MB or 512)")
     rp.add_argument("--top", type=int, default=25, metavar="N", help="kernels per device in the top-kernels table")
     rp.set_defaults(func=cmd_report)
 
