@@ -15,7 +15,6 @@ Run: ``python benchmarks/bench_app.py [--kernels N]``; results print and go to b
 from __future__ import annotations
 
 import argparse
-import gc
 import io
 import json
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(__file__).parent / "out"
@@ -50,14 +50,6 @@ def make_csv(kernels: int, seed: int = 0) -> bytes:
     return buf.getvalue().encode()
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def patch_apptest_navigation() -> None:

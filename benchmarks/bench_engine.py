@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from timing import best_of
 
 from roofcore import analyze, ingest, load_catalogs
 
@@ -43,15 +44,6 @@ def make_csv(path: Path, rows: int, seed: int = 0) -> None:
     frame.to_csv(path, index=False)
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    """Best wall time of ``repeat`` runs (the first absorbs file-cache and import costs)."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:

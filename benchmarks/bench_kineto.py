@@ -20,9 +20,10 @@ import gc
 import gzip
 import json
 import random
-import time
 import tracemalloc
 from pathlib import Path
+
+from timing import best_of
 
 from roofcore import ingest
 from roofcore.ingest import kineto
@@ -115,14 +116,6 @@ def make_trace(path: Path, events: int, seed: int = 0) -> int:
     return n
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def json_load(path: Path) -> None:

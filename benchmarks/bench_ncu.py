@@ -18,13 +18,13 @@ import argparse
 import gc
 import json
 import os
-import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from timing import best_of
 
 from roofcore import analyze, ingest, load_catalogs
 from roofcore.ingest import ncu
@@ -106,14 +106,6 @@ def make_csv(path: Path, launches: int, seed: int = 0) -> None:
             fh.write("".join(f'{prefix},"{m}","{u}","{cols[j][i]}"\n' for j, (m, u, _) in enumerate(METRICS)))
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:
