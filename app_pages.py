@@ -1,10 +1,20 @@
-"""What every page of the app does first (Streamlit only: the engine, roofcore, never imports Streamlit)."""
+"""What every page of the app does first, and the app's guards (Streamlit only: the engine, roofcore, never
+imports Streamlit): the page guard, the login gate, and turning errors into messages."""
 
 from __future__ import annotations
 
-import streamlit as st
+import contextlib
+import importlib.util
+import uuid
+from collections.abc import Iterator, Mapping
 
-from roofcore import Analysis
+import streamlit as st
+from streamlit.logger import get_logger
+
+from roofcore import Analysis, RoofcoreError
+
+#: the server log's logger: unexpected errors are written here with their reference
+log = get_logger("roofline.app")
 
 
 def start(page: str, title: str) -> None:
@@ -23,3 +33,73 @@ def analysis() -> Analysis:
             st.info("Select at least one device in the sidebar.", icon=":material/memory:")
         st.stop()
     return a
+
+
+# ---------------------------------------------------------------------------------------------------- errors
+
+
+def report_unexpected(e: BaseException) -> str:
+    """Show a short message with a reference and write the traceback, with that reference, to the server log.
+
+    The reference is what a user gives the host; the host finds it with ``grep`` in the log."""
+    ref = uuid.uuid4().hex[:10]
+    log.error("unexpected error, reference %s, page %s", ref, st.session_state.get("current_page", "?"), exc_info=e)
+    st.error(f"Something went wrong on our side (reference `{ref}`). The rest of the app keeps working; if it "
+             "happens again, give this reference to whoever runs the app: the details are in the server's log.",
+             icon=":material/bug_report:")
+    return ref
+
+
+@contextlib.contextmanager
+def guard() -> Iterator[None]:
+    """A :class:`RoofcoreError` (bad input, a limit) becomes its message; anything else a message with a
+    reference (:func:`report_unexpected`). Streamlit's own control flow (``st.stop``, reruns, page switches)
+    derives from ``BaseException`` and passes through."""
+    try:
+        yield
+    except RoofcoreError as e:
+        st.error(str(e), icon=":material/error:")
+    except Exception as e:  # the point: no traceback for users
+        report_unexpected(e)
+
+
+# ----------------------------------------------------------------------------------------------------- login
+
+
+def auth_config() -> dict | None:
+    """The ``[auth]`` section of the host's ``.streamlit/secrets.toml``, or ``None`` (no login configured)."""
+    try:
+        if st.secrets.load_if_toml_exists() and "auth" in st.secrets:
+            return dict(st.secrets["auth"])
+    except Exception:  # an unreadable secrets file: Streamlit logs it; no login
+        return None
+    return None
+
+
+def login_gate() -> None:
+    """With ``[auth]`` configured, only signed-in users get past this (``st.login``, OpenID Connect); without
+    it, nothing happens (a laptop or an intranet host that does its own access control). Fails closed: a
+    configured login that cannot work stops the app with what to install."""
+    auth = auth_config()
+    if auth is None:
+        return
+    if importlib.util.find_spec("authlib") is None:
+        st.error("This server is configured to require a login ([auth] in .streamlit/secrets.toml) but the "
+                 "login support is not installed. Host: `pip install \"streamlit[auth]\"` and restart.",
+                 icon=":material/lock:")
+        st.stop()
+    user = st.user
+    if not user.get("is_logged_in"):
+        st.title("Roofline")
+        st.markdown("This Roofline app is shared by a team: **sign in** to upload profiles and see reports. "
+                    "Your uploads stay in your own session.")
+        providers = [k for k, v in auth.items() if isinstance(v, Mapping)]
+        for p in providers or [None]:
+            label = f"Sign in with {p.replace('_', ' ').title()}" if p else "Sign in"
+            st.button(label, on_click=st.login, args=(p,) if p else (), icon=":material/login:",
+                      key=f"login_{p or 'default'}", type="primary")
+        st.stop()
+    with st.sidebar:
+        who = user.get("name") or user.get("email") or "signed in"
+        st.caption(f"Signed in as **{who}**")
+        st.button("Sign out", on_click=st.logout, icon=":material/logout:", key="logout")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+import app_pages
 import roofcore
 from roofcore import app_support as app
 
@@ -154,6 +155,13 @@ def analysis_for(workload: roofcore.Workload, wkey: str, hws: list[roofcore.Hard
 
 
 def main() -> None:
+    """The login gate, then the app; no error reaches the user as a traceback (see app_pages.guard)."""
+    app_pages.login_gate()
+    with app_pages.guard():
+        _main()
+
+
+def _main() -> None:
     _defaults()
     ss = st.session_state
     try:
@@ -201,10 +209,9 @@ def main() -> None:
     nav = st.navigation(pages)
     if "start_page" in ss:  # see the guard at the top of each page
         st.switch_page(ss.pop("start_page"))
-    try:
+    ss["current_page"] = nav.title
+    with app_pages.guard():  # pages catch their own errors; this keeps a missed one a message, not a traceback
         nav.run()
-    except roofcore.RoofcoreError as e:  # pages catch their own; this keeps a missed one a message
-        st.error(str(e))
 
 
 main()

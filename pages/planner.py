@@ -13,6 +13,7 @@ import app_pages
 from roofcore import RoofcoreError, charts, plan
 from roofcore import app_support as app
 from roofcore.builders import BUILDER_PARAMS, BUILDERS, build_workload
+from roofcore.limits import load_yaml
 from roofcore.models import DTYPE_SIZE
 
 app_pages.start("pages/planner.py", "Planner")
@@ -256,7 +257,7 @@ with scenario_tab:
         try:
             def run_uploaded(data: bytes, name: str):
                 try:
-                    doc = yaml.safe_load(data)
+                    doc = load_yaml(data, name)
                 except yaml.YAMLError as e:
                     raise RoofcoreError(f"{name}: invalid YAML: {getattr(e, 'problem', None) or e}") from None
                 if not isinstance(doc, dict):

@@ -9,6 +9,7 @@ import app_pages
 from roofcore import RoofcoreError, report
 from roofcore.advise import advise_all
 from roofcore.cli import analysis_csv
+from roofcore.limits import load_yaml
 from roofcore.plan import run_scenario
 
 app_pages.start("pages/report.py", "Report")
@@ -22,7 +23,7 @@ try:
     scenario = None
     if up is not None:
         try:
-            scenario = run_scenario(yaml.safe_load(up.getvalue()), st.session_state["catalog"], allow_files=False)
+            scenario = run_scenario(load_yaml(up.getvalue(), up.name), st.session_state["catalog"], allow_files=False)
         except (RoofcoreError, yaml.YAMLError) as e:
             st.error(f"Scenario not attached: {e}")
     title = st.text_input("Title", value=f"Roofline report: {a.workload.name}", key="report_title")

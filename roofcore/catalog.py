@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from .errors import CatalogError, UnitError, UnknownHardwareError
+from .limits import load_yaml
 from .models import (
     OFFCHIP,
     Ceiling,
@@ -124,7 +125,7 @@ def _read_yaml(raw: bytes, file: str) -> Any:
         raise CatalogError(where=file, expected="UTF-8 text", found=f"a byte 0x{raw[e.start]:02x} at offset {e.start}",
                            hint="save the catalog as UTF-8.") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text, str(file))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -17,7 +17,7 @@ from .advise import advice_text, advise_all
 from .analyze import Analysis, analyze
 from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import RoofcoreError
-from .ingest import DEFAULT_MAX_BYTES, FORMATS, aggregate, read_many
+from .ingest import FORMATS, aggregate, max_input_bytes, read_many
 from .models import Hardware
 from .units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
@@ -133,7 +133,7 @@ def _tags(f) -> str:
 
 
 def _max_bytes(args: argparse.Namespace) -> int:
-    return int(args.max_input_mb * 1e6) if args.max_input_mb else DEFAULT_MAX_BYTES
+    return int(args.max_input_mb * 1e6) if args.max_input_mb else max_input_bytes()
 
 
 def _analysis(args: argparse.Namespace) -> Analysis:
@@ -459,9 +459,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # a bug: one line for users, the traceback with ROOFCORE_DEBUG=1
         if os.environ.get("ROOFCORE_DEBUG"):
             raise
-        print(f"roofline: internal error: {type(e).__name__}: {' '.join(str(e).split())} "
+        print(f"roofline: internal error: {type(e).__name__}: {' '.join(str(e).split())[:300]} "
               "(set ROOFCORE_DEBUG=1 for the traceback)", file=sys.stderr)
-        return 1
+        return 2
+    except KeyboardInterrupt:
+        print("roofline: interrupted", file=sys.stderr)
+        return 130
 
 
 

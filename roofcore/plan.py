@@ -76,6 +76,7 @@ import pandas as pd
 
 from .analyze import Analysis, analyze
 from .errors import InputError, RoofcoreError
+from .limits import load_yaml
 from .models import DTYPE_SIZE, KNOWN_LINKS, OFFCHIP, Hardware, Workload, canonical_dtype
 
 SPLIT = ("read_bytes", "written_bytes", "weight_bytes")
@@ -840,7 +841,7 @@ def _load_doc(source: str | Path | Mapping) -> tuple[dict, str, Path]:
     except UnicodeDecodeError:
         raise InputError(where=label, expected="a UTF-8 YAML scenario", found="binary or non-UTF-8 data") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text, label)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f": line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, LimitError, RoofcoreError
+from .. import limits
+from ..errors import InputError, RoofcoreError
 from ..models import KERNEL_COLUMNS, Skipped, Workload, canonical_level
 from .compression import GZIP_MAGIC, gunzip_bounded, gunzip_chunks
 
@@ -41,18 +42,14 @@ class Format:
 
 FORMATS: dict[str, Format] = {}
 
-def _max_input_bytes() -> int:
-    """Inputs above this are refused with a message: ``ROOFCORE_MAX_INPUT_MB`` (default 512 MB)."""
-    import os
-
-    try:
-        return int(float(os.environ.get("ROOFCORE_MAX_INPUT_MB", "512")) * 1e6)
-    except ValueError:
-        return 512_000_000
+def max_input_bytes() -> int:
+    """The input size limit in bytes: ``ROOFCORE_MAX_INPUT_MB`` (default 512 MB; 0 = no limit)."""
+    mb = limits.INPUT_MB.value()
+    return int(mb * 1e6) if mb else 1 << 62
 
 
-#: reading more than this is refused with a message; raise it with ROOFCORE_MAX_INPUT_MB or max_bytes=
-DEFAULT_MAX_BYTES = _max_input_bytes()
+#: the input size limit when this module was imported; ``read``/``read_many`` read the variable on every call
+DEFAULT_MAX_BYTES = max_input_bytes()
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
@@ -116,7 +113,7 @@ def detect(data: bytes, name: str, max_bytes: int | None = None) -> Format:
 
     Gzip data is sniffed on its first decompressed piece (bounded by the input limit)."""
     if data[:2] == GZIP_MAGIC:
-        data = next(gunzip_chunks(data, max_bytes or DEFAULT_MAX_BYTES, name), b"")
+        data = next(gunzip_chunks(data, max_bytes or max_input_bytes(), name), b"")
     check_binary(data, name)
     try:
         head = data[:65536].decode("utf-8-sig", errors="strict" if len(data) <= 65536 else "ignore")
@@ -144,28 +141,50 @@ def _load(source: str | Path | bytes, name: str | None, max_bytes: int) -> tuple
         except OSError as e:
             raise InputError(where=label, text=f"cannot read the file ({e.strerror}).") from None
         if size > max_bytes:
-            raise LimitError(f"{label}: the file is {size / 1e6:.0f} MB, above the {max_bytes / 1e6:.0f} MB input limit. "
-                             "Hint: raise it with --max-input-mb (CLI) or ROOFCORE_MAX_INPUT_MB.")
+            raise _too_big(label, "the file", size, max_bytes)
         data = path.read_bytes()
     if len(data) > max_bytes:
-        raise LimitError(f"{label}: the input is {len(data) / 1e6:.0f} MB, above the {max_bytes / 1e6:.0f} MB input limit. "
-                         "Hint: raise it with --max-input-mb (CLI) or ROOFCORE_MAX_INPUT_MB.")
+        raise _too_big(label, "the input", len(data), max_bytes)
     return data, label
 
 
-def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: int = DEFAULT_MAX_BYTES
+def _too_big(label: str, what: str, size: int, max_bytes: int) -> limits.LimitError:
+    return limits.LimitError(f"{label}: {what} is {size / 1e6:,.1f} MB, above the input size limit of "
+                             f"{max_bytes / 1e6:,.0f} MB ({limits.INPUT_MB.env}). {limits.INPUT_MB.hint()}")
+
+
+def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: int | None = None
            ) -> Workload | dict:
+    """One parser on one input, within the limits: size (gzip decompression bounded), rows, kernels, time."""
+    max_bytes = max_bytes or max_input_bytes()
+    limits.tick()
     if data[:2] == GZIP_MAGIC and not f.gzip:
         data = gunzip_bounded(data, max_bytes, label)
+    if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
+        limits.check_rows(data, label)
     try:
-        return f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
+        out = f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
     except RecursionError:
         raise InputError(where=label, text="the input is nested too deeply to read.") from None
+    if isinstance(out, Workload):
+        limits.KERNELS.check(len(out), label, f"{len(out):,} kernels read")
+    limits.tick()
+    return out
 
 
 def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = None, *,
-         max_bytes: int = DEFAULT_MAX_BYTES, context: dict | None = None) -> Workload:
-    """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected."""
+         max_bytes: int | None = None, context: dict | None = None) -> Workload:
+    """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected.
+
+    Within :mod:`roofcore.limits`: ``max_bytes`` (default ``ROOFCORE_MAX_INPUT_MB``), rows, kernels, JSON
+    depth and the parse time (``ROOFCORE_PARSE_TIMEOUT_S``)."""
+    max_bytes = max_bytes or max_input_bytes()
+    with limits.deadline(name or str(source) if not isinstance(source, bytes) else name or "input"):
+        return _read(source, name, fmt, max_bytes, context)
+
+
+def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_bytes: int, context: dict | None
+          ) -> Workload:
     data, label = _load(source, name, max_bytes)
     f = get_format(fmt) if fmt else detect(data, label, max_bytes)
     if f.companion:
@@ -175,15 +194,28 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
 
 
 def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None = None, *,
-              max_bytes: int = DEFAULT_MAX_BYTES,
+              max_bytes: int | None = None,
               on_error: Callable[[str, RoofcoreError], None] | None = None) -> Workload:
     """Read several inputs (paths, or ``(bytes, name)`` pairs) into one workload.
 
     Companion files (e.g. rocprof-compute ``sysinfo.csv``) become context for the others; a time-only
     profile (``nsys``) is joined by kernel name to the inventories read with it. With ``on_error``, a file
     that cannot be read is reported to it (``on_error(name, error)``) and left out instead of failing the
-    whole read (the app keeps the good files of an upload).
+    whole read (the app keeps the good files of an upload). Within the limits of :func:`read`; the parse
+    time counts for all the files together.
     """
+    sources = list(sources)
+    max_bytes = max_bytes or max_input_bytes()
+    what = ", ".join(s[1] if isinstance(s, tuple) else Path(s).name for s in sources[:3]) + (
+        f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    with limits.deadline(what or "the inputs"):
+        w = _read_many(sources, fmt, max_bytes, on_error)
+    limits.KERNELS.check(len(w), what, f"{len(w):,} kernels read from these files")
+    return w
+
+
+def _read_many(sources: list, fmt: str | None, max_bytes: int,
+               on_error: Callable[[str, RoofcoreError], None] | None) -> Workload:
     loaded = []
     for s in sources:
         label = s[1] if isinstance(s, tuple) else str(s)
@@ -210,7 +242,7 @@ def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None
             on_error(label, e)
     if not workloads and len(loaded) == 1 and on_error is None:
         data, label, f = loaded[0]
-        return read(data, name=label, fmt=f.name, max_bytes=max_bytes)  # that format's own message
+        return _read(data, label, f.name, max_bytes, None)  # that format's own message
     if not workloads and loaded and all(f.companion for _, _, f in loaded):
         raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")

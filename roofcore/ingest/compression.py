@@ -32,9 +32,9 @@ def gunzip_chunks(data: bytes, limit: int, source: str = "input") -> Iterator[by
                 total += len(piece)
                 if total > limit:
                     raise LimitError(
-                        f"{source}: the gzip data expands beyond the {mb:.0f} MB input limit (a guard against "
-                        "decompression bombs). Hint: raise it with --max-input-mb (CLI) or ROOFCORE_MAX_INPUT_MB if "
-                        "you trust the file.")
+                        f"{source}: the gzip data expands beyond the input size limit of {mb:,.0f} MB "
+                        "(ROOFCORE_MAX_INPUT_MB; a guard against decompression bombs). Hint: raise it with "
+                        "ROOFCORE_MAX_INPUT_MB=N or --max-input-mb (CLI) if you trust the file.")
                 yield piece
             if d.eof:
                 rest = d.unused_data

@@ -33,6 +33,7 @@ import yaml
 
 from .. import ops
 from ..errors import InputError, UnitError, _compose
+from ..limits import load_yaml
 from ..models import DTYPE_SIZE, Skipped, Workload, canonical_dtype, canonical_level
 from ..units import Dimension, parse
 from . import check_binary, check_text, decode_error, make_frame, register_format, skip
@@ -338,7 +339,7 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
 def parse_yaml(data: bytes, source: str, context: dict | None = None) -> Workload:
     text = check_text(data, source)
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text, source)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f": line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -57,9 +57,10 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
-from . import DEFAULT_MAX_BYTES, check_binary, make_frame, register_format, skip
+from . import check_binary, make_frame, max_input_bytes, register_format, skip
 from .compression import gunzip_chunks
 
 FORMAT = "pytorch-trace"
@@ -412,12 +413,16 @@ class _Text:
         self.lines = 0
         self.col0 = 0  # column (0-based) of s[0] on its line
         self.bytes_read = 0
+        self.depth = limits.JsonDepth(source)  # ROOFCORE_MAX_JSON_DEPTH, checked on each piece before decoding
 
     def more(self, i: int) -> int:
         """Drop ``s[:i]``, decode the next piece; returns the new position of old ``i`` (0). No-op when final."""
         if self.final:
             return i
+        limits.tick()
         piece = next(self.chunks, None)
+        if piece is not None:
+            self.depth.feed(piece)
         try:
             if piece is None:
                 self.final = True
@@ -874,7 +879,7 @@ def _sniff(head: str, name: str) -> bool:
 def _chunks(data: bytes, source: str, context: dict) -> Iterator[bytes]:
     """The input as byte pieces: gzip decompressed as a stream (bounded), plain data as views of ``data``."""
     if data[:2] == GZIP_MAGIC:
-        limit = int(context.get("max_bytes") or DEFAULT_MAX_BYTES)
+        limit = int(context.get("max_bytes") or max_input_bytes())
         return gunzip_chunks(data, limit, source)
     _check_head(data, source)
     view = memoryview(data)
@@ -906,6 +911,7 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
         sc = _scan(chunks, source)
     except RecursionError:
         raise InputError(where=source, text="the input is nested too deeply to read.", hint=EXPORT_HINT) from None
+    limits.ROWS.check(sc.events, source, f"{sc.events:,} trace events")
     if not sc.seen_events:
         keys = ", ".join(list(sc.top)[:8]) or "none"
         raise InputError(where=f"{source}: $", expected='key "traceEvents"', found=f"keys {keys}",

@@ -58,6 +58,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_binary, make_frame, register_format, skip
@@ -297,6 +298,7 @@ def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: li
     co = pcsv.ConvertOptions(include_columns=include, check_utf8=False, column_types=types)
     tables = []
     while start < end:
+        limits.tick()
         stop = min(end, start + _PIECE_SIZE)
         if stop < end:
             nl = data.find(b"\n", stop, end)
@@ -329,6 +331,8 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
     skipped: list[Skipped] = []
     units_next = False
     for i, line in enumerate(lines[skip_rows:], start=first_line + skip_rows):
+        if not i & 0xFFF:
+            limits.tick()
         if not line.startswith('"'):
             continue  # application stdout or ==PROF== lines
         try:

@@ -24,6 +24,7 @@ from fnmatch import fnmatchcase
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
@@ -172,6 +173,8 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     skipped: list[Skipped] = []
     need = max(cols.values()) + 1
     for line_no, fields in rows:
+        if not line_no & 0xFFF:
+            limits.tick()
         if len(fields) < need:
             skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(fields)}"))
             continue

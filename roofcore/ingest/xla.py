@@ -45,6 +45,7 @@ from pathlib import PurePath
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
@@ -71,6 +72,7 @@ def _sniff_cost(head: str, name: str) -> bool:
 
 
 def _load_doc(text: str, source: str) -> object:
+    limits.check_json_depth(text.encode("utf-8", "surrogatepass"), source)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
