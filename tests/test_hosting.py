@@ -190,3 +190,24 @@ def test_nothing_uploaded_is_written_to_disk(tmp_path, monkeypatch):
                 except OSError:
                     continue
     assert written == []
+
+
+def test_a_shared_read_only_catalog_folder_reaches_every_session(monkeypatch, tmp_path):
+    import streamlit as st
+
+    shared = tmp_path / "team-catalogs"
+    shared.mkdir()
+    (shared / "acme.yaml").write_bytes((ROOT / "tests" / "data" / "good_catalog.yaml").read_bytes())
+    shared.chmod(0o555)
+    monkeypatch.setenv("ROOFCORE_CATALOG_PATH", str(shared))
+    st.cache_resource.clear()  # the built-in catalog is loaded once per server: this is a new server
+    try:
+        for _ in range(2):  # two sessions
+            at = run(AppTest.from_file(APP, default_timeout=60))
+            assert "Acme · X1 (acme-x1)" in at.sidebar.multiselect[0].options
+            assert "acme-x1" not in at.session_state["custom_devices"]  # shared, not the session's own
+    finally:
+        shared.chmod(0o755)
+        monkeypatch.delenv("ROOFCORE_CATALOG_PATH")
+        st.cache_resource.clear()
+    assert sorted(p.name for p in shared.iterdir()) == ["acme.yaml"]  # nothing written there
