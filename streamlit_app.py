@@ -154,8 +154,28 @@ def analysis_for(workload: roofcore.Workload, wkey: str, hws: list[roofcore.Hard
     return memo[key]
 
 
+def _pages() -> list:
+    return [
+        st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+        st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
+        st.Page("pages/kernels.py", title="Kernels", icon=":material/table_rows:"),
+        st.Page("pages/recommendations.py", title="Recommendations", icon=":material/lightbulb:"),
+        st.Page("pages/planner.py", title="Planner", icon=":material/tune:"),
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/hardware.py", title="Hardware", icon=":material/memory:"),
+        st.Page("pages/report.py", title="Report", icon=":material/description:"),
+    ]
+
+
 def main() -> None:
     """The login gate, then the app; no error reaches the user as a traceback (see app_pages.guard)."""
+    ss = st.session_state
+    if "entered" not in ss:
+        # Streamlit 1.67: the first run of a session opened at the root URL gives the sidebar's widgets other ids
+        # than every later run (the entry script runs as the page itself), so a first upload, toggle or sign-in
+        # click would be dropped. One page switch before any widget exists makes every run alike.
+        ss["entered"] = True
+        st.switch_page(st.navigation(_pages()))
     app_pages.login_gate()
     with app_pages.guard():
         _main()
@@ -196,17 +216,7 @@ def _main() -> None:
         except roofcore.RoofcoreError as e:
             st.error(str(e))
 
-    pages = [
-        st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
-        st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
-        st.Page("pages/kernels.py", title="Kernels", icon=":material/table_rows:"),
-        st.Page("pages/recommendations.py", title="Recommendations", icon=":material/lightbulb:"),
-        st.Page("pages/planner.py", title="Planner", icon=":material/tune:"),
-        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-        st.Page("pages/hardware.py", title="Hardware", icon=":material/memory:"),
-        st.Page("pages/report.py", title="Report", icon=":material/description:"),
-    ]
-    nav = st.navigation(pages)
+    nav = st.navigation(_pages())
     if "start_page" in ss:  # see the guard at the top of each page
         st.switch_page(ss.pop("start_page"))
     ss["current_page"] = nav.title

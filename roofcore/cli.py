@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from . import __version__
 from .advise import advice_text, advise_all
@@ -194,8 +195,9 @@ def analysis_csv(a: Analysis) -> str:
     tab = a.table()
     tab["flags"] = ["; ".join(f"{f['code']}: {f['message']}" for f in fl) for fl in tab["flags"]]
     tab = tab.drop(columns=["flags_mask"])
-    for col in ("name", "group", "source", "row", "flags"):
-        tab[col] = tab[col].map(neutralise_cell)
+    for col in tab.columns:  # every text column: names, groups, sources, devices, flags
+        if tab[col].dtype == object or pd.api.types.is_string_dtype(tab[col].dtype):
+            tab[col] = tab[col].map(neutralise_cell)
     buf = io.StringIO()
     tab.to_csv(buf, index=False)
     return buf.getvalue()
