@@ -1,9 +1,13 @@
-"""``Analysis`` -> Altair charts: the log-log roofline and the supporting charts. The only module importing altair.
+"""``Analysis`` -> charts: the log-log roofline and the supporting charts. The only module importing altair.
 
 Everything a chart shows comes from the engine: roofs and ridges from :class:`~roofcore.models.Hardware`,
 kernel positions from :meth:`Analysis.table` (x = arithmetic intensity in FLOP/byte, y = FLOP/s). Chart
 data are built with vectorised pandas; at most :data:`MAX_MARKS` kernel marks ever reach the browser
 (the rest are left out, top by time kept, and the caption says so).
+
+The rooflines (:func:`roofline`, :func:`roofline_compare`) are written as Vega-Lite dicts directly: building
+them with Altair objects cost more than the engine's whole analysis of 100,000 kernels (every layer copied
+and validated again when layered). The small supporting charts still use Altair.
 
 Axes are fixed by the devices' figures (x from 0.01 FLOP/B to a decade past the largest ridge, y from
 about 1e-4 × the highest peak to 2 × it), so two charts of the same device line up; they grow by whole
@@ -12,12 +16,13 @@ decades only when a kernel would otherwise fall off the chart.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
-import warnings
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 import altair as alt
 import numpy as np
@@ -63,11 +68,44 @@ HIGHLIGHT_COLOR = "#0f172a"
 _PREFIX_EXPR = "['p','n','µ','m','','k','M','G','T','P','E']"
 
 
+class VegaLiteSpec:
+    """A Vega-Lite spec as plain dicts, its data by name only (what :attr:`RooflineFigure.chart` holds).
+
+    Has the ``to_dict`` of an Altair chart, so code written for one keeps working."""
+
+    __slots__ = ("_spec",)
+
+    def __init__(self, spec: dict) -> None:
+        self._spec = spec
+
+    def to_dict(self, validate: bool = True) -> dict:
+        """A copy of the spec; ``validate`` checks it against the Vega-Lite schema (raises if it is invalid)."""
+        out = copy.deepcopy(self._spec)
+        if validate:
+            _validate(out)
+        return out
+
+
+@cache
+def _vega_lite_schema() -> dict:
+    """The Vega-Lite JSON schema of the installed Altair (the version :data:`alt.SCHEMA_URL` names)."""
+    from altair.vegalite.schema import load_schema
+
+    return load_schema()
+
+
+def _validate(spec: dict) -> None:
+    """Check a spec (without its datasets) against the Vega-Lite schema Altair ships."""
+    from altair.utils.schemapi import validate_jsonschema
+
+    validate_jsonschema({k: v for k, v in spec.items() if k != "datasets"}, _vega_lite_schema())
+
+
 @dataclass(frozen=True)
 class RooflineFigure:
     """A roofline chart, its data (DataFrames, by the names the chart refers to) and what its caption must say."""
 
-    chart: alt.TopLevelMixin  #: data by name only; see :meth:`spec` and :meth:`to_dict`
+    chart: VegaLiteSpec  #: data by name only; see :meth:`spec` and :meth:`to_dict`
     notes: tuple[str, ...]  #: sentences for the caption (capping, placement, left-out kernels)
     points: int  #: kernel marks drawn (all devices, all levels)
     kernels: int  #: distinct kernels drawn
@@ -86,8 +124,8 @@ class RooflineFigure:
         """The Vega-Lite spec with its datasets as DataFrames, or as Arrow IPC stream bytes with ``arrow``
         (what ``st.vega_lite_chart`` sends to the browser: converting once lets every rerun reuse it).
 
-        Not re-validated against the Vega-Lite schema (that costs more than building the chart): the
-        same spec is validated by :meth:`to_dict`, which the exports and the tests use."""
+        A copy (the caller may change it), not validated: :meth:`to_dict`, which the exports and the tests
+        use, validates the same spec."""
         data: dict = dict(self.datasets)
         if arrow:
             import pyarrow as pa
@@ -106,19 +144,35 @@ class RooflineFigure:
                                                      for k, v in self.datasets.items()}}
 
 
-#: while a figure is being built: the frames its layers refer to by name (see :func:`_src`)
-_DATASETS: ContextVar[dict[str, pd.DataFrame] | None] = ContextVar("roofcore_chart_datasets", default=None)
+@dataclass
+class _Build:
+    """While a figure is being built: the frames its layers refer to by name, and the views that hold the
+    legend selection (Vega-Lite wants a layered or concatenated chart's selection told its views)."""
+
+    datasets: dict[str, pd.DataFrame] = field(default_factory=dict)
+    views: list[str] = field(default_factory=list)
 
 
-def _src(df: pd.DataFrame):
-    """A layer's data by name: the frame stays a DataFrame until the spec is exported (no JSON round trip, and
-    Altair validates a small spec)."""
-    store = _DATASETS.get()
-    if store is None:
-        return df
-    name = f"roofcore_{len(store)}"  # not data_N: Vega-Lite names its own data sources so
-    store[name] = df.reset_index(drop=True)
-    return alt.NamedData(name=name)
+_BUILD: ContextVar[_Build | None] = ContextVar("roofcore_chart_build", default=None)
+
+
+def _src(df: pd.DataFrame) -> dict:
+    """A layer's data by name: the frame stays a DataFrame until the spec is exported or sent."""
+    build = _BUILD.get()
+    if build is None:
+        return {"values": json.loads(df.to_json(orient="records", double_precision=15))}
+    name = f"roofcore_{len(build.datasets)}"  # not data_N: Vega-Lite names its own data sources so
+    build.datasets[name] = df.reset_index(drop=True)
+    return {"name": name}
+
+
+def _view_name() -> str:
+    """A name for a view holding the legend selection (``view_N``, the form Streamlit keeps stable)."""
+    build = _BUILD.get()
+    if build is None:
+        return "view_1"
+    build.views.append(f"view_{len(build.views) + 1}")
+    return build.views[-1]
 
 
 # ----------------------------------------------------------------------------------------------- colours
@@ -276,9 +330,8 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
                     x[sel] = tab[f"intensity_{name}"].to_numpy()[sel]
                     b[sel] = tab[f"bytes_{name}"].to_numpy()[sel]
                     lvl[sel] = display[name]
-            part = base.copy()
-            part["level"], part["bytes"], part["intensity"] = lvl, b, x
-            frames.append(part)
+            base["level"], base["bytes"], base["intensity"] = lvl, b, x
+            frames.append(base)
     if not frames:
         return pd.DataFrame(columns=["kid", "device", "intensity", "perf"])
     out = pd.concat(frames, ignore_index=True)
@@ -397,22 +450,29 @@ class _Placer:
         c, sn = math.cos(theta), math.sin(theta)
         return np.column_stack([ss * c - n_mid * sn, ss * sn + n_mid * c, np.full(len(ss), _LINE_PX / 2)])
 
-    def _hits(self, obs: np.ndarray, theta: float, t: float, length: float, n_lo: float, n_hi: float) -> int:
+    def _hit_counts(self, obs: np.ndarray, theta: float, ts: np.ndarray, length: float, n_lo: float,
+                    n_hi: float) -> np.ndarray:
+        """Per candidate start ``t`` along direction ``theta``: how many obstacles the box [t, t + length] ×
+        [n_lo, n_hi] overlaps. Sorted ends and binary search: every candidate at once, no loop."""
         if not len(obs):
-            return 0
+            return np.zeros(len(ts), dtype=np.int64)
         c, sn = math.cos(theta), math.sin(theta)
         s = obs[:, 0] * c + obs[:, 1] * sn
         n = -obs[:, 0] * sn + obs[:, 1] * c
         r = obs[:, 2]
-        return int(((s + r > t) & (s - r < t + length) & (n + r > n_lo) & (n - r < n_hi)).sum())
+        band = (n + r > n_lo) & (n - r < n_hi)
+        lo, hi = np.sort((s - r)[band]), np.sort((s + r)[band])
+        # overlap: s - r < t + length and s + r > t; as s - r <= s + r, the obstacles with s + r <= t are a
+        # subset of those with s - r < t + length, so count the first set and take the second away
+        return np.searchsorted(lo, ts + length, side="left") - np.searchsorted(hi, ts, side="right")
 
     def place(self, x0, y0, x1, y1, text: str, *, above: bool = True, start: float = 0.0, reverse: bool = False,
               strict: bool = True) -> tuple[float, float] | None:
         """Anchor (data coordinates, the label's left end on the line) of ``text`` along the segment
         (x0, y0)-(x1, y1), scanning from ``start`` (a fraction of the way; from the far end if ``reverse``).
 
-        ``strict``: only a spot that hides no kernel mark, else None; otherwise the spot hiding the fewest.
-        A spot overlapping another label or leaving the plot is never taken.
+        ``strict``: only a spot that hides no kernel mark, else None; otherwise the spot hiding the fewest
+        (the first such in scanning order). A spot overlapping another label or leaving the plot is never taken.
         """
         (X0, X1), (Y0, Y1) = self.xy([x0, x1], [y0, y1])
         theta = math.atan2(Y1 - Y0, X1 - X0)
@@ -427,20 +487,20 @@ class _Placer:
         cands = np.arange(first, last + 1, 6.0)
         if reverse:
             cands = cands[::-1]
-        best, best_hits = None, None
-        for t in cands:
-            corners = [(t * c - n * sn, t * sn + n * c) for t in (t, t + length) for n in (n_lo, n_hi)]
-            if not all(-2 <= cx <= self.width + 2 and -2 <= cy <= self.height + 2 for cx, cy in corners):
-                continue
-            if self._hits(self.labels, theta, t, length, n_lo, n_hi):
-                continue
-            hits = self._hits(self.points, theta, t, length, n_lo, n_hi)
-            if best is None or hits < best_hits:
-                best, best_hits = t, hits
-            if hits == 0:
-                break
-        if best is None or (strict and best_hits):
+        inside = np.ones(len(cands), dtype=bool)  # all four corners of the box within the plot (2 px slack)
+        for t in (cands, cands + length):
+            for n in (n_lo, n_hi):
+                cx, cy = t * c - n * sn, t * sn + n * c
+                inside &= (cx >= -2) & (cx <= self.width + 2) & (cy >= -2) & (cy <= self.height + 2)
+        free = np.flatnonzero(inside)
+        free = free[self._hit_counts(self.labels, theta, cands[free], length, n_lo, n_hi) == 0]
+        if not len(free):
             return None
+        hits = self._hit_counts(self.points, theta, cands[free], length, n_lo, n_hi)
+        k = int(np.argmin(hits))  # the first free spot hiding nothing, else the first hiding the fewest
+        if strict and hits[k]:
+            return None
+        best = cands[free[k]]
         self.labels = np.vstack([self.labels, self._box_circles(best, best + length, (n_lo + n_hi) / 2, theta)])
         ax, ay = best * c - n0 * sn, best * sn + n0 * c  # on the line; the mark's dy lifts the text off it
         return 10 ** (ax / self.px + self.lx0), 10 ** (ay / self.py + self.ly0)
@@ -460,11 +520,15 @@ def ceiling_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
     cols = ["device", "device_id", "x", "y", "text", "below"]
     if c.empty:
         return pd.DataFrame(columns=cols)
-    g = c.groupby(["device_id", "y"], sort=False).agg(device=("device", "first"), x=("x", "first"),
-                                                      x2=("x2", "first"),
-                                                      labels=("label", lambda s: " / ".join(dict.fromkeys(s))),
-                                                      value=("value", "first")).reset_index()
-    g["text"] = g["labels"] + " · " + g["value"]
+    groups: dict[tuple, dict] = {}  # by device and peak, in order of appearance (a few rows: no groupby)
+    for dev, dev_id, x, x2, y, label, value in zip(*(c[k].tolist() for k in (
+            "device", "device_id", "x", "x2", "y", "label", "value")), strict=True):
+        g = groups.setdefault((dev_id, y), {"device_id": dev_id, "y": y, "device": dev, "x": x, "x2": x2,
+                                            "labels": [], "value": value})
+        if label not in g["labels"]:
+            g["labels"].append(label)
+    g = pd.DataFrame([{"device_id": v["device_id"], "y": v["y"], "device": v["device"], "x": v["x"], "x2": v["x2"],
+                       "text": " / ".join(v["labels"]) + " · " + v["value"]} for v in groups.values()])
     rows = []
     x_left = 10 ** placer.lx0
     for r in g.sort_values("y", ascending=False).itertuples():
@@ -524,53 +588,82 @@ def _decades(dom: tuple[float, float]) -> list[float]:
     return [10.0 ** e for e in range(lo, hi + 1)]
 
 
-def _scales(x_dom, y_dom):
+#: the legend selection's parameter name (clicking a legend entry highlights its kernels)
+LEGEND_PARAM = "legend_pick"
+
+
+def _scales(x_dom, y_dom) -> tuple[dict, dict]:
     """Log axes with a tick and grid line per decade; x below 1 reads 0.01, 0.1 (not 10m, 100m)."""
-    x = alt.X("x:Q", scale=alt.Scale(type="log", domain=list(x_dom), nice=False),
-              axis=alt.Axis(title=AXIS_X, format="~s", values=_decades(x_dom), gridOpacity=0.5,
-                            labelExpr="datum.value < 1 ? format(datum.value, '~g') : format(datum.value, '~s')"))
-    y = alt.Y("y:Q", scale=alt.Scale(type="log", domain=list(y_dom), nice=False),
-              axis=alt.Axis(title=AXIS_Y, format="~s", values=_decades(y_dom), gridOpacity=0.5))
+    x = {"field": "x", "type": "quantitative",
+         "scale": {"type": "log", "domain": [float(v) for v in x_dom], "nice": False},
+         "axis": {"title": AXIS_X, "format": "~s", "values": _decades(x_dom), "gridOpacity": 0.5,
+                  "labelExpr": "datum.value < 1 ? format(datum.value, '~g') : format(datum.value, '~s')"}}
+    y = {"field": "y", "type": "quantitative",
+         "scale": {"type": "log", "domain": [float(v) for v in y_dom], "nice": False},
+         "axis": {"title": AXIS_Y, "format": "~s", "values": _decades(y_dom), "gridOpacity": 0.5}}
     return x, y
 
 
-def _device_colour(device_names: Sequence[str], *, legend: bool = False) -> alt.Color:
+def _nominal(name: str, title: str | None = None, **props) -> dict:
+    """A nominal field channel (``title`` and any other channel properties as given)."""
+    return {"field": name, "type": "nominal", **({"title": title} if title is not None else {}), **props}
+
+
+def _tip(name: str, title: str, kind: str = "nominal", fmt: str | None = None) -> dict:
+    return {"field": name, "type": kind, "title": title, **({"format": fmt} if fmt else {})}
+
+
+def _js(value: str) -> str:
+    """A string literal in a Vega expression, quoted as Altair's ``alt.datum.f == value`` quotes it."""
+    return repr(value)
+
+
+def _device_colour(device_names: Sequence[str], *, legend: bool = False) -> dict:
     """Roof colour per device when several are overlaid (only the roof lines carry the legend)."""
-    return alt.Color("device:N", title="Roofs", scale=alt.Scale(domain=list(device_names),
-                                                               range=list(DEVICE_COLORS[:len(device_names)])),
-                     legend=alt.Legend(orient="right", symbolType="stroke", labelLimit=220) if legend else None)
+    return _nominal("device", "Roofs", scale={"domain": list(device_names),
+                                              "range": list(DEVICE_COLORS[:len(device_names)])},
+                    legend={"orient": "right", "symbolType": "stroke", "labelLimit": 220} if legend else None)
 
 
-def _labels(data: pd.DataFrame, enc: dict, role: str, **mark) -> list[alt.Chart]:
+_TEXT = {"field": "text", "type": "nominal"}
+_ANGLE = {"field": "angle", "type": "quantitative", "scale": None}
+_X2, _Y2 = {"field": "x2"}, {"field": "y2"}
+
+
+def _labels(data: pd.DataFrame, enc: dict, role: str, **mark) -> list[dict]:
     """Text drawn twice: a white halo underneath keeps it readable over lines and kernel marks."""
     data = _src(data)
-    halo = alt.Chart(data).mark_text(stroke="white", strokeWidth=3, strokeJoin="round", opacity=0.9, **mark).encode(
-        **{k: v for k, v in enc.items() if k != "color"})
-    return [halo, alt.Chart(data, description=role).mark_text(**mark).encode(**enc)]
+    halo = {"data": data, "mark": {"type": "text", "stroke": "white", "strokeWidth": 3, "strokeJoin": "round",
+                                   "opacity": 0.9, **mark},
+            "encoding": {k: v for k, v in enc.items() if k != "color"}}
+    return [halo, {"data": data, "mark": {"type": "text", **mark}, "description": role, "encoding": enc}]
 
 
 def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *, x_dom, y_dom, width, height,
                 color_by: str, all_ceilings: bool, achievable: bool, hierarchical: bool, shade: Hardware | None,
-                color_domain: tuple[list[str], list[str]], multi: bool, selection,
-                size_dom: tuple[float, float], orient: str = "right") -> list:
+                color_domain: tuple[list[str], list[str]], multi: bool, size_dom: tuple[float, float],
+                orient: str = "right") -> list[dict]:
     """The layers of one roofline panel (one device, or several overlaid): regions, roofs, ridges, kernels, labels."""
     x, y = _scales(x_dom, y_dom)
     names = [h.name for h in hws]
-    layers: list = []
-    labels: list = []
+    layers: list[dict] = []
+    labels: list[dict] = []
     placer = _Placer(x_dom, y_dom, width, height)
     if len(points):
         # labels steer clear of the largest marks; thousands of small ones cost more than they would change
-        big = points.nlargest(LABEL_AVOID_MARKS, "size_s") if len(points) > LABEL_AVOID_MARKS else points
-        placer.add_points(big["intensity"], big["perf"], _radius_px(big["size_s"], size_dom))
-    tables = {h.id: (points[points["device_id"] == h.id] if len(points) else None) for h in hws}
-    segs, ridges = [], []
+        size = points["size_s"].to_numpy(dtype=np.float64)
+        big = np.argsort(-size, kind="stable")  # the largest first, ties in order (as nlargest keeps them)
+        big = big[~np.isnan(size[big])][:LABEL_AVOID_MARKS]
+        placer.add_points(points["intensity"].to_numpy()[big], points["perf"].to_numpy()[big],
+                          _radius_px(size[big], size_dom))
+    segs, ridges, mains = [], [], {}
     for h in hws:
-        t = tables[h.id]
+        # every mark is on this device when it is the only one (no filtered copy of the points)
+        t = None if not len(points) else points if len(hws) == 1 else points[points["device_id"] == h.id]
         used = [] if t is None or t.empty else [c for c in t["ceiling"].unique() if c]
         ceilings = shown_ceilings(h, used, all_ceilings=all_ceilings)
         segs.append(roof_segments(h, ceilings, x_dom, y_dom, achievable=achievable))
-        main = main_ceiling(h, None if t is None else t.drop_duplicates("kid"))
+        mains[h.id] = main = main_ceiling(h, None if t is None else t.drop_duplicates("kid"))
         ridges.append(ridge_points(h, main, x_dom, y_dom))
     seg = pd.concat(segs, ignore_index=True)
     rid = pd.concat(ridges, ignore_index=True)
@@ -580,61 +673,63 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     muted = {"fontSize": 11, "color": "#475569"}
 
     if shade is not None:
-        t = tables[shade.id]
-        main = main_ceiling(shade, None if t is None else t.drop_duplicates("kid"))
-        r = min(max(shade.ridge(main)[shade.offchip.name], x_dom[0]), x_dom[1])
+        r = min(max(shade.ridge(mains[shade.id])[shade.offchip.name], x_dom[0]), x_dom[1])
         regions = pd.DataFrame({"region": list(REGION_FILL), "x": [x_dom[0], r], "x2": [r, x_dom[1]],
                                 "y": [y_dom[0]] * 2, "y2": [y_dom[1]] * 2})
         for region, fill in REGION_FILL.items():
-            layers.append(alt.Chart(_src(regions[regions["region"] == region])).mark_rect(fill=fill, opacity=0.5).encode(
-                x=x, x2=alt.X2("x2"), y=y, y2=alt.Y2("y2")))
+            layers.append({"data": _src(regions[regions["region"] == region]),
+                           "mark": {"type": "rect", "fill": fill, "opacity": 0.5},
+                           "encoding": {"x": x, "x2": _X2, "y": y, "y2": _Y2}})
         line_px = math.log10(y_dom[1] / y_dom[0]) / height  # decades per pixel
         ty = y_dom[0] * 10 ** (8 * line_px)
         for text, tx, align in (("← memory-bound", r / 1.12, "right"), ("compute-bound →", r * 1.12, "left")):
             placer.block(tx, ty, text, align)
-            labels += _labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": alt.Text("text:N")},
+            labels += _labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": _TEXT},
                               f"region_label_{align}", align=align, baseline="bottom", fontStyle="italic", **muted)
         placer.block(r, ty * 10 ** (16 * line_px), f"ridge {fmt_intensity(r)}", "center")
         labels += _labels(pd.DataFrame({"x": [r], "y": [ty * 10 ** (16 * line_px)], "text": [f"ridge {fmt_intensity(r)}"]}),
-                          {"x": x, "y": y, "text": alt.Text("text:N")}, "ridge_label", align="center", baseline="bottom", **muted)
+                          {"x": x, "y": y, "text": _TEXT}, "ridge_label", align="center", baseline="bottom", **muted)
 
     if multi:
         line_color, quiet = _device_colour(names, legend=True), _device_colour(names)
     else:  # one device: fixed colours, so the only colour scale is the kernels'
-        line_color = quiet = alt.ColorValue(**alt.condition(alt.datum.kind == "link", alt.value(LINK_COLOR), alt.value(ROOF_COLOR)))
-    tip = [alt.Tooltip("device:N", title="Device"), alt.Tooltip("name:N", title="Roof"),
-           alt.Tooltip("value:N", title="Value"), alt.Tooltip("source:N", title="Source")]
-    layers.append(alt.Chart(_src(seg[~seg["achievable"]]), description="roofs").mark_rule(strokeWidth=2, clip=True).encode(
-        x=x, y=y, x2=alt.X2("x2"), y2=alt.Y2("y2"), color=line_color, tooltip=tip))
+        line_color = quiet = {"condition": {"test": "(datum.kind === 'link')", "value": LINK_COLOR}, "value": ROOF_COLOR}
+    tip = [_tip("device", "Device"), _tip("name", "Roof"), _tip("value", "Value"), _tip("source", "Source")]
+    layers.append({"data": _src(seg[~seg["achievable"]]), "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
+                   "description": "roofs",
+                   "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "color": line_color, "tooltip": tip}})
     ach = seg[seg["achievable"]]
     if len(ach):
-        layers.append(alt.Chart(_src(ach), description="achievable_roofs").mark_rule(strokeWidth=1.5, strokeDash=[6, 4], clip=True, opacity=0.8).encode(
-            x=x, y=y, x2=alt.X2("x2"), y2=alt.Y2("y2"), color=quiet, tooltip=tip))
+        layers.append({"data": _src(ach), "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [6, 4],
+                                                   "clip": True, "opacity": 0.8},
+                       "description": "achievable_roofs",
+                       "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "color": quiet, "tooltip": tip}})
     if len(rid):
-        layers.append(alt.Chart(_src(rid), description="ridges").mark_point(shape="diamond", size=80, filled=True, fill="white", strokeWidth=1.6,
-                                                opacity=1).encode(
-            x=x, y=y, stroke=_device_colour(names) if multi else alt.StrokeValue(ROOF_COLOR),
-            tooltip=[alt.Tooltip("device:N", title="Device"), alt.Tooltip("text:N", title="Ridge")]))
+        layers.append({"data": _src(rid), "mark": {"type": "point", "shape": "diamond", "size": 80, "filled": True,
+                                                   "fill": "white", "strokeWidth": 1.6, "opacity": 1},
+                       "description": "ridges",
+                       "encoding": {"x": x, "y": y,
+                                    "stroke": _device_colour(names) if multi else {"value": ROOF_COLOR},
+                                    "tooltip": [_tip("device", "Device"), _tip("text", "Ridge")]}})
     if len(points):
         layers.extend(_kernel_layers(points, x, y, color_by=color_by, color_domain=color_domain, multi=multi,
-                                     hierarchical=hierarchical, names=names, selection=selection, size_dom=size_dom,
-                                     orient=orient))
+                                     hierarchical=hierarchical, names=names, size_dom=size_dom, orient=orient))
 
-    text_color = _device_colour(names) if multi else alt.ColorValue(ROOF_COLOR)
+    text_color = _device_colour(names) if multi else {"value": ROOF_COLOR}
     cl = ceiling_labels(seg, placer)
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = cl[cl["below"] == below]
         if len(part):
-            labels += _labels(part, {"x": x, "y": y, "text": alt.Text("text:N"), "color": text_color},
+            labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "color": text_color},
                               "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
                               fontSize=12)
     rl = roof_labels(seg, placer)
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = rl[rl["below"] == below]
         if len(part):
-            labels += _labels(part, {"x": x, "y": y, "text": alt.Text("text:N"), "angle": alt.Angle("angle:Q", scale=None),
-                                     "color": text_color}, "roof_labels" + ("_below" if below else ""), align="left",
-                              baseline=base, dy=dy, fontSize=12)
+            labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "angle": _ANGLE, "color": text_color},
+                              "roof_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy,
+                              fontSize=12)
     return layers + labels
 
 
@@ -662,41 +757,43 @@ def _legend_times(dom: tuple[float, float]) -> list[float]:
     return out
 
 
-def _radius_px(t: pd.Series, dom: tuple[float, float]) -> np.ndarray:
+def _radius_px(t: np.ndarray | pd.Series, dom: tuple[float, float]) -> np.ndarray:
     """Mark radius in pixels for time ``t`` under the size scale (area ``SIZE_RANGE`` over log ``dom``)."""
-    lt = np.log(np.clip(t.to_numpy(dtype=np.float64), dom[0], dom[1]))
+    lt = np.log(np.clip(np.asarray(t, dtype=np.float64), dom[0], dom[1]))
     frac = (lt - math.log(dom[0])) / max(math.log(dom[1] / dom[0]), 1e-12)
     area = SIZE_RANGE[0] + np.nan_to_num(frac, nan=0.0) * (SIZE_RANGE[1] - SIZE_RANGE[0])
     return np.sqrt(area / math.pi)
 
 
-def _kernel_layers(points: pd.DataFrame, x, y, *, color_by, color_domain, multi, hierarchical, names, selection,
-                   size_dom, orient: str = "right"):
+def _opacity_by_legend(selected: float, other: float) -> dict:
+    """Opacity ``selected`` for marks the legend selection picks (all, before any click), else ``other``."""
+    return {"condition": {"param": LEGEND_PARAM, "value": selected}, "value": other}
+
+
+def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_domain, multi, hierarchical, names,
+                   size_dom, orient: str = "right") -> list[dict]:
     field = "bound" if color_by == "bound" else "group"
     dom, rng = color_domain
-    cscale = alt.Scale(domain=dom, range=rng) if field == "bound" else alt.Scale(domain=dom, scheme=GROUP_SCHEME)
-    color = alt.Color(f"{field}:N", title="Bound" if field == "bound" else "Group", scale=cscale,
-                      legend=alt.Legend(orient=orient, symbolLimit=40, labelLimit=220))
+    cscale = {"domain": dom, "range": rng} if field == "bound" else {"domain": dom, "scheme": GROUP_SCHEME}
+    color = _nominal(field, "Bound" if field == "bound" else "Group", scale=cscale,
+                     legend={"orient": orient, "symbolLimit": 40, "labelLimit": 220})
     if multi:
-        shape = alt.Shape("device:N", title="Device", legend=alt.Legend(orient="right"),
-                          scale=alt.Scale(domain=list(names)))
+        shape = _nominal("device", "Device", legend={"orient": "right"}, scale={"domain": list(names)})
     elif hierarchical:
-        shape = alt.Shape("level:N", title="Level", legend=alt.Legend(orient=orient))
+        shape = _nominal("level", "Level", legend={"orient": orient})
     else:
-        shape = alt.ShapeValue("circle")
+        shape = {"value": "circle"}
     t_min, t_max = size_dom
-    size = alt.Size("size_s:Q", title="Time", scale=alt.Scale(type="log", domain=[t_min, t_max], range=list(SIZE_RANGE)),
-                    legend=alt.Legend(orient=orient, values=_legend_times(size_dom), labelExpr=_fmt_expr("value", "s"),
-                                      symbolFillColor="#94a3b8", symbolStrokeWidth=0))
+    size_scale = {"type": "log", "domain": [float(t_min), float(t_max)], "range": list(SIZE_RANGE)}
+    size = {"field": "size_s", "type": "quantitative", "title": "Time", "scale": size_scale,
+            "legend": {"orient": orient, "values": _legend_times(size_dom), "labelExpr": _fmt_expr("value", "s"),
+                       "symbolFillColor": "#94a3b8", "symbolStrokeWidth": 0}}
     tooltip = [
-        alt.Tooltip("name:N", title="Kernel"), alt.Tooltip("device:N", title="Device"),
-        alt.Tooltip("count:Q", title="Launches", format=","), alt.Tooltip("t_flops:N", title="FLOPs"),
-        alt.Tooltip("t_bytes:N", title="Bytes"), alt.Tooltip("level:N", title="Level"),
-        alt.Tooltip("t_int:N", title="Intensity"), alt.Tooltip("t_ach:N", title="Achieved"),
-        alt.Tooltip("t_att:N", title="Attainable"), alt.Tooltip("t_eff:N", title="Efficiency (of roof)"),
-        alt.Tooltip("bound:N", title="Bound"), alt.Tooltip("t_time:N", title="Measured time"),
-        alt.Tooltip("t_roof:N", title="Roofline time"), alt.Tooltip("t_head:N", title="Headroom"),
-        alt.Tooltip("group:N", title="Group"), alt.Tooltip("placed:N", title="Placed by"),
+        _tip("name", "Kernel"), _tip("device", "Device"), _tip("count", "Launches", "quantitative", ","),
+        _tip("t_flops", "FLOPs"), _tip("t_bytes", "Bytes"), _tip("level", "Level"), _tip("t_int", "Intensity"),
+        _tip("t_ach", "Achieved"), _tip("t_att", "Attainable"), _tip("t_eff", "Efficiency (of roof)"),
+        _tip("bound", "Bound"), _tip("t_time", "Measured time"), _tip("t_roof", "Roofline time"),
+        _tip("t_head", "Headroom"), _tip("group", "Group"), _tip("placed", "Placed by"),
     ]
     calc = {"t_flops": _fmt_expr("flops", "FLOP"), "t_bytes": _fmt_expr("bytes", "B"),
             "t_int": _intensity_expr("intensity"), "t_ach": _fmt_expr("achieved", "FLOP/s"),
@@ -709,35 +806,48 @@ def _kernel_layers(points: pd.DataFrame, x, y, *, color_by, color_domain, multi,
             "achieved", "attainable", "efficiency", "time_s", "t_roof_s", "headroom_s", "size_s", "placed",
             *(["hl"] if highlight else [])]
     data = data[keep]
-    layers = []
+    layers: list[dict] = []
     if hierarchical:
         span = data.groupby(["device_id", "kid"], sort=False).agg(
             x=("x", "min"), x2=("x", "max"), y=("y", "first"), device=("device", "first"),
             bound=("bound", "first"), group=("group", "first")).reset_index()
         span = span[span["x2"] > span["x"]]
         if len(span):
-            quiet = alt.Color(f"{field}:N", scale=cscale, legend=None)
-            layers.append(alt.Chart(_src(span), description="kernel_links").mark_rule(strokeWidth=1, opacity=0.5).encode(
-                x=x, x2=alt.X2("x2"), y=y, color=quiet,
-                opacity=alt.OpacityValue(**alt.condition(selection, alt.value(0.55), alt.value(0.06)))))
+            layers.append({"data": _src(span), "mark": {"type": "rule", "strokeWidth": 1, "opacity": 0.5},
+                           "description": "kernel_links",
+                           "encoding": {"x": x, "x2": _X2, "y": y,
+                                        "color": _nominal(field, scale=cscale, legend=None),
+                                        "opacity": _opacity_by_legend(0.55, 0.06)}})
     style: dict = {}
     if multi:  # the first device's marks filled, the others hollow: coinciding marks stay visible
-        style = {"stroke": alt.Stroke(f"{field}:N", scale=cscale, legend=None),
-                 "fillOpacity": alt.FillOpacityValue(**alt.condition(alt.datum.device == names[0], alt.value(0.85), alt.value(0.0)))}
+        style = {"stroke": _nominal(field, scale=cscale, legend=None),
+                 "fillOpacity": {"condition": {"test": f"(datum.device === {_js(names[0])})", "value": 0.85},
+                                 "value": 0.0}}
     if highlight:
-        opacity = alt.OpacityValue(**alt.condition(alt.datum.hl, alt.value(0.95), alt.value(HIGHLIGHT_FADE)))
+        opacity = {"condition": {"test": "datum.hl", "value": 0.95}, "value": HIGHLIGHT_FADE}
     else:
-        opacity = alt.OpacityValue(**alt.condition(selection, alt.value(0.85 if not multi else 1.0), alt.value(0.1)))
-    layers.append(alt.Chart(_src(data), description="kernels").transform_calculate(**calc).mark_point(
-        filled=True, stroke="white", strokeWidth=1.2 if multi else 0.6, clip=True).encode(
-        x=x, y=y, color=color, shape=shape, size=size, opacity=opacity, tooltip=tooltip, **style).add_params(selection))
+        opacity = _opacity_by_legend(0.85 if not multi else 1.0, 0.1)
+    layers.append({"data": _src(data), "mark": {"type": "point", "filled": True, "stroke": "white",
+                                                "strokeWidth": 1.2 if multi else 0.6, "clip": True},
+                   "description": "kernels", "name": _view_name(),
+                   "transform": [{"calculate": expr, "as": name} for name, expr in calc.items()],
+                   "encoding": {"x": x, "y": y, "color": color, "shape": shape, "size": size, "opacity": opacity,
+                                "tooltip": tooltip, **style}})
     if highlight and data["hl"].any():  # a dark ring around each highlighted mark, drawn over the others
-        ring = alt.Size("size_s:Q", scale=alt.Scale(type="log", domain=[t_min, t_max], range=list(SIZE_RANGE)),
-                        legend=None)
-        layers.append(alt.Chart(_src(data[data["hl"]]), description="highlighted").mark_point(
-            filled=False, stroke=HIGHLIGHT_COLOR, strokeWidth=2.2, opacity=1, clip=True).encode(
-            x=x, y=y, size=ring, shape=shape, tooltip=[alt.Tooltip("name:N", title="Kernel")]))
+        layers.append({"data": _src(data[data["hl"]]),
+                       "mark": {"type": "point", "filled": False, "stroke": HIGHLIGHT_COLOR, "strokeWidth": 2.2,
+                                "opacity": 1, "clip": True},
+                       "description": "highlighted",
+                       "encoding": {"x": x, "y": y, "shape": shape, "tooltip": [_tip("name", "Kernel")],
+                                    "size": {"field": "size_s", "type": "quantitative", "scale": size_scale,
+                                             "legend": None}}})
     return layers
+
+
+def _legend_param(field: str, views: Sequence[str]) -> dict:
+    """The legend selection: click an entry (a bound or a group) to highlight its kernels in ``views``."""
+    return {"name": LEGEND_PARAM, "select": {"type": "point", "fields": [field]}, "bind": "legend",
+            "views": list(views)}
 
 
 def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_by: str = "bound",
@@ -794,14 +904,13 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     field = "bound" if color_by == "bound" else "group"
     values = points[field].unique().tolist() if len(points) else []
     color_domain = bound_colors(values) if field == "bound" else (sorted(values), [])
-    selection = alt.selection_point(fields=[field], bind="legend", name="legend_pick")
     size_dom = _size_domain(points)
     if len(hws) > 1 and (points["placed"] == "measured time").any():
         notes.append("A measured kernel has the same intensity and achieved rate on every device (measured where it "
                      "ran), so read it against each device's roofs: above a roof means that device could not have "
                      "been the one.")
-    store: dict[str, pd.DataFrame] = {}
-    token = _DATASETS.set(store)
+    build = _Build()
+    token = _BUILD.set(build)
     try:
         overlay = layout != "facet" or len(hws) == 1
         if overlay:
@@ -809,14 +918,13 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
             layers = _layers_for(sub, hws, points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
                                  color_by=color_by, all_ceilings=all_ceilings, achievable=achievable,
                                  hierarchical=hierarchical, shade=hws[0], color_domain=color_domain, multi=multi,
-                                 selection=selection, size_dom=size_dom)
-            chart = alt.layer(*layers).properties(width=width, height=height,
-                                                  title=hws[0].name if not multi else " vs ".join(h.name for h in hws))
+                                 size_dom=size_dom)
+            chart: dict = {"layer": layers, "width": width, "height": height,
+                           "title": hws[0].name if not multi else " vs ".join(h.name for h in hws)}
             if multi:
                 # roofs coloured by device and marks by bound: two colour scales; the device legend shows shapes
-                chart = chart.properties(resolve=alt.Resolve(
-                    scale=alt.ScaleResolveMap(color="independent", stroke="independent"),
-                    legend=alt.LegendResolveMap(shape="independent")))
+                chart["resolve"] = {"scale": {"color": "independent", "stroke": "independent"},
+                                    "legend": {"shape": "independent"}}
                 notes.append(f"Shading shows where kernels are memory- or compute-bound on {hws[0].name}; marks on "
                              f"{hws[0].name} are filled, on the others hollow.")
         else:
@@ -827,19 +935,20 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
                 p = points[points["device_id"] == h.id]
                 layers = _layers_for(sub, [h], p, x_dom=x_dom, y_dom=y_dom, width=pw, height=ph, color_by=color_by,
                                      all_ceilings=all_ceilings, achievable=achievable, hierarchical=hierarchical,
-                                     shade=h, color_domain=color_domain, multi=False, selection=selection,
-                                     size_dom=size_dom, orient="bottom")
-                panels.append(alt.layer(*layers).properties(width=pw, height=ph, title=h.name))
-            with warnings.catch_warnings():  # the legend selection is meant to be one parameter shared by every panel
-                warnings.filterwarnings("ignore", message="Automatically deduplicated selection parameter")
-                chart = alt.concat(*panels, columns=2)
+                                     shade=h, color_domain=color_domain, multi=False, size_dom=size_dom,
+                                     orient="bottom")
+                panels.append({"layer": layers, "width": pw, "height": ph, "title": h.name})
+            chart = {"concat": panels, "columns": 2}  # one legend selection, shared by every panel
+        if build.views:
+            chart["params"] = [_legend_param(field, build.views)]
     finally:
-        _DATASETS.reset(token)
+        _BUILD.reset(token)
     chart = _finish(chart, usermeta={"roofcore": {"kernel_points": len(points), "kernels": int(points["kid"].nunique())
                                                   if len(points) else 0, "capped": bool(capped), "devices": hw_ids}})
-    return RooflineFigure(chart=chart, notes=tuple(notes), points=len(points),
+    return RooflineFigure(chart=VegaLiteSpec(chart), notes=tuple(notes), points=len(points),
                           kernels=int(points["kid"].nunique()) if len(points) else 0, total_kernels=total,
-                          capped=capped, devices=tuple(hw_ids), x_domain=x_dom, y_domain=y_dom, datasets=store)
+                          capped=capped, devices=tuple(hw_ids), x_domain=x_dom, y_domain=y_dom,
+                          datasets=build.datasets)
 
 
 #: roofline_compare: colour of the old marks and of the arrows from old to new
@@ -895,21 +1004,21 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
         y_dom = _extend(y_dom, pairs[col].to_numpy(dtype=np.float64))
     values = points["bound"].unique().tolist() if len(points) else []
     color_domain = bound_colors(values)
-    selection = alt.selection_point(fields=["bound"], bind="legend", name="legend_pick")
     size_dom = _size_domain(points) if len(points) else (0.1, 1.0)
-    store: dict[str, pd.DataFrame] = {}
-    token = _DATASETS.set(store)
+    build = _Build()
+    token = _BUILD.set(build)
     try:
         layers = _layers_for(sub, [hw], points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
                              color_by="bound", all_ceilings=False, achievable=achievable, hierarchical=False, shade=hw,
-                             color_domain=color_domain, multi=False, selection=selection, size_dom=size_dom)
+                             color_domain=color_domain, multi=False, size_dom=size_dom)
         x, y = _scales(x_dom, y_dom)
         arrows = pairs.rename(columns={"intensity_old": "x", "perf_old": "y", "intensity_new": "x2",
                                        "perf_new": "y2"})[["name", "x", "y", "x2", "y2", "speedup"]]
-        tip = [alt.Tooltip("name:N", title="Kernel"), alt.Tooltip("speedup:Q", title="Speedup", format=".2f")]
-        layers.append(alt.Chart(_src(arrows), description="compare_arrows").mark_rule(
-            strokeWidth=1.4, color=COMPARE_ARROW_COLOR, opacity=0.8, clip=True).encode(
-            x=x, y=y, x2=alt.X2("x2"), y2=alt.Y2("y2"), tooltip=tip))
+        tip = [_tip("name", "Kernel"), _tip("speedup", "Speedup", "quantitative", ".2f")]
+        layers.append({"data": _src(arrows), "mark": {"type": "rule", "strokeWidth": 1.4, "color": COMPARE_ARROW_COLOR,
+                                                      "opacity": 0.8, "clip": True},
+                       "description": "compare_arrows",
+                       "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "tooltip": tip}})
         # an arrowhead at each segment's middle (log space), turned to the segment's direction on screen
         ok = (arrows[["x", "y", "x2", "y2"]] > 0).all(axis=1)
         heads = arrows[ok].copy()
@@ -920,35 +1029,47 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
         heads["x"], heads["y"] = np.sqrt(heads["x"] * heads["x2"]), np.sqrt(heads["y"] * heads["y2"])
         heads = heads[np.hypot(dx, dy) > 12][["name", "x", "y", "angle", "speedup"]]  # too short to point
         if len(heads):
-            layers.append(alt.Chart(_src(heads), description="compare_arrowheads").mark_point(
-                shape="triangle", filled=True, size=70, color=COMPARE_ARROW_COLOR, opacity=0.9, clip=True).encode(
-                x=x, y=y, angle=alt.Angle("angle:Q", scale=None), tooltip=tip))
+            layers.append({"data": _src(heads), "mark": {"type": "point", "shape": "triangle", "filled": True,
+                                                         "size": 70, "color": COMPARE_ARROW_COLOR, "opacity": 0.9,
+                                                         "clip": True},
+                           "description": "compare_arrowheads",
+                           "encoding": {"x": x, "y": y, "angle": _ANGLE, "tooltip": tip}})
         olds = arrows[["name", "x", "y", "speedup"]]
-        layers.append(alt.Chart(_src(olds), description="compare_old").mark_point(
-            filled=False, stroke=COMPARE_OLD_COLOR, strokeWidth=1.6, size=60, opacity=0.95, clip=True).encode(
-            x=x, y=y, tooltip=tip))
-        chart = alt.layer(*layers).properties(width=width, height=height, title=f"{hw.name}: before → after")
+        layers.append({"data": _src(olds), "mark": {"type": "point", "filled": False, "stroke": COMPARE_OLD_COLOR,
+                                                    "strokeWidth": 1.6, "size": 60, "opacity": 0.95, "clip": True},
+                       "description": "compare_old", "encoding": {"x": x, "y": y, "tooltip": tip}})
+        chart: dict = {"layer": layers, "width": width, "height": height, "title": f"{hw.name}: before → after"}
+        if build.views:
+            chart["params"] = [_legend_param("bound", build.views)]
     finally:
-        _DATASETS.reset(token)
+        _BUILD.reset(token)
     chart = _finish(chart, usermeta={"roofcore": {"compare_pairs": len(pairs), "devices": [hw_id]}})
-    return RooflineFigure(chart=chart, notes=tuple(notes), points=len(points) + len(pairs),
+    return RooflineFigure(chart=VegaLiteSpec(chart), notes=tuple(notes), points=len(points) + len(pairs),
                           kernels=len(pairs), total_kernels=n_new, capped=False, devices=(hw_id,),
-                          x_domain=x_dom, y_domain=y_dom, datasets=store)
+                          x_domain=x_dom, y_domain=y_dom, datasets=build.datasets)
 
 
-#: the shared look: readable fonts, a light frame
-CONFIG = alt.Config(
-    axis=alt.AxisConfig(labelFontSize=12, titleFontSize=13, titleFontWeight="normal", labelColor="#334155",
-                        titleColor="#1e293b"),
-    legend=alt.LegendConfig(labelFontSize=12, titleFontSize=12),
-    title=alt.TitleConfig(fontSize=15, anchor="start", color="#0f172a"),
-    view=alt.ViewConfig(stroke="#cbd5e1"),
-)
+#: the shared look: readable fonts, a light frame (as Vega-Lite config; :data:`CONFIG` is the same for Altair)
+LOOK = {
+    "axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal", "labelColor": "#334155",
+             "titleColor": "#1e293b"},
+    "legend": {"labelFontSize": 12, "titleFontSize": 12},
+    "title": {"fontSize": 15, "anchor": "start", "color": "#0f172a"},
+    "view": {"stroke": "#cbd5e1"},
+}
+CONFIG = alt.Config.from_dict(copy.deepcopy(LOOK))
+#: what Altair's default theme adds to every chart's config (kept, so both kinds of chart look the same)
+_THEME_VIEW = {"continuousWidth": 300, "continuousHeight": 300}
+_AUTOSIZE = {"type": "pad", "contains": "padding"}
 
 
 def _finish(chart, **props):
-    """Keep the size the chart was given (autosize pad) and apply :data:`CONFIG`, in one copy of the chart."""
-    return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"), config=CONFIG, **props)
+    """Keep the size the chart was given (autosize pad) and apply :data:`LOOK`: to a Vega-Lite dict (a new dict
+    with the schema URL) or to an Altair chart (in one copy of it)."""
+    if isinstance(chart, dict):
+        config = {**copy.deepcopy(LOOK), "view": {**_THEME_VIEW, **LOOK["view"]}}
+        return {"$schema": alt.SCHEMA_URL, "config": config, "autosize": dict(_AUTOSIZE), **chart, **props}
+    return chart.properties(autosize=alt.AutoSizeParams(**_AUTOSIZE), config=CONFIG, **props)
 
 
 # ----------------------------------------------------------------------------------------------- supporting

@@ -381,3 +381,40 @@ def test_format_override_reports_a_mismatch():
     assert at.error and at.error[0].value.startswith("kernels.csv")
     at.sidebar.selectbox(key="format_override").select("detect").run()
     assert not at.error
+
+
+def test_a_100k_kernel_upload_charts_only_the_drawn_kernels(monkeypatch):
+    """Issue #3: a 100,000-kernel upload on the Roofline page tabulates (Analysis.table) only the ≤ 5,000
+    kernels the chart draws, builds no Altair object, and sends at most 5,000 kernel marks."""
+    import numpy as np
+    from altair.utils.schemapi import SchemaBase
+
+    from roofcore import charts as rc_charts
+    from roofcore.analyze import Analysis
+
+    n = 100_000
+    rng = np.random.default_rng(0)
+    flops = rng.lognormal(20, 3, n).round() + 1
+    body = "\n".join(f"k{i},{f:.0f},{f / b:.0f},{t:.3f}" for i, (f, b, t) in enumerate(
+        zip(flops, rng.lognormal(2, 2, n), rng.lognormal(3, 2, n), strict=True)))
+    csv = ("name,flops,bytes,time_us\n" + body + "\n").encode()
+    at = goto(start(), "pages/roofline.py")
+    rows_tabulated: list[int] = []
+    table = Analysis.table
+
+    def counted(self, *args, **kwargs):
+        rows_tabulated.append(len(self.workload))
+        return table(self, *args, **kwargs)
+
+    def no_altair(*args, **kwargs):
+        raise AssertionError("the Roofline page built an Altair object")
+
+    monkeypatch.setattr(Analysis, "table", counted)
+    monkeypatch.setattr(SchemaBase, "__init__", no_altair)
+    upload(at, ("large.csv", csv))
+    assert not at.error, [e.value for e in at.error]
+    assert rows_tabulated and max(rows_tabulated) <= rc_charts.MAX_MARKS
+    spec = roofline_spec(at)
+    assert spec["usermeta"]["roofcore"]["kernel_points"] == len(rows_of(spec, "kernels")) == rc_charts.MAX_MARKS
+    assert sum(len(v) for v in spec["_data"].values()) < rc_charts.MAX_MARKS + 100  # marks plus a few roof rows
+    assert any(f"the top 5,000 of {n:,} kernels" in c.value for c in at.caption), [c.value for c in at.caption]
