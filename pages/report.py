@@ -43,7 +43,8 @@ try:
         cols[1].button("PDF", disabled=True, help=missing, icon=":material/picture_as_pdf:")
         st.caption(missing)
     else:
-        cols[1].download_button("PDF", lambda: report.build_pdf(page), "roofline-report.pdf", "application/pdf",
+        cols[1].download_button("PDF", lambda: report.build_pdf(a, title=title, scenario=scenario, advice=advice),
+                                "roofline-report.pdf", "application/pdf",
                                 icon=":material/picture_as_pdf:", on_click="ignore")
     cols[2].download_button("CSV", lambda: analysis_csv(a).encode("utf-8"), "roofline-analysis.csv", "text/csv",
                             icon=":material/table_rows:", on_click="ignore")

@@ -336,13 +336,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if fmt == "csv":
         _emit(args, analysis_csv(a))
         return 0
-    page = report.build_html(a, title=args.title, scenario=scenario, top=args.top)
     if fmt == "pdf":
-        data = report.build_pdf(page)
+        data = report.build_pdf(a, title=args.title, scenario=scenario, top=args.top)
         with open(args.output, "wb") as fh:
             fh.write(data)
         return 0
-    _emit(args, page)
+    _emit(args, report.build_html(a, title=args.title, scenario=scenario, top=args.top))
     return 0
 
 

@@ -1,9 +1,13 @@
-"""The report: HTML and PDF for the bundled example and a real sample, escaping, and the CSV export."""
+"""The report: HTML and PDF for the bundled example and a real sample, escaping, the CSV export, and the
+PDF's directly drawn appendix (layout, wrapping, page furniture, speed)."""
 
 from __future__ import annotations
 
+import itertools
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ import roofcore
 from roofcore import report
 from roofcore.cli import analysis_csv
 from roofcore.ingest import make_frame
+from roofcore.report import appendix
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT.parent / "shared" / "samples"
@@ -35,21 +40,64 @@ def _evil_workload() -> roofcore.Workload:
                              formats=("test",))
 
 
-def _pdf_text(pdf: bytes, tmp_path: Path) -> tuple[str, int]:
+def _pdf_text(pdf: bytes, tmp_path: Path, render: bool = True) -> tuple[str, int]:
+    """The PDF's text (pages separated by form feeds) and its page count: pages rendered to PNG where
+    ``render``, else counted in the text."""
     path = tmp_path / "report.pdf"
     path.write_bytes(pdf)
-    subprocess.run(["pdftoppm", "-r", "50", "-png", str(path), str(tmp_path / "page")], check=True, timeout=120)
-    pages = len(list(tmp_path.glob("page*.png")))
     text = subprocess.run(["pdftotext", "-layout", str(path), "-"], check=True, capture_output=True,
                           timeout=120).stdout.decode("utf-8")
+    if not render:
+        return text, text.count("\f")
+    subprocess.run(["pdftoppm", "-r", "50", "-png", str(path), str(tmp_path / "page")], check=True, timeout=120)
+    pages = len(list(tmp_path.glob("page*.png")))
     return text, pages
+
+
+def _pdf_words(pdf: bytes, tmp_path: Path) -> list[tuple[float, float, list[tuple[float, float, float, float, str]]]]:
+    """Each page's width, height and words with their boxes (pt from the top-left), from ``pdftotext -bbox``."""
+    import html as _html
+
+    path = tmp_path / "words.pdf"
+    path.write_bytes(pdf)
+    out = subprocess.run(["pdftotext", "-bbox", str(path), "-"], check=True, capture_output=True,
+                         timeout=120).stdout.decode("utf-8")
+    pages = []
+    for m in re.finditer(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', out, re.S):
+        words = [(float(x0), float(y0), float(x1), float(y1), _html.unescape(t)) for x0, y0, x1, y1, t in
+                 re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>',
+                            m.group(3))]
+        pages.append((float(m.group(1)), float(m.group(2)), words))
+    return pages
+
+
+def _appendix_pages(text: str) -> list[str]:
+    """The text of each PDF page from the appendix's first page on (pdftotext separates pages by form feeds)."""
+    pages = text.split("\f")
+    first = next(i for i, p in enumerate(pages) if "Appendix: every kernel" in p and "rows (kernel" in p)
+    return [p for p in pages[first:] if p.strip()]
+
+
+def _check_furniture(text: str, pages: int, title: str) -> None:
+    """Every page has the title and "Page N of M" with the final M; every appendix page the column header."""
+    sheets = [p for p in text.split("\f") if p.strip()]
+    assert len(sheets) == pages
+    for n, sheet in enumerate(sheets, 1):
+        flat = " ".join(sheet.split())
+        assert f"Page {n} of {pages}" in flat, (n, flat[-200:])
+        assert title in flat, n
+    for sheet in _appendix_pages(text):
+        top = sheet.split()[:60]  # title and date, the heading on the first page, then the column header
+        for label in ("kernel", "count", "FLOPs", "off-chip", "bytes", "intensity", "t_roof", "time", "of", "roof",
+                      "bound"):
+            assert label in top, (label, top)
 
 
 def _check_pdf(a: roofcore.Analysis, tmp_path: Path, scenario=None) -> str:
     page = report.build_html(a, date="2025-01-01", scenario=scenario)
     assert "<svg" in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
         'xmlns:xlink="http://www.w3.org/1999/xlink"', "")
-    pdf = report.build_pdf(page)
+    pdf = report.build_pdf(a, date="2025-01-01", scenario=scenario)
     assert pdf[:5] == b"%PDF-"
     text, pages = _pdf_text(pdf, tmp_path)
     assert pages > 0
@@ -62,8 +110,29 @@ def _check_pdf(a: roofcore.Analysis, tmp_path: Path, scenario=None) -> str:
     # the chart is vector: its axis titles are text in the PDF, not pixels of an image
     assert "Arithmetic intensity (FLOP/byte)" in flat and "Share of time" in flat
     assert b"/Subtype /Image" not in pdf
-    assert "Page 1 of" in flat
+    _check_furniture(text, pages, " ".join(f"Roofline report: {a.workload.name}".split())[:40])
+    _check_no_overlap(pdf, tmp_path)
     return flat
+
+
+def _check_no_overlap(pdf: bytes, tmp_path: Path) -> None:
+    """On the appendix pages, every word lies inside the page's margins and no two words overlap."""
+    pages = _pdf_words(pdf, tmp_path)
+    first = next(i for i, (_, _, words) in enumerate(pages) if any(w[4] == "Appendix:" for w in words))
+    g = appendix.Geometry()
+    for n, (width, height, words) in enumerate(pages[first:], first + 1):
+        assert abs(width - g.width) < 1 and abs(height - g.height) < 1
+        body = [w for w in words if g.top - 1 <= w[1] and w[3] <= g.height - g.bottom + 1]
+        furniture = [w for w in words if w not in body]
+        assert all(w[3] < g.top or w[1] > g.height - g.bottom for w in furniture), n  # only the margin boxes
+        for w in words:
+            assert g.left - 1 <= w[0] and w[2] <= g.width - g.right + 1, (n, w)
+        boxes = sorted(body, key=lambda w: (w[1], w[0]))
+        for i, u in enumerate(boxes):
+            for v in boxes[i + 1:]:
+                if v[1] >= u[3] - 0.5:  # sorted by top: nothing further down can reach u
+                    break
+                assert u[2] <= v[0] + 0.5 or v[2] <= u[0] + 0.5, (n, u, v)
 
 
 def test_html_is_self_contained_and_escaped(catalog):
@@ -87,10 +156,11 @@ def test_csv_neutralises_formulas(catalog):
     assert "'=HYPERLINK" in analysis_csv(roofcore.analyze(w, [catalog.get("h100-sxm")]))
 
 
-def test_pdf_missing_says_what_to_install(monkeypatch):
+def test_pdf_missing_says_what_to_install(monkeypatch, catalog):
+    a = roofcore.analyze(_evil_workload(), [catalog.get("h100-sxm")])
     monkeypatch.setattr(report, "pdf_available", lambda: f"The PDF needs WeasyPrint: {report.PDF_INSTALL_HINT}.")
     with pytest.raises(roofcore.RoofcoreError, match=r'pip install "roofcore\[pdf\]".*libpango-1.0-0'):
-        report.build_pdf("<p>x</p>")
+        report.build_pdf(a)
 
 
 @needs_pdf
@@ -110,6 +180,9 @@ def test_pdf_escaped_kernel_is_text(catalog, tmp_path):
     a = roofcore.analyze(_evil_workload(), [catalog.get("h100-sxm")])
     flat = _check_pdf(a, tmp_path)
     assert '<script>alert(1)</script>,=HYPERLINK("x")' in flat.replace("- ", "-") or "<script>alert(1)</script>" in flat
+    # the drawn appendix has the name as text too, whole, and its parentheses and quotes came through
+    text, _ = _pdf_text(report.build_pdf(a, date="2025-01-01"), tmp_path)
+    assert EVIL in "".join(_appendix_pages(text))
 
 
 @pytest.mark.samples
@@ -121,3 +194,153 @@ def test_pdf_real_sample(catalog, tmp_path):
         pytest.skip(f"{src} is absent")
     a = roofcore.analyze(roofcore.read(src), [catalog.get("a100-40gb-sxm")])
     _check_pdf(a, tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------ PDF appendix
+
+LONG = ("void cutlass::Kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::half_t, cutlass::layout::RowMajor, "
+        "<b>bold</b>, =SUM(A1:A9), (x\\y)>>" * 20)[:2048]
+
+
+def _layout_cells(lay: appendix.Layout) -> list[tuple[int, float, float, bytes]]:
+    return [(i, x, y, t) for i, page in enumerate(lay.pages) for x, y, t in page.texts]
+
+
+def _check_layout(lay: appendix.Layout) -> None:
+    """Every line lies inside one column (padding kept) and inside the page's body, below the header."""
+    g = lay.geometry
+    cols = lay.columns
+    assert abs(cols[0].x - g.left) < 1e-6 and abs(cols[-1].x + cols[-1].width - (g.width - g.right)) < 1e-6
+    for a, b in itertools.pairwise(cols):
+        assert abs(a.x + a.width - b.x) < 1e-6 and a.width >= appendix.MIN_COLUMN
+    for i, x, y, t in _layout_cells(lay) + [(0, x, y + lay.top(0), t) for x, y, t in lay.header]:
+        col = next(c for c in cols if c.x <= x < c.x + c.width)
+        bold = y < lay.top(i) + lay.header_height
+        w = appendix.text_width(t, bold=bold)
+        assert col.x + appendix.HPAD - 1e-6 <= x and x + w <= col.x + col.width - appendix.HPAD + 1e-6, (t, col)
+        top = lay.top(i) + (0 if bold else lay.header_height)
+        assert top < y - appendix.SIZE * 0.7 and y + appendix.SIZE * 0.25 <= g.height - g.bottom, (i, y, t)
+
+
+def test_appendix_wrap_keeps_every_character():
+    text = appendix.encode(LONG)
+    assert len(text) == 2048
+    for width in (30.0, 95.5, 200.0):
+        lines = appendix.wrap(text, width)
+        assert b"".join(lines) == text and len(lines) > 1
+        assert all(appendix.text_width(line.rstrip(b" ")) <= width + 1e-6 for line in lines)
+    # a name with no separator breaks anywhere; one that fits stays whole
+    assert b"".join(appendix.wrap(b"x" * 500, 40.0)) == b"x" * 500
+    assert appendix.wrap(b"gemm", 40.0) == [b"gemm"]
+    # breaks fall after separators where there are some
+    assert appendix.wrap(b"aaaa, bbbb, cccc", appendix.text_width(b"aaaa, bbbb, ")) == [b"aaaa, bbbb, ", b"cccc"]
+
+
+def test_appendix_text_is_winansi_and_escaped():
+    assert appendix.encode("µs – 3×, é") == "µs – 3×, é".encode("cp1252")
+    assert appendix.encode("核\tx\x85") == b"??x?"  # outside the encoding, or a control character: "?"
+    assert appendix._pdf_string(b"f(a\\b)") == b"(f\\(a\\\\b\\))"
+    lay = appendix.layout([("kernel", False), ("count", True)], [[EVIL], ["1"]])
+    stream = appendix.page_stream(lay, 0)
+    assert b'(<script>alert\\(1\\)</script>,=HYPERLINK\\("x"\\)) Tj' in stream
+
+
+def test_appendix_layout_fits_columns_and_pages():
+    names = [f"kernel_{i}" for i in range(300)] + [LONG, "x" * 700, EVIL]
+    n = len(names)
+    headers = [("kernel", False), ("device", False), ("count", True), ("FLOPs", True), ("off-chip bytes", True),
+               ("intensity", True), ("t_roof", True), ("time", True), ("of roof", True), ("bound", "t")]
+    cols = [names, ["a-rather-long-device-identifier-x9"] * n, ["1,000,000"] * n, ["3.31 GFLOP"] * n,
+            ["8.63 MB"] * n, ["0.00391 FLOP/B"] * n, ["2.58 µs"] * n, ["8.01 µs"] * n, ["0.00698%"] * n,
+            ["compute:bf16-matrix"] * n]
+    lay = appendix.layout(headers, cols)
+    _check_layout(lay)
+    assert lay.columns[0].width >= appendix.KERNEL_SHARE * 0.99 * (lay.columns[-1].x + lay.columns[-1].width
+                                                                  - lay.columns[0].x)
+    # numbers are not wrapped: one line each, and every row has one rule
+    assert sum(len(p.rules) for p in lay.pages) == n
+    assert sum(t == b"0.00391 FLOP/B" for _, _, _, t in _layout_cells(lay)) == n
+    # the kernel column's lines, joined, are the names in order
+    kernel = b"".join(t for _, x, _, t in _layout_cells(lay) if x < lay.columns[1].x)
+    assert kernel.replace(b" ", b"") == b"".join(appendix.encode(s) for s in names).replace(b" ", b"")
+
+
+def test_appendix_row_taller_than_a_page_continues():
+    name = "n" * 60_000
+    lay = appendix.layout([("kernel", False), ("count", True)], [[name, "next"], ["1", "2"]])
+    _check_layout(lay)
+    assert len(lay.pages) > 2
+    assert b"".join(t for _, _, _, t in _layout_cells(lay) if t.startswith(b"n")) == name.encode() + b"next"
+
+
+def test_appendix_layout_of_no_rows():
+    lay = appendix.layout([("kernel", False), ("count", True)], [[], []])
+    assert len(lay.pages) == 1 and [t for _, _, t in lay.pages[0].texts] == [b"none"]
+
+
+def test_appendix_geometry_is_style_css():
+    css = (ROOT / "roofcore" / "report" / "style.css").read_text(encoding="utf-8")
+    page = re.search(r"@page\s*\{(.*?)@", css, re.S).group(1)
+    assert re.search(r"size:\s*A4\s*;", page)
+    top, right, bottom, left = (float(v) for v in re.search(
+        r"margin:\s*([\d.]+)mm\s+([\d.]+)mm\s+([\d.]+)mm\s+([\d.]+)mm", page).groups())
+    g, mm = appendix.Geometry(), appendix.MM
+    assert (g.width, g.height) == pytest.approx((210 * mm, 297 * mm))
+    assert (g.top, g.right, g.bottom, g.left) == pytest.approx((top * mm, right * mm, bottom * mm, left * mm))
+
+
+def _synthetic(n: int, names: list[str] | None = None) -> roofcore.Workload:
+    names = names or [f"void kernel_{i}<{'gemm' if i % 3 else 'elementwise'}, {i % 7}>(float*)" for i in range(n)]
+    cols = {"name": names, "count": [1 + i % 4 for i in range(n)], "flops": [1e6 * (1 + i % 97) for i in range(n)],
+            "bytes_hbm": [1e5 * (1 + i % 89) for i in range(n)], "time_s": [1e-6 * (1 + i % 83) for i in range(n)],
+            "precision": ["bf16"] * n, "unit": ["matrix"] * n, "group": [None] * n, "source": ["s"] * n,
+            "row": [str(i + 1) for i in range(n)]}
+    return roofcore.Workload(frame=make_frame(cols, n), name=f"{n} kernels", sources=("s",), formats=("test",))
+
+
+@needs_pdf
+@needs_poppler
+def test_pdf_long_kernel_name_wrapped_whole(catalog, tmp_path):
+    w = _synthetic(40, [LONG, *(f"k{i}" for i in range(38)), EVIL])
+    a = roofcore.analyze(w, [catalog.get("h100-sxm"), catalog.get("mi300x")])
+    pdf = report.build_pdf(a, date="2025-01-01", charts=False)
+    text, pages = _pdf_text(pdf, tmp_path)
+    _check_furniture(text, pages, "Roofline report: 40 kernels")
+    _check_no_overlap(pdf, tmp_path)
+    assert "device" in _appendix_pages(text)[0].split()[:60]
+    # in drawing order (-raw), a row's kernel lines come one after another: each name is whole, in order
+    path = tmp_path / "long.pdf"
+    path.write_bytes(pdf)
+    raw = subprocess.run(["pdftotext", "-raw", str(path), "-"], check=True, capture_output=True,
+                         timeout=120).stdout.decode("utf-8")
+    flat = "".join("".join(_appendix_pages(raw)).split())
+    assert flat.count("".join(LONG.split())) == 2  # once per device
+    assert flat.count("".join(EVIL.split())) == 2
+
+
+@needs_pdf
+@needs_poppler
+def test_pdf_of_2000_kernels_is_quick(catalog, tmp_path):
+    """WeasyPrint laid the appendix out cell by cell (23 s for 2,000 kernels); drawn, it is a small part."""
+    a = roofcore.analyze(_synthetic(2000), [catalog.get("h100-sxm")])
+    assert report.pdf_available() is None  # WeasyPrint imported before the clock starts
+    t0 = time.process_time()  # CPU time: other work on a shared machine does not count
+    pdf = report.build_pdf(a, date="2025-01-01", charts=False)
+    spent = time.process_time() - t0
+    assert spent < 8, f"{spent:.1f} s"  # about 2 s
+    text, pages = _pdf_text(pdf, tmp_path, render=False)
+    headers, cols = report._appendix_columns(a, escape=False)
+    lay = appendix.layout(headers, [c.tolist() for c in cols])
+    assert len(_appendix_pages(text)) == len(lay.pages) > 20
+    _check_furniture(text, pages, "Roofline report: 2000 kernels")
+    flat = " ".join(text.split())
+    assert "void kernel_1999<gemm, 4>(float*)" in flat and "2,000 rows (kernel × device)" in flat
+
+
+@needs_pdf
+def test_pdf_refuses_to_draw_over_the_heading(catalog, monkeypatch):
+    """Were the room left for the heading too small (style.css changed), the PDF fails rather than overlap."""
+    a = roofcore.analyze(_evil_workload(), [catalog.get("h100-sxm")])
+    monkeypatch.setattr(appendix, "HEAD", 2 * appendix.MM)
+    with pytest.raises(roofcore.RoofcoreError, match="appendix pages are not where they were laid out"):
+        report.build_pdf(a, charts=False)

@@ -1,8 +1,10 @@
 """The report: one self-contained HTML page (charts inline as SVG, CSS inline, print CSS) and a PDF of it.
 
-``build_html(analysis, ...)`` returns the page; ``build_pdf(html)`` renders it with WeasyPrint (the
-``[pdf]`` extra). Everything that came from the user (kernel names, groups, file names, titles, scenario
-names) is escaped with :func:`html.escape`; the page references no URL, so it views and prints offline.
+``build_html(analysis, ...)`` returns the page; ``build_pdf(analysis, ...)`` renders the same page with
+WeasyPrint (the ``[pdf]`` extra), except the appendix's rows, which :mod:`.appendix` draws directly on pages
+the HTML reserves (WeasyPrint would lay a 10,000-row table out cell by cell for two minutes). Everything that
+came from the user (kernel names, groups, file names, titles, scenario names) is escaped with
+:func:`html.escape`; the page references no URL, so it views and prints offline.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..analyze import Analysis
 from ..errors import RoofcoreError
 from ..models import Hardware
 from ..units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+from . import appendix
 
 #: what to install when WeasyPrint or its system libraries are missing
 PDF_INSTALL_HINT = ('install WeasyPrint with `pip install "roofcore[pdf]"` and its libraries with '
@@ -72,11 +75,11 @@ def _vfmt(values: Iterable, fn: Callable[[float | None], str]) -> pd.Series:
     return out.where(out.notna(), "–")
 
 
-def _text_col(values: Iterable) -> pd.Series:
-    """Escaped text for a column of user strings (None/NaN → "–")."""
+def _text_col(values: Iterable, escape: bool = True) -> pd.Series:
+    """Escaped (or, with ``escape=False``, plain) text for a column of user strings (None/NaN → "–")."""
     s = pd.Series(values, dtype=object)
     uniq = pd.unique(s.dropna().astype(str))
-    table = {v: _e(v) for v in uniq}
+    table = {v: _e(v) if escape else v for v in uniq}
     return s.astype(str).map(table).where(s.notna(), "–").astype(object)
 
 
@@ -105,24 +108,26 @@ def _order(tab: pd.DataFrame) -> np.ndarray:
     return np.argsort(-key, kind="stable")
 
 
-def _kernel_columns(tab: pd.DataFrame, *, with_hw: bool = False) -> tuple[list[tuple[str, bool]], list[pd.Series]]:
-    """The per-kernel columns of the top-kernels table and the appendix, formatted column by column."""
+def _kernel_columns(tab: pd.DataFrame, *, with_hw: bool = False,
+                    escape: bool = True) -> tuple[list[tuple[str, bool]], list[pd.Series]]:
+    """The per-kernel columns of the top-kernels table and the appendix, formatted column by column
+    (user text HTML-escaped unless ``escape=False``)."""
     off = "bytes_hbm" if "bytes_hbm" in tab else next((c for c in tab if c.startswith("bytes_")), None)
     inten = f"intensity_{off[len('bytes_'):]}" if off else None
     headers = [("kernel", False), ("count", True), ("FLOPs", True), ("off-chip bytes", True), ("intensity", True),
                ("t_roof", True), ("time", True), ("of roof", True), ("bound", "t")]
     bound = tab["bound"].where(tab["bound"].map(lambda v: isinstance(v, str)), None)
-    cols = [_text_col(tab["name"]),
+    cols = [_text_col(tab["name"], escape),
             tab["count"].map("{:,}".format).astype(object),
             _vfmt(tab["flops"], fmt_flops),
             _vfmt(tab[off], fmt_bytes) if off else pd.Series(["–"] * len(tab), dtype=object),
             _vfmt(tab[inten].replace([np.inf], np.nan), fmt_intensity) if inten else
             pd.Series(["–"] * len(tab), dtype=object),
             _vfmt(tab["t_roof_s"], fmt_time), _vfmt(tab["time_s"], fmt_time), _vfmt(tab["efficiency"], fmt_pct),
-            _text_col(bound)]
+            _text_col(bound, escape)]
     if with_hw:
         headers.insert(1, ("device", False))
-        cols.insert(1, _text_col(tab["hardware"]))
+        cols.insert(1, _text_col(tab["hardware"], escape))
     return headers, [c.reset_index(drop=True) for c in cols]
 
 
@@ -258,7 +263,7 @@ def _recommendations(a: Analysis, advice: dict) -> str:
                          _e(r.lever.value), fmt_time(r.gain_s) if r.gain_s > 0 else "–", _e(r.confidence.value)])
         if rows:
             out.append(_rows([("#", True), ("action", False), ("lever", "t"), ("gain", True),
-                              ("confidence", "t")], rows))
+                              ("confidence", "t")], rows, cls="recs"))
         if len(adv.items) > RECS_SHOWN:
             out.append(f'<p class="muted">… and {len(adv.items) - RECS_SHOWN:,} more with smaller gains '
                        "(`roofline advise --top 0` lists them all).</p>")
@@ -336,13 +341,31 @@ def _figures(h: Hardware):
         yield lk.figure
 
 
-def _appendix(a: Analysis) -> str:
+def _appendix_columns(a: Analysis, escape: bool = True) -> tuple[list[tuple[str, bool]], list[pd.Series]]:
+    """Every kernel × device, by device then time (measured, else roofline), formatted."""
     tab = a.table(messages=False)
     order = np.lexsort((-tab["time_s"].fillna(tab["t_roof_s"]).fillna(0).to_numpy(),
                         pd.factorize(tab["hardware"])[0]))
-    headers, cols = _kernel_columns(tab.iloc[order].reset_index(drop=True), with_hw=len(a.hardware) > 1)
-    return (f'<p class="muted">{len(tab):,} rows (kernel × device), by device then time.</p>'
-            + _table(headers, cols, cls="appendix"))
+    return _kernel_columns(tab.iloc[order].reset_index(drop=True), with_hw=len(a.hardware) > 1, escape=escape)
+
+
+def _appendix_note(rows: int) -> str:
+    return f'<p class="muted">{rows:,} rows (kernel × device), by device then time.</p>'
+
+
+def _appendix(a: Analysis) -> str:
+    headers, cols = _appendix_columns(a)
+    return _appendix_note(len(cols[0])) + _table(headers, cols, cls="appendix")
+
+
+#: ids of the blocks that reserve the PDF's appendix pages (the first, then one per further page)
+_ROWS_ID, _PAGE_ID = "rc-appendix-rows", "rc-appendix-page-"
+
+
+def _appendix_pages(rows: int, pages: int) -> str:
+    """The PDF's appendix section without its rows: the note, then an empty block on each page to draw on."""
+    return (_appendix_note(rows) + f'<div id="{_ROWS_ID}"></div>'
+            + "".join(f'<div class="appendix-page" id="{_PAGE_ID}{i}"></div>' for i in range(1, pages)))
 
 
 # ------------------------------------------------------------------------------------------------ public
@@ -356,9 +379,15 @@ def build_html(analysis: Analysis, *, title: str | None = None, scenario=None, d
     the title (default: today). ``top``: kernels per device in the top-kernels table. ``advice``: the
     output of :func:`roofcore.advise.advise_all` if already computed. ``charts=False`` leaves the charts out.
     """
+    return _page(analysis, title=title, scenario=scenario, date=date, top=top, charts=charts, advice=advice,
+                 appendix_html=_appendix(analysis))
+
+
+def _page(a: Analysis, *, title: str | None, scenario, date: str | _dt.date | None, top: int, charts: bool,
+          advice: dict | None, appendix_html: str, appendix_cls: str = "") -> str:
+    """The HTML page with ``appendix_html`` as the last section's content (``appendix_cls``: its class)."""
     from ..advise import advise_all
 
-    a = analysis
     title = title or f"Roofline report: {a.workload.name}"
     if date is None:
         date = _dt.date.today().isoformat()
@@ -375,9 +404,12 @@ def build_html(analysis: Analysis, *, title: str | None = None, scenario=None, d
     ]
     if scenario is not None:
         sections.append(("Planning results", _planning(scenario)))
-    sections += [("Assumptions", _assumptions(a, scenario)), ("Appendix: every kernel", _appendix(a))]
-    body = "\n".join(f'<section id="s{i}"><h2>{_e(name)}</h2>\n{content}\n</section>'
-                     for i, (name, content) in enumerate(sections))
+    sections += [("Assumptions", _assumptions(a, scenario)), ("Appendix: every kernel", appendix_html)]
+    parts = []
+    for i, (name, content) in enumerate(sections):
+        cls = f' class="{appendix_cls}"' if appendix_cls and i == len(sections) - 1 else ""
+        parts.append(f'<section id="s{i}"{cls}><h2>{_e(name)}</h2>\n{content}\n</section>')
+    body = "\n".join(parts)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{_e(title)}</title>"
             f"<style>\n{_css()}\n</style></head><body>\n<h1>{_e(title)}</h1>\n<p class=\"date\">{_e(str(date))}</p>\n"
@@ -397,14 +429,39 @@ def pdf_available() -> str | None:
     return None
 
 
-def build_pdf(html_text: str) -> bytes:
-    """The report's HTML rendered to PDF bytes with WeasyPrint (no network: nothing is fetched)."""
+def build_pdf(analysis: Analysis, *, title: str | None = None, scenario=None, date: str | _dt.date | None = None,
+              top: int = 25, charts: bool = True, advice: dict | None = None) -> bytes:
+    """The report as PDF bytes: the page of :func:`build_html` (same arguments) rendered by WeasyPrint, with
+    the appendix's rows drawn directly on pages the page reserves for them (no network: nothing is fetched).
+    """
     missing = pdf_available()
     if missing:
         raise RoofcoreError(missing)
     from weasyprint import HTML
 
-    return HTML(string=html_text, url_fetcher=_no_fetch).write_pdf()
+    headers, cols = _appendix_columns(analysis, escape=False)
+    lay = appendix.layout(headers, [c.tolist() for c in cols])
+    page = _page(analysis, title=title, scenario=scenario, date=date, top=top, charts=charts, advice=advice,
+                 appendix_html=_appendix_pages(len(cols[0]), len(lay.pages)), appendix_cls="appendix-pdf")
+    doc = HTML(string=page, url_fetcher=_no_fetch).render()
+    _check_reserved(doc.pages, lay)
+    return doc.write_pdf(finisher=appendix.finisher(lay))
+
+
+def _check_reserved(pages: list, lay: appendix.Layout) -> None:
+    """The appendix's reserved pages are the last ones, each starting where the layout expects (else the
+    drawn rows would overlap the page's own text): a mismatch between style.css and :mod:`.appendix`."""
+    g, px = lay.geometry, 0.75  # a CSS px is 0.75 pt
+    expected = [(_ROWS_ID, g.left, None)] + [(f"{_PAGE_ID}{i}", g.left, g.top) for i in range(1, len(lay.pages))]
+    reserved = pages[-len(expected):]
+    for i, (anchor, x, y) in enumerate(expected):
+        page = reserved[i] if len(reserved) == len(expected) else None
+        at = page.anchors.get(anchor) if page is not None else None
+        ok = (at is not None and abs(page.width * px - g.width) < 1 and abs(page.height * px - g.height) < 1
+              and abs(at[0] * px - x) < 1 and (at[1] * px <= lay.top(0) if y is None else abs(at[1] * px - y) < 1))
+        if not ok:
+            raise RoofcoreError(f"The PDF's appendix pages are not where they were laid out ({anchor} at {at}); "
+                                "style.css and roofcore/report/appendix.py disagree on the page or its margins.")
 
 
 __all__ = ["PDF_INSTALL_HINT", "SECTIONS", "build_html", "build_pdf", "pdf_available"]
