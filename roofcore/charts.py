@@ -317,8 +317,8 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
         else:
             off = hw.offchip.name
             if f"intensity_{off}" in tab:
-                x = tab[f"intensity_{off}"].to_numpy(dtype=np.float64)
-                b = tab[f"bytes_{off}"].to_numpy(dtype=np.float64)
+                x = tab[f"intensity_{off}"].to_numpy(dtype=np.float64, copy=True)  # written below
+                b = tab[f"bytes_{off}"].to_numpy(dtype=np.float64, copy=True)
             else:
                 x, b = np.full(len(tab), np.nan), np.full(len(tab), np.nan)
             lvl = np.full(len(tab), display[off], dtype=object)

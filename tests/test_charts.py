@@ -294,3 +294,16 @@ def test_a_100k_kernel_roofline_builds_rows_for_the_drawn_kernels_only(catalog, 
     monkeypatch.undo()
     spec = fig.to_dict()  # validated against the Vega-Lite schema
     assert len(rows(spec, "kernels")) == charts.MAX_MARKS
+
+
+@pytest.mark.samples
+def test_a_kernel_without_offchip_bytes_on_a_real_export_is_placed_by_its_binding_level():
+    """ncu's RTX 5070 export has DRAM bytes but no FLOPs: the chart builds (it once failed on a read-only array)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "samples" / "ncu_details_rtx5070_win_gemm_naive.csv"
+    if not path.exists():
+        pytest.skip("../shared/samples is not here (the real exports live outside the repository)")
+    a = analyze(roofcore.read(path), [roofcore.load_catalogs().get("rtx-4090")])
+    spec = charts.roofline(a).to_dict()
+    assert spec["usermeta"]["roofcore"]

@@ -88,8 +88,7 @@ def test_json_depth_ignores_brackets_in_strings_and_pieces_agree():
 
 def test_parse_timeout_stops_a_slow_read(monkeypatch):
     monkeypatch.setenv("ROOFCORE_PARSE_TIMEOUT_S", "0.05")
-    events = ",".join('{"ph": "X", "cat": "kernel", "name": "k%d", "ts": %d, "dur": 1}' % (i, i)
-                      for i in range(300_000))
+    events = ",".join(f'{{"ph": "X", "cat": "kernel", "name": "k{i}", "ts": {i}, "dur": 1}}' for i in range(300_000))
     data = ('{"traceEvents": [' + events + "]}").encode()
     t0 = time.perf_counter()
     with pytest.raises(LimitError) as e:
@@ -105,9 +104,9 @@ def test_deadline_is_per_thread_and_nests():
         time.sleep(0.02)
         with pytest.raises(LimitError, match="outer"):
             limits.tick()
-        with limits.deadline("inner", 100):  # a later, looser deadline does not lift the outer one
-            with pytest.raises(LimitError, match="outer"):
-                limits.tick()
+        # a later, looser deadline does not lift the outer one
+        with limits.deadline("inner", 100), pytest.raises(LimitError, match="outer"):
+            limits.tick()
     limits.tick()  # none outside
 
     import threading
