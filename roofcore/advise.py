@@ -784,6 +784,8 @@ def larger_batch(ctx: Context) -> list[Recommendation]:
     on_matrix = np.where(declared, unit == "matrix", ctx.matmul_named) & _ends(ceil, "-matrix")
     flops = ctx.tab["flops"].to_numpy(dtype=np.float64)
     mask = ctx.near & (ctx.kind == "memory") & (ctx.level == off) & on_matrix & (flops > 0)
+    if not mask.any() or f"intensity_{off}" not in ctx.tab:  # e.g. a time-only profile: no bytes at all
+        return []
     n = len(mask)
     peak = ctx.tab["peak_flops_per_s"].to_numpy(dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -673,3 +673,18 @@ def test_real_ncu_sgemm_is_below_both_roofs(catalog):
     assert [r.rule for r in advice.items] == ["below_both_roofs", "below_both_roofs"]
     assert advice.items[0].kernels == ("ampere_sgemm_32x32_sliced1x4_tn",)
     assert "which the roofline cannot diagnose further" in advice.items[0].reason
+
+
+def test_a_time_only_profile_gets_its_data_check_and_no_error():
+    """nsys gives kernel times and nothing else: no bytes column exists at all (the batch rule once read one)."""
+    from roofcore import report
+
+    data = (b" Time (%)  Total Time (ns)  Instances  Avg (ns)  Med (ns)  Min (ns)  Max (ns)  StdDev (ns)  Name\n"
+            b" --------  ---------------  ---------  --------  --------  --------  --------  -----------  ----\n"
+            b"    100.0        1,831,281      1,010   1,813.1   1,792.0     1,760     2,368         45.1  vectorAdd\n")
+    w = roofcore.read(data, name="nsys.txt")
+    assert not [c for c in w.frame.columns if c.startswith("bytes_") and w.frame[c].notna().any()]
+    a = analyze(w, [roofcore.load_catalogs().get("a100-40gb-sxm")])
+    recs = adv.advise_all(a)["a100-40gb-sxm"].items
+    assert [r.rule for r in recs] == ["missing_data"]
+    assert "Recommendations" in report.build_html(a, charts=False)
