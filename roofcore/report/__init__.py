@@ -247,6 +247,11 @@ def _top_kernels(a: Analysis, top: int) -> str:
     return "\n".join(out)
 
 
+def _short(name: str, limit: int = 100) -> str:
+    """A kernel name cut for a list (templated C++ names run to hundreds of characters); whole in the appendix."""
+    return name if len(name) <= limit else name[:limit - 1] + "…"
+
+
 def _recommendations(a: Analysis, advice: dict) -> str:
     out = []
     for h in a.hardware:
@@ -257,7 +262,8 @@ def _recommendations(a: Analysis, advice: dict) -> str:
         out.append(f"<p>{_e(adv.summary())}</p>")
         rows = []
         for i, r in enumerate(adv.items[:RECS_SHOWN], 1):
-            names = ", ".join(r.kernels[:5]) + (f" … ({r.name_count:,} names)" if r.name_count > 5 else "")
+            names = "; ".join(_short(k) for k in r.kernels[:5]) + (
+                f" … ({r.name_count:,} names; every one is in the appendix)" if r.name_count > 5 else "")
             rows.append([str(i), f"<strong>{_e(r.title)}</strong><br><span class='muted'>{_e(r.reason)}</span>"
                          f"<br><span class='muted'>Kernels: {_e(names)}</span>",
                          _e(r.lever.value), fmt_time(r.gain_s) if r.gain_s > 0 else "–", _e(r.confidence.value)])
