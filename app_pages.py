@@ -35,6 +35,21 @@ def analysis() -> Analysis:
     return a
 
 
+# ----------------------------------------------------------------------------------------- shared results
+
+
+@st.cache_resource(show_spinner=False, max_entries=256, ttl=3600)
+def _shared(kind: str, token: str, arg: object, _compute) -> object:
+    return _compute()
+
+
+def shared(kind: str, arg: object, compute):
+    """``compute()`` for this page's analysis, computed once per server for every session with the same
+    analysis (its token names the content, see streamlit_app.analysis_for) and kept an hour at most. The
+    result is shared, never copied: callers must not modify it."""
+    return _shared(kind, st.session_state["analysis_token"], arg, compute)
+
+
 # ---------------------------------------------------------------------------------------------------- errors
 
 

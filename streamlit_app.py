@@ -26,15 +26,16 @@ def base_catalog() -> roofcore.Catalog:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
-def parse_uploads(key: tuple[str, ...], fmt: str | None, _files: tuple[tuple[bytes, str], ...]
+def parse_uploads(key: str, fmt: str | None, _files: tuple[tuple[bytes, str], ...]
                   ) -> tuple[roofcore.Workload | None, tuple[str, ...]]:
     """The uploaded files read together (companions such as sysinfo.csv give context; a time-only nsys
-    profile joins the inventories), a file that cannot be read reported and left out. Cached per upload
-    (``key`` holds the files' ``file_id``s and the format override).
+    profile joins the inventories), a file that cannot be read reported and left out. Cached per content
+    (``key``: the SHA-256 of the files' names and bytes, and the format override).
 
     A resource cache, not a data cache: the workload is never modified, so it is shared rather than pickled
-    on every store and load (pickling a 100,000-kernel workload costs as much as parsing it). ``file_id`` is
-    unique to one upload in one session, so no other session can reach the entry."""
+    on every store and load (pickling a 100,000-kernel workload costs as much as parsing it). Only a session
+    holding the very same bytes reaches an entry, and then it gets what it would have computed itself: the
+    same file uploaded again (another round, another colleague) is not parsed again."""
     errors: list[str] = []
     try:
         w = roofcore.read_many(_files, fmt=fmt, on_error=lambda name, e: errors.append(str(e)))
@@ -54,7 +55,6 @@ def _defaults() -> None:
     ss.setdefault("uploader_gen", 0)
     ss.setdefault("loaded_key", None)
     ss.setdefault("load_errors", [])
-    ss.setdefault("analysis_memo", {})
     if WORKLOAD not in ss:
         ss[WORKLOAD] = {"workload": bundled_workload(), "label": app.BUNDLED_NAME, "key": "bundled"}
 
@@ -73,11 +73,13 @@ def _load(files, fmt: str | None) -> None:
     if key == ss["loaded_key"]:
         return
     ss["loaded_key"] = key
-    w, errors = parse_uploads(key, fmt, tuple((f.getvalue(), f.name) for f in files))
+    files_data = tuple((f.getvalue(), f.name) for f in files)
+    digest = app.content_key(files_data, fmt)
+    w, errors = parse_uploads(digest, fmt, files_data)
     ss["load_errors"] = list(errors)
     if w is not None:
         ss[WORKLOAD] = {"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources) or w.name,
-                        "key": "+".join(key)}
+                        "key": digest}
 
 
 def _use_device(hw_id: str) -> None:
@@ -138,20 +140,20 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
     return chosen, combine, achievable
 
 
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=3600)
+def _analysis(token: str, _workload: roofcore.Workload, _hws: tuple[roofcore.Hardware, ...], combine: bool,
+              achievable: bool) -> roofcore.Analysis:
+    """One analysis per content (``token``), shared by the sessions that ask for the same one (never modified)."""
+    return roofcore.analyze(app.combine_launches(_workload) if combine else _workload, list(_hws), achievable=achievable)
+
+
 def analysis_for(workload: roofcore.Workload, wkey: str, hws: list[roofcore.Hardware], combine: bool,
-                 achievable: bool) -> tuple[int, roofcore.Analysis]:
-    """The analysis for these choices and a serial number naming it, memoised per session (a rerun or a page
-    change costs nothing; pages key their own memos on the serial)."""
-    ss = st.session_state
-    memo = ss["analysis_memo"]
-    key = (wkey, combine, achievable, tuple((h.id, id(h)) for h in hws))
-    if key not in memo:
-        if len(memo) >= 4:
-            memo.pop(next(iter(memo)))
-        ss["analysis_serial"] = ss.get("analysis_serial", 0) + 1
-        memo[key] = (ss["analysis_serial"], roofcore.analyze(app.combine_launches(workload) if combine else workload,
-                                                             hws, achievable=achievable))
-    return memo[key]
+                 achievable: bool) -> tuple[str, roofcore.Analysis]:
+    """The analysis for these choices and a token naming it: the workload's content key, the options and each
+    device's content (a custom device by its figures, not its id), so the same choices give the same token in
+    every session. Pages key their memos on the token; a rerun or a page change costs nothing."""
+    token = app.analysis_token(wkey, hws, combine, achievable)
+    return token, _analysis(token, workload, tuple(hws), combine, achievable)
 
 
 def _pages() -> list:

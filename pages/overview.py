@@ -16,17 +16,9 @@ st.caption(f"**{w.name}** · {len(w):,} kernels from {', '.join(w.sources) or 'm
            + (f"{timed:,} with a measured time" if timed else "no measured times: every number is a roofline bound")
            + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
 
-memo = st.session_state.setdefault("page_memo", {})
-
-
 def cached(fn, hw_id: str):
-    """``fn(hw_id)`` memoised per session and analysis, so reruns and page changes do not recompute."""
-    key = (st.session_state["analysis_token"], fn.__name__, hw_id)
-    if key not in memo:
-        if len(memo) > 64:
-            memo.clear()
-        memo[key] = fn(hw_id)
-    return memo[key]
+    """``fn(hw_id)`` once per analysis for every session (app_pages.shared): reruns and page changes are free."""
+    return app_pages.shared(f"overview.{fn.__name__}", hw_id, lambda: fn(hw_id))
 
 
 def top(hw_id: str):
@@ -50,8 +42,9 @@ try:
                 basis = "measured time" if s["share_basis"] == "measured" else "roofline time"
                 st.markdown(f"**Time by bound** ({basis})")
                 if s["time_share_by_bound"]:
-                    st.altair_chart(bound_share_chart(s["time_share_by_bound"], width=300), theme=None,
-                                    width="content")
+                    spec = app_pages.shared("overview.bound_chart", hw.id, lambda s=s: bound_share_chart(
+                        s["time_share_by_bound"], width=300).to_dict())
+                    st.vega_lite_chart(spec=dict(spec), theme=None, width="content")
             with right:
                 st.markdown("**Flags needing attention**")
                 groups = cached(flags, hw.id)

@@ -32,23 +32,16 @@ achievable = t3.toggle("Draw achievable roofs", value=True, key="rl_ach",
 
 opts = (st.session_state["analysis_token"], color_by or "bound", layout or "overlay", top_n, hierarchical,
         all_ceilings, achievable)
-memo = st.session_state.setdefault("roofline_memo", {})
-try:
-    if opts not in memo:
-        memo.clear()  # one chart per session is plenty; the next change rebuilds it
-        memo[opts] = charts.roofline(a, ids, color_by=color_by or "bound", top_n=top_n if top_n < total else None,
-                                     hierarchical=hierarchical, all_ceilings=all_ceilings, achievable=achievable,
-                                     layout="facet" if layout == "facets" else "overlay")
-    fig = memo[opts]
+try:  # built once per analysis and options for every session (app_pages.shared), then free on reruns
+    fig = app_pages.shared("roofline.figure", opts[1:], lambda: charts.roofline(
+        a, ids, color_by=color_by or "bound", top_n=top_n if top_n < total else None, hierarchical=hierarchical,
+        all_ceilings=all_ceilings, achievable=achievable, layout="facet" if layout == "facets" else "overlay"))
 except RoofcoreError as e:
     st.error(str(e))
     st.stop()
 
-spec = st.session_state.setdefault("roofline_spec", {})
-if opts not in spec:  # the spec is built once per chart; the Arrow conversion is Streamlit's, per run
-    spec.clear()
-    spec[opts] = fig.spec(arrow=True)
-st.vega_lite_chart(spec=dict(spec[opts]), theme=None, width="content", key="roofline_chart")
+spec = app_pages.shared("roofline.spec", opts[1:], lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
+st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")
 st.caption(fig.caption + " Click a legend entry to highlight its kernels; hover a mark for its numbers.")
 
 stem = "roofline-" + "-".join(ids)

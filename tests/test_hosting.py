@@ -58,6 +58,9 @@ def test_an_unexpected_error_shows_a_reference_that_is_in_the_server_log(monkeyp
         raise ZeroDivisionError("a bug in the chart")
 
     monkeypatch.setattr(charts, "roofline", broken)
+    import streamlit as st
+
+    st.cache_resource.clear()  # charts are shared between sessions: an earlier test's would be reused
     capture = _Capture()
     logger = logging.getLogger("roofline.app")
     logger.addHandler(capture)
