@@ -288,7 +288,13 @@ def load_bytes(raw: bytes, file: str = "uploaded.yaml") -> list[tuple[Hardware, 
         deepest = max(errors, key=lambda e: len(e.absolute_path))
         first = next(e for e in errors if len(e.absolute_path) == len(deepest.absolute_path))
         raise _schema_error(file, first)
-    ctx = _Ctx(file=file, sources=data.get("sources", {}))
+    sources = data.get("sources", {})
+    for key in sources:  # YAML reads `2:` or `+2:` as a number, which JSON Schema's property rules do not see
+        if not isinstance(key, str):
+            raise CatalogError(where=f"{file}: $.sources", expected="source ids that are text (S1, S2, ...)",
+                               found=f"the {type(key).__name__} {key!r}",
+                               hint="quote it, or start it with a letter: S2 rather than 2.")
+    ctx = _Ctx(file=file, sources=sources)
     out: list[tuple[Hardware, bool]] = []
     seen: dict[str, int] = {}
     for i, d in enumerate(data["devices"]):

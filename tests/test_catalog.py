@@ -177,3 +177,14 @@ def test_device_yaml_round_trips(catalog):
         for k, c in h.ceiling_map.items():
             assert again.ceiling_map[k].peak == pytest.approx(c.peak, rel=1e-6)
         assert [lv.bandwidth for lv in again.levels] == pytest.approx([lv.bandwidth for lv in h.levels], rel=1e-6)
+
+
+def test_a_numeric_source_id_is_a_catalog_error():
+    """Found by the long fuzz run: YAML reads `+2:` as the number 2, which the JSON Schema does not check."""
+    from roofcore.catalog import load_bytes
+
+    raw = (Path(__file__).parent / "data" / "good_catalog.yaml").read_bytes().replace(b"  S1: Acme", b"  +2: x\n  S1: Acme")
+    with pytest.raises(CatalogError) as e:
+        load_bytes(raw, "x.yaml")
+    assert str(e.value) == ("x.yaml: $.sources: expected source ids that are text (S1, S2, ...), found the int 2. "
+                            "Hint: quote it, or start it with a letter: S2 rather than 2.")
