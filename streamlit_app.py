@@ -7,13 +7,16 @@ Run with ``streamlit run streamlit_app.py``. The sidebar's choices become one an
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 import app_pages
 import roofcore
 from roofcore import app_support as app
 
-st.set_page_config(page_title="Roofline", page_icon=":material/show_chart:", layout="wide")
+# a local icon: a :material/...: page icon is fetched from Google's font server, which an offline host cannot reach
+st.set_page_config(page_title="Roofline", page_icon=str(Path(__file__).parent / "assets" / "icon.png"), layout="wide")
 
 #: session keys (fixed, so pages and tests can rely on them)
 WORKLOAD, ANALYSIS, CATALOG, HW_IDS, CUSTOM = "workload", "analysis", "catalog", "hw_ids", "custom_devices"
