@@ -97,10 +97,11 @@ def auth_config() -> dict | None:
     return None
 
 
-def login_gate() -> None:
+def login_gate(pages: list) -> None:
     """With ``[auth]`` configured, only signed-in users get past this (``st.login``, OpenID Connect); without
     it, nothing happens (a laptop or an intranet host that does its own access control). Fails closed: a
-    configured login that cannot work stops the app with what to install."""
+    configured login that cannot work stops the app with what to install. ``pages``: the app's pages, hidden
+    from the sidebar while nobody is signed in."""
     auth = auth_config()
     if auth is None:
         return
@@ -111,6 +112,7 @@ def login_gate() -> None:
         st.stop()
     user = st.user
     if not user.get("is_logged_in"):
+        st.navigation(pages, position="hidden")  # no page list to click through before signing in
         st.title("Roofline")
         st.markdown("This Roofline app is shared by a team: **sign in** to upload profiles and see reports. "
                     "Your uploads stay in your own session.")

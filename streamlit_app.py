@@ -181,7 +181,7 @@ def main() -> None:
         # click would be dropped. One page switch before any widget exists makes every run alike.
         ss["entered"] = True
         st.switch_page(st.navigation(_pages()))
-    app_pages.login_gate()
+    app_pages.login_gate(_pages())
     with app_pages.guard():
         _main()
 
