@@ -175,26 +175,23 @@ def _pages() -> list:
 def main() -> None:
     """The login gate, then the app; no error reaches the user as a traceback (see app_pages.guard)."""
     ss = st.session_state
+    pages = _pages()
     if "entered" not in ss:
         # Streamlit 1.67: the first run of a session opened at the root URL gives the sidebar's widgets other ids
         # than every later run (the entry script runs as the page itself), so a first upload, toggle or sign-in
         # click would be dropped. One page switch before any widget exists makes every run alike.
         ss["entered"] = True
-        st.switch_page(st.navigation(_pages()))
-    app_pages.login_gate(_pages())
-    with app_pages.guard():
-        _main()
+        st.switch_page(st.navigation(pages))
+    app_pages.login_gate(pages)
+    with app_pages.guard():  # also a broken built-in catalog, and a page's error that the page did not catch
+        _main(pages)
 
 
-def _main() -> None:
+def _main(pages: list) -> None:
     _defaults()
     ss = st.session_state
-    try:
-        ss["builtin_catalog"] = base_catalog()
-        catalog = app.effective_catalog(ss["builtin_catalog"], ss[CUSTOM].values())
-    except roofcore.RoofcoreError as e:  # a built-in catalog file is broken: nothing else can work
-        st.error(str(e))
-        st.stop()
+    ss["builtin_catalog"] = base_catalog()  # a broken catalog file raises: nothing else can work (see guard)
+    catalog = app.effective_catalog(ss["builtin_catalog"], ss[CUSTOM].values())
     ss[CATALOG] = catalog
     chosen, combine, achievable = sidebar(catalog)
 
@@ -221,12 +218,11 @@ def _main() -> None:
         except roofcore.RoofcoreError as e:
             st.error(str(e))
 
-    nav = st.navigation(_pages())
+    nav = st.navigation(pages)
     if "start_page" in ss:  # see the guard at the top of each page
         st.switch_page(ss.pop("start_page"))
     ss["current_page"] = nav.title
-    with app_pages.guard():  # pages catch their own errors; this keeps a missed one a message, not a traceback
-        nav.run()
+    nav.run()
 
 
 main()

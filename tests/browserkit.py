@@ -1,6 +1,6 @@
 """What the browser suites share: the Chromium rule, a `streamlit run` server, and page helpers.
 
-tests/test_browser.py keeps its own copies; tests/test_isolation.py, tests/test_load.py and
+Every browser test (tests/test_browser*.py, tests/test_isolation.py, tests/test_load.py) and
 benchmarks/load_test.py use these. Importable without pytest (the benchmark runs outside it).
 """
 

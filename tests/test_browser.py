@@ -6,70 +6,33 @@ Screenshots of every page go to tests/artifacts/ (git-ignored) for a person to l
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-TIMEOUT_MS = 30_000
+from browserkit import (
+    ARGS,
+    ARTIFACTS,
+    CHROMIUM,
+    ROOT,
+    TIMEOUT_MS,
+    open_page,
+    require_chromium,
+    roofline_chart,
+    settle,
+    shot,
+    streamlit_server,
+)
 
 pytestmark = pytest.mark.browser
-
-if not CHROMIUM.exists():
-    if os.environ.get("ROOFCORE_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{CHROMIUM} is missing and ROOFCORE_REQUIRE_BROWSER=1: install Debian's chromium "
-                    "(apt-get install chromium); never `playwright install`.", pytrace=False)
-    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium); set ROOFCORE_REQUIRE_BROWSER=1 to fail "
-                "instead of skipping.", allow_module_level=True)
+require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit.log", "w")  # noqa: SIM115 (closed in finally, after the server stops)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start (see {ARTIFACTS / 'streamlit.log'})")
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with streamlit_server(ARTIFACTS / "streamlit.log") as s:
+        yield s.url
 
 
 @pytest.fixture(scope="module")
@@ -86,32 +49,9 @@ def page(server):
         browser.close()
 
 
-def settle(page) -> None:
-    """Wait until the app has finished its run (Streamlit shows a status widget while running)."""
-    page.wait_for_timeout(300)
-    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS)
-    page.wait_for_timeout(300)
-
-
-def open_page(page, name: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name).click()
-    page.locator('[data-testid="stMain"] h1').filter(has_text=name).wait_for()
-    settle(page)
-
-
-def roofline_chart(page):
-    chart = page.locator('[data-testid="stVegaLiteChart"]').first
-    chart.locator("canvas, svg").first.wait_for()
-    return chart
-
-
 def chart_caption(page):
     """The caption under the roofline chart (the main area's last caption)."""
     return page.locator('[data-testid="stMain"] [data-testid="stCaptionContainer"]').last
-
-
-def shot(page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def test_1_loads_with_the_bundled_example_and_a_roofline(page):
