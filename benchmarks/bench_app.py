@@ -84,17 +84,6 @@ def upload_run(data: bytes) -> tuple[float, float, object]:
     return wall, cpu, at
 
 
-def best_cpu(fn, repeat: int = 3) -> float:
-    """Least CPU seconds of ``repeat`` runs of ``fn``."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        c0 = time.process_time()
-        fn()
-        times.append(time.process_time() - c0)
-    return min(times)
-
-
 def page_times(data: bytes, engine, runs: int) -> dict:
     """``runs`` upload runs, each followed by the engine's read + analyze (best of 3, wall and CPU) at that
     moment; the last session's rerun and what its chart sends to the browser."""
@@ -106,7 +95,7 @@ def page_times(data: bytes, engine, runs: int) -> dict:
         uploads.append(wall)
         uploads_cpu.append(cpu)
         engines.append(best_of(engine))
-        engines_cpu.append(best_cpu(engine))
+        engines_cpu.append(best_of(engine, clock=time.process_time))
     warm = best_of(at.run)
     el = at.get("vega_lite_chart")[0]
     spec = json.loads(el.proto.spec)
