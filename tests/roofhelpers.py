@@ -63,3 +63,26 @@ def workload_of(*kernels: Kernel, times: list[float | None] | None = None) -> Wo
     for n in names:
         cols[f"bytes_{n}"] = [k.bytes.get(n, np.nan) for k in kernels]
     return Workload(frame=make_frame(cols, len(kernels)), name="test", sources=("test",), formats=("test",))
+
+
+def watch_tabulation(monkeypatch, who: str) -> list[int]:
+    """From now on in the test: every ``Analysis.table`` call records its workload's row count in the returned
+    list, and building any Altair object fails with ``who`` in the message (the roofline is written as a
+    Vega-Lite dict; Altair objects cost more than the engine's whole analysis)."""
+    from altair.utils.schemapi import SchemaBase
+
+    from roofcore.analyze import Analysis
+
+    rows: list[int] = []
+    table = Analysis.table
+
+    def counted(self, *args, **kwargs):
+        rows.append(len(self.workload))
+        return table(self, *args, **kwargs)
+
+    def no_altair(*args, **kwargs):
+        raise AssertionError(f"{who} built an Altair object")
+
+    monkeypatch.setattr(Analysis, "table", counted)
+    monkeypatch.setattr(SchemaBase, "__init__", no_altair)
+    return rows

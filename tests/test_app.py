@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from roofhelpers import watch_tabulation
 from streamlit.testing.v1 import AppTest
 
 import roofcore
@@ -387,10 +388,8 @@ def test_a_100k_kernel_upload_charts_only_the_drawn_kernels(monkeypatch):
     """Issue #3: a 100,000-kernel upload on the Roofline page tabulates (Analysis.table) only the ≤ 5,000
     kernels the chart draws, builds no Altair object, and sends at most 5,000 kernel marks."""
     import numpy as np
-    from altair.utils.schemapi import SchemaBase
 
     from roofcore import charts as rc_charts
-    from roofcore.analyze import Analysis
 
     n = 100_000
     rng = np.random.default_rng(0)
@@ -399,18 +398,7 @@ def test_a_100k_kernel_upload_charts_only_the_drawn_kernels(monkeypatch):
         zip(flops, rng.lognormal(2, 2, n), rng.lognormal(3, 2, n), strict=True)))
     csv = ("name,flops,bytes,time_us\n" + body + "\n").encode()
     at = goto(start(), "pages/roofline.py")
-    rows_tabulated: list[int] = []
-    table = Analysis.table
-
-    def counted(self, *args, **kwargs):
-        rows_tabulated.append(len(self.workload))
-        return table(self, *args, **kwargs)
-
-    def no_altair(*args, **kwargs):
-        raise AssertionError("the Roofline page built an Altair object")
-
-    monkeypatch.setattr(Analysis, "table", counted)
-    monkeypatch.setattr(SchemaBase, "__init__", no_altair)
+    rows_tabulated = watch_tabulation(monkeypatch, "the Roofline page")
     upload(at, ("large.csv", csv))
     assert not at.error, [e.value for e in at.error]
     assert rows_tabulated and max(rows_tabulated) <= rc_charts.MAX_MARKS

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from roofhelpers import make_hw
+from roofhelpers import make_hw, watch_tabulation
 
 import roofcore
 from roofcore import charts
@@ -267,23 +267,8 @@ def test_a_100k_kernel_roofline_builds_rows_for_the_drawn_kernels_only(catalog, 
     roofline is written as a Vega-Lite dict (Altair objects cost more than the engine's whole analysis)."""
     import time
 
-    from altair.utils.schemapi import SchemaBase
-
-    from roofcore.analyze import Analysis
-
     a = analyze(workload(100_000), [catalog.get("h100-sxm")])
-    rows_tabulated: list[int] = []
-    table = Analysis.table
-
-    def counted(self, *args, **kwargs):
-        rows_tabulated.append(len(self.workload))
-        return table(self, *args, **kwargs)
-
-    def no_altair(*args, **kwargs):
-        raise AssertionError("charts.roofline built an Altair object")
-
-    monkeypatch.setattr(Analysis, "table", counted)
-    monkeypatch.setattr(SchemaBase, "__init__", no_altair)
+    rows_tabulated = watch_tabulation(monkeypatch, "charts.roofline")
     t0 = time.perf_counter()
     fig = charts.roofline(a)
     fig.spec(arrow=True)
