@@ -19,7 +19,6 @@ from .analyze import Analysis, analyze
 from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import RoofcoreError
 from .ingest import FORMATS, aggregate, max_input_bytes, read_many
-from .models import Hardware
 from .units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
 
@@ -54,12 +53,12 @@ def cmd_hardware_list(args: argparse.Namespace) -> int:
     rows = []
     for h in devices:
         c = h.default
-        nsrc = len({f.source for f in _figures(h)})
+        nsrc = len({f.source for f in h.figures})
         rows.append([h.id, h.vendor, _short(h.name, 34), h.kind.value, f"{c.key} {fmt_rate(c.peak)}",
                      f"{h.offchip.display} {fmt_bandwidth(h.offchip.bandwidth)}",
                      fmt_bytes(h.offchip.capacity) if h.offchip.capacity else "–",
                      f"{h.ridge()[h.offchip.name]:.0f}", str(len(h.levels)), str(len(h.links)), str(nsrc),
-                     "unverified" if h.unverified or any(f.unverified for f in _figures(h)) else ""])
+                     "unverified" if h.unverified or any(f.unverified for f in h.figures) else ""])
     vendors = sorted({h.vendor for h in devices})
     out = _table(["id", "vendor", "name", "kind", "default ceiling", "off-chip", "capacity", "ridge",
                   "levels", "links", "sources", "note"], rows, right={6, 7, 8, 9, 10})
@@ -69,15 +68,6 @@ def cmd_hardware_list(args: argparse.Namespace) -> int:
         out += "\nOverridden by user catalogs: " + ", ".join(cat.replaced)
     _emit(args, out)
     return 0
-
-
-def _figures(h: Hardware):
-    for c in h.ceilings:
-        yield c.figure
-    for lv in h.levels:
-        yield lv.figure
-    for lk in h.links:
-        yield lk.figure
 
 
 def cmd_hardware_show(args: argparse.Namespace) -> int:
@@ -117,7 +107,7 @@ def cmd_hardware_show(args: argparse.Namespace) -> int:
         lines.append(_table(["link", "label", "bandwidth", "ridge", "", "source"], rows, right={2, 3}))
     lines.append("")
     lines.append("Sources")
-    used = {f.source.split(":", 1)[0] for f in _figures(h)}
+    used = {f.source.split(":", 1)[0] for f in h.figures}
     for sid, text in h.sources.items():
         if sid in used:
             lines.append(f"  {sid}: {text}")

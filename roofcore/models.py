@@ -218,6 +218,11 @@ class Hardware:
     def offchip(self) -> MemoryLevel:
         return self.levels[0]
 
+    @property
+    def figures(self) -> tuple[Figure, ...]:
+        """Every catalog figure of the device: its ceilings', then its levels', then its links'."""
+        return tuple(x.figure for x in (*self.ceilings, *self.levels, *self.links))
+
     def ridge(self, ceiling: str | None = None, *, achievable: bool = False) -> dict[str, float]:
         """Ridge points (FLOP/byte) of ``ceiling`` (default: the device default) against every level and link."""
         c = self.ceiling_map[ceiling or self.default_ceiling]

@@ -331,20 +331,11 @@ def _assumptions(a: Analysis, scenario) -> str:
                   _e(_source_id(h, lk.figure.source))] for lk in h.links]
         out.append(_rows([("level / link", False), ("label", False), ("bandwidth", True), ("achievable", True),
                           ("capacity", True), ("", False), ("source", False)], rows))
-        used = {_source_id(h, f.source) for f in _figures(h)}
+        used = {_source_id(h, f.source) for f in h.figures}
         srcs = [f"<li><strong>{_e(sid)}</strong>: {_e(text)}</li>" for sid, text in h.sources.items() if sid in used]
         if srcs:
             out.append('<p class="muted">Sources:</p><ul class="muted">' + "".join(srcs) + "</ul>")
     return "\n".join(out)
-
-
-def _figures(h: Hardware):
-    for c in h.ceilings:
-        yield c.figure
-    for lv in h.levels:
-        yield lv.figure
-    for lk in h.links:
-        yield lk.figure
 
 
 def _appendix_columns(a: Analysis, escape: bool = True) -> tuple[list[tuple[str, bool]], list[pd.Series]]:
