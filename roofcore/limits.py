@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
-from .errors import LimitError
+from .errors import InputError, LimitError
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,14 @@ def load_yaml(text: str | bytes, where: str = "<yaml>") -> object:
         if _YamlLoader is yaml.SafeLoader:
             raise
     return _load_yaml(text, where, yaml.SafeLoader)  # the pure-Python parser's messages say more
+
+
+def yaml_input_error(e: yaml.YAMLError, where: str) -> InputError:
+    """A malformed YAML input as an :class:`InputError` located at the line and column PyYAML points to."""
+    mark = getattr(e, "problem_mark", None)
+    at = f": line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return InputError(where=f"{where}{at}", text=f"invalid YAML: {getattr(e, 'problem', None) or e}.",
+                      hint="check indentation and quoting.")
 
 
 def _load_yaml(text: str | bytes, where: str, loader_class: type) -> object:

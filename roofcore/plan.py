@@ -76,7 +76,7 @@ import pandas as pd
 
 from .analyze import Analysis, analyze
 from .errors import InputError, RoofcoreError
-from .limits import load_yaml
+from .limits import load_yaml, yaml_input_error
 from .models import DTYPE_SIZE, KNOWN_LINKS, OFFCHIP, Hardware, Workload, canonical_dtype
 
 SPLIT = ("read_bytes", "written_bytes", "weight_bytes")
@@ -843,10 +843,7 @@ def _load_doc(source: str | Path | Mapping) -> tuple[dict, str, Path]:
     try:
         doc = load_yaml(text, label)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f": line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError(where=f"{label}{at}", text=f"invalid YAML: {getattr(e, 'problem', None) or e}.",
-                         hint="check indentation and quoting.") from None
+        raise yaml_input_error(e, label) from None
     if not isinstance(doc, dict):
         raise _err(f"{label}: $", "a mapping with name, base, hardware and steps", f"<{type(doc).__name__}>")
     return doc, label, path.resolve().parent

@@ -33,7 +33,7 @@ import yaml
 
 from .. import ops
 from ..errors import InputError, UnitError, _compose
-from ..limits import load_yaml
+from ..limits import load_yaml, yaml_input_error
 from ..models import DTYPE_SIZE, Skipped, Workload, canonical_dtype, canonical_level
 from ..units import Dimension, parse
 from . import check_binary, check_text, decode_error, make_frame, register_format, skip
@@ -341,10 +341,7 @@ def parse_yaml(data: bytes, source: str, context: dict | None = None) -> Workloa
     try:
         doc = load_yaml(text, source)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f": line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError(where=f"{source}{at}", text=f"invalid YAML: {getattr(e, 'problem', None) or e}.",
-                         hint="check indentation and quoting.") from None
+        raise yaml_input_error(e, source) from None
     title = source
     if isinstance(doc, dict):
         if "kernels" not in doc:
