@@ -83,12 +83,11 @@ PARSE_TIMEOUT = Limit("parse_s", "ROOFCORE_PARSE_TIMEOUT_S", 300, "parse time", 
 LIMITS: tuple[Limit, ...] = (INPUT_MB, ROWS, KERNELS, JSON_DEPTH, PARSE_TIMEOUT)
 
 
-def check_rows(data: bytes | memoryview, where: str) -> None:
+def check_rows(data: bytes, where: str) -> None:
     """Refuse a text input with more lines than ``ROOFCORE_MAX_ROWS`` (counted without decoding it)."""
     limit = ROWS.value()
     if limit and len(data) > limit:  # fewer bytes than the limit: fewer lines too
-        lines = bytes(data).count(b"\n") if isinstance(data, memoryview) else data.count(b"\n")
-        ROWS.check(lines + (0 if bytes(data[-1:]) == b"\n" else 1), where, None)
+        ROWS.check(data.count(b"\n") + (not data.endswith(b"\n")), where)
 
 
 # ---------------------------------------------------------------------------------------------------- YAML
@@ -271,4 +270,5 @@ __all__ = [
     "deadline",
     "load_yaml",
     "tick",
+    "yaml_input_error",
 ]
