@@ -86,3 +86,38 @@ def watch_tabulation(monkeypatch, who: str) -> list[int]:
     monkeypatch.setattr(Analysis, "table", counted)
     monkeypatch.setattr(SchemaBase, "__init__", no_altair)
     return rows
+
+
+# ---------------------------------------------------------------------------------------------------- fuzzing
+
+
+def mutated(seeds: list[bytes], junk: list[bytes], replacements: list[bytes] = (), raw_size: int = 0):
+    """A hypothesis strategy: one of ``seeds`` mutated 1 to 4 times (truncated, a byte flipped, a line deleted or
+    doubled, a piece of ``junk`` spliced in, and, given ``replacements``, a byte replaced by one of them); with
+    ``raw_size``, one example in ten is instead random bytes of at most that size (or there are no seeds)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def strategy(draw) -> bytes:
+        if raw_size and (not seeds or draw(st.integers(0, 9)) == 0):
+            return draw(st.binary(max_size=raw_size))
+        data = bytearray(draw(st.sampled_from(seeds)))
+        for _ in range(draw(st.integers(1, 4))):
+            i = draw(st.integers(0, max(len(data) - 1, 0)))
+            op = draw(st.integers(0, 5 if replacements else 4))
+            if op == 0:  # truncate
+                data = data[:i]
+            elif op == 1:  # flip a byte
+                if data:
+                    data[i] = draw(st.integers(0, 255))
+            elif op in (2, 3):  # delete or double a line
+                lines = bytes(data).split(b"\n")
+                j = draw(st.integers(0, len(lines) - 1))
+                data = bytearray(b"\n".join(lines[:j] + lines[j + 1:] if op == 2 else lines[: j + 1] + lines[j:]))
+            elif op == 4:  # splice in text that parsers find interesting
+                data[i:i] = draw(st.sampled_from(junk))
+            else:
+                data[i:i + 1] = draw(st.sampled_from(replacements))
+        return bytes(data)
+
+    return strategy()

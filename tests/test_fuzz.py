@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from roofhelpers import mutated
 
 from roofcore import RoofcoreError, ingest
 from roofcore.catalog import load_bytes
@@ -49,35 +49,13 @@ def _seeds_by_format() -> dict[str, list[bytes]]:
 SEEDS = _seeds_by_format()
 
 
-@st.composite
-def mutated(draw, seeds: list[bytes]):
-    if not seeds or draw(st.integers(0, 9)) == 0:
-        return draw(st.binary(max_size=2048))
-    data = bytearray(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.integers(0, 5))
-        if not data:
-            break
-        i = draw(st.integers(0, len(data) - 1))
-        if op == 0:  # truncate
-            data = data[:i]
-        elif op == 1:  # flip a byte
-            data[i] = draw(st.integers(0, 255))
-        elif op == 2:  # delete a line
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            data = bytearray(b"\n".join(lines[:j] + lines[j + 1:]))
-        elif op == 3:  # duplicate a line
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            data = bytearray(b"\n".join(lines[: j + 1] + lines[j:]))
-        elif op == 4:  # splice in text that parsers find interesting
-            junk = draw(st.sampled_from([b",", b'"', b"\n", b"n/a", b"-1", b"1e999", b"nan", b"\x00", b"{", b"]",
-                                         b"1,234,567.00", b"==PROF==", b"\xef\xbb\xbf", b"'", b"\r\n"]))
-            data[i:i] = junk
-        else:  # replace a digit run
-            data[i:i + 1] = draw(st.sampled_from([b"0", b"-7", b"9" * 40, b"", b"x"]))
-    return bytes(data)
+FUZZ_JUNK = [b",", b'"', b"\n", b"n/a", b"-1", b"1e999", b"nan", b"\x00", b"{", b"]", b"1,234,567.00", b"==PROF==",
+             b"\xef\xbb\xbf", b"'", b"\r\n"]
+FUZZ_REPLACEMENTS = [b"0", b"-7", b"9" * 40, b"", b"x"]  # for a byte: often a digit of a number
+
+
+def fuzzed(seeds: list[bytes]):
+    return mutated(seeds, FUZZ_JUNK, FUZZ_REPLACEMENTS, raw_size=2048)
 
 
 def _check(result) -> None:
@@ -94,7 +72,7 @@ def test_parser_never_raises_anything_but_roofcore_errors(fmt):
 
     @settings(max_examples=EXAMPLES, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(data=mutated(SEEDS[fmt]))
+    @given(data=fuzzed(SEEDS[fmt]))
     def run(data):
         with contextlib.suppress(RoofcoreError):
             _check(parser(data, f"fuzz.{fmt}", {}))
@@ -110,7 +88,7 @@ CATALOG_SEEDS = [p.read_bytes() for p in (ROOT.parent / "catalogs").glob("*.yaml
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=mutated(CATALOG_SEEDS))
+@given(data=fuzzed(CATALOG_SEEDS))
 def test_catalog_loader_never_raises_anything_but_roofcore_errors(data):
     with contextlib.suppress(RoofcoreError):
         load_bytes(data, "fuzz.yaml")

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofhelpers import mutated
 
 from roofcore import InputError, LimitError, ingest
 from roofcore.cli import main
@@ -566,28 +567,7 @@ def outcome(data: bytes) -> None:
     assert set(w.frame.columns) >= {"name", "count", "flops", "time_s", "bytes_hbm"}
 
 
-@st.composite
-def mutated(draw):
-    data = bytearray(draw(st.sampled_from(SEEDS)))
-    for _ in range(draw(st.integers(1, 4))):
-        i = draw(st.integers(0, len(data) - 1)) if data else 0
-        op_ = draw(st.integers(0, 4))
-        if op_ == 0:
-            data = data[:i]
-        elif op_ == 1 and data:
-            data[i] = draw(st.integers(0, 255))
-        elif op_ == 2:
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            data = bytearray(b"\n".join(lines[:j] + lines[j + 1:]))
-        elif op_ == 3:
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            data = bytearray(b"\n".join(lines[: j + 1] + lines[j:]))
-        else:
-            data[i:i] = draw(st.sampled_from([b",", b'"', b"{", b"]", b"null", b"-1", b"1e999", b"NaN", b"\xff",
-                                              b'"dur": "x"', b"[[[", b"\x00"]))
-    return bytes(data)
+KINETO_JUNK = [b",", b'"', b"{", b"]", b"null", b"-1", b"1e999", b"NaN", b"\xff", b'"dur": "x"', b"[[[", b"\x00"]
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 2**70) | st.floats(allow_nan=True) |
@@ -611,7 +591,7 @@ EVENT = st.fixed_dictionaries({}, optional={
 
 
 @FUZZ
-@given(st.binary(max_size=2048) | mutated())
+@given(st.binary(max_size=2048) | mutated(SEEDS, KINETO_JUNK))
 def test_fuzz_bytes_end_in_workload_or_input_error(data):
     outcome(data)
 

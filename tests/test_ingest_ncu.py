@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofhelpers import mutated
 
 from roofcore import InputError, aggregate, analyze, ingest, load_catalogs
 from roofcore.ingest import ncu
@@ -418,32 +419,10 @@ JUNK = [b",", b'"', b"\n", b"\r\n", b"n/a", b"-1", b"1e999", b"nan", b"\x00", b"
         b'"ID","Process ID",', b"\xef\xbb\xbf", b"\xff", b'""', b",,,,", b"9,00"]
 
 
-@st.composite
-def mutated(draw):
-    if draw(st.integers(0, 9)) == 0:
-        return draw(st.binary(max_size=1024))
-    data = bytearray(draw(st.sampled_from(SEEDS)))
-    for _ in range(draw(st.integers(1, 4))):
-        if not data:
-            break
-        i = draw(st.integers(0, len(data) - 1))
-        op = draw(st.integers(0, 4))
-        if op == 0:
-            data = data[:i]
-        elif op == 1:
-            data[i] = draw(st.integers(0, 255))
-        elif op in (2, 3):
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            lines = lines[:j] + lines[j + 1:] if op == 2 else lines[: j + 1] + lines[j:]
-            data = bytearray(b"\n".join(lines))
-        else:
-            data[i:i] = draw(st.sampled_from(JUNK))
-    return bytes(data)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(data=mutated(), raw=st.booleans())
+@given(data=mutated(SEEDS, JUNK, raw_size=1024), raw=st.booleans())
 def test_fuzz_ends_in_a_workload_or_an_input_error(data, raw):
     parse = ncu.parse_raw if raw else ncu.parse_details
     try:

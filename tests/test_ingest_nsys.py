@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from roofhelpers import mutated
 
 from roofcore import InputError, analyze, ingest, load_catalogs
 from roofcore.ingest import nsys
@@ -191,32 +191,10 @@ JUNK = [b",", b'"', b"\n", b"\r\n", b"n/a", b"-1", b"1e999", b"nan", b"\x00", b"
         b"Time (%)", b"Executing 'cuda_gpu_kern_sum' stats report\n", b"\xff", b"SKIPPED"]
 
 
-@st.composite
-def mutated(draw):
-    if draw(st.integers(0, 9)) == 0:
-        return draw(st.binary(max_size=1024))
-    data = bytearray(draw(st.sampled_from(SEEDS)))
-    for _ in range(draw(st.integers(1, 4))):
-        if not data:
-            break
-        i = draw(st.integers(0, len(data) - 1))
-        op = draw(st.integers(0, 4))
-        if op == 0:
-            data = data[:i]
-        elif op == 1:
-            data[i] = draw(st.integers(0, 255))
-        elif op in (2, 3):
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            lines = lines[:j] + lines[j + 1:] if op == 2 else lines[: j + 1] + lines[j:]
-            data = bytearray(b"\n".join(lines))
-        else:
-            data[i:i] = draw(st.sampled_from(JUNK))
-    return bytes(data)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(data=mutated())
+@given(data=mutated(SEEDS, JUNK, raw_size=1024))
 def test_fuzz_ends_in_a_workload_or_an_input_error(data):
     try:
         w = nsys.parse(data, "fuzz.txt")

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofhelpers import mutated
 
 from roofcore import InputError, RoofcoreError, analyze, ingest, load_catalogs
 from roofcore.ingest import aggregate, rocprof
@@ -612,32 +613,13 @@ CONTEXTS = [{}, None, ctx("sysinfo_mi200.csv"), ctx("sysinfo_mi300.csv", "roofli
             {"rocprof_sysinfo": {"lds_banks_per_cu": -1.5, "gpu_arch": None}, "rocprof_roofline": {0: {}}}]
 
 
-@st.composite
-def mutated(draw, seeds: list[bytes]) -> bytes:
-    if draw(st.integers(0, 9)) == 0:
-        return draw(st.binary(max_size=1024))
-    data = bytearray(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(1, 4))):
-        if not data:
-            break
-        op = draw(st.integers(0, 5))
-        i = draw(st.integers(0, len(data) - 1))
-        lines = bytes(data).split(b"\n")
-        j = draw(st.integers(0, len(lines) - 1))
-        if op == 0:
-            data = data[:i]
-        elif op == 1:
-            data[i] = draw(st.integers(0, 255))
-        elif op == 2:
-            data = bytearray(b"\n".join(lines[:j] + lines[j + 1:]))
-        elif op == 3:
-            data = bytearray(b"\n".join(lines[: j + 1] + lines[j:]))
-        elif op == 4:
-            data[i:i] = draw(st.sampled_from([b",", b'"', b"\n", b"n/a", b"-1", b"1e999", b"nan", b"1.5E+15", b"\r\n",
-                                              b"\xef\xbb\xbf", b"[3]", b"_sum", b"\xff", b"9" * 30]))
-        else:
-            data[i:i + 1] = draw(st.sampled_from([b"0", b"-7", b"", b"x", b"\x00"]))
-    return bytes(data)
+ROCPROF_JUNK = [b",", b'"', b"\n", b"n/a", b"-1", b"1e999", b"nan", b"1.5E+15", b"\r\n", b"\xef\xbb\xbf", b"[3]",
+                b"_sum", b"\xff", b"9" * 30]
+ROCPROF_REPLACEMENTS = [b"0", b"-7", b"", b"x", b"\x00"]
+
+
+def fuzzed(seeds: list[bytes]):
+    return mutated(seeds, ROCPROF_JUNK, ROCPROF_REPLACEMENTS, raw_size=1024)
 
 
 @pytest.mark.parametrize("fmt", sorted(SEEDS))
@@ -646,7 +628,7 @@ def test_fuzz_parser_returns_a_result_or_an_input_error(fmt):
     seeds = [raw(n) for n in SEEDS[fmt]]
 
     @FUZZ
-    @given(data=mutated(seeds), context=st.sampled_from(CONTEXTS))
+    @given(data=fuzzed(seeds), context=st.sampled_from(CONTEXTS))
     def run(data, context):
         try:
             out = parse(data, "fuzz.csv", context)
@@ -673,7 +655,7 @@ def test_fuzz_sniffers_never_raise(text, name):
 
 
 @FUZZ
-@given(data=mutated([raw(n) for names in SEEDS.values() for n in names]))
+@given(data=fuzzed([raw(n) for names in SEEDS.values() for n in names]))
 def test_fuzz_detect_and_read_many(data):
     with contextlib.suppress(RoofcoreError):
         ingest.read_many([(data, "a.csv"), (raw("sysinfo_mi300.csv"), "sysinfo.csv")])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofhelpers import mutated
 
 from roofcore import InputError, ingest
 from roofcore.cli import main
@@ -297,28 +298,7 @@ FUZZ = settings(max_examples=10_000 if LONG else 150, deadline=None,
 SEEDS = {p.name: p.read_bytes() for p in DATA.iterdir()}
 
 
-@st.composite
-def mutated(draw):
-    data = bytearray(draw(st.sampled_from(sorted(SEEDS.values()))))
-    for _ in range(draw(st.integers(1, 4))):
-        i = draw(st.integers(0, max(len(data) - 1, 0)))
-        op = draw(st.integers(0, 4))
-        if op == 0:
-            data = data[:i]
-        elif op == 1 and data:
-            data[i] = draw(st.integers(0, 255))
-        elif op == 2:
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            data = bytearray(b"\n".join(lines[:j] + lines[j + 1:]))
-        elif op == 3:
-            lines = bytes(data).split(b"\n")
-            j = draw(st.integers(0, len(lines) - 1))
-            data = bytearray(b"\n".join(lines[: j + 1] + lines[j:]))
-        else:
-            data[i:i] = draw(st.sampled_from([b",", b'"', b"{", b"]", b"null", b"-1", b"1e999", b"NaN", b"\xff",
-                                              b"'", b"\r\n", b'"n/a"', b"[[", b"0"]))
-    return bytes(data)
+XLA_JUNK = [b",", b'"', b"{", b"]", b"null", b"-1", b"1e999", b"NaN", b"\xff", b"'", b"\r\n", b'"n/a"', b"[[", b"0"]
 
 
 def outcome(parse, data: bytes) -> None:
@@ -330,13 +310,13 @@ def outcome(parse, data: bytes) -> None:
 
 
 @FUZZ
-@given(st.binary(max_size=1024) | mutated())
+@given(st.binary(max_size=1024) | mutated(sorted(SEEDS.values()), XLA_JUNK))
 def test_fuzz_cost_analysis(data):
     outcome(xla.parse_cost, data)
 
 
 @FUZZ
-@given(st.binary(max_size=1024) | mutated())
+@given(st.binary(max_size=1024) | mutated(sorted(SEEDS.values()), XLA_JUNK))
 def test_fuzz_xprof(data):
     outcome(xla.parse_xprof, data)
 
