@@ -48,9 +48,6 @@ def max_input_bytes() -> int:
     return int(mb * 1e6) if mb else 1 << 62
 
 
-#: the input size limit when this module was imported; ``read``/``read_many`` read the variable on every call
-DEFAULT_MAX_BYTES = max_input_bytes()
-
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
                     gzip: bool = False):
@@ -179,7 +176,7 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
     Within :mod:`roofcore.limits`: ``max_bytes`` (default ``ROOFCORE_MAX_INPUT_MB``), rows, kernels, JSON
     depth and the parse time (``ROOFCORE_PARSE_TIMEOUT_S``)."""
     max_bytes = max_bytes or max_input_bytes()
-    with limits.deadline(name or str(source) if not isinstance(source, bytes) else name or "input"):
+    with limits.deadline(name or ("input" if isinstance(source, bytes) else str(source))):
         return _read(source, name, fmt, max_bytes, context)
 
 
