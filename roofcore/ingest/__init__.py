@@ -42,11 +42,11 @@ class Format:
 
 FORMATS: dict[str, Format] = {}
 
+
 def max_input_bytes() -> int:
     """The input size limit in bytes: ``ROOFCORE_MAX_INPUT_MB`` (default 512 MB; 0 = no limit)."""
     mb = limits.INPUT_MB.value()
     return int(mb * 1e6) if mb else 1 << 62
-
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
