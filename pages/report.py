@@ -37,7 +37,7 @@ try:
 
     cols = st.columns(4)
     cols[0].download_button("HTML", page.encode("utf-8"), "roofline-report.html", "text/html",
-                            icon=":material/description:")
+                            icon=":material/description:", on_click="ignore")  # no rerun: nothing changes
     missing = report.pdf_available()
     if missing:
         cols[1].button("PDF", disabled=True, help=missing, icon=":material/picture_as_pdf:")

@@ -137,6 +137,7 @@ def test_report_preview_and_download_escape_the_names(page):
     assert "&lt;script&gt;window.__pwned" in html and "<script>window" not in html
     assert "&lt;img src=x onerror=" in html and "<img src=x" not in html
     assert "<script" not in html.lower()  # the report has no script at all
+    settle(page)
     with page.expect_download() as dl:
         page.locator('[data-testid="stMain"]').get_by_role("button", name="CSV", exact=True).click()
     rows = list(csv.DictReader(io.StringIO(Path(dl.value.path()).read_text(encoding="utf-8"))))
