@@ -137,18 +137,28 @@ class Analysis:
         return idx.astype(np.int64), labels
 
     def summary(self, hw_id: str) -> dict:
-        """Workload totals on one device: Σ time, Σ t_roof, speedup if every kernel reached its roof, time share by bound."""
+        """Workload totals on one device: Σ time, Σ t_roof, speedup if every kernel reached its roof, time share by
+        bound, and ``coverage``: which share of the kernels and of the measured time these numbers cover.
+
+        Headlines are computed over the kernels whose roofline is known (FLOPs and bytes known): Σ t_roof and
+        the speedup leave the others out rather than count them as zero or as already at their roof."""
         r = self.result(hw_id)
-        t = self.workload.frame["time_s"].to_numpy(dtype=np.float64)
+        f = self.workload.frame
+        t = f["time_s"].to_numpy(dtype=np.float64)
         timed = ~np.isnan(t) & (t > 0)
+        known = ~np.isnan(r.t_roof)
         total_time = float(np.nansum(t)) if (~np.isnan(t)).any() else None
-        t_roof_total = float(np.nansum(r.t_roof)) if (~np.isnan(r.t_roof)).any() else None
+        t_roof_total = float(r.t_roof[known].sum()) if known.any() else None
+        covered = timed & known
         speedup = None
-        roofed = timed & ~np.isnan(r.t_roof)
-        if roofed.any():
-            # Amdahl over every timed kernel: those with a roof go to it (never slower), those without stay
-            at_roof = np.minimum(t[roofed], r.t_roof[roofed]).sum() + t[timed & ~roofed].sum()
-            speedup = float(t[timed].sum() / at_roof) if at_roof > 0 else None
+        tiny_gain_share = None
+        if covered.any():
+            at_roof = np.minimum(t[covered], r.t_roof[covered])
+            speedup = float(t[covered].sum() / at_roof.sum()) if at_roof.sum() > 0 else None
+            gain = t[covered] - at_roof
+            if gain.sum() > 0:
+                tiny = (r.flags[covered] & Flag.TINY) != 0
+                tiny_gain_share = float(gain[tiny].sum() / gain.sum())
         basis = "measured" if timed.any() else "roofline"
         weights = np.where(timed, t, 0.0) if timed.any() else np.nan_to_num(r.t_roof)
         idx, labels = self.bound_labels(hw_id)
@@ -156,6 +166,17 @@ class Analysis:
         total = sums.sum()
         share = {labels[i]: float(sums[i] / total) for i in np.argsort(-sums) if sums[i] > 0} if total > 0 else {}
         flags = r.flags
+        timed_total = float(t[timed].sum()) if timed.any() else 0.0
+        coverage = {
+            "kernels": len(t),
+            "kernels_known": int(known.sum()),
+            "time_s_known": float(t[covered].sum()) if timed.any() else None,
+            "time_share_known": (float(t[covered].sum() / timed_total) if timed_total > 0 else None),
+            "kernels_missing_flops": int(np.isnan(f["flops"].to_numpy(dtype=np.float64)).sum()),
+            "kernels_missing_bytes": int(((flags & Flag.MISSING_BYTES) != 0).sum()),
+            "kernels_missing_time": int((~timed).sum()),
+            "speedup_tiny_share": tiny_gain_share,
+        }
         return {
             "hardware": hw_id,
             "kernels": len(t),
@@ -165,6 +186,7 @@ class Analysis:
             "speedup_if_at_roof": speedup,
             "time_share_by_bound": share,
             "share_basis": basis,
+            "coverage": coverage,
             "flag_counts": {FLAG_CODES[fl]: int(((flags & fl) != 0).sum()) for fl in Flag if ((flags & fl) != 0).any()},
             "lacking_levels": list(r.lacking),
         }
@@ -210,6 +232,54 @@ def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achi
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
+
+def coverage_text(summary: dict) -> str:
+    """One sentence saying what share of the workload the headline numbers cover, and what is missing.
+
+    ``"Roofline known for 62% of the measured time (12 of 20 kernels); unknown for the rest: FLOPs unknown for 8
+    kernels."`` Empty when every kernel's roofline is known."""
+    c = summary.get("coverage") or {}
+    n, k = c.get("kernels", 0), c.get("kernels_known", 0)
+    if n and k == n:
+        return ""
+    kern = f"{k:,} of {n:,} {'kernel' if n == 1 else 'kernels'}"
+    share = c.get("time_share_known")
+    head = (f"Roofline known for {_share(share)} of the measured time ({kern})" if share is not None
+            else f"Roofline known for {kern}")
+    missing = []
+    if c.get("kernels_missing_flops"):
+        missing.append(f"FLOPs unknown for {_kernels(c['kernels_missing_flops'])}")
+    if c.get("kernels_missing_bytes"):
+        missing.append(f"off-chip bytes unknown for {_kernels(c['kernels_missing_bytes'])}")
+    if k == 0:
+        return head + ("; " + ", ".join(missing) if missing else "") + ": no headline can be computed."
+    return head + ("; the rest is unknown: " + ", ".join(missing) if missing else "") + "."
+
+
+def speedup_note(summary: dict) -> str:
+    """A caveat for the "× faster" headline when its gain comes mostly from launch-bound kernels (under 1 µs)."""
+    share = (summary.get("coverage") or {}).get("speedup_tiny_share")
+    if share is not None and share >= 0.5:
+        return (f"{_share(share)} of that gain comes from launch-bound kernels under 1 µs per launch, which no "
+                "roof bounds: batch or fuse them rather than expect it.")
+    return ""
+
+
+def _kernels(n: int) -> str:
+    return f"{n:,} {'kernel' if n == 1 else 'kernels'}"
+
+
+def _share(x: float) -> str:
+    """A share as a percentage with two significant figures (100% only when it is whole)."""
+    if x >= 1:
+        return "100%"
+    if x <= 0:
+        return "0%"
+    pct = x * 100
+    if pct >= 99.5:
+        return ">99%"  # never round a part up to the whole
+    return f"{pct:.0f}%" if pct >= 10 else f"{pct:.2g}%" if pct >= 1 else f"{pct:.1g}%"
 
 
 def _num(v: object) -> float | None:
@@ -281,10 +351,11 @@ def _flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
                 "left unknown rather than divided by zero.")})
         if mask & Flag.MISSING_FLOPS:
             items.append({"code": "missing-flops", "message":
-                          "FLOPs are unknown (not zero): the compute roof is left out of this kernel's bound."})
+                          "FLOPs are unknown (not zero): this kernel's roofline time and bound are unknown."})
         if mask & Flag.MISSING_BYTES:
             items.append({"code": "missing-bytes", "message": (
-                f"Off-chip bytes are unknown: the {hw.offchip.display} roof is left out of this kernel's bound.")})
+                f"Off-chip ({hw.offchip.display}) bytes are unknown (not zero): this kernel's roofline time and "
+                "bound are unknown.")})
         if mask & Flag.LEVEL_NOT_ON_DEVICE:
             lacking = [n for n in r.lacking if row.get(f"bytes_{n}", 0) and row[f"bytes_{n}"] > 0]
             items.append({"code": "level-not-on-device", "message": (
@@ -325,4 +396,4 @@ def _bw(row: pd.Series, level: str) -> float:
     return b / row.time_s if row.time_s and row.time_s > 0 else float("nan")
 
 
-__all__ = ["Analysis", "analyze", "fmt_rate"]
+__all__ = ["Analysis", "analyze", "coverage_text", "fmt_rate", "speedup_note"]

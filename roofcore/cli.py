@@ -15,11 +15,11 @@ import pandas as pd
 
 from . import __version__
 from .advise import advice_text, advise_all
-from .analyze import Analysis, analyze
+from .analyze import Analysis, analyze, coverage_text, speedup_note
 from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import RoofcoreError
 from .ingest import FORMATS, aggregate, max_input_bytes, read_many
-from .units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+from .units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
@@ -129,14 +129,48 @@ def _max_bytes(args: argparse.Namespace) -> int:
 
 def _analysis(args: argparse.Namespace) -> Analysis:
     """Read the inputs and analyse them on every --hardware device (shared by `analyze` and `advise`)."""
-    if not args.hardware:
-        raise RoofcoreError("name at least one device with --hardware ID (see `roofline hardware list`).")
     cat = _catalog(args)
-    hws = [cat.get(h) for h in args.hardware]
+    if args.hardware:
+        cat.get(args.hardware[0]) if not _measured_ids(args.hardware) else None  # fail fast on a typo
     workload = read_many(args.inputs, fmt=args.format, max_bytes=_max_bytes(args))
+    measured = tuple(getattr(workload, "measured", ()) or ())
+    for hw in measured:
+        if hw.id not in cat:
+            cat = cat.with_device(hw)
+    if args.hardware:
+        hws = [cat.get(h) for h in args.hardware]
+    else:
+        hws = _detected_devices(cat, workload) + [hw for hw in measured]
+        if not hws:
+            ran = f"the profile names its device as {workload.device!r}, which the catalog lacks; " if workload.device \
+                else "the input does not say which device it ran on; "
+            raise RoofcoreError(f"{ran}name at least one device with --hardware ID (see `roofline hardware list`).")
     if args.aggregate:
         workload = aggregate(workload)
     return analyze(workload, hws, achievable=args.achievable)
+
+
+def _measured_ids(ids: Sequence[str]) -> bool:
+    """Whether any --hardware id may come from the inputs' own measured ceilings (checked after reading them)."""
+    return any(i.endswith("-measured") for i in ids)
+
+
+def _detected_devices(cat: Catalog, workload) -> list:
+    """The catalog device the profile ran on, when the export names it and the catalog has it."""
+    hits = cat.suggest(workload.device, workload.meta)
+    return [cat.get(hits[0])] if hits else []
+
+
+def device_line(a: Analysis) -> str:
+    """``Profiled on: NVIDIA A100-SXM4-40GB (CC 8.0); closest catalog device a100-40gb-sxm.``"""
+    w = a.workload
+    if not w.device and not w.meta.get("arch"):
+        return ""
+    what = w.device or w.meta.get("arch")
+    extra = [f"CC {w.meta['compute_capability']}" if w.meta.get("compute_capability") else "",
+             w.meta.get("arch", "") if w.device and w.meta.get("arch") else ""]
+    extra = [x for x in extra if x]
+    return f"Profiled on: {what}" + (f" ({', '.join(extra)})" if extra else "") + "."
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -202,7 +236,10 @@ def neutralise_cell(v: object) -> object:
 
 def analysis_text(a: Analysis, top: int = 25) -> str:
     w = a.workload
-    out = [f"Workload: {w.name} — {len(w)} kernels from {', '.join(w.sources) or 'memory'} ({', '.join(w.formats)})"]
+    out = [f"Workload: {w.name} — {len(w):,} {'kernel' if len(w) == 1 else 'kernels'} from "
+           f"{', '.join(w.sources) or 'memory'} ({', '.join(w.formats)})"]
+    if device_line(a):
+        out.append(device_line(a))
     if a.achievable:
         out.append("Roofs: achievable (measured) ceilings where the catalog has them, else theoretical peaks.")
     for r in a.results:
@@ -228,12 +265,19 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
                            "achieved", "of roof", "bound", "flags"], rows, right=set(range(1, 10))))
         if len(shown) < len(tab):
             out.append(f"(showing {len(shown)} of {len(tab)} kernels by time; --top 0 shows all)")
-        line = f"Total: roofline {fmt_time(s['t_roof_s'])}"
+        cov = s["coverage"]
+        partial = cov["kernels_known"] < cov["kernels"]
+        known = " (kernels with a known roofline)" if partial else ""
+        line = f"Total: roofline {fmt_time(s['t_roof_s'])}{known}"
         if s["time_s"] is not None:
-            line = f"Total: measured {fmt_time(s['time_s'])}, roofline {fmt_time(s['t_roof_s'])}"
+            line = f"Total: measured {fmt_time(s['time_s'])}, roofline {fmt_time(s['t_roof_s'])}{known}"
             if s["speedup_if_at_roof"]:
-                line += f"; {s['speedup_if_at_roof']:.3g}× faster if every kernel reached its roof"
+                line += (f"; {fmt_factor(s['speedup_if_at_roof'])} faster if every kernel "
+                         f"{'with a known roofline ' if partial else ''}reached its roof")
         out.append(line)
+        for note in (coverage_text(s), speedup_note(s)):
+            if note:
+                out.append(note)
         share = ", ".join(f"{k} {fmt_pct(v)}" for k, v in s["time_share_by_bound"].items())
         out.append(f"Time by bound ({'measured time' if s['share_basis'] == 'measured' else 'roofline time'}): {share}")
         if s["flag_counts"]:

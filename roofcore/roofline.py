@@ -4,7 +4,13 @@ For kernel *k* on hardware *h*: the time each resource needs is ``FLOPs / π`` f
 ceiling the kernel runs on, ``bytes_l / β_l`` for each memory level and ``bytes_x / β_x`` for each
 link. ``t_roof`` is their maximum (perfect overlap, the roofline bound), ``t_serial`` their sum (no
 overlap); the bound is the resource that sets ``t_roof``. Attainable FLOP/s = ``FLOPs / t_roof``
-= ``min(π, min_l β_l·I_l)``. Unknown inputs (NaN) drop out of the max rather than poison it.
+= ``min(π, min_l β_l·I_l)``.
+
+Unknown is unknown: a kernel whose FLOPs or off-chip bytes are unknown (NaN) has no roofline time and
+bound ``unknown`` — a bound computed from the other resource alone would invent it (a kernel without
+FLOP counters is not "memory-bound"). The one exception is data movement: a kernel with zero FLOPs
+(a copy, a collective) and known link bytes is bound by its link. Unknown *on-chip* bytes drop out of
+the max (the off-chip and compute roofs still bound the kernel).
 
 Everything here works on numpy arrays; nothing loops over kernels.
 """
@@ -134,8 +140,11 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
         if i:
             mem_idx = np.where(ti > mem_best, np.int16(i), mem_idx)
             mem_best = np.fmax(mem_best, ti)
-    t_roof = np.where(any_valid, best, np.nan)
-    t_serial[~any_valid] = np.nan
+    known = roof_known(inp, hw, names, kinds)
+    t_roof = np.where(any_valid & known, best, np.nan)
+    t_serial[~(any_valid & known)] = np.nan
+    bound_idx[~known] = -1
+    mem_idx[~known] = -1
     del best, mem_best
 
     flags = np.zeros(n, dtype=np.uint16)
@@ -158,7 +167,7 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
     no_flops = np.isnan(inp.flops)
     flag(Flag.MISSING_FLOPS, no_flops)
     off = inp.byte_cols.get(hw.offchip.name)
-    flag(Flag.MISSING_BYTES, np.ones(n, dtype=bool) if off is None else np.isnan(off))
+    flag(Flag.MISSING_BYTES, (np.ones(n, dtype=bool) if off is None else np.isnan(off)) & ~known)
     for name in lacking:
         flag(Flag.LEVEL_NOT_ON_DEVICE, inp.byte_cols[name] > 0)
     flag(Flag.NO_CEILING, np.isnan(peak) & ~no_flops)
@@ -168,6 +177,23 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
         ceilings=tuple(None if c is None else c.key for c in ceils), peaks=peaks, t_roof=t_roof, t_serial=t_serial,
         ceiling_code=code.astype(np.int16), bound_idx=bound_idx, mem_idx=mem_idx, flags=flags, lacking=tuple(lacking),
     )
+
+
+def roof_known(inp: Inputs, hw: Hardware, names: list[str] | None = None,
+               kinds: list[str] | None = None) -> np.ndarray:
+    """Per kernel: is its roofline time known on ``hw``? FLOPs known and off-chip bytes known, or — for data
+    movement (zero FLOPs) — bytes known on a link of the device."""
+    n = len(inp.flops)
+    flops_known = ~np.isnan(inp.flops)
+    off = inp.byte_cols.get(hw.offchip.name)
+    known = flops_known & (np.zeros(n, dtype=bool) if off is None else ~np.isnan(off))
+    moves = flops_known & (inp.flops == 0) & ~known
+    if moves.any():
+        links = {x.name for x in hw.links}
+        for name, col in inp.byte_cols.items():
+            if name in links:
+                known |= moves & ~np.isnan(col)
+    return known
 
 
 def attainable(flops: np.ndarray, t_roof: np.ndarray) -> np.ndarray:

@@ -175,6 +175,17 @@ def fmt_intensity(v: float | None) -> str:
     return f"{_sig(v)} FLOP/B" if v < 1e4 else fmt_si(v, "FLOP/B")
 
 
+def fmt_factor(v: float | None) -> str:
+    """A ratio as a reader quotes it: ``"1,545×"``, ``"12×"``, ``"3.2×"``, ``"1.04×"`` (never ``1.54e+03×``)."""
+    if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
+        return "–"
+    if v >= 100:
+        return f"{v:,.0f}×"
+    if v >= 10:
+        return f"{v:.0f}×"
+    return f"{v:.2f}×" if v < 1.1 else f"{v:.1f}×"
+
+
 def fmt_pct(v: float | None, digits: int = 3) -> str:
     """A fraction (0.94) as a percentage ("94%")."""
     if v is None or (isinstance(v, float) and math.isnan(v)):

@@ -99,7 +99,8 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("roofline: error: ") and "binary data (a PNG image)" in err
     code, _, err = run(capsys, "analyze", EXAMPLE)
-    assert code == 2 and err == "roofline: error: name at least one device with --hardware ID (see `roofline hardware list`).\n"
+    assert code == 2 and err == ("roofline: error: the input does not say which device it ran on; name at least one "
+                                 "device with --hardware ID (see `roofline hardware list`).\n")
 
 
 def test_formats(capsys):
