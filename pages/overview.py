@@ -4,6 +4,7 @@ import streamlit as st
 
 import app_pages
 from roofcore import RoofcoreError
+from roofcore.analyze import coverage_text, speedup_note
 from roofcore import app_support as app
 from roofcore.charts import bound_share_chart
 
@@ -37,6 +38,9 @@ try:
             metrics = app.overview_metrics(s)
             for col, m in zip(st.columns(len(metrics)), metrics, strict=True):
                 col.metric(m.label, m.value, help=m.help)
+            for note in (coverage_text(s), speedup_note(s)):
+                if note:
+                    st.info(app.escape_markdown(note))
             left, right = st.columns([2, 3], gap="large")
             with left:
                 basis = "measured time" if s["share_basis"] == "measured" else "roofline time"

@@ -127,6 +127,8 @@ class Advice:
     total_gain_s: float  #: s, Σ gain_s (de-duplicated), never more than workload_time_s
     workload_time_s: float  #: s, Σ over kernels of the measured time, else the roofline time
     basis: str  #: "measured", "roofline" or "mixed" (some kernels timed)
+    #: share of ``workload_time_s`` in kernels whose roofline is known (None: no time to share)
+    known_share: float | None = None
     #: s per kernel (workload row) before and after every action: Σ(before − after) is total_gain_s
     before_s: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
     after_s: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
@@ -151,11 +153,14 @@ class Advice:
         if fmt_time(sure) != fmt_time(self.total_gain_s):  # a low-confidence part that shows at 3 digits
             text += (f"; {fmt_time(sure)} of it from high- or medium-confidence actions" if sure > 0 else
                      "; all of it from low-confidence actions")
+        if self.known_share is not None and self.known_share < 0.995:
+            text += (f"; the roofline is known for {_pct2(self.known_share)} of that time, so the rest cannot be judged"
+                     if self.known_share > 0 else "; no kernel's roofline is known")
         return text + "."
 
     def to_json(self) -> dict:
         return {"hardware": self.hardware, "workload_time_s": self.workload_time_s, "basis": self.basis,
-                "total_gain_s": self.total_gain_s, "summary": self.summary(),
+                "known_share": self.known_share, "total_gain_s": self.total_gain_s, "summary": self.summary(),
                 "items": [r.to_json() for r in self.items]}
 
 
@@ -330,6 +335,13 @@ class _Subject:
 def _times(x: float) -> str:
     """A factor for text: '2.8×', '37×', '1,200×'."""
     return f"{x:.2g}×" if x < 10 else f"{x:,.0f}×"
+
+
+def _pct2(x: float) -> str:
+    """A share with two significant figures, never rounded up to the whole: '62%', '4.2%', '>99%'."""
+    from .analyze import _share
+
+    return _share(x)
 
 
 def _short(text: object, width: int = 48) -> str:
@@ -1095,8 +1107,11 @@ def advise(analysis: Analysis, hw_id: str | None = None, *, rules: list[Rule] | 
             recs.extend(fn(ctx))
     items, after = _dedupe(ctx, recs)
     total = float((ctx.base_s - after).sum())
+    base = np.nan_to_num(np.asarray(ctx.base_s, dtype=np.float64))
+    known = ~np.isnan(ctx.analysis.result(hw_id).t_roof)
+    known_share = float(base[known].sum() / base.sum()) if base.sum() > 0 else None
     return Advice(hardware=hw_id, items=tuple(items), total_gain_s=total, workload_time_s=ctx.workload_time_s,
-                  basis=ctx.basis, before_s=ctx.base_s, after_s=after)
+                  basis=ctx.basis, known_share=known_share, before_s=ctx.base_s, after_s=after)
 
 
 def advise_all(analysis: Analysis) -> dict[str, Advice]:

@@ -24,7 +24,7 @@ from .catalog import Catalog, hardware_to_json, load_bytes
 from .ingest import aggregate
 from .models import Hardware, Precision, Workload
 from .roofline import FLAG_CODES
-from .units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+from .units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
 #: the workload shown before anything is uploaded
 BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "transformer_block.yaml"
@@ -221,13 +221,23 @@ def overview_metrics(summary: dict) -> list[Metric]:
     """The Overview's headline numbers for one device, formatted with units."""
     basis = "measured time" if summary["share_basis"] == "measured" else "roofline time"
     kinds = bound_kind_shares(summary)
+    cov = summary["coverage"]
+    partial = cov["kernels_known"] < cov["kernels"]
+    scope = (f" Over the {cov['kernels_known']:,} of {cov['kernels']:,} kernels whose roofline is known "
+             "(FLOPs and bytes known); the others are left out, not counted as zero." if partial else "")
     out = [Metric("Roofline time", fmt_time(summary["t_roof_s"]),
-                  "Σ t_roof: every kernel at its roof, perfect overlap of compute and memory (the lower bound).")]
+                  "Σ t_roof: every kernel at its roof, perfect overlap of compute and memory (the lower bound)." + scope)]
     if summary["time_s"] is not None:
         out.append(Metric("Measured time", fmt_time(summary["time_s"]), "Σ measured time over the kernels that have one."))
         sp = summary["speedup_if_at_roof"]
-        out.append(Metric("Speedup if at roof", f"{sp:.2f}×" if sp else "–",
-                          "Measured ÷ time if every timed kernel reached its roof (Amdahl over the workload)."))
+        out.append(Metric("Speedup if at roof", fmt_factor(sp) if sp else "–",
+                          "Measured ÷ time if every timed kernel reached its roof (Amdahl over the workload)." + scope))
+    if partial:
+        share = cov["time_share_known"]
+        out.append(Metric("Roofline known", fmt_pct(share, 2) if share is not None else
+                          f"{cov['kernels_known']:,} of {cov['kernels']:,}",
+                          "Share of the measured time (else of the kernels) whose FLOPs and bytes are known, which "
+                          "the headline numbers cover."))
     out.append(Metric("Memory-bound", fmt_pct(kinds.get("memory", 0.0) + kinds.get("link", 0.0)),
                       f"Share of {basis} in kernels bound by a memory level or a link."))
     out.append(Metric("Compute-bound", fmt_pct(kinds.get("compute", 0.0)),

@@ -179,11 +179,9 @@ def fmt_factor(v: float | None) -> str:
     """A ratio as a reader quotes it: ``"1,545×"``, ``"12×"``, ``"3.2×"``, ``"1.04×"`` (never ``1.54e+03×``)."""
     if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
         return "–"
-    if v >= 100:
+    if v >= 99.95:
         return f"{v:,.0f}×"
-    if v >= 10:
-        return f"{v:.0f}×"
-    return f"{v:.2f}×" if v < 1.1 else f"{v:.1f}×"
+    return f"{v:.3g}×"  # below 100, .3g never switches to e-notation
 
 
 def fmt_pct(v: float | None, digits: int = 3) -> str:

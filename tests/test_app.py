@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 import roofcore
 from roofcore import app_support as app
 from roofcore.catalog import load_bytes
-from roofcore.units import fmt_pct, fmt_time
+from roofcore.units import fmt_factor, fmt_pct, fmt_time
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
@@ -220,7 +220,7 @@ def test_upload_replaces_the_example_and_numbers_follow():
     shown = metrics(at)
     assert shown["Measured time"] == [fmt_time(s["time_s"])] == ["19.4 ms"]
     assert shown["Roofline time"] == [fmt_time(s["t_roof_s"])]
-    assert shown["Speedup if at roof"] == [f"{s['speedup_if_at_roof']:.2f}×"]
+    assert shown["Speedup if at roof"] == [fmt_factor(s["speedup_if_at_roof"])] == ["1.34×"]
     assert "Top kernels by headroom" in " ".join(m.value for m in at.markdown)
     goto(at, "pages/roofline.py")
     spec = roofline_spec(at)

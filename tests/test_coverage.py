@@ -56,7 +56,7 @@ def test_headlines_cover_only_known_kernels_and_say_so():
     assert coverage_text(s) == ("Roofline known for 40% of the measured time (1 of 2 kernels); the rest is unknown: "
                                 "FLOPs unknown for 1 kernel.")
     text = analysis_text(a)
-    assert "4.0× faster if every kernel with a known roofline reached its roof" in text
+    assert "4× faster if every kernel with a known roofline reached its roof" in text
     assert "Roofline known for 40% of the measured time" in text
 
 

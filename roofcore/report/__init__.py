@@ -18,10 +18,10 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from ..analyze import Analysis
+from ..analyze import Analysis, coverage_text, speedup_note
 from ..errors import RoofcoreError
 from ..models import Hardware
-from ..units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+from ..units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 from . import appendix
 
 #: what to install when WeasyPrint or its system libraries are missing
@@ -182,13 +182,21 @@ def _summary(a: Analysis, advice: dict) -> str:
         s = a.summary(h.id)
         basis = "measured" if s["share_basis"] == "measured" else "roofline"
         txt = f"<strong>{_e(h.name)}</strong>: {_bound_phrase(s['time_share_by_bound'])} ({basis} time). "
+        partial = s["coverage"]["kernels_known"] < s["coverage"]["kernels"]
         if s["time_s"] is not None and s["t_roof_s"] is not None:
-            txt += (f"It takes {fmt_time(s['time_s'])} measured against {fmt_time(s['t_roof_s'])} at the roof (Σ t_roof)"
-                    + (f": {s['speedup_if_at_roof']:.3g}× faster if every kernel reached its roof. "
+            known = (f"the {fmt_time(s['coverage']['time_s_known'])} of it in kernels with a known roofline take "
+                     if partial and s["coverage"]["time_s_known"] is not None else "")
+            txt += (f"It takes {fmt_time(s['time_s'])} measured; {known or 'against '}{fmt_time(s['t_roof_s'])} at the "
+                    "roof (Σ t_roof)"
+                    + (f": {fmt_factor(s['speedup_if_at_roof'])} faster if every kernel "
+                       f"{'with a known roofline ' if partial else ''}reached its roof. "
                        if s["speedup_if_at_roof"] else ". "))
         elif s["t_roof_s"] is not None:
             txt += (f"No measured times: the roofline bounds it at {fmt_time(s['t_roof_s'])} (Σ t_roof; "
                     f"{fmt_time(s['t_serial_s'])} with no overlap). ")
+        for note in (coverage_text(s), speedup_note(s)):
+            if note:
+                txt += _e(note) + " "
         adv = advice.get(h.id)
         top = [r for r in (adv.items if adv else ()) if r.gain_s > 0][:3]
         if top:
