@@ -86,8 +86,16 @@ def _load(files, fmt: str | None) -> None:
 
 
 def _use_device(hw_id: str) -> None:
+    """Analyse on ``hw_id``: it replaces the untouched default device, else it joins the chosen ones first."""
     ss = st.session_state
-    ss[HW_IDS] = [hw_id, *(h for h in ss.get(HW_IDS, []) if h != hw_id)]
+    now = ss.get(HW_IDS, [app.DEFAULT_DEVICE])
+    ss[HW_IDS] = [hw_id] if now == [app.DEFAULT_DEVICE] else [hw_id, *(h for h in now if h != hw_id)]
+
+
+def _add_devices(hw_ids: list[str]) -> None:
+    ss = st.session_state
+    now = ss.get(HW_IDS, [app.DEFAULT_DEVICE])
+    ss[HW_IDS] = [*now, *(h for h in hw_ids if h not in now)]
 
 
 def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
@@ -95,7 +103,7 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
     with st.sidebar:
         st.subheader("Workload")
         files = st.file_uploader(
-            "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt"],
+            "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"],
             accept_multiple_files=True, key=f"uploads_{ss['uploader_gen']}",
             help="Nsight Compute CSV (details or raw page), nsys stats, rocprof / rocprofv3 / rocprof-compute "
                  "(pmc_perf.csv with its sysinfo.csv), PyTorch profiler traces (.json, .json.gz), JAX "
@@ -110,7 +118,12 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
         elif ss["loaded_key"] is not None:  # the user removed every file
             _clear_uploads()
         w = ss[WORKLOAD]["workload"]
-        st.caption(f"**{ss[WORKLOAD]['label']}** · {len(w):,} kernels · {', '.join(w.formats)}"
+        for hw in getattr(w, "measured", ()) or ():  # ceilings measured on the profiled machine (roofline.csv, ERT)
+            if hw.id not in catalog:
+                catalog = catalog.with_device(hw)
+        ss[CATALOG] = catalog
+        st.caption(f"**{ss[WORKLOAD]['label']}** · {len(w):,} {'kernel' if len(w) == 1 else 'kernels'} · "
+                   f"{', '.join(w.formats)}"
                    + (" · bundled example" if ss[WORKLOAD]["key"] == "bundled" else ""))
         suggested = catalog.suggest(w.device, w.meta)
         if w.device:
@@ -122,6 +135,13 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
                           icon=":material/memory:", key="use_suggested")
             elif not suggested:
                 st.caption(f"Profiled on **{w.device}**, which is not in the catalog: add it on the Hardware page.")
+        measured = [hw for hw in getattr(w, "measured", ()) or () if hw.id in catalog]
+        missing = [hw.id for hw in measured if hw.id not in ss.get(HW_IDS, [app.DEFAULT_DEVICE])]
+        if missing:
+            st.caption(f"The upload carries measured ceilings of {len(measured)} "
+                       f"{'device' if len(measured) == 1 else 'devices'} ({', '.join(f'`{m}`' for m in missing)}).")
+            st.button("Add the measured roofs", on_click=_add_devices, args=(missing,), icon=":material/speed:",
+                      key="use_measured")
         st.button("Clear uploads", on_click=_clear_uploads, disabled=not files, icon=":material/delete:")
         combine = st.toggle("Combine repeated launches", value=True, key="combine",
                             help="Sum launches of the same kernel (name, precision, unit, group) into one row.")
@@ -192,8 +212,8 @@ def _main(pages: list) -> None:
     ss = st.session_state
     ss["builtin_catalog"] = base_catalog()  # a broken catalog file raises: nothing else can work (see guard)
     catalog = app.effective_catalog(ss["builtin_catalog"], ss[CUSTOM].values())
-    ss[CATALOG] = catalog
     chosen, combine, achievable = sidebar(catalog)
+    catalog = ss[CATALOG]  # with the measured devices the upload carries (see sidebar)
 
     for msg in ss["load_errors"]:
         st.error(msg, icon=":material/error:")

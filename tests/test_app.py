@@ -371,7 +371,7 @@ def test_profiler_upload_with_companion_detected_format_and_suggested_device():
     caption = " ".join(c.value for c in at.sidebar.caption)
     assert "rocprof-compute" in caption and "closest catalog device" in caption and "`mi250x-gcd`" in caption
     at.sidebar.button(key="use_suggested").click().run()
-    assert at.sidebar.multiselect(key="hw_ids").value[0] == "mi250x-gcd"
+    assert at.sidebar.multiselect(key="hw_ids").value == ["mi250x-gcd"]  # replaces the untouched default
     goto(at, "pages/roofline.py")
     assert at.get("vega_lite_chart") and not at.exception
 
