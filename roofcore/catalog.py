@@ -35,10 +35,11 @@ from .models import (
     Unit,
     canonical_level,
 )
+from .resources import data_dir
 from .units import Dimension, fmt_si, parse
 
 #: the catalogs shipped with the project
-BUILTIN_DIR = Path(__file__).resolve().parent.parent / "catalogs"
+BUILTIN_DIR = data_dir("catalogs")
 SCHEMA_PATH = BUILTIN_DIR / "schema.json"
 ENV_VAR = "ROOFCORE_CATALOG_PATH"
 SCHEMA_VERSION = 1
@@ -316,6 +317,62 @@ def _expand(path: Path) -> list[Path]:
                        hint=f"check --catalog and {ENV_VAR}.")
 
 
+# ------------------------------------------------------------------- profiler device names -> catalog ids
+
+#: words that name a vendor or a product line, not the model ("NVIDIA", "Tesla", "AMD Instinct", "(R)")
+_BRAND_WORDS = frozenset({"nvidia", "tesla", "geforce", "quadro", "amd", "instinct", "radeon", "intel", "apple",
+                          "google", "r", "tm", "gpu", "vf"})
+#: form-factor words: the same model in another form has other peaks (an A100 PCIe is not an A100 SXM4)
+_FORM_WORDS = {"sxm": "sxm", "sxm2": "sxm", "sxm3": "sxm", "sxm4": "sxm", "sxm5": "sxm", "sxm6": "sxm",
+               "pcie": "pcie", "nvl": "nvl", "oam": "oam", "gcd": "gcd", "dgxs": "dgxs", "mezzanine": "sxm"}
+#: NVIDIA board codes some drivers print instead of the product name: (form, memory GB)
+_BOARDS = {"pg509-200": ("sxm", 40)}
+#: SMs / CUs per built-in device, to refuse a name match a profile's own count contradicts (an MI210 or an
+#: MI250 GCD, 104 CUs, is not an MI250X GCD, 110)
+_UNITS = {"a100-40gb-sxm": 108, "a100-80gb-sxm": 108, "h100-sxm": 132, "h100-pcie": 114, "h200-sxm": 132,
+          "b200": 148, "l4": 58, "l40s": 142, "rtx-4090": 128, "mi250x-gcd": 110, "mi250x": 220, "mi300x": 304,
+          "mi325x": 304}
+_ARCH = re.compile(r"^(gfx[0-9a-f]{3,4}|sm_?\d{2,3}[a-z]?)(?::.*)?$")
+_MODEL_WORD = re.compile(r"^[a-z]{1,3}\d{1,4}[a-z]{0,3}$")  # a100, h100, v100, t4, l40s, mi300x, gh200, b200
+
+
+def _name_key(text: str) -> str:
+    """A name compared without case, brand words, parentheses or separators ("NVIDIA A100-SXM4-40GB" -> "a100 sxm4 40gb")."""
+    low = re.sub(r"\([^)]*\)", " ", text.lower().replace("(r)", " ").replace("(tm)", " "))
+    return " ".join(w for w in re.split(r"[^a-z0-9+]+", low) if w and w not in _BRAND_WORDS)
+
+
+def _model(text: str) -> tuple[str, int | None, str | None]:
+    """(model words, memory GB or None, form factor or None) of a device name."""
+    words = _name_key(text).split()
+    model, mem, form = [], None, None
+    i = 0
+    while i < len(words):
+        w = words[i]
+        board = f"{w}-{words[i + 1]}" if i + 1 < len(words) else ""
+        if board in _BOARDS:
+            form, mem = _BOARDS[board]
+            i += 2
+            continue
+        if re.fullmatch(r"pg\d{3}", w):  # an unknown board code: form and memory unknown
+            i += 2
+            continue
+        m = re.fullmatch(r"(\d+)gb", w)
+        if m:
+            mem = int(m.group(1))
+        elif w in _FORM_WORDS:
+            form = _FORM_WORDS[w]
+        elif not re.fullmatch(r"hbm\d*e?|gddr\d*x?|\d+w|hgx|dgx", w):  # memory type and power do not name a model
+            model.append(w)
+        i += 1
+    return " ".join(model), mem, form
+
+
+def _names_gpu_model(text: str) -> bool:
+    """Whether a device name names a GPU model (a100, mi300x, rtx 4090), as opposed to an id typo or nothing."""
+    return any(_MODEL_WORD.match(w) for w in _model(text)[0].split())
+
+
 @dataclass(frozen=True)
 class Catalog:
     """Loaded devices by id, in load order; ``replaced`` records which ids a user catalog overrode."""
@@ -343,26 +400,66 @@ class Catalog:
         hint = f"closest: {', '.join(close)}" if close else "see `roofline hardware list`"
         raise UnknownHardwareError(f"unknown hardware id {hw_id!r}; {hint}.")
 
-    def closest(self, text: str, n: int = 3) -> list[str]:
-        """Ids nearest to ``text`` (an id typo, or a device name a profiler reported)."""
-        needle = text.strip().lower()
-        names = {hw.id: hw.id for hw in self}
-        for hw in self:
+    def closest(self, text: str, n: int = 3, *, units: int | None = None) -> list[str]:
+        """Ids for ``text``: the device a profiler's device name reports, else ids near an id typo.
+
+        A device name maps to one id only when the model matches and nothing contradicts it: memory size,
+        form factor (``NVIDIA A100-PCIE-40GB`` is no SXM4 A100), board code (``A100-PG509-200`` is the SXM4
+        40GB board) or the profile's SM/CU count ``units``; a V100 never becomes an A100. An architecture
+        (``gfx942``, ``sm_90``) maps through the catalog's aliases. ``[]`` when unsure. Near ids by spelling
+        (``h100`` -> h100-sxm, h100-pcie, h200-sxm) only for lower-case id-like text, for "did you mean".
+        """
+        raw = text.strip()
+        needle = _name_key(raw)
+        devices = list(self)
+
+        def fits(hw: Hardware) -> bool:
+            return units is None or _UNITS.get(hw.id) in (None, units)
+
+        exact = [hw.id for hw in devices
+                 if raw.lower() == hw.id or (needle and needle in {_name_key(a) for a in (hw.name, *hw.aliases)})]
+        if exact or _ARCH.match(raw.lower()):
+            arch = _ARCH.match(raw.lower())
+            if arch and not exact:
+                exact = [hw.id for hw in devices if arch.group(1) in {a.lower() for a in hw.aliases}]
+            hits = [i for i in exact if fits(self.devices[i])]
+            return hits[:1]
+        model, mem, form = _model(raw)
+        found = []
+        for hw in devices:
+            sigs = [_model(x) for x in (hw.id, hw.name, *hw.aliases)]
+            if not model or model not in {s[0] for s in sigs}:
+                continue
+            forms = {s[2] for s in sigs if s[2]}
+            mems = {s[1] for s in sigs if s[1]} or ({round(hw.offchip.capacity / 1e9)} if hw.offchip.capacity else set())
+            if (form and forms and form not in forms) or (mem and mems and mem not in mems) or not fits(hw):
+                continue
+            found.append(hw.id)
+        if len(found) == 1:
+            return found
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._+-]*", raw):
+            return []  # a profiler's name the catalog lacks, or matches ambiguously: no guess
+        names = {hw.id: hw.id for hw in devices}
+        for hw in devices:
             for alias in (hw.name, *hw.aliases):
                 names[alias.lower()] = hw.id
-        exact = [hw_id for key, hw_id in names.items() if key == needle]
-        if exact:
-            return exact[:1]
-        hits = difflib.get_close_matches(needle, list(names), n=n * 3, cutoff=0.5)
-        out: list[str] = []
+        hits = difflib.get_close_matches(raw.lower(), list(names), n=n * 3, cutoff=0.5)
+        out: list[str] = list(found)  # the model's devices first ("a100": both A100s), then near spellings
         for h in hits:
             if names[h] not in out:
                 out.append(names[h])
         return out[:n]
 
     def suggest(self, device: str | None, meta: Mapping[str, str] | None = None) -> list[str]:
-        """Catalog ids for the device a profile ran on: by its name, else by its architecture (gfx90a, sm_90)."""
-        for text in (device, *((meta or {}).get(k) for k in ("gpu_arch", "arch"))):
+        """Catalog ids for the device a profile ran on: by its name, else by its architecture (gfx90a, sm_90).
+
+        A name that names a GPU model the catalog lacks (``AMD Instinct MI210``) gets none: its architecture
+        (gfx90a, shared with the MI250X) would name another device."""
+        if device and (hits := self.closest(str(device))):
+            return hits
+        if device and _names_gpu_model(str(device)):
+            return []
+        for text in ((meta or {}).get(k) for k in ("gpu_arch", "arch")):
             if text:
                 hits = self.closest(str(text))
                 if hits:

@@ -1,0 +1,76 @@
+"""Device names as profilers print them -> catalog ids (Catalog.closest / suggest): right or none, never wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from roofcore import load_catalogs
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalogs(use_env=False)
+
+
+#: (name a profiler printed, catalog id or None); the names are real: deviceProperties, nvidia-smi, rocm-smi
+NAMES = [
+    ("NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"),
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"),
+    ("A100-SXM4-80GB", "a100-80gb-sxm"),  # older drivers print no "NVIDIA"
+    ("NVIDIA A100-PG509-200", "a100-40gb-sxm"),  # a board code: the A100 SXM4 40GB board
+    ("A100-PG509-200", "a100-40gb-sxm"),
+    ("NVIDIA A100-PCIE-40GB", None),  # no PCIe A100 in the catalog: not an SXM4 one
+    ("NVIDIA A100 80GB PCIe", None),
+    ("NVIDIA GA100", None),  # the chip (nsys --gpu-metrics-device): 40 or 80 GB unknown
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("H100 80GB HBM3", "h100-sxm"),
+    ("NVIDIA H100 PCIe", "h100-pcie"),
+    ("NVIDIA H100 NVL", None),
+    ("NVIDIA H100", None),  # SXM5 or PCIe: unsure
+    ("NVIDIA H200", "h200-sxm"),
+    ("NVIDIA H200 NVL", None),
+    ("NVIDIA B200", "b200"),
+    ("NVIDIA GB200", None),
+    ("NVIDIA L4", "l4"),
+    ("NVIDIA L40S", "l40s"),
+    ("NVIDIA L40", None),
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+    ("NVIDIA GeForce RTX 4090 D", None),
+    ("Tesla V100-DGXS-32GB", None),  # a V100 never becomes an A100
+    ("Tesla V100-SXM2-16GB", None),
+    ("Tesla T4", None),
+    ("AMD Instinct MI300X", "mi300x"),
+    ("AMD Instinct MI300X VF", "mi300x"),  # an SR-IOV function of the whole GPU
+    ("AMD Instinct MI300A", None),
+    ("AMD Instinct MI210", None),  # no MI210 in the catalog
+    ("AMD Instinct MI250X", "mi250x-gcd"),  # ROCm reports one GCD
+    ("AMD Instinct MI250X/MI250", None),  # rocm-smi's name for either
+    ("gfx942", "mi300x"),
+    ("gfx942:sramecc+:xnack-", "mi300x"),
+    ("sm_90", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), NAMES)
+def test_profiler_device_names(catalog, name, expected):
+    assert catalog.closest(name) == ([expected] if expected else [])
+
+
+def test_compute_unit_count_confirms_or_refuses(catalog):
+    assert catalog.closest("gfx942", units=304) == ["mi300x"]
+    assert catalog.closest("gfx942", units=228) == []  # an MI300A
+    assert catalog.closest("AMD Instinct MI300X", units=228) == []
+    assert catalog.closest("gfx90a", units=104) == []  # an MI210 or an MI250 GCD, not an MI250X GCD (110)
+    assert catalog.closest("NVIDIA A100-SXM4-40GB", units=108) == ["a100-40gb-sxm"]
+
+
+def test_id_typos_still_get_near_ids(catalog):
+    assert catalog.closest("h100") == ["h100-sxm", "h100-pcie", "h200-sxm"]
+    assert catalog.closest("a100")[:2] == ["a100-40gb-sxm", "a100-80gb-sxm"]
+
+
+def test_suggest_never_falls_back_to_a_shared_architecture(catalog):
+    assert catalog.suggest("AMD Instinct MI210", {"arch": "gfx90a"}) == []
+    assert catalog.suggest("MI200", {"arch": "gfx90a"}) == ["mi250x-gcd"]  # rocprof-compute's alias
+    assert catalog.suggest(None, {"arch": "gfx942"}) == ["mi300x"]
