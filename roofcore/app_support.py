@@ -13,7 +13,6 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,11 +22,12 @@ from .analyze import Analysis, analyze
 from .catalog import Catalog, hardware_to_json, load_bytes
 from .ingest import aggregate
 from .models import Hardware, Precision, Workload
+from .resources import data_dir
 from .roofline import FLAG_CODES
 from .units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
 #: the workload shown before anything is uploaded
-BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "transformer_block.yaml"
+BUNDLED_EXAMPLE = data_dir("examples") / "transformer_block.yaml"
 BUNDLED_NAME = "examples/transformer_block.yaml"
 DEFAULT_DEVICE = "h100-sxm"
 #: most rows a kernels table sends to the browser (the CSV download has all)
@@ -585,7 +585,7 @@ BUILDER_DEFAULTS: dict[str, dict[str, object]] = {
 #: a What-if scenario inlines the current workload's kernels up to this many; beyond it the base must be a file
 INLINE_LIMIT = 2000
 #: the example scenarios offered for download on the Planner
-SCENARIO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "scenarios"
+SCENARIO_EXAMPLES = data_dir("examples") / "scenarios"
 #: the What-if steps in the order the Planner applies them
 WHATIF_KINDS = ("fuse", "precision", "batch", "shard", "comm_fraction")
 

@@ -385,6 +385,21 @@ def cmd_formats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_examples(args: argparse.Namespace) -> int:
+    """The bundled example workloads: their names and where they are installed, or one's path."""
+    from .resources import examples
+
+    found = examples()
+    if args.name:
+        if args.name not in found:
+            raise RoofcoreError(f"no bundled example {args.name!r}; the examples are {', '.join(found)}.")
+        _emit(args, str(found[args.name]))
+        return 0
+    _emit(args, _table(["example", "file"], [[k, str(v)] for k, v in found.items()], right=set())
+          + "\nAnalyse one with: roofline analyze \"$(roofline examples NAME)\" --hardware ID")
+    return 0
+
+
 def _emit(args: argparse.Namespace, text: str) -> None:
     if getattr(args, "output", None):
         with open(args.output, "w", encoding="utf-8", newline="") as fh:
@@ -477,6 +492,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     fm = sub.add_parser("formats", parents=[common], help="list the input formats")
     fm.set_defaults(func=cmd_formats)
+
+    ex = sub.add_parser("examples", parents=[common], help="list the bundled example workloads, or print one's path")
+    ex.add_argument("name", nargs="?", help="an example's name: print the path of its file")
+    ex.set_defaults(func=cmd_examples)
     return p
 
 
