@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -81,8 +82,120 @@ def test_sample_console_a100_vectoradd():
     assert col(w, "count") == [1010] and col(w, "time_s") == [1_831_281e-9]
 
 
+def test_batch_log_reads_only_the_kernel_table():
+    """A job's whole log: program output (UTF-8 box drawing), capture progress, then every report; names cut by
+    nsys (ending in …) kept as printed, the two rows sharing one cut name kept apart."""
+    w = read("batch_log.out")
+    assert w.meta["nsys_layout"] == "console" and w.device is None
+    assert col(w, "name") == ["advect_tracer__FILE_Model_jl_L120", "broadcast_kernel(Meta<Dyn, void, (…",
+                              "broadcast_kernel(Meta<Dyn, void, (…"]
+    assert col(w, "count") == [10, 200, 100]
+    assert col(w, "time_s") == [3_000_000e-9, 1_200_000e-9, 800_000e-9]
+    assert col(w, "row") == ["37", "38", "39"]
+    assert w.warnings == ("2 kernel names were cut by nsys to fit its column (ending in …), kept as printed; 1 cut "
+                          "name is shared by 2 different kernels, which a join by name cannot tell apart. Hint: nsys "
+                          "stats --report cuda_gpu_kern_sum --format csv prints whole names.",)
+
+
+def test_batch_log_detected_with_the_tables_far_below():
+    """detect() sees the first 64 KiB: a log whose reports start later is known by the capture's own lines."""
+    text = (DATA / "batch_log.out").read_text(encoding="utf-8")
+    cut = text.index("Generated:")
+    noise = "".join(f"[ Info: step {i} │ residual 1.0e-3\n" for i in range(4000))
+    data = (text[:cut] + noise + text[cut:]).encode()
+    assert len(data) > 100_000 and data.index(b"cuda_gpu_kern_sum") > 65_536
+    assert ingest.detect(data, "slurm-4711.out").name == "nsys-kern-sum"
+    assert col(ingest.read(data, name="slurm-4711.out"), "count") == [10, 200, 100]
+
+
+def test_gpu_named_by_the_metrics_line():
+    data = (b"GPU 0: General Metrics for NVIDIA GA100 (any frequency)\n" + (DATA / "console.txt").read_bytes())
+    w = nsys.parse(data, "c.txt")
+    assert w.device == "NVIDIA GA100" and "devices" not in w.meta
+
+
+@pytest.mark.parametrize(("name", "data", "report"), [
+    ("out.csv", b"Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n"
+                b"100.0,9000,3,3000.0,3000.0,2000,4000,1000.0,PushPop,step\n", "NVTX range summary (nvtx_sum)"),
+    ("out.csv", b"Time(%),Total Time (ns),Instances,Average,Minimum,Maximum,Range\n100.0,9000,3,3000.0,2000,4000,step\n",
+     "NVTX range summary (nvtx_sum)"),
+    ("out.csv", b"Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+                b"90.0,9000,3,3000.0,3000.0,2000,4000,1000.0,cudaMalloc\n10.0,1000,9,111.1,100.0,90,200,30.0,"
+                b"cudaLaunchKernel\n", "CUDA API summary (cuda_api_sum)"),
+    ("out.csv", b"Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+                b"90.0,9000,3,3000.0,3000.0,2000,4000,1000.0,sem_wait\n10.0,1000,9,111.1,100.0,90,200,30.0,poll\n",
+     "OS runtime summary (osrt_sum)"),
+    ("r_osrt_sum.csv", b"Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n",
+     "OS runtime summary (osrt_sum)"),
+    ("out.csv", b"Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation\n"
+                b'100.0,4096,2,2048.0,2048.0,1024,3072,1448.2,"[CUDA memcpy Host-to-Device]"\n',
+     "GPU memory-operation time summary (cuda_gpu_mem_time_sum)"),
+    ("out.csv", b"Total (MB),Count,Avg (MB),Med (MB),Min (MB),Max (MB),StdDev (MB),Operation\n"
+                b"0.008,2,0.004,0.004,0.004,0.004,0.0,[CUDA memcpy Host-to-Device]\n",
+     "GPU memory-operation size summary (cuda_gpu_mem_size_sum)"),
+    ("out.csv", b"Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),"
+                b"Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
+                b"100,2000,7,64,1,1,256,1,1,32,0.0,0.0,,,,,NVIDIA A100-SXM4-80GB (0),1,7,my_kernel\n",
+     "GPU trace (cuda_gpu_trace)"),
+])
+def test_other_reports_refused_by_name(name, data, report):
+    assert ingest.detect(data, name).name == "nsys-kern-sum"
+    assert message(data, name) == (
+        f"{name}: this is an Nsight Systems {report}, not a kernel summary. Hint: export the kernel summary: nsys "
+        "stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
+
+
+@pytest.mark.samples
+def test_sample_nvtx_sum_csv_refused_by_name():
+    path = SAMPLES / "nsys_stats_nvtx_sum_csv_not_kernels.csv"
+    if not path.exists():
+        pytest.skip("../shared/samples/ is not here (real exports live outside the repository)")
+    with pytest.raises(InputError) as e:
+        ingest.read(path, name="nvtx.csv")
+    assert str(e.value) == (
+        "nvtx.csv: this is an Nsight Systems NVTX range summary (nvtx_sum), not a kernel summary. Hint: export the "
+        "kernel summary: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
+
+
+def _kernel_table_by_hand(text: str) -> list[tuple[str, int, int]]:
+    """(name, instances, total ns) of the cuda_gpu_kern_sum console table, read without the parser: the rows
+    between the table's rule and the next blank line, eight numbers then the name."""
+    lines = text.split("\n")
+    head = lines.index(" ** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):")
+    assert lines[head + 2].split()[:3] == ["Time", "(%)", "Total"] and set(lines[head + 3].strip()) <= {"-", " "}
+    row = re.compile(r"^ *[\d.]+ +([\d,]+) +([\d,]+)(?: +[\d,.]+){5} +(.*?) *$")
+    rows = []
+    for line in lines[head + 4:]:
+        if not line.strip():
+            break
+        total, count, name = row.match(line).groups()
+        rows.append((name, int(count.replace(",", "")), int(total.replace(",", ""))))
+    return rows
+
+
+@pytest.mark.samples
+def test_sample_batch_log_a100_julia():
+    path = SAMPLES / "nsys2025.3.2_stats_console_log_a100_julia.out"
+    if not path.exists():
+        pytest.skip("../shared/samples/ is not here (real exports live outside the repository)")
+    data = path.read_bytes()
+    assert ingest.detect(data, path.name).name == "nsys-kern-sum"
+    w = ingest.read(path, name="log.out")
+    expected = _kernel_table_by_hand(data.decode("utf-8"))
+    assert len(expected) == 354 and len(w) == 354
+    assert col(w, "name") == [e[0] for e in expected]
+    assert col(w, "count") == [e[1] for e in expected]
+    assert w.frame["time_s"].tolist() == pytest.approx([e[2] * 1e-9 for e in expected], rel=1e-15)
+    assert expected[0] == ("set_microphysics_tendency_cache__FILE_ClimaAtmos_jl_src_cache_microphysics_cache_jl_L1013",
+                           10, 271_046_731)
+    assert w.frame["name"].str.endswith("(…").sum() > 0  # cut names kept as printed
+    # only the kernel table: nothing from the NVTX, OS runtime or CUDA API reports around it
+    assert not w.frame["name"].str.contains("cuLaunchKernel|cuProfilerStop|ClimaCoupler.Interfacer|pthread_").any()
+    assert np.isnan(w.frame["flops"]).all() and w.meta["time_only"] == "true"
+
+
 @pytest.mark.parametrize("name", ["kern_sum.csv", "gpukernsum_old.csv", "kern_sum_timeunit_us.csv",
-                                  "stats_stdout_csv.txt", "console.txt", "console_skipped.txt"])
+                                  "stats_stdout_csv.txt", "console.txt", "console_skipped.txt", "batch_log.out"])
 def test_detected_from_content(name):
     assert ingest.detect((DATA / name).read_bytes(), "stats.txt").name == "nsys-kern-sum"
 

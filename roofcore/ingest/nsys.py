@@ -5,10 +5,14 @@ Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name``), the older ``g
 (``Time(%),Total Time (ns),Instances,Average,Minimum,Maximum,Name``), ``--timeunit`` suffixes (``(us)``,
 ``(ms)``, ``(s)``), stdout holding several reports, and — best effort — the console tables of
 ``nsys profile --stats=true`` (the ``cuda_gpu_kern_sum`` block; column boundaries from the dash runs of the
-rule under the header; thousands separators stripped).
+rule under the header; thousands separators stripped), also inside a whole batch-job log (program output, then
+every report one after another, FORMATS.md §11): only the kernel table is read, wherever it sits. Names nsys
+cut to the column width (ending ``…``) are kept as printed. Another report given alone (``nvtx_sum``,
+``cuda_api_sum``, ``osrt_sum``, ``cuda_gpu_mem_time_sum``, ...) is refused by name.
 
 One row per kernel name: ``count`` = Instances, ``time_s`` = Total Time (seconds, all instances),
-FLOPs and bytes unknown (NaN), ``meta["time_only"] = "true"``. :func:`join_times` gives those times the
+FLOPs and bytes unknown (NaN), ``meta["time_only"] = "true"``; ``device`` = the GPU a console log names
+(``GPU 0: General Metrics for NVIDIA GA100``, printed with ``--gpu-metrics-device``), else unknown. :func:`join_times` gives those times the
 FLOPs and bytes of a model (an inventory or analytic ops); ``read_many`` calls it when a time-only
 profile is read together with one. Names are joined exactly, else by the model's ``match`` glob — a weak
 key (FORMATS §4): instances of one name may have run different shapes.
@@ -40,10 +44,19 @@ _REPORT = re.compile(r"Executing '([\w:-]+)' stats report|Running \[[^\]]*?(\w+)
 _KERNEL_REPORTS = ("cuda_gpu_kern_sum", "gpukernsum")
 
 
+#: lines only nsys writes: report banners, and near the top of a batch log the capture's own progress lines
+_NSYS_MARKERS = re.compile(r"Executing '[\w:-]+' stats report|with \[[^\]\n]*/reports/\w+\.py\]|"
+                           r"^Generating '[^'\n]*\.qdstrm'|^Generating SQLite file [^\n]*\.nsys-rep|"
+                           r"^ \*\* [^\n]*\((?:cuda_gpu_kern_sum|nvtx_sum|osrt_sum|cuda_api_sum)\):", re.M)
+#: first lines of the other reports' CSV exports (sizes in MB, traces with start times)
+_OTHER_CSV = re.compile(r'^"?(?:Total \((?:MB|KiB|MiB|B)\),"?Count|Start \((?:ns|us|ms|s)\),"?Duration|'
+                        r'NVTX Range,"?Style|Range,"?Style)', re.M)
+
+
 def _sniff(head: str, name: str) -> bool:
-    """A stats CSV header (``Time (%),Total Time ...``), a console table header, or nsys's report banners."""
-    return bool(_CSV_HEADER.search(head) or _CONSOLE_HEADER.search(head)
-                or re.search(r"Executing '\w+' stats report|with \[[^\]]*/reports/\w+\.py\]", head))
+    """A stats CSV header (``Time (%),Total Time ...``), a console table header, or nsys's own lines."""
+    return bool(_CSV_HEADER.search(head) or _CONSOLE_HEADER.search(head) or _NSYS_MARKERS.search(head)
+                or _OTHER_CSV.match(head.lstrip("\ufeff")))
 
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -127,28 +140,74 @@ def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list
                                      "CUDA kernel data.", hint="profile with CUDA tracing on (nsys profile -t cuda "
                                      "...) and check that kernels ran.")
             break
+    first_other: tuple[list[str], list[str]] | None = None  # the first table that is not the kernel summary
     for i in range(begin, len(lines)):
         line = lines[i]
-        if _CSV_HEADER.match(line):
+        if _CSV_HEADER.match(line) or (first_other is None and _OTHER_CSV.match(line)):
             try:
                 header = next(csv.reader((line,)))
             except (csv.Error, StopIteration):
                 continue
             if _is_kernel_header(header):
                 return (*_rows_csv(lines, i), "csv")
+            if first_other is None:
+                first_other = header, [r[-1] for _, r in _rows_csv(lines, i)[1][:20] if r]
         elif _CONSOLE_HEADER.match(line) and i + 1 < len(lines) and _RULE.match(lines[i + 1]):
             header, rows = _rows_console(lines, i)
             if _is_kernel_header(header):
                 return header, rows, "console"
+            if first_other is None:
+                first_other = header, [r[-1] for _, r in rows[:20] if r]
     others = [r for r in reports if r not in _KERNEL_REPORTS]
     if others:
         raise InputError(where=source, text=f"no cuda_gpu_kern_sum table among the Nsight Systems reports here "
-                         f"({', '.join(dict.fromkeys(others))}).",
-                         hint="export the kernel summary: nsys stats --report cuda_gpu_kern_sum --format csv "
-                         "-o out report.nsys-rep")
+                         f"({', '.join(dict.fromkeys(others))}).", hint=KERNEL_HINT)
+    if first_other is not None:
+        report = _which_report(*first_other, source)
+        if report:
+            raise InputError(where=source, text=f"this is an Nsight Systems {OTHER_REPORTS[report]} ({report}), not "
+                             "a kernel summary.", hint=KERNEL_HINT)
+        cols = ", ".join(h.strip() for h in first_other[0][:6])
+        raise InputError(where=source, text=f"this Nsight Systems table ({cols}, ...) is not a kernel summary.",
+                         hint=KERNEL_HINT)
     raise InputError(where=source, expected="an Nsight Systems cuda_gpu_kern_sum table (Time (%), Total Time (ns), "
                      "Instances, ..., Name)", found="none",
                      hint="export it with: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
+
+
+KERNEL_HINT = "export the kernel summary: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep"
+#: the other ``nsys stats`` reports, as their documentation names them
+OTHER_REPORTS = {
+    "nvtx_sum": "NVTX range summary", "nvtx_kern_sum": "NVTX range kernel summary",
+    "nvtx_gpu_proj_sum": "NVTX GPU projection summary", "osrt_sum": "OS runtime summary",
+    "cuda_api_sum": "CUDA API summary", "cuda_gpu_mem_time_sum": "GPU memory-operation time summary",
+    "cuda_gpu_mem_size_sum": "GPU memory-operation size summary",
+    "cuda_gpu_sum": "GPU summary (kernels and memory operations together)", "cuda_gpu_trace": "GPU trace",
+    "cuda_api_trace": "CUDA API trace", "cuda_kern_exec_sum": "kernel launch and execution summary",
+    "cuda_kern_exec_trace": "kernel launch and execution trace", "cuda_api_gpu_sum": "CUDA API and GPU summary",
+    "um_sum": "unified memory summary", "openmp_sum": "OpenMP summary", "mpi_event_sum": "MPI event summary",
+}
+
+
+def _which_report(header: list[str], names: list[str], source: str) -> str | None:
+    """Which ``nsys stats`` report a table is, from its columns (and the ``_<report>.csv`` file name nsys writes)."""
+    m = re.search(r"_([a-z_]+_(?:sum|trace))\.csv$", source)
+    if m and m.group(1) in OTHER_REPORTS:
+        return m.group(1)
+    cols = {re.sub(r"\s*\([^)]*\)\s*$", "", h).strip().lower() for h in header}
+    if "range" in cols or "nvtx range" in cols:
+        return "nvtx_kern_sum" if {"kernel name", "kern inst"} & cols else "nvtx_sum"
+    if "num calls" in cols:
+        # both list calls by Name: CUDA API names begin with cuda / cu (cudaMalloc, cuLaunchKernel)
+        api = sum(bool(re.match(r"(cuda|cu[A-Z]|nccl|cublas|cudnn)", n.strip())) for n in names)
+        return "cuda_api_sum" if names and api * 2 >= len(names) else "osrt_sum"
+    if "operation" in cols:
+        if "category" in cols:
+            return "cuda_gpu_sum"
+        return "cuda_gpu_mem_time_sum" if "total time" in cols else "cuda_gpu_mem_size_sum"
+    if {"start", "duration"} <= cols:
+        return "cuda_api_trace" if "result" in cols else "cuda_gpu_trace"
+    return None
 
 
 def _number(cell: str) -> float:
@@ -209,8 +268,27 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64),
                         "time_s": np.asarray(totals, dtype=np.float64), "source": [source] * n, "row": lines}, n)
     meta = {"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": layout}
+    warnings = []
+    cut = [nm for nm in names if nm.endswith("…")]
+    if cut:
+        shared = pd.Series(cut).value_counts()
+        shared = shared[shared > 1]
+        warnings.append(f"{_plural(len(cut), 'kernel name')} {'was' if len(cut) == 1 else 'were'} cut by nsys to fit "
+                        "its column (ending in …), kept as printed"
+                        + (f"; {_plural(len(shared), 'cut name')} {'is' if len(shared) == 1 else 'are'} shared by "
+                           f"{int(shared.sum())} different kernels, which a join by name cannot tell apart"
+                           if len(shared) else "")
+                        + ". Hint: nsys stats --report cuda_gpu_kern_sum --format csv prints whole names.")
+    gpus = dict.fromkeys(m.group(1).strip() for m in _GPU_LINE.finditer(text))
+    device = next(iter(gpus), None)
+    if len(gpus) > 1:
+        meta["devices"] = ", ".join(gpus)
     return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-kern-sum",), skipped=tuple(skipped),
-                    meta=meta)
+                    warnings=tuple(warnings), device=device, meta=meta)
+
+
+#: the GPU ``nsys profile --gpu-metrics-device`` samples, printed before the run (the chip: ``NVIDIA GA100``)
+_GPU_LINE = re.compile(r"^GPU \d+: General Metrics for (.+?)(?: \([^)\n]*\))?$", re.M)
 
 
 # ------------------------------------------------------------------------------------------ joining
