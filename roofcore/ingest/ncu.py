@@ -61,7 +61,7 @@ import pyarrow.csv as pcsv
 from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
-from . import check_binary, make_frame, register_format, skip
+from . import check_binary, make_frame, ncu_tensor, register_format, skip
 
 # ------------------------------------------------------------------------------------------ metrics
 
@@ -73,8 +73,8 @@ ROOFLINE_METRICS = (
     "sm__inst_executed_pipe_tensor.sum", "dram__bytes.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
 )
 PROFILE_COMMAND = f"ncu --csv --print-units base --metrics {','.join(ROOFLINE_METRICS)} ./app > profile.csv"
-#: tensor FLOPs per sm__inst_executed_pipe_tensor.sum instruction when no op counter exists (NERSC, V100-era)
-TENSOR_INST_FLOPS = 512
+#: the CUDA-core FLOP counters, to name in messages
+FLOP_METRICS = ",".join(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in OPS)
 
 #: metric name -> the dimension its unit must have
 WANTED: dict[str, str] = {
@@ -87,7 +87,28 @@ WANTED: dict[str, str] = {
     **{m: "bytes" for m in ("dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
                             "dram__bytes_op_read.sum", "dram__bytes_op_write.sum", "lts__t_bytes.sum",
                             "l1tex__t_bytes.sum")},
+    # rates: bytes = rate × duration where the byte counter itself is absent (a derived figure, said so)
+    **{m: "bandwidth" for m in ("dram__bytes.sum.per_second", "dram__bytes_read.sum.per_second",
+                                "dram__bytes_write.sum.per_second", "lts__t_bytes.sum.per_second",
+                                "l1tex__t_bytes.sum.per_second")},
+    "gpc__cycles_elapsed.avg.per_second": "frequency",
 }
+#: details-page labels (``--print-metric-name label``, the default) -> {unit dimension: the metric shown}; a label
+#: whose unit has another dimension (``Memory Throughput`` in %) is not used
+LABELS: dict[str, dict[str, str]] = {
+    "Duration": {"time": "Duration"},
+    "Memory Throughput": {"bandwidth": "dram__bytes.sum.per_second"},  # Memory Workload Analysis, byte/s
+    "DRAM Throughput": {"bandwidth": "dram__bytes.sum.per_second"},
+}
+#: Nsight Compute 2019.x names (the pre-Volta metric set, no .sum/.avg rollups) -> current names
+LEGACY = {
+    "gpu__time_duration": "gpu__time_duration.sum", "dram__read_bytes": "dram__bytes_read.sum",
+    "dram__write_bytes": "dram__bytes_write.sum", "sm__elapsed_cycles_avg": "sm__cycles_elapsed.avg",
+    "gpc__frequency": "gpc__cycles_elapsed.avg.per_second", "dram__bytes_per_sec": "dram__bytes.sum.per_second",
+    "dram__read_bytes_per_sec": "dram__bytes_read.sum.per_second",
+    "dram__write_bytes_per_sec": "dram__bytes_write.sum.per_second",
+}
+_ROLLUP = re.compile(r"^([a-z0-9]+__\w+?)_(sum|avg|max|min)$")
 _TENSOR_OPS = re.compile(r"^(sm|smsp)__ops_path_tensor_(\w+?)(_sparsity_(on|off))?\.sum$")
 _TEXT = ("device__attribute_display_name",)  # text-valued metrics kept as text
 
@@ -111,6 +132,7 @@ def _unit_table() -> dict[str, tuple[str, float]]:
         t[p + "hz"] = ("frequency", f)
         for tu, per_s in _TIME.items():
             t[f"{p}cycle/{tu}"] = ("frequency", f * per_s)
+            t[f"{p}byte/{tu}"] = t[f"{p}B/{tu}"] = ("bandwidth", f * per_s)
     for p, f in {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30}.items():
         t[p + "B"] = t[p + "byte"] = ("bytes", f)
     return t
@@ -321,11 +343,16 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
     lines = text.split("\n")
     raw_page = skip_rows == 2
 
-    def layout(cols: list[str]) -> tuple[list[int], int]:
-        idx = [cols.index(c) if c in cols else -1 for c in include]
-        return idx, len(cols)
+    required = include if raw_page else [c for c in include if c in _REQUIRED]
 
-    idx, width = layout(names)
+    def layout(cols: list[str]) -> tuple[list[int], int, int]:
+        """Column positions, the header's width, and the fields a row needs: on a details page the trailing
+        rule columns may be absent from metric rows (FORMATS §11)."""
+        idx = [cols.index(c) if c in cols else -1 for c in include]
+        need = max([cols.index(c) for c in required if c in cols] or [0]) + 1
+        return idx, len(cols), need
+
+    idx, width, need = layout(names)
     out: list[list[str]] = [[] for _ in include]
     line_no: list[int] = []
     skipped: list[Skipped] = []
@@ -341,24 +368,27 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
             skipped.append(skip(source, f"line {i}", "not a CSV row"))
             continue
         if _HEADER_RE.match(line):
-            idx, width = layout(fields)
+            idx, width, need = layout(fields)
             units_next = raw_page
             continue
         if units_next and fields and not fields[0].strip():
             units_next = False
             continue  # the raw page's units row under a repeated header
         units_next = False
-        if len(fields) < max(idx) + 1 or (len(fields) > width and any(f.strip() for f in fields[width:])):
+        if len(fields) < need or (len(fields) > width and any(f.strip() for f in fields[width:])):
             skipped.append(skip(source, f"line {i}", f"expected {width} fields, found {len(fields)}"))
             continue
+        n_fields = len(fields)
         for col, j in zip(out, idx, strict=True):
-            col.append(fields[j] if j >= 0 else "")
+            col.append(fields[j] if 0 <= j < n_fields else "")  # a missing trailing field is empty
         line_no.append(i)
     arrays = [pa.array(c, type=pa.string()) for c in out]
     arrays = [a.dictionary_encode() if name in dict_cols else a for a, name in zip(arrays, include, strict=True)]
     return pa.table(arrays, names=include), np.asarray(line_no, dtype=np.int64), skipped
 
 
+#: details-page columns a metric row must have; the rule columns after them may be missing
+_REQUIRED = ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowKeyError, pa.ArrowTypeError)
 
 
@@ -500,6 +530,7 @@ class _Launches:
     rules: list[str] = field(default_factory=list)
     duplicates: int = 0
     first: dict[str, str] = field(default_factory=dict)
+    groups: np.ndarray | None = None  #: object NVTX range per launch (None where the launch is in none)
 
 
 def _factor_for(metric: str, unit: str) -> float:
@@ -524,6 +555,35 @@ def _wanted(name: str) -> bool:
     return name in WANTED or bool(_TENSOR_OPS.match(name)) or name in _TEXT
 
 
+def _canonical(name: str) -> str:
+    """The current name of a metric: 2019.x names (``gpu__time_duration``, ``..._pred_on_sum``) renamed."""
+    if name in LEGACY:
+        return LEGACY[name]
+    m = _ROLLUP.match(name)
+    if m and "." not in name:
+        new = f"{m.group(1)}.{m.group(2)}"
+        return new if _wanted(new) else name
+    return name
+
+
+def _metric_keys(m_names: list[str], u_names: list[str]) -> np.ndarray:
+    """``keys[metric code, unit code]``: the metric a (name, unit) pair gives, or "" where it is not used.
+
+    Metric names are renamed to their current names; a details-page label counts only with a unit of the
+    dimension it is read for (``Memory Throughput`` in byte/s is DRAM bandwidth, in % it is not used)."""
+    keys = np.full((max(len(m_names), 1), max(len(u_names), 1)), "", dtype=object)
+    dims = [(unit_factor(u) or ("?", 1.0))[0] for u in u_names]
+    for i, m in enumerate(m_names):
+        if m in LABELS:
+            for j, d in enumerate(dims):
+                keys[i, j] = LABELS[m].get(d, "")
+        else:
+            c = _canonical(m)
+            if _wanted(c):
+                keys[i, :] = c
+    return keys
+
+
 def _details(data: bytes, block: tuple[int, int, int], names: list[str], source: str,
              skipped: list[Skipped]) -> _Launches:
     """Pivot the long table: launches from the ``ID`` runs, metrics scattered into a launch × metric matrix."""
@@ -532,8 +592,9 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     if first and int(first["__fields__"]) > len(names):  # trailing comma on data rows
         names = names + [f"__extra{i}" for i in range(int(first["__fields__"]) - len(names))]
     rule_cols = [c for c in ("Rule Name", "Rule Type", "Rule Description") if c in names]
-    include = ["ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value", *rule_cols]
-    dict_cols = {"Kernel Name", "Metric Name", "Metric Unit", *rule_cols}
+    nvtx_cols = _nvtx_columns(names)
+    include = ["ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value", *rule_cols, *nvtx_cols]
+    dict_cols = {"Kernel Name", "Metric Name", "Metric Unit", *rule_cols, *nvtx_cols}
     table, ids, lines, bad = _read_block(data, block, names, include, dict_cols, 1, source)
     skipped.extend(bad)
     m_codes, m_names = _codes(table.column("Metric Name"))
@@ -567,13 +628,14 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
         _, starts, launch = np.unique(ids, return_index=True, return_inverse=True)
     n_launch = len(starts)
 
-    wanted = [i for i, m in enumerate(m_names) if _wanted(m)]
-    n_slot = max(len(wanted), 1)
-    slot_of = np.full(len(m_names), -1, dtype=np.int64)
-    slot_of[wanted] = np.arange(len(wanted))
-    factor = np.array([[_factor_for(m_names[mi], u) for u in u_names] or [np.nan] for mi in wanted] or [[np.nan]])
-    slot = slot_of[m_codes]
-    numeric = np.array([m_names[mi] not in _TEXT for mi in wanted] + [False], dtype=bool)  # [-1]: not wanted
+    keys = _metric_keys(m_names, u_names)  # (metric, unit) -> metric read, "" = not used
+    used = sorted({k for k in keys.ravel() if k})
+    n_slot = max(len(used), 1)
+    slot_of_key = {k: i for i, k in enumerate(used)}
+    pair_slot = np.vectorize(lambda k: slot_of_key.get(k, -1), otypes=[np.int64])(keys)
+    factor = np.array([[_factor_for(k, u) for u in u_names] or [np.nan] for k in used] or [[np.nan]])
+    slot = pair_slot[m_codes, u_codes]
+    numeric = np.array([k not in _TEXT for k in used] + [False], dtype=bool)  # [-1]: not used
     sel = numeric[slot]
     slot_s, unit_s = slot[sel], u_codes[sel]
     vals_s = _to_float(values if sel.all() else values.filter(pa.array(sel)))  # only the metrics used
@@ -589,8 +651,7 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     missing: dict[str, int] = {}
     bad_units: dict[str, str] = {}
     text: dict[str, str] = {}
-    for s, mi in enumerate(wanted):
-        name = m_names[mi]
+    for s, name in enumerate(used):
         if name in _TEXT:
             rows = np.flatnonzero(slot == s)
             if len(rows):
@@ -599,14 +660,62 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
         metrics[name] = mat[:, s]
         if missing_rows[s]:
             missing[name] = int(((per_cell[:, s] > 0) & np.isnan(mat[:, s])).sum())
-            used = {u_names[int(u)] for u in np.unique(unit_s[slot_s == s])}
-            wrong = sorted(u for u in used if np.isnan(_factor_for(name, u)))
+            units_seen = {u_names[int(u)] for u in np.unique(unit_s[slot_s == s])}
+            wrong = sorted(u for u in units_seen if np.isnan(_factor_for(name, u)))
             if wrong:
                 bad_units[name] = wrong[0]
-    other = [m for i, m in enumerate(m_names) if slot_of[i] < 0 and m.strip()]
+    other = [m for i, m in enumerate(m_names) if not any(keys[i]) and m.strip()]
     kernel = np.asarray(k_names, dtype=object)[k_codes[starts]]
+    groups = _nvtx_groups(table, nvtx_cols, np.flatnonzero(keep)[starts] if not keep.all() else starts)
     return _Launches(ids=ids[starts], names=kernel, metrics=metrics, missing=missing, text=text, other=other,
-                     bad_units=bad_units, rules=rules, duplicates=int((per_cell > 1).any()), first=first)
+                     bad_units=bad_units, rules=rules, duplicates=int((per_cell > 1).any()), first=first,
+                     groups=groups)
+
+
+# ------------------------------------------------------------------------------------------ NVTX
+
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def _nvtx_columns(names: list[str]) -> list[str]:
+    """``--nvtx`` columns: ``thread Domain:Push/Pop_Range:...`` and ``Id:Domain:Start/Stop_Range:...``."""
+    return [c for c in names if any(f.endswith("_Range") for f in c.split(":")[1:])]
+
+
+def nvtx_range(header: str, cell: str) -> str | None:
+    """The range names in one NVTX cell, outermost first, joined with "/" (None when the launch is in none).
+
+    A cell is ``<thread>  "<domain>:<range>:<PL_Type>:...:<Msg>"  "..."`` (push/pop, nested ranges each
+    quoted) or ``"<id>:<domain>:<range>:..."`` (start/stop), laid out as the column header says; a range name
+    may itself hold ":", so it is everything between the fields before and after it."""
+    fields = header.split(":")
+    at = next((i for i, f in enumerate(fields) if f.endswith("_Range")), None)
+    text = cell.strip()
+    if at is None or not text:
+        return None
+    ranges = _QUOTED.findall(text) or [re.sub(r"^\d+\s+", "", text)]
+    out = []
+    for r in ranges:
+        parts = r.strip().split(":")
+        if len(parts) >= len(fields):
+            name = ":".join(parts[at: len(parts) - (len(fields) - at - 1)])
+        else:
+            name = parts[at] if len(parts) > at else r
+        if name.strip():
+            out.append(name.strip())
+    return "/".join(out) or None
+
+
+def _nvtx_groups(table: pa.Table, cols: list[str], rows: np.ndarray) -> np.ndarray | None:
+    """Per launch (the given table rows), the push/pop range path, else the start/stop ranges; None if no column."""
+    if not cols or not len(rows):
+        return None
+    out = np.full(len(rows), None, dtype=object)
+    for c in sorted(cols, key=lambda c: "Start/Stop" in c):  # push/pop first
+        codes, values = _codes(table.column(c))
+        parsed = np.array([nvtx_range(c, v) for v in values] or [None], dtype=object)[codes[rows]]
+        out = np.where(pd.isna(out), parsed, out)
+    return out
 
 
 def _rules(table: pa.Table, rule_cols: list[str], candidates: np.ndarray) -> list[str]:
@@ -625,8 +734,8 @@ def _rules(table: pa.Table, rule_cols: list[str], candidates: np.ndarray) -> lis
     return list(dict.fromkeys(out))
 
 
-_IDENTITY = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-             "Grid Size", "Device", "CC")
+_IDENTITY = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
+             "Block Size", "Grid Size", "Device", "CC")
 
 
 def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str,
@@ -640,13 +749,17 @@ def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str
     if first and int(first["__fields__"]) > len(names):
         names = names + [f"__extra{i}" for i in range(int(first["__fields__"]) - len(names))]
     seen_names: set[str] = set()
-    metric_cols = []
+    key_of: dict[str, str] = {}  # column -> the metric it gives (2019.x names renamed); the first column wins
     for c in names:
-        if c not in seen_names and c not in _IDENTITY and _wanted(c):
-            metric_cols.append(c)
+        key = _canonical(c)
+        if c not in seen_names and c not in _IDENTITY and _wanted(key) and key not in key_of.values():
+            key_of[c] = key
         seen_names.add(c)
-    include = ["ID", "Kernel Name", *metric_cols]
-    table, ids, lines, bad = _read_block(data, block, names, include, {"Kernel Name"}, skip_rows, source)
+    metric_cols = list(key_of)
+    nvtx_cols = _nvtx_columns(names)
+    include = ["ID", "Kernel Name", *metric_cols, *nvtx_cols]
+    table, ids, lines, bad = _read_block(data, block, names, include, {"Kernel Name", *nvtx_cols}, skip_rows,
+                                         source)
     skipped.extend(bad)
     n = table.num_rows
     for i in np.flatnonzero(np.isnan(ids))[:1000]:
@@ -660,28 +773,36 @@ def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str
     missing: dict[str, int] = {}
     bad_units: dict[str, str] = {}
     text: dict[str, str] = {}
-    for c in metric_cols:
+    for c, key in key_of.items():
         col = table.column(c)
-        if c in _TEXT:
+        if key in _TEXT:
             if len(col):
-                text[c] = str(col[0].as_py() or "")
+                text[key] = str(col[0].as_py() or "")
             continue
         unit = units.get(c, "")
         _check_locale(col, unit in _INTEGRAL_UNITS, source)
-        f = _factor_for(c, unit) if has_units else 1.0  # no units row: base units assumed
+        f = _factor_for(key, unit) if has_units else 1.0  # no units row: base units assumed
         vals = _scale(_to_float(col), np.full(len(col), f))
-        metrics[c] = vals
+        metrics[key] = vals
         if np.isnan(vals).any():
-            missing[c] = int(np.isnan(vals).sum())
+            missing[key] = int(np.isnan(vals).sum())
             if np.isnan(f):
-                bad_units[c] = unit
-    other = [c for c in names if c not in _IDENTITY and c not in metric_cols and not c.startswith("__extra")]
+                bad_units[key] = unit
+    other = [c for c in names if c not in _IDENTITY and c not in key_of and c not in nvtx_cols
+             and not c.startswith("__extra")]
     names_out = np.asarray(k_names, dtype=object)[k_codes] if k_names else np.empty(0, dtype=object)
     return _Launches(ids=ids, names=names_out, metrics=metrics, missing=missing, text=text, other=other,
-                     bad_units=bad_units, first=first)
+                     bad_units=bad_units, first=first, groups=_nvtx_groups(table, nvtx_cols, np.arange(len(ids))))
 
 
 # ------------------------------------------------------------------------------------------ deriving
+
+
+#: bytes column -> rate metrics (byte/s) whose product with the duration gives its bytes
+_RATES = {"bytes_hbm": (("dram__bytes.sum.per_second",), ("dram__bytes_read.sum.per_second",
+                                                           "dram__bytes_write.sum.per_second")),
+          "bytes_l2": (("lts__t_bytes.sum.per_second",),), "bytes_l1": (("l1tex__t_bytes.sum.per_second",),)}
+_LEVEL_WORDS = {"bytes_hbm": "DRAM bytes", "bytes_l2": "L2 bytes", "bytes_l1": "L1 bytes"}
 
 
 def _chain(m: dict[str, np.ndarray], *alternatives: tuple[str, ...]) -> np.ndarray | None:
@@ -713,8 +834,58 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
 
 
-def _derive(la: _Launches, source: str) -> tuple[dict[str, object], list[str], dict[str, str]]:
-    """Per-launch FLOPs, precision, unit, bytes and time (FORMATS §3.6a), with warnings."""
+_PCT_NOTE = " (DRAM throughput only as a % of peak, which is not bytes)"
+
+
+def _pct_only(other: list[str]) -> bool:
+    """Whether the export gives DRAM throughput only as a percentage of the device's peak."""
+    return any(re.search(r"dram_throughput|dram__throughput|^DRAM Throughput$", o) for o in other)
+
+
+def _pipe_tensor(pipe: np.ndarray, names: np.ndarray, cc: str | None, device: str | None
+                 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Tensor FLOPs from warp-level tensor instructions × FLOP per instruction (:mod:`.ncu_tensor`): per launch
+    FLOPs (NaN where the factor is unknown), input precision (None: not stated) and warnings."""
+    codes, factors = ncu_tensor.per_launch(names, cc, device)
+    per = np.array([f.flops for f in factors] or [np.nan])[codes]
+    with np.errstate(invalid="ignore"):
+        tensor = np.where(pipe == 0, 0.0, pipe * per)  # no tensor instruction: no tensor FLOPs, whatever the factor
+    prec = np.array([f.precision for f in factors] or [None], dtype=object)[codes]
+    used = np.nan_to_num(pipe) > 0
+    n_used = np.bincount(codes[used], minlength=len(factors))
+    known: dict[tuple[float, str], int] = {}
+    unknown: dict[str, int] = {}
+    assumed = 0
+    for f, k in zip(factors, n_used, strict=True):
+        if not k:
+            continue
+        if np.isnan(f.flops):
+            unknown[f.basis] = unknown.get(f.basis, 0) + int(k)
+        else:
+            known[(f.flops, f.basis)] = known.get((f.flops, f.basis), 0) + int(k)
+        assumed += int(k) if f.precision is None else 0
+    notes = []
+    exact = "collect sm__ops_path_tensor_* counters (e.g. sm__ops_path_tensor_src_fp16_dst_fp32.sum) for exact tensor FLOPs"
+    if known:
+        parts = "; ".join(f"× {fl:,.0f} ({basis}) for {_plural(k, 'launch')}" for (fl, basis), k in known.items())
+        notes.append("tensor-core FLOPs = sm__inst_executed_pipe_tensor.sum × the FLOPs of one MMA instruction "
+                     f"(2·M·N·K for shape M×N×K): {parts}; {exact}.")
+    if unknown:
+        parts = "; ".join(f"{basis} ({_plural(k, 'launch')})" if len(unknown) > 1 else basis
+                          for basis, k in unknown.items())
+        notes.append(f"tensor-core FLOPs unknown for {_plural(sum(unknown.values()), 'launch')}: {parts}; {exact}.")
+    if assumed:
+        notes.append(f"{_plural(assumed, 'launch')} with tensor instructions: the kernel name states no input "
+                     "precision; fp16 assumed.")
+    return tensor, prec, notes
+
+
+def _derive(la: _Launches, source: str, cc_text: str | None = None, device: str | None = None
+            ) -> tuple[dict[str, object], list[str], dict[str, str]]:
+    """Per-launch FLOPs, precision, unit, bytes and time (FORMATS §3.6a), with warnings.
+
+    ``cc_text`` and ``device`` (compute capability and device name from the export) pick the FLOPs of one
+    tensor instruction where the kernel name does not say."""
     m = la.metrics
     n = len(la.ids)
     warnings: list[str] = []
@@ -732,13 +903,13 @@ def _derive(la: _Launches, source: str) -> tuple[dict[str, object], list[str], d
         parts = [(2.0 if op.endswith("fma") else 1.0) * ops[op] for op in (f"{p}add", f"{p}mul", f"{p}fma") if op in ops]
         if parts:
             by_prec[prec] = np.sum(parts, axis=0)
-    cc = np.sum(list(by_prec.values()), axis=0) if by_prec else None
+    cuda = np.sum(list(by_prec.values()), axis=0) if by_prec else None
     absent = [op for op in OPS if op not in ops]
     if ops and absent:
         warnings.append(f"CUDA-core FLOPs leave out {', '.join(absent)}: their sm__sass_thread_inst_executed_op_"
                         "*_pred_on.sum counters are not in the export.")
 
-    # tensor FLOPs: op counters (already FLOPs), else pipe instructions × 512
+    # tensor FLOPs: op counters (already FLOPs), else pipe instructions × FLOPs per instruction
     families: dict[str, dict[str, np.ndarray]] = {}
     for name, v in m.items():
         t = _TENSOR_OPS.match(name)
@@ -748,6 +919,7 @@ def _derive(la: _Launches, source: str) -> tuple[dict[str, object], list[str], d
             fam[key] = v
     tensor = None
     tensor_prec = None
+    tensor_used = np.zeros(n, dtype=bool)  # launches known to have run tensor-core work (FLOPs known or not)
     if families:
         fam_vals = {}
         for fam, parts_ in families.items():
@@ -765,42 +937,45 @@ def _derive(la: _Launches, source: str) -> tuple[dict[str, object], list[str], d
         precs = np.array([_tensor_precision(f) for f in fam_vals], dtype=object)
         dominant = np.nan_to_num(stack, nan=-1.0).argmax(axis=0)
         tensor_prec = precs[dominant]
+        tensor_used = np.nan_to_num(tensor) > 0
     else:
         pipe = _chain(m, ("sm__inst_executed_pipe_tensor.sum",), ("smsp__inst_executed_pipe_tensor.sum",))
         if pipe is not None:
-            tensor = pipe * TENSOR_INST_FLOPS
-            tensor_prec = np.full(n, None, dtype=object)
-            used = int(np.nansum(pipe > 0))
-            if used:
-                warnings.append(f"tensor-core FLOPs of {_plural(used, 'launch')} = sm__inst_executed_pipe_tensor.sum × "
-                                f"{TENSOR_INST_FLOPS} (NERSC's factor; instruction- and architecture-dependent, other "
-                                "tools use 2048 or 4096), precision assumed fp16: collect sm__ops_path_tensor_* "
-                                "counters for exact tensor FLOPs.")
-        elif cc is not None:
+            tensor, tensor_prec, notes = _pipe_tensor(pipe, la.names, cc_text, device)
+            tensor_used = np.nan_to_num(pipe) > 0
+            warnings.extend(notes)
+        elif cuda is not None:
             warnings.append("no tensor-core counter (sm__inst_executed_pipe_tensor.sum or sm__ops_path_tensor_*): "
                             "FLOPs count CUDA cores only.")
 
-    if cc is None and tensor is None:
+    if cuda is None and tensor is None:
         flops = np.full(n, np.nan)
     elif tensor is None:
-        flops = cc
-    elif cc is None:
-        flops = tensor
+        flops = cuda
+    elif cuda is None:
+        # tensor FLOPs alone: the total for a launch that used tensor cores (its CUDA-core FLOPs, left out, are
+        # small beside them), unknown for one that did not (zero would claim it did no work)
+        flops = np.where(np.nan_to_num(tensor) > 0, tensor, np.nan)
+        only = int((np.nan_to_num(tensor) > 0).sum())
+        warnings.append(f"no CUDA-core FLOP counters (sm__sass_thread_inst_executed_op_*): FLOPs are the tensor-core "
+                        f"FLOPs alone for the {_plural(only, 'launch')} that used tensor cores, unknown for the other "
+                        f"{n - only:,}; add them with --metrics {FLOP_METRICS}.")
     else:
-        flops = cc + tensor
+        flops = cuda + tensor
     # precision and unit
     precision = np.full(n, None, dtype=object)
     unit = np.full(n, None, dtype=object)
-    cc0 = np.nan_to_num(cc) if cc is not None else np.zeros(n)
+    cc0 = np.nan_to_num(cuda) if cuda is not None else np.zeros(n)
     tc0 = np.nan_to_num(tensor) if tensor is not None else np.zeros(n)
+    unknown_tc = tensor_used & np.isnan(tensor) if tensor is not None else np.zeros(n, dtype=bool)
     if by_prec:
         names_p = np.array(list(by_prec), dtype=object)
         stack = np.nan_to_num(np.vstack(list(by_prec.values())), nan=-1.0)
-        vec = (cc0 > 0) & (cc0 >= tc0)
+        vec = (cc0 > 0) & (cc0 >= tc0) & ~unknown_tc
         precision[vec] = names_p[stack.argmax(axis=0)][vec]
         unit[vec] = "vector"
     if tensor is not None:
-        mat = (tc0 > 0) & (tc0 > cc0)
+        mat = tensor_used & ((tc0 > cc0) | unknown_tc)  # unknown tensor FLOPs: still tensor-core work
         prec_t = np.where(pd.isna(tensor_prec), "fp16", tensor_prec) if tensor_prec is not None else "fp16"
         precision[mat] = np.broadcast_to(prec_t, (n,))[mat]
         unit[mat] = "matrix"
@@ -809,26 +984,11 @@ def _derive(la: _Launches, source: str) -> tuple[dict[str, object], list[str], d
             warnings.append(f"{_plural(int(unknown_t.sum()), 'launch')}: tensor-op counter names give no input precision; "
                             "fp16 assumed.")
 
-    # bytes
-    cols: dict[str, object] = {}
-    hbm = _chain(m, ("dram__bytes.sum",), ("dram__bytes_read.sum", "dram__bytes_write.sum"),
-                 ("dram__bytes_op_read.sum", "dram__bytes_op_write.sum"))
-    if hbm is None:
-        half = _chain(m, ("dram__bytes_read.sum",), ("dram__bytes_op_read.sum",), ("dram__bytes_write.sum",),
-                      ("dram__bytes_op_write.sum",))
-        if half is not None:
-            hbm = half
-            warnings.append("DRAM bytes are reads or writes only (the other direction is not in the export).")
-    cols["bytes_hbm"] = hbm if hbm is not None else np.full(n, np.nan)
-    if "lts__t_bytes.sum" in m:
-        cols["bytes_l2"] = m["lts__t_bytes.sum"]
-    if "l1tex__t_bytes.sum" in m:
-        cols["bytes_l1"] = m["l1tex__t_bytes.sum"]
-
     # time
     time_s = None
     for alt in (("gpu__time_duration.sum",), ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-                ("smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second"), ("Duration",)):
+                ("smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second"),
+                ("sm__cycles_elapsed.avg", "gpc__cycles_elapsed.avg.per_second"), ("Duration",)):
         if not all(a in m for a in alt):
             continue
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -838,24 +998,62 @@ def _derive(la: _Launches, source: str) -> tuple[dict[str, object], list[str], d
     if time_s is None:
         time_s = np.full(n, np.nan)
 
-    has_flops = cc is not None or tensor is not None
+    # bytes: counters, else rate × duration (the details page prints DRAM traffic only as a rate)
+    cols: dict[str, object] = {}
+    hbm = _chain(m, ("dram__bytes.sum",), ("dram__bytes_read.sum", "dram__bytes_write.sum"),
+                 ("dram__bytes_op_read.sum", "dram__bytes_op_write.sum"))
+    if hbm is None:
+        half = _chain(m, ("dram__bytes_read.sum",), ("dram__bytes_op_read.sum",), ("dram__bytes_write.sum",),
+                      ("dram__bytes_op_write.sum",))
+        if half is not None:
+            hbm = half
+            warnings.append("DRAM bytes are reads or writes only (the other direction is not in the export).")
+    found = {"bytes_hbm": hbm, "bytes_l2": m.get("lts__t_bytes.sum"), "bytes_l1": m.get("l1tex__t_bytes.sum")}
+    derived = []
+    for col, alts in _RATES.items():
+        rate = _chain(m, *alts)
+        if rate is None:
+            continue
+        v = rate * time_s
+        fill = np.isfinite(v) & (np.isnan(found[col]) if found[col] is not None else True)
+        if fill.any():
+            found[col] = np.where(fill, v, np.nan if found[col] is None else found[col])
+            derived.append(f"{_LEVEL_WORDS[col]} of {_plural(int(fill.sum()), 'launch')}")
+    if derived:
+        warnings.append(f"derived figures: {', '.join(derived)} = throughput (byte/s: dram__bytes.sum.per_second, "
+                        "the details page's \"Memory Throughput\") × duration, rounded as the export rounds them; "
+                        "collect dram__bytes.sum (lts__t_bytes.sum, l1tex__t_bytes.sum) for counted bytes.")
+    hbm = found["bytes_hbm"]
+    cols["bytes_hbm"] = hbm if hbm is not None else np.full(n, np.nan)
+    for col in ("bytes_l2", "bytes_l1"):
+        if found[col] is not None:
+            cols[col] = found[col]
+
+    has_flops = cuda is not None or tensor is not None
     has_bytes = hbm is not None or "bytes_l2" in cols or "bytes_l1" in cols
     has_time = not np.isnan(time_s).all()
     if not (has_flops or has_bytes or has_time):
-        found = la.other[:3]
-        more = f"e.g. {', '.join(found)}" if found else "none"
+        found_other = la.other[:3]
+        more = f"e.g. {', '.join(found_other)}" if found_other else "none"
         raise InputError(where=source, text=f"no duration, FLOP or byte metric for a roofline in this export "
                          f"({len(la.other)} other metrics, {more}).", hint=f"profile with: {PROFILE_COMMAND}")
     if not has_flops and not has_bytes:
         meta["time_only"] = "true"
-        warnings.append("no FLOP or byte counters in this export: only launch times are read (time only; join it "
-                        f"with an inventory, or profile with: {PROFILE_COMMAND}).")
+        warnings.append(f"no FLOP or byte counters in this export{_PCT_NOTE if _pct_only(la.other) else ''}: only "
+                        "launch times are read (time only; join it with an inventory, or profile with: "
+                        f"{PROFILE_COMMAND}).")
     else:
         if not has_flops:
-            warnings.append("no FLOP counters (sm__sass_thread_inst_executed_op_*): FLOPs unknown.")
+            why = " (a roofline section prints no numbers on the details page)" if la.rules else ""
+            if ncu_tensor.family(cc_text) == "none":  # no tensor cores; nvprof also profiles these GPUs
+                what = (f"{FLOP_METRICS} (on this pre-Volta GPU, CC {cc_text}, nvprof --metrics flop_count_sp,"
+                        "flop_count_dp,flop_count_hp counts them too)")
+            else:
+                what = f"{FLOP_METRICS},sm__inst_executed_pipe_tensor.sum"
+            warnings.append(f"no FLOP counters in this export{why}: FLOPs unknown; add --metrics {what}.")
         if hbm is None:
-            warnings.append("no DRAM byte counter (dram__bytes.sum, or dram__bytes_read.sum + dram__bytes_write.sum): "
-                            "off-chip bytes unknown.")
+            warnings.append("no DRAM byte counter (dram__bytes.sum, or dram__bytes_read.sum + dram__bytes_write.sum)"
+                            f"{_PCT_NOTE if _pct_only(la.other) else ''}: off-chip bytes unknown.")
         if not has_time:
             warnings.append("no duration (gpu__time_duration.sum or sm__cycles_elapsed.avg[.per_second]): measured "
                             "time unknown.")
@@ -906,11 +1104,6 @@ def _parse(data: bytes, source: str) -> Workload:
         raise InputError(where=source, expected="at least one launch row under the ncu header", found="a header only",
                          hint="the run measured no kernel: check the ncu output for ==WARNING== or ==ERROR== lines "
                          "and the --kernel-name / --launch-skip / --launch-count filters.")
-    cols, warnings, meta = _derive(la, source)
-    n = len(la.ids)
-    cols.update(name=la.names, source=np.full(n, source, dtype=object),
-                row=la.ids.astype(np.int64).astype(str).astype(object), count=np.ones(n, dtype=np.int64))
-    frame = make_frame(cols, n)
     device = la.text.get("device__attribute_display_name") or None
     dev_col = la.first.get("Device", "").strip()
     if not device and dev_col and not dev_col.isdigit():
@@ -919,8 +1112,16 @@ def _parse(data: bytes, source: str) -> Workload:
     major, minor = (la.metrics.get(f"device__attribute_compute_capability_{k}") for k in ("major", "minor"))
     if not cc and major is not None and minor is not None and len(major) and np.isfinite([major[0], minor[0]]).all():
         cc = f"{int(major[0])}.{int(minor[0])}"  # 12-column exports have no CC column
+    cc = cc if re.fullmatch(r"\d{1,2}\.\d", cc) else ""
+    cols, warnings, meta = _derive(la, source, cc or None, device)
+    n = len(la.ids)
+    cols.update(name=la.names, source=np.full(n, source, dtype=object),
+                row=la.ids.astype(np.int64).astype(str).astype(object), count=np.ones(n, dtype=np.int64))
+    if la.groups is not None:
+        cols["group"] = la.groups  # the NVTX range the launch ran in
+    frame = make_frame(cols, n)
     meta.update(profiler="Nsight Compute", ncu_page="details" if details else "raw")
-    if re.fullmatch(r"\d{1,2}\.\d", cc):
+    if cc:
         major, minor = cc.split(".")
         meta["compute_capability"] = cc
         meta["arch"] = f"sm_{major}{minor}"
