@@ -15,6 +15,7 @@ workload's rows. Nothing here imports roofcore: a parser bug cannot hide in its 
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
@@ -229,7 +230,7 @@ def rocprof_compute(path: Path) -> list[dict]:
     text = _text(path)
     out = []
     for row in csv.DictReader(io.StringIO(text)):
-        c = lambda k: _counter(row, k)  # noqa: E731
+        c = functools.partial(_counter, row)
         rec: dict = {"id": row["Dispatch_ID"], "name": row["Kernel_Name"]}
         start, end = c("Start_Timestamp"), c("End_Timestamp")
         if start is not None and end is not None:
@@ -345,10 +346,7 @@ def kineto_gemm_ops(path: Path) -> list[dict]:
             continue
         a, b = (dims[1], dims[2]) if e["name"] == "aten::addmm" else (dims[0], dims[1])
         dtype = types[1] if e["name"] == "aten::addmm" else types[0]
-        if e["name"] == "aten::bmm":
-            flops = 2.0 * a[0] * a[1] * a[2] * b[2]
-        else:
-            flops = 2.0 * a[0] * a[1] * b[1]
+        flops = 2.0 * a[0] * a[1] * a[2] * b[2] if e["name"] == "aten::bmm" else 2.0 * a[0] * a[1] * b[1]
         k = ks[0]
         rec = {"name": k["name"], "time_s": float(k["dur"]) * 1e-6, "match": "time", "flops": flops}
         if dtype in _HALF:

@@ -64,7 +64,7 @@ def sample_paths(key: str) -> list[Path]:
     return paths
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def workload(key: str) -> Workload:
     """The entry's files read together (cached: several tests look at the same workload)."""
     return roofcore.read_many(sample_paths(key))
