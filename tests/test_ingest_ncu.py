@@ -3,6 +3,7 @@ exact messages for failed and unusable exports, the real samples, and a fuzz tes
 
 from __future__ import annotations
 
+import csv
 import os
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from roofhelpers import mutated
 
 from roofcore import InputError, aggregate, analyze, ingest, load_catalogs
-from roofcore.ingest import ncu
+from roofcore.ingest import ncu, ncu_tensor
 from roofcore.models import Workload
 
 DATA = Path(__file__).parent / "data" / "ncu"
@@ -207,7 +208,8 @@ def test_raw_page_units_row_and_wide_columns():
 
 def test_python_reader_gives_the_same_result_as_pyarrow(monkeypatch):
     names = ["details_12col_nersc.csv", "details_15col_bom_crlf.csv", "details_20col_rules.csv", "details_nvtx.csv",
-             "details_missing_values.csv", "details_tensor_ops.csv", "details_trailing_comma.csv", "raw_page.csv"]
+             "details_missing_values.csv", "details_tensor_ops.csv", "details_trailing_comma.csv", "raw_page.csv",
+             "details_tensor_pipe.csv", "details_log_file.log", "raw_legacy_2019.csv"]
     fast = {n: read(n) for n in names}
 
     def broken(*args, **kwargs):
@@ -271,6 +273,8 @@ def test_aggregate_and_analyze_per_launch_rows():
     ("details_12col_nersc.csv", "ncu-details"), ("details_15col_bom_crlf.csv", "ncu-details"),
     ("details_20col_rules.csv", "ncu-details"), ("details_nvtx.csv", "ncu-details"), ("raw_page.csv", "ncu-raw"),
     ("failed_no_kernels.txt", "ncu-details"), ("rules_only.csv", "ncu-details"),
+    ("details_set_full_ragged.csv", "ncu-details"), ("raw_legacy_2019.csv", "ncu-raw"),
+    ("details_log_file.log", "ncu-details"),
 ])
 def test_detected_from_content(name, fmt):
     assert ingest.detect((DATA / name).read_bytes(), "profile.csv").name == fmt
@@ -354,6 +358,8 @@ def test_unit_table():
     assert ncu.unit_factor("inst") == ("count", 1.0) and ncu.unit_factor("") == ("count", 1.0)
     assert ncu.unit_factor("Minst") == ("count", 1e6)
     assert ncu.unit_factor("%") is None and ncu.unit_factor("register/thread") is None
+    assert ncu.unit_factor("Gbyte/s") == ("bandwidth", 1e9) and ncu.unit_factor("Gbyte/second") == ("bandwidth", 1e9)
+    assert ncu.unit_factor("Tbyte/s") == ("bandwidth", 1e12) and ncu.unit_factor("byte/second") == ("bandwidth", 1.0)
 
 
 def test_wrong_unit_is_unknown_with_a_warning():
@@ -362,6 +368,137 @@ def test_wrong_unit_is_unknown_with_a_warning():
     assert np.isnan(w.frame["bytes_hbm"][0])
     assert ("n/a, empty, negative, non-numeric or wrong-unit values read as unknown: dram__bytes.sum (1 launch, unit '%')."
             in w.warnings)
+
+
+# ------------------------------------------------------------------------------------------ ragged pages, legacy names, logs
+
+
+def test_set_full_details_page_with_ragged_rows_and_human_units():
+    w = read("details_set_full_ragged.csv")  # metric rows: 16 fields under a 20-column header; rule rows: 20
+    assert len(w) == 2 and w.skipped == () and np.isnan(w.frame["flops"]).all()
+    assert col(w, "time_s") == pytest.approx([12.80e-6, 1.25e-3], rel=1e-15)  # "Duration" in us, then in ms
+    # "Memory Throughput" in Gbyte/s (then Gbyte/second) × Duration; the same label in % is not a byte figure
+    assert col(w, "bytes_hbm") == pytest.approx([640.00e9 * 12.80e-6, 1_234.50e9 * 1.25e-3], rel=1e-12)
+    assert w.warnings == (
+        "derived figures: DRAM bytes of 2 launches = throughput (byte/s: dram__bytes.sum.per_second, the details "
+        "page's \"Memory Throughput\") × duration, rounded as the export rounds them; collect dram__bytes.sum "
+        "(lts__t_bytes.sum, l1tex__t_bytes.sum) for counted bytes.",
+        "no FLOP counters in this export (a roofline section prints no numbers on the details page): FLOPs unknown; "
+        f"add --metrics {FLOPS},sm__inst_executed_pipe_tensor.sum.",
+    )
+    assert w.meta["arch"] == "sm_90" and "SOLFPRoofline (INF)" in w.meta["ncu_rules"]
+
+
+def test_a_short_metric_row_is_padded_but_a_row_missing_its_value_is_skipped():
+    lines = (DATA / "details_set_full_ragged.csv").read_text().splitlines()
+    lines[6] = lines[6][: lines[6].rindex(',"12.80"')]  # the Duration row cut before its value
+    w = ingest.read("\n".join(lines).encode(), name="cut.csv")
+    assert [(s.row, s.reason) for s in w.skipped] == [("line 7", "expected 20 fields, found 14")]
+    assert np.isnan(w.frame["time_s"][0]) and np.isnan(w.frame["bytes_hbm"][0]) and w.frame["time_s"][1] == 1.25e-3
+
+
+def test_legacy_2019_raw_page_names_two_decimals_and_lists():
+    w = read("raw_legacy_2019.csv")
+    assert w.formats == ("ncu-raw",) and w.device == "Tesla P100-PCIE-16GB" and w.meta["arch"] == "sm_60"
+    assert col(w, "bytes_hbm") == [1_048_576 + 524_288, 2_097_152 + 0]  # dram__read_bytes + dram__write_bytes
+    # gpu__time_duration; the second launch has none: sm__elapsed_cycles_avg / gpc__frequency
+    assert col(w, "time_s") == [3_104e-9, 2_657 / 1_328_500_000]
+    assert np.isnan(w.frame["flops"]).all() and w.skipped == ()
+    assert w.warnings == (
+        f"no FLOP counters in this export: FLOPs unknown; add --metrics {FLOPS} (on this pre-Volta GPU, CC 6.0, "
+        "nvprof --metrics flop_count_sp,flop_count_dp,flop_count_hp counts them too).",
+        "n/a, empty, negative, non-numeric or wrong-unit values read as unknown: gpu__time_duration.sum (1 launch).",
+    )
+
+
+def test_log_file_output_is_detected_by_content_whatever_its_name():
+    data = (DATA / "details_log_file.log").read_bytes()
+    for name in ("prof.log", "prof.txt", "prof"):
+        assert ingest.detect(data, name).name == "ncu-details"
+    w = ingest.read(DATA / "details_log_file.log", name="prof.log")
+    assert col(w, "flops") == [2 * 268_435_456 + 1_048_576, 1_048_576] and col(w, "time_s") == [250_880e-9, 6_144e-9]
+    assert w.device == "NVIDIA L4" and w.meta["compute_capability"] == "8.9"
+
+
+def test_nvtx_push_pop_ranges_become_the_group():
+    assert col(read("details_nvtx.csv"), "group") == ["forward/layer 3, attn:qkv"]  # nested, a ":" in a name
+
+
+@pytest.mark.parametrize("header, cell, group", [
+    ("Id:Domain:Start/Stop_Range:PL_Type:PL_Value", ' "0:<default domain>:linear_nvtx:none:none" ', "linear_nvtx"),
+    ("thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
+     '12  "<default domain>:step:none:none:none:none:none:none"', "step"),
+    ("thread Domain:Push/Pop_Range:PL_Type:PL_Value", '3  "<default domain>:decode"', "decode"),  # fewer fields
+    ("thread Domain:Push/Pop_Range:PL_Type:PL_Value", "", None),
+])
+def test_nvtx_cells(header, cell, group):
+    assert ncu.nvtx_range(header, cell) == group
+
+
+# ------------------------------------------------------------------------------------------ tensor instructions
+
+
+def test_tensor_pipe_counts_times_the_instruction_shape():
+    w = read("details_tensor_pipe.csv")  # CC 7.5; no CUDA-core counters
+    f = w.frame["flops"]
+    # 2·M·N·K per instruction: h884 8·8·4, s1688 and tensor16x8x8 16·8·8, CUTLASS arch::Mma GemmShape<8, 8, 16> and
+    # i8816 8·8·16, an unnamed fp16 kernel the sm_75 default 16·8·8; wgmma unknown; no tensor work: unknown
+    assert f[:6].tolist() == [1_000 * 512, 2_000 * 2_048, 3_000 * 2_048, 4_000 * 2_048, 500 * 2_048, 6_000 * 2_048]
+    assert np.isnan(f[6]) and np.isnan(f[7])
+    assert col(w, "precision")[:7] == ["fp16", "fp16", "fp16", "int8", "int8", "fp16", "bf16"]
+    assert col(w, "unit")[:7] == ["matrix"] * 7
+    assert w.warnings[:2] == (
+        "tensor-core FLOPs = sm__inst_executed_pipe_tensor.sum × the FLOPs of one MMA instruction (2·M·N·K for shape "
+        "M×N×K): × 512 (8×8×4, from the kernel name) for 1 launch; × 2,048 (16×8×8, from the kernel name) for 2 "
+        "launches; × 2,048 (8×8×16, from the kernel name) for 2 launches; × 2,048 (16×8×8, the sm_75 default for "
+        "fp16: no shape in the kernel name) for 1 launch; collect sm__ops_path_tensor_* counters (e.g. sm__ops_path_"
+        "tensor_src_fp16_dst_fp32.sum) for exact tensor FLOPs.",
+        "tensor-core FLOPs unknown for 1 launch: a Hopper/Blackwell warpgroup MMA (wgmma / tcgen05), whose work per "
+        "instruction depends on its N; collect sm__ops_path_tensor_* counters (e.g. sm__ops_path_tensor_src_fp16_dst_"
+        "fp32.sum) for exact tensor FLOPs.",
+    )
+    assert w.warnings[2].startswith("no CUDA-core FLOP counters (sm__sass_thread_inst_executed_op_*): FLOPs are "
+                                    "tensor-core FLOPs alone (6 launches), unknown for the other 2; add them with")
+
+
+CUTLASS_DEVICE = ("cutlass::gemm::device::Gemm<cutlass::half_t, cutlass::layout::RowMajor, float, "
+                  "cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80, cutlass::gemm::GemmShape<128, 256, 64>, "
+                  "cutlass::gemm::GemmShape<64, 64, 64>, cutlass::gemm::GemmShape<16, 8, 16>, 3>")
+
+
+@pytest.mark.parametrize("name, shape", [
+    ("volta_h884gemm_128x128_ldg8_nn", (8, 8, 4)), ("volta_s884gemm_fp16_256x128_ldg8_f2f_tn", (8, 8, 4)),
+    ("turing_h1688gemm_256x128_ldg8_tn", (16, 8, 8)), ("ampere_s16816gemm_fp16_128x64_ldg8_f2f_stages_64x4_tn",
+                                                        (16, 8, 16)),
+    ("turing_i8816gemm_int8_128x128_ldg16_nt", (8, 8, 16)), ("ampere_i16832gemm_int8_256x128_ldg16_stages_64x3_nt",
+                                                             (16, 8, 32)),
+    ("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel",
+     (16, 8, 16)),
+    ("cutlass_80_tensorop_s1688gemm_64x64_16x10_nn_align4", (16, 8, 8)), ("fused_attn_hmma16816_kernel", (16, 8, 16)),
+    ("cutlass::arch::Mma<cutlass::gemm::GemmShape<(int)16, (int)8, (int)8>, (int)32, cutlass::half_t>", (16, 8, 8)),
+    (CUTLASS_DEVICE, (16, 8, 16)),  # the third GemmShape of a CUTLASS template is the instruction's
+    ("gemm_kernel_256x128_stages_3(const __half *, __half *)", None), ("pack_884_rows(int *)", None),
+    ("void add<float>(float *, const float *, int)", None),
+])
+def test_mma_shape_from_kernel_names(name, shape):
+    assert ncu_tensor.name_shape(name) == shape
+
+
+@pytest.mark.parametrize("name, cc, device, flops", [
+    ("tc_gemm(const __half *, float *)", "7.0", None, 512),  # Volta HMMA.884: 8·8·4·2
+    ("tc_gemm(const __half *, float *)", "7.5", None, 2_048),  # Turing HMMA.1688: 16·8·8·2
+    ("tc_gemm(const __half *, float *)", "8.0", None, 4_096),  # Ampere HMMA.16816: 16·8·16·2
+    ("tc_gemm_tf32(const float *, float *)", "8.6", None, 2_048),  # TF32 m16n8k8
+    ("tc_gemm_int8(const int8_t *, int *)", "8.9", None, 8_192),  # IMMA.16832
+    ("tc_gemm(const __half *, float *)", None, "NVIDIA GeForce RTX 2080 Ti", 2_048),  # CC from the device name
+    ("tc_gemm(const __half *, float *)", None, "NVIDIA A100-SXM4-40GB", 4_096),
+    ("tc_gemm(const __half *, float *)", None, None, np.nan),  # nothing says which instruction
+    ("tc_gemm(const __half *, float *)", "6.1", None, np.nan),  # no tensor cores
+    ("flash_fwd_wgmma_kernel<Sm90>", "9.0", None, np.nan),  # warpgroup MMA: work per instruction depends on N
+])
+def test_default_instruction_of_the_architecture(name, cc, device, flops):
+    codes, factors = ncu_tensor.per_launch(np.array([name], dtype=object), cc, device)
+    np.testing.assert_equal(factors[codes[0]].flops, flops)
 
 
 # ------------------------------------------------------------------------------------------ real samples
@@ -414,6 +551,88 @@ def test_sample_rules_only():
         "rules.csv: this export holds only rule text (SOLFPRoofline), no metric values: roofline sections print just "
         "their rules on the details page. Hint: re-export the report with the raw page (ncu -i report.ncu-rep --csv "
         f"--page raw --print-units base > raw.csv) or profile with --metrics {METRICS}.")
+
+
+def by_hand(name: str) -> list[dict[str, str]]:
+    """A sample's table rows read with the csv module from its header on (independently of the parser); short
+    rows padded with empty fields."""
+    lines = sample(name).read_text(encoding="utf-8-sig").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID","Process ID",'))
+    rows = list(csv.reader(lines[start:]))
+    return [dict(zip(rows[0], r + [""] * (len(rows[0]) - len(r)), strict=False)) for r in rows[1:] if r]
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+@pytest.mark.samples
+def test_sample_julia_set_full_details_page():
+    w = ingest.read(sample("ncu_details_a100_julia_set_full_rules_humanunits.csv"), name="julia.csv")
+    f = w.frame
+    assert len(w) == 6 and w.skipped == () and np.isnan(f["flops"]).all()
+    assert w.meta["compute_capability"] == "8.0"
+    # read by eye: launch 0 Duration 56.06 us, Memory Throughput 488.17 Gbyte/s; launch 5 30.86 ms, 96.22 Gbyte/s
+    assert f["time_s"][0] == pytest.approx(56.06e-6, rel=1e-12) and f["time_s"][5] == pytest.approx(30.86e-3, rel=1e-12)
+    assert f["bytes_hbm"][0] == pytest.approx(488.17e9 * 56.06e-6, rel=1e-12)
+    assert f["bytes_hbm"][5] == pytest.approx(96.22e9 * 30.86e-3, rel=1e-12)
+    # every launch: DRAM bytes = Memory Throughput [Gbyte/s] × Duration [us or ms]
+    scale = {"us": 1e-6, "ms": 1e-3, "Gbyte/s": 1e9}
+    rows = by_hand("ncu_details_a100_julia_set_full_rules_humanunits.csv")
+    dur = {int(r["ID"]): number(r["Metric Value"]) * scale[r["Metric Unit"]] for r in rows if r["Metric Name"] == "Duration"}
+    rate = {int(r["ID"]): number(r["Metric Value"]) * scale[r["Metric Unit"]] for r in rows
+            if r["Metric Name"] == "Memory Throughput" and r["Metric Unit"] != "%"}
+    assert f["time_s"].tolist() == pytest.approx([dur[i] for i in range(6)], rel=1e-12)
+    assert f["bytes_hbm"].tolist() == pytest.approx([rate[i] * dur[i] for i in range(6)], rel=1e-12)
+    assert any(x.startswith("derived figures: DRAM bytes of 6 launches") for x in w.warnings)
+    assert any(f"add --metrics {FLOPS}" in x for x in w.warnings)
+
+
+@pytest.mark.samples
+def test_sample_cutlass_hgemm_tensor_flops_from_the_instruction_shape():
+    w = ingest.read(sample("ncu_details_a100pcie_cutlass_hgemm_20480_no_fp_counters.csv"), name="hgemm.csv")
+    f = w.frame
+    gemm = 2 * 20480**3  # each GEMM launch is a 20480³ HGEMM
+    rows = by_hand("ncu_details_a100pcie_cutlass_hgemm_20480_no_fp_counters.csv")
+    pipe = {int(r["ID"]): number(r["Metric Value"]) for r in rows if r["Metric Name"] == "sm__inst_executed_pipe_tensor.sum"}
+    # the CUTLASS launches (4-9) run arch::Mma GemmShape<16, 8, 8> (16·8·8·2 = 2,048 FLOP), cuBLAS's
+    # ampere_s16816gemm (10) 16·8·16·2 = 4,096
+    assert [pipe[i] * 2_048 for i in range(4, 10)] + [pipe[10] * 4_096] == f["flops"][4:].tolist()
+    assert f["flops"][4:].tolist() == pytest.approx([gemm] * 7, rel=0.02)
+    assert np.isnan(f["flops"][:4]).all()  # initialisation kernels: no tensor work, no CUDA-core counters
+    assert col(w, "unit")[4:] == ["matrix"] * 7 and col(w, "precision")[4:] == ["fp16"] * 7
+    cycles = {int(r["ID"]): number(r["Metric Value"]) for r in rows if r["Metric Name"] == "sm__cycles_elapsed.avg"}
+    hz = {int(r["ID"]): number(r["Metric Value"]) for r in rows
+          if r["Metric Name"] == "sm__cycles_elapsed.avg.per_second"}
+    assert f["time_s"].tolist() == [cycles[i] / hz[i] for i in range(11)]
+    assert w.warnings[0] == (
+        "tensor-core FLOPs = sm__inst_executed_pipe_tensor.sum × the FLOPs of one MMA instruction (2·M·N·K for shape "
+        "M×N×K): × 2,048 (16×8×8, from the kernel name) for 6 launches; × 4,096 (16×8×16, from the kernel name) for 1 "
+        "launch; collect sm__ops_path_tensor_* counters (e.g. sm__ops_path_tensor_src_fp16_dst_fp32.sum) for exact "
+        "tensor FLOPs.")
+
+
+@pytest.mark.samples
+def test_sample_ncu2020_nvtx_columns():
+    w = ingest.read(sample("ncu_details_ncu2020.2_rtx3070_nvtx_columns.csv"), name="nvtx.csv")
+    assert len(w) == 2 and col(w, "group") == ["linear_nvtx", "linear_nvtx"] and w.skipped == ()
+    assert col(w, "time_s") == [8_192e-9, 3_584e-9]  # gpu__time_duration.sum, nsecond
+    assert w.meta["time_only"] == "true" and np.isnan(w.frame["flops"]).all() and np.isnan(w.frame["bytes_hbm"]).all()
+    assert col(w, "name")[0] == ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x10_nn_align4>"
+                                 "(cutlass_80_tensorop_s1688gemm_64x64_16x10_nn_align4::Params)")
+    assert "DRAM throughput only as a % of peak" in w.warnings[0]
+
+
+@pytest.mark.samples
+def test_sample_ncu2019_legacy_raw_page():
+    w = ingest.read(sample("ncu_raw_ncu2019.4_gtx1080_legacy_metric_names.csv"), name="legacy.csv")
+    assert w.formats == ("ncu-raw",) and len(w) == 3 and w.device == "NVIDIA GeForce GTX 1080"
+    assert w.meta["compute_capability"] == "6.1" and w.skipped == ()
+    assert w.frame["time_s"][0] == 2_720e-9 and w.frame["bytes_hbm"][0] == 7_552 + 384  # read + write
+    rows = [r for r in by_hand("ncu_raw_ncu2019.4_gtx1080_legacy_metric_names.csv") if r["ID"].isdigit()]
+    assert col(w, "bytes_hbm") == [number(r["dram__read_bytes"]) + number(r["dram__write_bytes"]) for r in rows]
+    assert col(w, "time_s") == [number(r["gpu__time_duration"]) / 1e9 for r in rows]
+    assert np.isnan(w.frame["flops"]).all()
 
 
 # ------------------------------------------------------------------------------------------ fuzz

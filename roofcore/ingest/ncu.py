@@ -957,9 +957,9 @@ def _derive(la: _Launches, source: str, cc_text: str | None = None, device: str 
         # small beside them), unknown for one that did not (zero would claim it did no work)
         flops = np.where(np.nan_to_num(tensor) > 0, tensor, np.nan)
         only = int((np.nan_to_num(tensor) > 0).sum())
-        warnings.append(f"no CUDA-core FLOP counters (sm__sass_thread_inst_executed_op_*): FLOPs are the tensor-core "
-                        f"FLOPs alone for the {_plural(only, 'launch')} that used tensor cores, unknown for the other "
-                        f"{n - only:,}; add them with --metrics {FLOP_METRICS}.")
+        warnings.append(f"no CUDA-core FLOP counters (sm__sass_thread_inst_executed_op_*): FLOPs are tensor-core "
+                        f"FLOPs alone ({_plural(only, 'launch')}), unknown for the other {n - only:,}; add them with "
+                        f"--metrics {FLOP_METRICS}.")
     else:
         flops = cuda + tensor
     # precision and unit

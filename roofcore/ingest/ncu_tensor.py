@@ -59,7 +59,7 @@ _WARPGROUP = re.compile(r"wgmma|gmma|warpgroup|tcgen05|umma|utc[a-z]*mma|nvjet|c
                         re.I)
 _PRECISION = (  # input precision named in a kernel name; short tokens may not run on into digits ("s884" is not s8)
     ("tf32", r"tf32|tfloat32"), ("bf16", r"bf16|bfloat16"), ("fp8", r"fp8|f8(?![0-9])|e4m3|e5m2"),
-    ("int4", r"int4|[isu]4(?![0-9])"), ("int8", r"int8|imma|[isu]8(?![0-9])"),
+    ("int4", r"u?int4|[isu]4(?![0-9])"), ("int8", r"u?int8|imma|[isu]8(?![0-9])|(?:un)?signed char"),
     ("fp64", r"fp64|f64|double|dmma|dgemm"), ("fp16", r"fp16|f16|half|hmma|hgemm"),
 )
 _PRECISION_RE = [(p, re.compile(rf"(?<![A-Za-z0-9])(?:{rx})", re.I)) for p, rx in _PRECISION]
