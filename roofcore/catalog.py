@@ -281,7 +281,15 @@ def load_file(path: Path | str) -> list[tuple[Hardware, bool]]:
 
 
 def load_bytes(raw: bytes, file: str = "uploaded.yaml") -> list[tuple[Hardware, bool]]:
-    """Parse and validate catalog YAML given as bytes (an upload); ``file`` names it in messages."""
+    """Parse and validate catalog YAML given as bytes (an upload); ``file`` names it in messages.
+
+    A file of measured ceilings (rocprof-compute ``roofline.csv``, the Empirical Roofline Toolkit's
+    ``roofline.json``) is accepted too: its devices, as measured, are added."""
+    from .ingest.ceilings import measured_devices
+
+    measured = measured_devices(raw, file)
+    if measured is not None:
+        return [(hw, False) for hw in measured]
     data = _read_yaml(raw, file)
     errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path) == 0, list(map(str, e.absolute_path))))
     if errors:

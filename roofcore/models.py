@@ -298,6 +298,8 @@ class Workload:
     warnings: tuple[str, ...] = ()
     device: str | None = None  #: the device the profile ran on, as the profiler named it
     meta: Mapping[str, str] = field(default_factory=dict)  #: e.g. compute_capability, arch, profiler version
+    #: devices as measured on the machine that ran it (rocprof-compute roofline.csv, ERT roofline.json read with it)
+    measured: tuple[Hardware, ...] = ()
 
     @property
     def byte_columns(self) -> list[str]:

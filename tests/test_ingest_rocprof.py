@@ -22,7 +22,7 @@ from roofhelpers import mutated
 
 from roofcore import InputError, RoofcoreError, analyze, ingest, load_catalogs
 from roofcore.ingest import aggregate, rocprof
-from roofcore.models import Workload
+from roofcore.models import Hardware, Workload
 
 DATA = Path(__file__).parent / "data" / "rocprof"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "samples"
@@ -204,7 +204,7 @@ def test_zero_and_corrupt_durations_are_never_divided_by():
 def test_many_bad_timestamps_name_ten_dispatches_then_count():
     head = "Dispatch_ID,Kernel_Name,GPU_ID,Grid_Size,SQ_INSTS_VALU_FMA_F32,Start_Timestamp,End_Timestamp\n"
     body = "".join(f"{i},k{i},0,64,1,{1000 + i},{1000 + i}\n" for i in range(12))
-    body += "12,late,0,64,1,,5\n13,text,0,64,1,12.5,20\n"
+    body += "12,late,0,64,1,,5\n13,text,0,64,1,12.5.1,20\n"
     w = ingest.read((head + body).encode(), name="p.csv")
     assert len(w) == 14 and w.frame["time_s"].isna().all()
     time_warnings = [x for x in w.warnings if "time" in x and "dispatch" in x]
@@ -212,14 +212,26 @@ def test_many_bad_timestamps_name_ten_dispatches_then_count():
                                 "unknown. Hint: the profiler recorded no positive duration; profile again.")
     assert time_warnings[-1] == "p.csv: … and 4 more dispatch(es) with unusable timestamps; their times are left unknown."
     assert len(time_warnings) == 11
-    w = ingest.read((head + "12,late,0,64,1,,5\n13,text,0,64,1,12.5,20\n").encode(), name="p.csv")
+    w = ingest.read((head + "12,late,0,64,1,,5\n13,text,0,64,1,12.5.1,20\n").encode(), name="p.csv")
     assert [x for x in w.warnings if "dispatch 1" in x] == [
-        "p.csv: dispatch 12 (late): not an integer timestamp: Start_Timestamp ''; its time is left unknown. Hint: use "
+        "p.csv: dispatch 12 (late): not a timestamp in ns: Start_Timestamp ''; its time is left unknown. Hint: use "
         "the CSV as the profiler wrote it; a spreadsheet rewrites long timestamps in scientific notation and loses "
         "their last digits.",
-        "p.csv: dispatch 13 (text): not an integer timestamp: Start_Timestamp '12.5'; its time is left unknown. Hint: "
+        "p.csv: dispatch 13 (text): not a timestamp in ns: Start_Timestamp '12.5.1'; its time is left unknown. Hint: "
         "use the CSV as the profiler wrote it; a spreadsheet rewrites long timestamps in scientific notation and "
         "loses their last digits."]
+
+
+def test_fractional_ns_timestamps_are_exact_and_negative_spans_unknown():
+    """rocprof-compute 3.x averages passes into fractional ns; 17-digit starts must not lose the fraction."""
+    head = "Dispatch_ID,Kernel_Name,GPU_ID,SQ_INSTS_VALU_FMA_F32,Start_Timestamp,End_Timestamp\n"
+    body = ("0,a,0,1.0,41551790928449.54,41551790935219.08\n1,b,0,1.0,12075944713091723,12075944713416199\n"
+            "2,c,0,1.0,100.5,99.25\n")
+    w = ingest.read((head + body).encode(), name="p.csv")
+    assert col(w, "time_s")[:2] == pytest.approx([6769.54e-9, 324476e-9], rel=1e-12)
+    assert col(w, "time_s")[2] is None
+    assert ("p.csv: dispatch 2 (c): End_Timestamp − Start_Timestamp = -1.25 ns; its time is left unknown. Hint: the "
+            "profiler recorded no positive duration; profile again.") in w.warnings
 
 
 def test_lds_needs_banks_and_bad_counter_cells_are_unknown_not_zero():
@@ -359,8 +371,9 @@ def test_real_roofline_and_sysinfo_companions():
         ingest.read(path, name="roofline.csv")
     assert str(e.value) == (
         "roofline.csv: this is a table of measured ceilings (HBM, L2, L1, LDS bandwidth and FLOP/s per GPU) from "
-        "rocprof-compute roofline.csv, context for pmc_perf.csv, not a workload. Hint: load it together with the "
-        "workload file it belongs to.")
+        "rocprof-compute roofline.csv, context for pmc_perf.csv or a device to analyse against, not a workload. Hint: "
+        "load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline analyze WORKLOAD "
+        "--catalog roofline.csv --hardware rocprof-gpu0-measured`.")
     info = ingest.FORMATS["rocprof-compute-sysinfo"].parse(
         sample("rocprof_compute_vcopy_MI200_sysinfo.csv").read_bytes(), "sysinfo.csv", {})["rocprof_sysinfo"]
     assert (info["gpu_model"], info["gpu_arch"], info["gpu_series"]) == ("MI200", "gfx90a", "MI200")
@@ -375,9 +388,9 @@ def test_real_per_pass_v1_file():
     assert w.formats == ("rocprof-v1",) and col(w, "row") == ["0", "1", "2"] and col(w, "gpu") == ["2", "2", "2"]
     assert col(w, "time_s") == pytest.approx([20_480e-9, 16_320e-9, 15_520e-9])
     assert col(w, "flops") == [None] * 3 and col(w, "bytes_hbm") == [None] * 3
-    assert w.warnings[-1] == ("SQ_LEVEL_WAVES.csv: no FLOP or byte counters in this file; a rocprof-compute per-pass "
-                              "file holds only some counters. Hint: load pmc_perf.csv from the same workload folder, "
-                              "which merges every pass.")
+    assert w.warnings == ("SQ_LEVEL_WAVES.csv: no FLOP or byte counters in this file: the kernels' FLOPs and bytes are "
+                          "unknown, only their times are read. Hint: a rocprof-compute per-pass file holds only some "
+                          "counters; load pmc_perf.csv from the same workload folder, which merges every pass.",)
 
 
 # --------------------------------------------------------------------------------------------- rocprof v1 / v2
@@ -509,7 +522,11 @@ def test_roofline_companion_fixture():
 COMPANION_HINT = "Hint: load it together with the workload file it belongs to."
 ERRORS = [
     (b"Dispatch_ID,Kernel_Name,GPU_ID,Grid_Size,Start_Timestamp,End_Timestamp\n", "pmc_perf.csv", None,
-     "pmc_perf.csv: expected at least one dispatch row, found a header only. Hint: the profiled program launched no "
+     "pmc_perf.csv: expected at least one dispatch row, found a header only. Hint: the file is empty (no dispatch was "
+     "profiled): rocprof-compute writes such files when its dispatch or kernel filter (--dispatch, --kernel) matched "
+     "nothing, or when the program launched no kernel; profile again with a filter that matches."),
+    (b"Index,KernelName,gpu-id,queue-id,BeginNs,EndNs\r\n", "results.csv", None,
+     "results.csv: expected at least one dispatch row, found a header only. Hint: the profiled program launched no "
      "kernels, or the profiler stopped early; profile again."),
     (b"name,flops\nk,1\n", "x.csv", "rocprof-compute",
      "x.csv: expected a rocprof-compute pmc_perf.csv header (Dispatch_ID,Kernel_Name,GPU_ID,\u2026), found first line "
@@ -540,9 +557,11 @@ ERRORS = [
     (b'"Correlation_Id","Dispatch_Id","Kernel_Name","Counter_Name","Counter_Value"\n1,1,k,,5\n', "cc.csv", None,
      "cc.csv: line 2: no usable rows; the first problem: the counter name is empty. Hint: load the CSV as rocprofv3 "
      "wrote it."),
-    (raw("roofline.csv"), "roofline.csv", None,
-     "roofline.csv: this is a table of measured ceilings (HBM, L2, L1, LDS bandwidth and FLOP/s per GPU) from "
-     f"rocprof-compute roofline.csv, context for pmc_perf.csv, not a workload. {COMPANION_HINT}"),
+    (raw("roofline.csv"), "MI200/roofline.csv", None,
+     "MI200/roofline.csv: this is a table of measured ceilings (HBM, L2, L1, LDS bandwidth and FLOP/s per GPU) from "
+     "rocprof-compute roofline.csv, context for pmc_perf.csv or a device to analyse against, not a workload. Hint: "
+     "load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline analyze WORKLOAD "
+     "--catalog MI200/roofline.csv --hardware mi200-gpu0-measured`."),
     (raw("sysinfo_mi200.csv"), "sysinfo.csv", None,
      "sysinfo.csv: this is the system description rocprof-compute writes (sysinfo.csv: GPU model, arch, CUs, LDS "
      f"banks), context for pmc_perf.csv, not a workload. {COMPANION_HINT}"),
@@ -642,7 +661,8 @@ def test_fuzz_parser_returns_a_result_or_an_input_error(fmt):
             assert all((f[c].dropna() >= 0).all() for c in out.byte_columns)
             assert all(isinstance(k, str) and isinstance(v, str) for k, v in out.meta.items())
         else:
-            assert isinstance(out, dict) and len(out) == 1
+            assert isinstance(out, dict) and 1 <= len(out) <= 2
+            assert all(isinstance(h, Hardware) and h.levels[0].name == "hbm" for h in out.get("measured_hardware", ()))
 
     run()
 

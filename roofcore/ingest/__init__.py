@@ -185,8 +185,13 @@ def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_byt
     data, label = _load(source, name, max_bytes)
     f = get_format(fmt) if fmt else detect(data, label, max_bytes)
     if f.companion:
+        hint = "load it together with the workload file it belongs to."
+        measured = _parse(f, data, label, context, max_bytes).get("measured_hardware") or ()
+        if measured:  # measured ceilings: also a device to analyse any workload against
+            hint = (f"load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline analyze "
+                    f"WORKLOAD --catalog {label} --hardware {measured[0].id}`.")
         raise InputError(where=label, text=f"this is {f.description[0].lower() + f.description[1:]}, not a workload.",
-                         hint="load it together with the workload file it belongs to.")
+                         hint=hint)
     return _parse(f, data, label, context, max_bytes)
 
 
@@ -224,9 +229,12 @@ def _read_many(sources: list, fmt: str | None, max_bytes: int,
                 raise
             on_error(label, e)
     context: dict = {}
+    measured: list = []  # measured ceilings (roofline.csv, ERT roofline.json): devices that go with the workload
     for data, label, f in loaded:
         if f.companion:
-            context.update(_parse(f, data, label, context, max_bytes))
+            out = dict(_parse(f, data, label, context, max_bytes))
+            measured.extend(out.pop("measured_hardware", ()))
+            context.update(out)
     workloads = []
     for data, label, f in loaded:
         if f.companion:
@@ -248,14 +256,23 @@ def _read_many(sources: list, fmt: str | None, max_bytes: int,
         raise InputError(where=names, text="no workload could be read from these files.",
                          hint="companion files (sysinfo.csv, roofline.csv) need the profile they belong to "
                               "(e.g. pmc_perf.csv); see the messages above for the others.")
+    from .rocprof import reconcile
+
+    workloads = reconcile(workloads)  # the files of one rocprof run: joined, never counted twice
     timing = [w for w in workloads if w.meta.get("time_only") == "true"]
     models = [w for w in workloads if w.meta.get("time_only") != "true"]
     if timing and models:
         from .nsys import join_times
 
         model = combine(models)
-        return combine([join_times(t, model) for t in timing])
-    return combine(workloads)
+        out = combine([join_times(t, model) for t in timing])
+    else:
+        out = combine(workloads)
+    if measured:
+        from dataclasses import replace
+
+        out = replace(out, measured=tuple({h.id: h for h in (*out.measured, *measured)}.values()))
+    return out
 
 
 def combine(workloads: list[Workload], name: str | None = None) -> Workload:
@@ -271,6 +288,7 @@ def combine(workloads: list[Workload], name: str | None = None) -> Workload:
         warnings=tuple(x for w in workloads for x in w.warnings),
         device=next((w.device for w in workloads if w.device), None),
         meta={k: v for w in workloads for k, v in w.meta.items()},
+        measured=tuple({h.id: h for w in workloads for h in w.measured}.values()),
     )
 
 
@@ -339,4 +357,16 @@ def skip(source: str, row: object, reason: str) -> Skipped:
 
 
 # built-in formats register themselves on import
-from . import inventory, kineto, ncu, nsys, rocprof, xla  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    ceilings,
+    inventory,
+    kineto,
+    ncu,
+    nsys,
+    rocprof,
+    rocprof_compute,
+    rocprof_v1,
+    rocprof_v2,
+    rocprofv3,
+    xla,
+)

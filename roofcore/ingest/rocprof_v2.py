@@ -1,0 +1,25 @@
+"""rocprofv2 file-plugin CSV, version 2 (FORMATS.md §5.1): ``Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,
+Start_Timestamp,End_Timestamp,Correlation_ID,<counters>``, one row per dispatch (numbers as in :mod:`.rocprof_common`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import Workload
+from . import register_format
+from .rocprof_common import Layout, header_sniffer, parse_wide, quoted
+
+V2 = Layout(
+    "rocprof-v2",
+    re.compile(rf"^[ \t]*{quoted('Dispatch_ID', 'GPU_ID', 'Queue_ID')},(?=[^\n]*\bKernel_Name\b)", re.M | re.I),
+    ("Dispatch_ID",), ("Kernel_Name",), ("GPU_ID",), ("Start_Timestamp",), ("End_Timestamp",),
+    "a rocprofv2 file-plugin header (Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,Start_Timestamp,End_Timestamp,…)",
+    "profile with `rocprofv2 --plugin file --pmc … app` and load the results CSV it writes.",
+    bare="profile with counters: `rocprofv2 --plugin file --pmc SQ_INSTS_VALU_FMA_F32 … FETCH_SIZE WRITE_SIZE app`.")
+
+
+@register_format("rocprof-v2", "rocprofv2 file-plugin CSV (Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,"
+                 "Start_Timestamp,End_Timestamp,…): counters per dispatch", header_sniffer(V2.header), priority=20)
+def parse_v2(data: bytes, source: str, context: dict | None = None) -> Workload:
+    return parse_wide(data, source, context, V2)

@@ -1,0 +1,417 @@
+"""rocprofv3 (rocprofiler-sdk) exports (FORMATS.md §5.1, §11): counter collection, kernel trace, JSON.
+
+- ``rocprof-v3``: ``<pid>_counter_collection.csv``, long (one row per dispatch × counter): pivoted by dispatch
+  (process, agent, dispatch id); a counter listed several times for one dispatch (per-instance rows) is summed.
+  Early versions (0.x) have no timestamps: the time stays unknown unless the kernel trace of the same run is read
+  with it (:func:`join_traces`).
+- ``rocprof-v3-trace``: ``<pid>_kernel_trace.csv`` (``Kind,Agent_Id,Queue_Id,…,Dispatch_Id,Kernel_Id,Kernel_Name,
+  Correlation_Id,Start_Timestamp,End_Timestamp,…``; later versions add ``Stream_Id``, ``Thread_Id`` and write
+  ``Agent_Id`` as ``Agent 1`` or ``GPU 0``): one time-only row per dispatch, columns found by name.
+- ``rocprof-v3-json``: ``--output-format json`` (``{"rocprofiler-sdk-tool": [{agents, counters, kernel_symbols,
+  buffer_records, callback_records, …}]}``): one row per ``buffer_records.kernel_dispatch`` (times in ns), named
+  through ``kernel_symbols`` (``formatted_kernel_name``, else ``demangled_kernel_name``, ``kernel_name``), counters
+  from ``callback_records.counter_collection`` (``records[].counter_id`` → ``counters[].name``, summed per dispatch)
+  joined by dispatch id, the GPU from ``agents`` (``product_name``, ``name`` = gfx arch). ``buffer_records.memory_copy``
+  become copy rows (FLOPs 0, ``bytes`` over PCIe and HBM for host↔device, 2 × bytes at HBM device-to-device).
+- rocprofv3's SQLite database (``--output-format rocpd``, ROCm 7 default) is binary: it is refused before any
+  reader sees it (export CSV or JSON instead: ``rocprofv3 --output-format csv``).
+
+Counters become FLOPs and bytes as in :mod:`.rocprof_common` (calc_ai).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..models import Workload
+from . import check_text, make_frame, register_format, skip
+from .rocprof_common import (
+    NA,
+    Counters,
+    Layout,
+    Problems,
+    by_line,
+    durations,
+    factorize_text,
+    find_header,
+    finish,
+    header_sniffer,
+    ids_and_names,
+    load_json,
+    no_header,
+    no_time_warning,
+    parse_wide,
+    position,
+    read_table,
+    to_floats,
+    with_rows,
+)
+
+# --------------------------------------------------------------------------------------------- counter_collection.csv
+
+V3_HEADER = re.compile(r"^(?=[^\n]*\bCorrelation_Id\b)(?=[^\n]*\bCounter_Name\b)(?=[^\n]*\bCounter_Value\b)"
+                       r"(?=[^\n]*\bKernel_Name\b)[^\n]*$", re.M | re.I)
+V3_EXPECTED = ("a rocprofv3 counter_collection.csv header (Correlation_Id,Dispatch_Id,…,Kernel_Name,…,Counter_Name,"
+               "Counter_Value,…)")
+V3_HINT = "profile with `rocprofv3 --pmc … --output-format csv -- app` and load <pid>_counter_collection.csv."
+#: counter_collection.csv of rocprofv3 0.x has no timestamps: the kernel trace of the same run gives them
+V3_NO_TIME = ("load the kernel_trace.csv of the same run (rocprofv3 --kernel-trace --pmc … -- app) together with this "
+              "file: its times are joined by dispatch id.")
+
+
+@register_format("rocprof-v3", "rocprofv3 *_counter_collection.csv (long: one row per dispatch × counter)",
+                 header_sniffer(V3_HEADER), priority=20)
+def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
+    """Pivot by dispatch (process, agent, dispatch id); repeated counters of a dispatch are summed."""
+    text = check_text(data, source)
+    at = find_header(text, V3_HEADER)
+    if at is None:
+        raise no_header(text, source, V3_EXPECTED, V3_HINT)
+    roles: dict[str, int | None] = {}
+    spec = {"ids": ("Dispatch_Id", "Correlation_Id"), "name": ("Kernel_Name",), "gpu": ("Agent_Id",),
+            "pid": ("Process_Id",), "start": ("Start_Timestamp",), "end": ("End_Timestamp",),
+            "cname": ("Counter_Name",), "cvalue": ("Counter_Value",), "wave": ("Wave_Front_Size",)}
+
+    def pick(header: list[str]) -> list[int]:
+        for role, names in spec.items():
+            roles[role] = position(header, names)
+        return sorted({p for p in roles.values() if p is not None})
+
+    table = read_table(text, at, source, pick)
+    if any(roles[r] is None for r in ("ids", "name", "cname", "cvalue")):
+        raise no_header(text, source, V3_EXPECTED, V3_HINT)
+    if table.n == 0:
+        if table.skipped:
+            first = table.skipped[0]
+            raise InputError(where=f"{source}: {first.row}", text=f"no usable rows; the first problem: {first.reason}.",
+                             hint="load the CSV as rocprofv3 wrote it.")
+        raise InputError(where=source, expected="at least one counter row", found="a header only",
+                         hint="the profiled program launched no kernels, or no counter could be collected; "
+                              "check rocprofv3's output and the --pmc names (rocprofv3 --list-avail).")
+    found = ids_and_names(table, roles["ids"], roles["name"], table.header[roles["ids"]], source)
+    keep, bad_rows = found.keep, found.skipped
+    c_codes, c_uniq = factorize_text(table.columns[roles["cname"]])
+    no_name = np.array([u == "" or u.lower() in NA for u in c_uniq], dtype=bool)[c_codes] & keep
+    for i in np.flatnonzero(no_name):
+        bad_rows.append(skip(source, f"line {table.lines[i]}", "the counter name is empty"))
+    keep &= ~no_name
+    skipped = by_line(table.skipped + bad_rows)
+    if not keep.any():
+        first = skipped[0]
+        raise InputError(where=f"{source}: {first.row}", text=f"no usable rows; the first problem: {first.reason}.",
+                         hint="load the CSV as rocprofv3 wrote it.")
+    # one dispatch = (process, agent, dispatch id); codes combined pairwise so they cannot overflow
+    codes = found.id_codes[keep]
+    for role in ("gpu", "pid"):
+        if roles[role] is not None:
+            other = factorize_text(table.columns[roles[role]][keep])[0]
+            codes = pd.factorize(other.astype(np.int64) * (int(codes.max()) + 1) + codes)[0]
+    codes = pd.factorize(codes)[0]
+    nd = int(codes.max()) + 1
+    first = np.flatnonzero(keep)[np.unique(codes, return_index=True)[1]]  # first row of each dispatch
+    ids, names = found.ids[first], found.names[first]
+    gpus = None
+    if roles["gpu"] is not None:
+        g_codes, g_uniq = factorize_text(table.columns[roles["gpu"]][first])
+        gpus = g_uniq[g_codes]
+    row_ids = found.ids[keep]
+    cname_rows = c_codes[keep]
+    counters = Counters(list(c_uniq))
+    wanted = counters.needed()
+    problems = Problems()
+    mats: dict[int, np.ndarray] = {}
+    if wanted:
+        rows = np.isin(cname_rows, wanted)
+        raw_values = table.columns[roles["cvalue"]][keep]
+        values = np.full(len(codes), np.nan)
+        values[rows] = to_floats(raw_values[rows])
+        values[~np.isfinite(values) | (values < 0)] = np.nan
+        for c in wanted:
+            m = cname_rows == c
+            mat = np.zeros(nd)
+            present = np.zeros(nd, dtype=bool)
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.add.at(mat, codes[m], values[m])
+            present[codes[m]] = True
+            mat[~present] = np.nan
+            problems.add(str(c_uniq[c]), m & np.isnan(values), row_ids, raw_values)
+            mats[c] = mat
+
+    def get(name: str) -> np.ndarray | None:
+        plan = counters.plan(name)
+        if plan is None:
+            return None
+        return np.sum([mats[i] for i in plan], axis=0) if len(plan) > 1 else mats[plan[0]]
+
+    times = tuple(None if roles[r] is None else table.columns[roles[r]][first] for r in ("start", "end"))
+    waves = table.columns[roles["wave"]][first] if roles["wave"] is not None else None
+    w = finish("rocprof-v3", source, context, ids, names, gpus, get, times, ("Start_Timestamp", "End_Timestamp"),
+               skipped, problems, waves, no_time=V3_NO_TIME)
+    return replace(w, meta={**w.meta, "row_id": table.header[roles["ids"]]})
+
+
+# --------------------------------------------------------------------------------------------- kernel_trace.csv
+
+TRACE = Layout(
+    "rocprof-v3-trace",
+    # rocprofv3 spells ids "_Id" (rocprof-compute and rocprofv2 write "_ID"); a counter file is rocprof-v3
+    re.compile(r'^(?=[^\n]*"?\bDispatch_Id\b)(?=[^\n]*\bKernel_Name\b)(?=[^\n]*\bStart_Timestamp\b)'
+               r"(?=[^\n]*\bEnd_Timestamp\b)(?![^\n]*\bCounter_Name\b)[^\n]*$", re.M),
+    ("Dispatch_Id", "Correlation_Id"), ("Kernel_Name",), ("Agent_Id",), ("Start_Timestamp",), ("End_Timestamp",),
+    "a rocprofv3 kernel_trace.csv header (Kind,Agent_Id,…,Dispatch_Id,…,Kernel_Name,…,Start_Timestamp,End_Timestamp,…)",
+    "profile with `rocprofv3 --kernel-trace --output-format csv -- app` and load <pid>_kernel_trace.csv.",
+    bare="a kernel trace holds times only: collect counters in the same run (rocprofv3 --kernel-trace --pmc "
+         "SQ_INSTS_VALU_FMA_F32 … -- app) and load counter_collection.csv together with this file.")
+
+
+@register_format("rocprof-v3-trace", "rocprofv3 kernel_trace.csv (--kernel-trace): time per dispatch, no counters",
+                 header_sniffer(TRACE.header), priority=20)
+def parse_trace(data: bytes, source: str, context: dict | None = None) -> Workload:
+    w = parse_wide(data, source, context, TRACE)
+    text = check_text(data, source)
+    at = find_header(text, TRACE.header)
+    line = text[at[0]:text.find("\n", at[0]) if "\n" in text[at[0]:] else len(text)]
+    row_id = "Dispatch_Id" if re.search(r"\bDispatch_Id\b", line) else "Correlation_Id"
+    return replace(w, meta={**w.meta, "row_id": row_id})
+
+
+def join_traces(workloads: list[Workload]) -> list[Workload]:
+    """Counter collections without times (rocprofv3 0.x) get the times of the kernel traces read with them.
+
+    Rows are matched by dispatch id (by agent and id where an id repeats across agents or processes); a pair whose
+    kernel names differ is not joined (two runs), which a warning counts. Trace rows that match no counter row are
+    kept as time-only rows.
+    """
+    counts = [w for w in workloads if w.formats == ("rocprof-v3",) and w.frame["time_s"].isna().all()]
+    traces = [w for w in workloads if w.formats == ("rocprof-v3-trace",)]
+    if not counts or not traces:
+        return workloads
+    taken = {id(w) for w in (*counts, *traces)}  # by identity: workloads hold frames, which do not compare
+    out = [w for w in workloads if id(w) not in taken]
+    tf = pd.concat([t.frame for t in traces], ignore_index=True, sort=False)
+    used = np.zeros(len(tf), dtype=bool)
+    joined = []
+    for c in counts:
+        key = c.meta.get("row_id")
+        ok_traces = [t.meta.get("row_id") == key for t in traces]
+        if not all(ok_traces):
+            out.append(c)
+            continue
+        cf = c.frame.copy()
+        ckey, tkey = _keys(cf), _keys(tf)
+        if ckey[1].duplicated().any() or tkey[1].duplicated().any():
+            ckey, tkey = ckey[0] + "/" + ckey[1], tkey[0] + "/" + tkey[1]
+        else:
+            ckey, tkey = ckey[1], tkey[1]
+        index = {k: i for i, k in enumerate(tkey) if not used[i]}
+        pos = np.array([index.get(k, -1) for k in ckey], dtype=np.int64)
+        hit = pos >= 0
+        same = np.zeros(len(cf), dtype=bool)
+        same[hit] = (cf["name"].astype(str).to_numpy()[hit] == tf["name"].astype(str).to_numpy()[pos[hit]])
+        time = cf["time_s"].to_numpy(dtype=np.float64).copy()
+        time[same] = tf["time_s"].to_numpy(dtype=np.float64)[pos[same]]
+        cf["time_s"] = time
+        used[pos[same]] = True
+        drop = no_time_warning(c.name, ("Start_Timestamp", "End_Timestamp"), V3_NO_TIME)
+        warn = [x for x in c.warnings if x != drop]
+        names = ", ".join(t.name for t in traces)
+        if (hit & ~same).any():
+            warn.append(f"{c.name}: {int((hit & ~same).sum())} dispatch(es) have another kernel name in {names} "
+                        "(another run?): not joined, their times are unknown.")
+        if (~hit).any():
+            warn.append(f"{c.name}: {int((~hit).sum())} of {len(cf)} dispatch(es) are not in {names}: their times "
+                        "are unknown.")
+        joined.append(replace(c, frame=cf, warnings=tuple(warn)))
+    if not joined:
+        return workloads
+    rest = tf[~used]
+    t_warn = [x for t in traces for x in t.warnings if len(rest) or not x.startswith(f"{t.name}: no FLOP or byte")]
+    first = joined[0]
+    frame = pd.concat([first.frame, rest], ignore_index=True, sort=False) if len(rest) else first.frame
+    merged = replace(first, frame=frame, name=" + ".join([first.name, *(t.name for t in traces)]),
+                     sources=(*first.sources, *(s for t in traces for s in t.sources)),
+                     formats=("rocprof-v3", "rocprof-v3-trace"), skipped=(*first.skipped,
+                                                                          *(s for t in traces for s in t.skipped)),
+                     warnings=(*first.warnings, *t_warn))
+    return [merged, *joined[1:], *out]
+
+
+def _keys(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(agent number, row id) as text: ``Agent 1``, ``GPU 1`` and ``1`` are the same agent."""
+    gpu = frame["gpu"] if "gpu" in frame.columns else pd.Series([""] * len(frame))
+    agent = gpu.astype(str).str.extract(r"(\d+)\s*$")[0].fillna("")
+    return agent.reset_index(drop=True), frame["row"].astype(str).str.strip().reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------- JSON
+
+JSON_HINT = "load the results.json that `rocprofv3 --output-format json` wrote."
+JSON_BARE = ("the JSON holds kernel times only: collect counters in the same run (rocprofv3 --kernel-trace --pmc "
+             "SQ_INSTS_VALU_FMA_F32 … --output-format json -- app).")
+
+
+def _handle(v: object) -> str:
+    """An id as text: ``{"handle": 7}`` or ``7``."""
+    if isinstance(v, dict):
+        v = v.get("handle")
+    return "" if v is None or isinstance(v, (dict, list, bool)) else str(v)
+
+
+def _int_text(v: object) -> str:
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else (v.strip() if isinstance(v, str) else "")
+
+
+def _symbols(raw: object) -> dict[str, str]:
+    """kernel id → name from ``kernel_symbols`` (a list of records, or a mapping by id)."""
+    items = raw.items() if isinstance(raw, dict) else enumerate(raw) if isinstance(raw, list) else ()
+    out: dict[str, str] = {}
+    for key, s in items:
+        if not isinstance(s, dict):
+            continue
+        kid = _handle(s.get("kernel_id", key))
+        name = next((s[k] for k in ("formatted_kernel_name", "demangled_kernel_name", "kernel_name",
+                                    "truncated_kernel_name") if isinstance(s.get(k), str) and s[k].strip()), None)
+        if name is not None:
+            out.setdefault(kid, name.strip())
+    return out
+
+
+@register_format("rocprof-v3-json", "rocprofv3 --output-format json (rocprofiler-sdk-tool): kernel dispatches with "
+                 "their times and counters, copies", lambda head, name: '"rocprofiler-sdk-tool"' in head, priority=25)
+def parse_json(data: bytes, source: str, context: dict | None = None) -> Workload:
+    """One row per kernel dispatch (and per copy); see the module docstring."""
+    doc = load_json(data, source, JSON_HINT)
+    tools = doc.get("rocprofiler-sdk-tool") if isinstance(doc, dict) else None
+    tools = [tools] if isinstance(tools, dict) else tools
+    if not isinstance(tools, list) or not any(isinstance(t, dict) for t in tools):
+        raise InputError(where=source, expected='a "rocprofiler-sdk-tool" list of process records',
+                         found=type(tools).__name__, hint=JSON_HINT)
+    rows: dict[tuple[str, str], dict] = {}  # (process, dispatch id) -> row
+    copies: list[dict] = []
+    gpu_names: dict[str, tuple[str, str]] = {}
+    for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
+        agents = {_handle(a.get("id")): a for a in tool.get("agents", ()) if isinstance(a, dict)}
+        symbols = _symbols(tool.get("kernel_symbols"))
+        counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in tool.get("counters", ())
+                    if isinstance(c, dict)}
+        buffers = tool.get("buffer_records") if isinstance(tool.get("buffer_records"), dict) else {}
+        callbacks = tool.get("callback_records") if isinstance(tool.get("callback_records"), dict) else {}
+
+        def row(info: object, p=p, agents=agents, symbols=symbols) -> dict | None:
+            if not isinstance(info, dict) or not _int_text(info.get("dispatch_id")):
+                return None
+            r = rows.setdefault((str(p), _int_text(info["dispatch_id"])), {"counters": {}})
+            agent = agents.get(_handle(info.get("agent_id")), {})
+            r.setdefault("name", symbols.get(_handle(info.get("kernel_id")), ""))
+            r.setdefault("gpu", _agent_label(agent, _handle(info.get("agent_id"))))
+            if agent.get("product_name") or agent.get("name"):
+                gpu_names[r["gpu"]] = (str(agent.get("product_name") or "").strip(), str(agent.get("name") or ""))
+            return r
+
+        for d in buffers.get("kernel_dispatch", ()) if isinstance(buffers.get("kernel_dispatch"), list) else ():
+            r = row(d.get("dispatch_info")) if isinstance(d, dict) else None
+            if r is not None:
+                r["start"], r["end"] = _int_text(d.get("start_timestamp")), _int_text(d.get("end_timestamp"))
+        for cc in callbacks.get("counter_collection", ()) if isinstance(callbacks.get("counter_collection"), list) else ():
+            data_ = cc.get("dispatch_data") if isinstance(cc, dict) else None
+            r = row(data_.get("dispatch_info") if isinstance(data_, dict) else None)
+            if r is None:
+                continue
+            for rec in cc.get("records", ()) if isinstance(cc.get("records"), list) else ():
+                if isinstance(rec, dict):
+                    name = counters.get(_handle(rec.get("counter_id")), "")
+                    v = rec.get("value")
+                    if name and isinstance(v, int | float) and not isinstance(v, bool):
+                        r["counters"][name] = r["counters"].get(name, 0.0) + float(v)
+                    elif name:
+                        r["counters"].setdefault(name, float("nan"))
+        for m in buffers.get("memory_copy", ()) if isinstance(buffers.get("memory_copy"), list) else ():
+            if isinstance(m, dict):
+                src, dst = agents.get(_handle(m.get("src_agent_id")), {}), agents.get(_handle(m.get("dst_agent_id")), {})
+                copies.append({"src": _agent_type(src), "dst": _agent_type(dst), "bytes": m.get("bytes"),
+                               "start": _int_text(m.get("start_timestamp")), "end": _int_text(m.get("end_timestamp")),
+                               "gpu": _agent_label(dst if _agent_type(dst) == "gpu" else src, "")})
+    if not rows and not copies:
+        raise InputError(where=source, text="no kernel dispatch, counter or copy records (buffer_records."
+                         "kernel_dispatch, callback_records.counter_collection, buffer_records.memory_copy are empty "
+                         "or absent).", hint="profile with `rocprofv3 --kernel-trace --output-format json -- app`.")
+    keys = list(rows)
+    ids = np.array([k[1] for k in keys], dtype=object)
+    names = np.array([rows[k]["name"] for k in keys], dtype=object)
+    gpus = np.array([rows[k]["gpu"] for k in keys], dtype=object)
+    cnames = sorted({c for k in keys for c in rows[k]["counters"]})
+    plan = Counters(cnames)
+    mats = {j: np.array([rows[k]["counters"].get(c, np.nan) for k in keys], dtype=np.float64)
+            for j, c in enumerate(cnames)}
+    problems = Problems()
+    for j, c in enumerate(cnames):
+        bad = ~np.isfinite(mats[j]) | (mats[j] < 0)
+        problems.add(c, bad & np.array([c in rows[k]["counters"] for k in keys]), ids,
+                     np.array([repr(rows[k]["counters"].get(c)) for k in keys], dtype=object))
+        mats[j][bad] = np.nan
+
+    def get(name: str) -> np.ndarray | None:
+        where = plan.plan(name)
+        if where is None:
+            return None
+        return np.sum([mats[i] for i in where], axis=0) if len(where) > 1 else mats[where[0]]
+
+    times = tuple(np.array([rows[k].get(r, "") for k in keys], dtype=object) for r in ("start", "end"))
+    w = finish("rocprof-v3-json", source, context, ids, names, gpus, get, times, ("start_timestamp", "end_timestamp"),
+               [], problems, bare=JSON_BARE)
+    products = {v for g, v in gpu_names.items() if g in set(gpus)}
+    meta = {**w.meta, "profiler": "rocprofv3"}
+    device = w.device
+    if len(products) == 1:
+        product, arch = next(iter(products))
+        device = device or product or None
+        if arch:
+            meta["arch"] = arch
+    w = replace(w, device=device, meta=meta)
+    frame, warn = _json_copies(copies, source)
+    return with_rows(w, frame, warn)
+
+
+def _agent_type(agent: dict) -> str:
+    t = agent.get("type")
+    return {1: "cpu", 2: "gpu", "1": "cpu", "2": "gpu"}.get(t, str(t or "").lower().removeprefix("rocprofiler_agent_type_"))
+
+
+def _agent_label(agent: dict, handle: str) -> str:
+    """``GPU <n>`` by the agent's logical node id (as rocprofv3's CSV names agents), else its handle."""
+    for key in ("logical_node_type_id", "logical_node_id", "node_id"):
+        v = agent.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return f"{'GPU' if _agent_type(agent) == 'gpu' else 'Agent'} {v}"
+    return handle
+
+
+def _json_copies(copies: list[dict], source: str) -> tuple[pd.DataFrame, list[str]]:
+    m = len(copies)
+    if not m:
+        return make_frame({}, 0), []
+    size = np.array([float(c["bytes"]) if isinstance(c["bytes"], int | float) and not isinstance(c["bytes"], bool)
+                     and c["bytes"] >= 0 else np.nan for c in copies])
+    kind = [(c["src"], c["dst"]) for c in copies]
+    host = np.array([set(k) == {"cpu", "gpu"} for k in kind])
+    d2d = np.array([k == ("gpu", "gpu") for k in kind])
+    names = np.array(["CopyHostToDevice" if k == ("cpu", "gpu") else "CopyDeviceToHost" if k == ("gpu", "cpu")
+                      else "CopyDeviceToDevice" if k == ("gpu", "gpu") else "Copy" for k in kind], dtype=object)
+    ids = np.array([f"copy {i}" for i in range(m)], dtype=object)
+    time_s, warn = durations(np.array([c["start"] for c in copies], dtype=object),
+                             np.array([c["end"] for c in copies], dtype=object), ids, names, source,
+                             ("start_timestamp", "end_timestamp"))
+    hbm = np.where(d2d, 2 * size, np.where(host, size, np.nan))
+    unknown = int(np.isnan(hbm).sum())
+    if unknown:
+        warn.append(f"{source}: {unknown} of {m} copies have no byte count or no known direction: their bytes are "
+                    "unknown.")
+    columns = {"name": names, "flops": np.zeros(m), "time_s": time_s, "group": np.full(m, "memcpy", dtype=object),
+               "source": np.full(m, source, dtype=object), "row": ids, "bytes_hbm": hbm,
+               "bytes_pcie": np.where(host, size, np.nan), "gpu": np.array([c["gpu"] for c in copies], dtype=object)}
+    return make_frame(columns, m), warn
