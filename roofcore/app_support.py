@@ -397,10 +397,9 @@ def kernel_choices(analysis: Analysis, hw_id: str, limit: int = CHOICE_LIMIT) ->
     else:
         idx = np.argsort(-key, kind="stable")
     f = analysis.workload.frame.iloc[idx]
-    extra = [f[c].where(f[c].map(lambda v: isinstance(v, str) and bool(v)), None) for c in ("precision", "group")]
     labels = []
-    for name, *parts in zip(f["name"].astype(str), *extra, strict=True):
-        shown = [p for p in parts if p]
+    for name, *parts in zip(f["name"].astype(str), f["precision"], f["group"], strict=True):
+        shown = [p for p in parts if isinstance(p, str) and p]  # a missing precision may be NaN: not text
         labels.append(name + (f"  [{', '.join(shown)}]" if shown else ""))
     return dict(zip(idx.tolist(), labels, strict=True))
 
@@ -443,8 +442,8 @@ def kernel_detail(analysis: Analysis, row: int) -> dict[str, dict]:
             Metric("No-overlap time", fmt_time(rec["t_serial_s"]),
                    "the sum of the per-resource times: compute and memory traffic never overlapping"),
         ]
-        out[hw.id] = {"hardware": hw, "metrics": headline, "bound": str(rec["bound"] or "unknown"),
-                      "resources": pd.DataFrame(rows),
+        bound = rec["bound"] if isinstance(rec["bound"], str) else "unknown"  # None or NaN: no bound
+        out[hw.id] = {"hardware": hw, "metrics": headline, "bound": bound, "resources": pd.DataFrame(rows),
                       "flags": list(rec["flags"]),
                       "source": f"{rec['source']}: {rec['row']}"}
     return out

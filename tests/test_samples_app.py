@@ -1,0 +1,80 @@
+"""The app on every real export in ../shared/samples (AppTest): upload the files of an entry of
+tests/samples_expected.yaml together through the sidebar, analyse them on the entry's device, then open every
+page. No exception and no "Something went wrong" anywhere; a refused upload shows its message instead.
+
+One AppTest session per entry, shared by its pages (about a second per entry). Skips where ../shared/samples is
+absent (a fresh clone); CI has it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_samples import ENTRIES, sample_paths, words_in
+
+import roofcore
+from roofcore import app_support as app
+from roofcore.ingest import make_frame
+from roofcore.models import Workload
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+PAGES = {"pages/overview.py": "Overview", "pages/roofline.py": "Roofline", "pages/kernels.py": "Kernels",
+         "pages/recommendations.py": "Recommendations", "pages/planner.py": "Planner", "pages/compare.py": "Compare",
+         "pages/hardware.py": "Hardware", "pages/report.py": "Report"}
+CRASH = "Something went wrong"
+
+
+def problems(at: AppTest, where: str) -> list[str]:
+    """Exceptions and unexpected-error messages on the page just run."""
+    out = [f"{where}: exception {e.message[:300]}" for e in at.exception]
+    out += [f"{where}: {e.value[:300]}" for e in at.error if CRASH in e.value]
+    return out
+
+
+@pytest.mark.samples
+@pytest.mark.usefixtures("navigation_only")
+@pytest.mark.parametrize("key", list(ENTRIES))
+def test_upload_then_every_page(key):
+    e = ENTRIES[key]
+    paths = sample_paths(key)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.file_uploader[0].set_value([(p.name, p.read_bytes(), "text/plain") for p in paths]).run()
+    found = problems(at, "upload")
+    assert not found, found
+    errors = [el.value for el in at.error]
+    if e["outcome"] == "refused":
+        assert errors, "a refused upload shows no error"
+        assert any(not words_in(err, e["message"]) for err in errors), (
+            f"no message names {e['message']}: {errors}")
+        return
+    assert not errors, f"a working upload shows errors: {errors}"
+    caption = " ".join(c.value for c in at.sidebar.caption)
+    if "kernels" in e:
+        assert f"{e['kernels']:,} kernel" in caption, caption
+    at.sidebar.multiselect[0].set_value([e["hardware"]]).run()
+    found = problems(at, "device")
+    for page, title in PAGES.items():
+        at.switch_page(page).run()
+        found += problems(at, page)
+        if not at.exception:
+            assert at.title and at.title[0].value == title, f"{page} did not run: {[t.value for t in at.title]}"
+            found += [f"{page}: {el.value[:300]}" for el in at.error if CRASH not in el.value]
+    assert not found, "\n".join(found)
+
+
+def test_kernel_pages_take_a_workload_without_precisions():
+    """A profile that names no precision has a float NaN column (not None): the Kernels page's table, its
+    picker labels and the detail view treat it as absent (it crashed joining NaN into a label)."""
+    n = 3
+    cols = {"name": ["a", "b", "c"], "flops": [1e9, np.nan, 0.0], "bytes_hbm": [1e6, 1e6, np.nan],
+            "time_s": [1e-3, 2e-3, np.nan], "precision": np.full(n, np.nan), "group": np.full(n, np.nan)}
+    w = Workload(frame=make_frame(cols, n), name="no precisions", sources=("t",), formats=("test",))
+    assert w.frame["precision"].isna().all()
+    a = roofcore.analyze(w, [roofcore.load_catalogs().get("h100-sxm")])
+    assert list(app.kernel_choices(a, "h100-sxm").values()) == ["b", "a", "c"]
+    table = app.kernel_table(a, ["h100-sxm"])
+    assert list(table["Precision"]) == ["", "", ""] and list(table["Bound"])[1:] == ["unknown", "unknown"]
+    assert app.kernel_detail(a, 1)["h100-sxm"]["bound"] == "unknown"
