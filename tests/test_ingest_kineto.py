@@ -72,7 +72,8 @@ def columns(w, *cols):
 #: mm bf16 2·128·512·256, (128·256 + 256·512 + 128·512)·2; cudnn_convolution stride 2 pad 1 → 16×16 output:
 #: 2·8·16·256·3·9 FLOPs, (8·3·32·32 + 16·3·9 + 8·16·16·16)·4 B, split 3:9; add_ (1,16,1,1) broadcast: 32,768 FLOPs,
 #: (32768 + 16 + 32768)·4 B; clamp_min (relu's launching op) 32,768, 2·32768·4; fp16 add 3·32768·2 (linked by
-#: External id, its launch event missing); backward-thread mm 2·64³, 3·64²·4; memcpy HtoD 4096 B (also PCIe),
+#: External id, its launch event missing); _softmax of 64×1000 fp32: 5·64,000 FLOPs, 2·64,000·4 B (ops.softmax);
+#: backward-thread mm 2·64³, 3·64²·4; memcpy HtoD 4096 B (also PCIe),
 #: DtoD 2·8192, memset 512.
 GOLDEN = [
     ("ampere_sgemm_64x64_nn", 402_653_184, 13_578_240, NAN, 30.0, "fp32", "matrix", "aten::addmm", "1001"),
@@ -87,15 +88,16 @@ GOLDEN = [
      262_144, NAN, 1.5, "fp32", "vector", "aten::clamp_min", "1007"),
     ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::Half>", 32_768, 196_608,
      NAN, 1.25, "fp16", "vector", "aten::add", "1008"),
-    ("void (anonymous namespace)::softmax_warp_forward", NAN, NAN, NAN, 2.0, None, None, "aten::_softmax", "1009"),
+    ("void (anonymous namespace)::softmax_warp_forward", 320_000, 512_000, NAN, 2.0, "fp32", "vector",
+     "aten::_softmax", "1009"),
     ("ampere_sgemm_32x32_sliced1x4_nn", 524_288, 49_152, NAN, 4.0, "fp32", "matrix", "aten::mm", "1014"),
     ("orphan_kernel(float*)", NAN, NAN, NAN, 1.0, None, None, None, "1010"),
     ("Memcpy HtoD (Pinned -> Device)", 0, 4096, 4096, 2.0, None, None, "memcpy", "1011"),
     ("Memcpy DtoD (Device -> Device)", 0, 16_384, NAN, 1.0, None, None, "memcpy", "1012"),
     ("Memset (Device)", 0, 512, NAN, 0.5, None, None, "memset", "1013"),
 ]
-SHAPES_WARNING = ("2 of 11 kernels have unknown FLOPs and bytes (left empty, not zero): their op has no shapes or no "
-                  "FLOP formula here (aten::_softmax ×1, (no launching op found) ×1).")
+SHAPES_WARNING = ("1 of 11 kernels has unknown FLOPs and bytes (left empty, not zero): the launching op is not "
+                  "found, or has no shapes or no FLOP formula here (launching op not found ×1).")
 
 
 def same(a, b) -> bool:
@@ -122,8 +124,8 @@ def test_shapes_trace_golden():
     assert w.formats == ("pytorch-trace",)
     assert_golden(w)
     assert w.device == "NVIDIA H100 80GB HBM3"
-    assert w.meta == {"compute_capability": "9.0", "profiler": "PyTorch profiler (Kineto trace)",
-                      "record_shapes": "true"}
+    assert w.meta == {"compute_capability": "9.0", "arch": "sm_90", "sm_count": "132",
+                      "profiler": "PyTorch profiler (Kineto trace)", "record_shapes": "true"}
     assert w.warnings == (SHAPES_WARNING,)
     assert w.skipped == ()
     # an op's kernels share its FLOPs and bytes: the sums are the op's numbers
@@ -195,11 +197,192 @@ def test_real_a100_alexnet_sample():
         "aten::uniform_": 1}
     assert f["row"].iloc[0] == "14" and f["row"].is_unique
     assert w.device == "NVIDIA A100-PG509-200"
-    assert w.meta == {"compute_capability": "8.0", "profiler": "PyTorch profiler (Kineto trace)",
-                      "record_shapes": "false"}
+    assert w.meta == {"compute_capability": "8.0", "arch": "sm_80", "sm_count": "108",
+                      "profiler": "PyTorch profiler (Kineto trace)", "record_shapes": "false"}
     assert w.warnings == ("79 of 79 kernels have unknown FLOPs and bytes (left empty, not zero): the trace has no "
                           "input shapes. Hint: profile with torch.profiler.profile(..., record_shapes=True) so each "
                           "op's input shapes are recorded.",)
+
+
+def sample(name: str) -> Path:
+    path = SAMPLE.parent / name
+    if not path.exists():
+        pytest.skip(f"../shared/samples/{name} is absent (the shared samples are not checked out next to the project)")
+    return path
+
+
+def events(path: Path) -> dict:
+    """The trace decoded whole by the stdlib, for numbers computed without the parser."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+
+@pytest.mark.samples
+def test_real_t4_amp_fp16_from_each_ops_own_dtype():
+    """Autocast: aten::linear records fp32 inputs, the aten::addmm / aten::mm inside it c10::Half; the kernels
+    take the innermost op's dtype, so the matmuls are fp16 on the fp16 matrix roof."""
+    path = sample("pytorch_kineto_t4_amp_record_shapes.json")
+    w = ingest.read(path)
+    f = w.frame
+    assert w.device == "Tesla T4" and w.meta["compute_capability"] == "7.5" and w.meta["sm_count"] == "40"
+    assert len(f[~f["group"].isin(["memcpy", "memset"])]) == 159 and w.meta["record_shapes"] == "true"
+    # one addmm by hand from the file: bias [2048], x [512, 784], wᵀ [784, 2048], all c10::Half (2 bytes)
+    doc = events(path)
+    first = next(e for e in doc["traceEvents"] if e.get("cat") == "cpu_op" and e["name"] == "aten::addmm")
+    assert first["args"]["Input Dims"][:3] == [[2048], [512, 784], [784, 2048]]
+    assert first["args"]["Input type"][:3] == [H, H, H]
+    ext = first["args"]["External id"]
+    launch = next(e for e in doc["traceEvents"] if e.get("cat") == "cuda_runtime"
+                  and e["ts"] >= first["ts"] and e["ts"] <= first["ts"] + first["dur"] and e["tid"] == first["tid"])
+    rows = f[f["row"] == str(launch["args"]["correlation"])]
+    assert len(rows) == 1 and ext
+    assert rows["flops"].iloc[0] == 2 * 512 * 2048 * 784
+    assert rows["bytes_hbm"].iloc[0] == (2048 + 512 * 784 + 784 * 2048 + 512 * 2048) * 2
+    assert (rows["precision"].iloc[0], rows["unit"].iloc[0]) == ("fp16", "matrix")
+    # every mm / addmm of the file: Σ 2·m·n·k by hand equals the FLOPs their kernels carry, all fp16
+    want = {"aten::mm": 0, "aten::addmm": 0}
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "cpu_op" and e["name"] in want:
+            a, b = e["args"]["Input Dims"][-2:] if e["name"] == "aten::mm" else e["args"]["Input Dims"][1:3]
+            assert a[1] == b[0]
+            want[e["name"]] += 2 * a[0] * a[1] * b[1]
+    mats = f[f["group"].isin(list(want))]
+    assert mats.groupby("group")["flops"].sum().to_dict() == pytest.approx(want, rel=1e-12)
+    assert set(mats["precision"]) == {"fp16"}
+
+
+@pytest.mark.samples
+def test_real_v100_old_schema_links_kernels_to_their_ops():
+    """PyTorch 1.9: Operator / Kernel / Runtime / Memcpy / Memset, lower-case "external id" on GPU events."""
+    path = sample("pytorch_kineto_v100_pytorch1.9_old_schema_resnet50.json.gz")
+    w = ingest.read(path)
+    f = w.frame
+    doc = events(path)
+    op_by_ext = {e["args"]["External id"]: e["name"] for e in doc["traceEvents"] if e.get("cat") == "Operator"}
+    kernels = [e for e in doc["traceEvents"] if e.get("cat") == "Kernel"]
+    k = f[~f["group"].isin(["memcpy", "memset"])]
+    assert len(k) == len(kernels) == 8772
+    # each kernel's op, found by the parser (launch → enclosing op), is the op its "external id" names
+    assert k["group"].tolist() == [op_by_ext.get(e["args"]["external id"]) for e in kernels]
+    assert k["time_s"].sum() == pytest.approx(sum(e["dur"] for e in kernels) * 1e-6, rel=1e-12)
+    # the first convolution by hand: x [32, 3, 224, 224], w [64, 3, 7, 7], no stride recorded (PyTorch 1.9), so
+    # read size-preserving as warned: 2·32·64·(224·224)·3·49 FLOPs over its kernels
+    conv = next(e for e in doc["traceEvents"] if e.get("name") == "aten::cudnn_convolution")
+    assert conv["args"]["Input Dims"][:2] == [[32, 3, 224, 224], [64, 3, 7, 7]] and "Concrete Inputs" not in conv["args"]
+    mine = [str(e["args"]["correlation"]) for e in kernels if e["args"]["external id"] == conv["args"]["External id"]]
+    assert f.loc[f["row"].isin(mine), "flops"].sum() == pytest.approx(2 * 32 * 64 * 224 * 224 * 3 * 49, rel=1e-12)
+    assert any("convolution ops recorded no stride or padding" in x for x in w.warnings)
+    memcpy = f[f["group"] == "memcpy"]
+    assert (memcpy["flops"] == 0).all() and memcpy["bytes_pcie"].iloc[0] == 19_267_584  # HtoD: on the PCIe link
+    assert w.device == "Tesla V100-DGXS-32GB" and w.meta["compute_capability"] == "7.0"
+
+
+@pytest.mark.samples
+def test_real_mi210_gpu_only_trace():
+    path = sample("pytorch_kineto_mi210_rocm6.4_gpu_only.json.gz")
+    w = ingest.read(path)
+    f = w.frame
+    kernels = [e for e in events(path)["traceEvents"] if e.get("cat") == "kernel"]
+    assert len(f) == len(kernels) == 562 and f["flops"].isna().all() and f["bytes_hbm"].isna().all()
+    assert f["time_s"].tolist() == pytest.approx([e["dur"] * 1e-6 for e in kernels], rel=1e-12)
+    assert w.device == "AMD Instinct MI210"
+    assert "compute_capability" not in w.meta and "arch" not in w.meta  # HIP's computeMajor.Minor 9.0 is neither
+    assert w.meta["cu_per_gpu"] == "104" and w.meta["record_shapes"] == "true"
+    assert w.warnings == ("562 of 562 kernels have unknown FLOPs and bytes (left empty, not zero): the trace has no "
+                          "CPU ops (cpu_op events) to link them to. Hint: profile with activities=[ProfilerActivity"
+                          ".CPU, ProfilerActivity.CUDA] and record_shapes=True so each kernel's launching op and its "
+                          "input shapes are recorded.",)
+
+
+@pytest.mark.samples
+def test_real_mi300x_torch_compile_trace():
+    path = sample("pytorch_kineto_mi300x_rocm7.2_torch_compile.json.gz")
+    w = ingest.read(path)
+    f = w.frame
+    # kernels run on device 2; deviceProperties lists the one visible GPU as id 0
+    assert w.device == "AMD Instinct MI300X" and w.meta["cu_per_gpu"] == "304"
+    assert len(f) == 12
+    triton = f[f["group"].astype(str).str.startswith("triton_")]
+    assert len(triton) == 4 and triton["flops"].isna().all()  # Inductor's Triton kernels: no formula
+    mm = f[f["group"] == "aten::mm"]
+    assert len(mm) == 7 and set(mm["precision"]) == {"bf16"}
+    dims = [e["args"]["Input Dims"] for e in events(path)["traceEvents"] if e.get("name") == "aten::mm"]
+    assert dims[0][:2] == [[32768, 2048], [2048, 2048]] and dims[4][:2] == [[32768, 2048], [2048, 8192]]
+    assert mm["flops"].tolist() == [2 * a[0] * a[1] * b[1] for a, b, _ in dims]  # mm.out: (self, mat2, out)
+    # flash attention, q/k/v [8, 4096, 16, 128] bf16, not causal (Concrete Inputs): 4·B·H·d·S², Q, K, V, O once
+    att = f[f["group"] == "aten::_flash_attention_forward"]
+    assert att["flops"].sum() == 4 * 8 * 16 * 128 * 4096 * 4096
+    assert att["bytes_hbm"].sum() == 4 * 8 * 16 * 4096 * 128 * 2
+
+
+@pytest.mark.samples
+def test_real_b200_rank_file():
+    path = sample("pytorch_kineto_b200_cuda12.9_eager.json.gz")
+    w = ingest.read(path)
+    f = w.frame
+    doc = events(path)
+    kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+    copies = [e for e in doc["traceEvents"] if e.get("cat") == "gpu_memcpy"]
+    k = f[f["group"] != "memcpy"]
+    assert len(k) == len(kernels) == 768 and len(f) == 768 + len(copies)
+    assert k["time_s"].sum() == pytest.approx(sum(e["dur"] for e in kernels) * 1e-6, rel=1e-12)
+    assert w.device == "NVIDIA B200" and w.meta["compute_capability"] == "10.0" and w.meta["arch"] == "sm_100"
+    memcpy = f[f["group"] == "memcpy"]
+    assert (memcpy["flops"] == 0).all()
+    h2d = memcpy["name"].str.startswith("Memcpy HtoD")
+    d2d = memcpy["name"].str.startswith("Memcpy DtoD")
+    by_kind = {kind: sum(e["args"]["bytes"] for e in copies if e["name"].startswith(kind))
+               for kind in ("Memcpy HtoD", "Memcpy DtoD")}
+    assert memcpy.loc[h2d, "bytes_pcie"].sum() == by_kind["Memcpy HtoD"]  # host copies on the PCIe link
+    assert memcpy.loc[d2d, "bytes_pcie"].isna().all()  # device-to-device: no link, device memory read + written
+    assert memcpy.loc[d2d, "bytes_hbm"].sum() == 2 * by_kind["Memcpy DtoD"]
+
+
+@pytest.mark.samples
+def test_real_cpu_only_trace_refused():
+    with pytest.raises(InputError) as e:
+        ingest.read(sample("pytorch_kineto_cpu_only_no_gpu.json.gz"), name="cpu.json.gz")
+    assert str(e.value) == (
+        'cpu.json.gz: expected GPU kernel events ("cat": "kernel"), found none among 30 events (4 cpu_op, 0 '
+        "cuda_runtime). Hint: profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]; a CPU-only "
+        "trace has no kernels to place on a roofline.")
+
+
+@pytest.mark.samples
+def test_rocprof_hip_trace_json_is_not_claimed():
+    """rocprof v1's --hip-trace results.json is a Chrome trace (string timestamps, an empty first event): another
+    format's file. Not detected as Kineto; forced, it is not called CPU-only."""
+    data = sample("rocprofv1_mi300a_vecadd_hiptrace_results.json").read_bytes()
+    assert kineto._sniff(data[:65536].decode(), "results.json") is False
+    assert ingest.detect(data, "results.json").name != "pytorch-trace"
+    with pytest.raises(InputError) as e:
+        kineto.parse(data, "results.json")
+    assert str(e.value) == (
+        "results.json: not a PyTorch profiler trace: its events have no Kineto categories and 17 events have "
+        "timestamps written as JSON strings, as in rocprof's --hip-trace results.json. Hint: drop --format so the "
+        "format is detected from the content.")
+
+
+@pytest.mark.samples
+@pytest.mark.parametrize(("name", "device", "hw"), [
+    ("pytorch_kineto_a100_alexnet_trace.json", "NVIDIA A100-PG509-200", "a100-40gb-sxm"),
+    ("pytorch_kineto_b200_cuda12.9_eager.json.gz", "NVIDIA B200", "b200"),
+    ("pytorch_kineto_mi300x_rocm7.2_torch_compile.json.gz", "AMD Instinct MI300X", "mi300x"),
+    # none, or that very model where the catalog has it; never another device
+    ("pytorch_kineto_mi210_rocm6.4_gpu_only.json.gz", "AMD Instinct MI210", "mi210"),
+    ("pytorch_kineto_v100_pytorch1.9_old_schema_resnet50.json.gz", "Tesla V100-DGXS-32GB", "v100"),
+    ("pytorch_kineto_t4_amp_record_shapes.json", "Tesla T4", "t4"),
+])
+def test_real_devices_map_to_the_catalog_or_to_none(name, device, hw):
+    from roofcore import load_catalogs
+
+    w = ingest.read(sample(name))
+    assert w.device == device
+    hits = load_catalogs(use_env=False).suggest(w.device, w.meta)
+    if hw in ("a100-40gb-sxm", "b200", "mi300x"):
+        assert hits == [hw]
+    else:
+        assert hits == [] or (len(hits) == 1 and hits[0].startswith(hw)), hits
 
 
 # --------------------------------------------------------------------------------------------- CUPTI counters
@@ -270,9 +453,14 @@ F, H, S, L = "float", "c10::Half", "Scalar", "ScalarList"
 
 
 @pytest.mark.parametrize(("name", "dims", "types", "conc", "expected"), [
-    # broadcast batched matmul: batch (2, 3), 8×16 @ 16×4
-    ("aten::matmul", [[2, 1, 8, 16], [3, 16, 4]], [F, F], None,
-     (2 * 6 * 8 * 4 * 16, (2 * 8 * 16 + 3 * 16 * 4 + 6 * 8 * 4) * 4, "fp32", "matrix", False)),
+    # ops.matmul with a shared operand: batch·m rows (b shared), or bᵀ @ aᵀ with batch·n rows (a shared)
+    ("aten::matmul", [[2, 3, 8, 16], [16, 4]], [F, F], None,
+     (2 * 6 * 8 * 4 * 16, (6 * 8 * 16 + 16 * 4 + 6 * 8 * 4) * 4, "fp32", "matrix", False)),
+    ("aten::matmul", [[8, 16], [5, 16, 4]], [H, H], None,
+     (2 * 5 * 8 * 4 * 16, (8 * 16 + 5 * 16 * 4 + 5 * 8 * 4) * 2, "fp16", "matrix", False)),
+    # both batched and broadcast against each other ([2,1] with [3]): not a layout of ops' formulas, unknown
+    ("aten::matmul", [[2, 1, 8, 16], [3, 16, 4]], [F, F], None, None),
+    ("aten::mm", [[4, 5], [5, 7]], ["long int", "long int"], None, None),  # integer matmul: no precision
     ("aten::matmul", [[16], [16]], [H, H], None, (32, (16 + 16 + 1) * 2, "fp16", "matrix", False)),
     ("aten::linear", [[4, 10, 32], [64, 32], [64]], [F, F, F], None,
      (2 * 40 * 64 * 32, (1280 + 2048 + 64 + 40 * 64) * 4, "fp32", "matrix", False)),
@@ -317,7 +505,42 @@ F, H, S, L = "float", "c10::Half", "Scalar", "ScalarList"
     ("aten::copy_", [[1024], [1024], []], ["c10::BFloat16", F, S], None, (0, 1024 * 2 + 1024 * 4, None, "vector",
                                                                           False)),
     ("aten::fill_", [[10, 10], []], [H, S], None, (0, 200, None, "vector", False)),
-    ("aten::softmax", [[4, 4], [], []], [F, S, S], None, None),  # no formula
+    ("aten::softmax", [[4, 4], [], []], [F, S, S], None, None),  # no formula (its child _softmax has one)
+    # ops.softmax, ops.layernorm, ops.rmsnorm, ops.embedding on the recorded shapes
+    ("aten::_log_softmax", [[8, 100], [], []], [H, S, S], ["", "1", "False"], (5 * 800, 2 * 800 * 2, "fp16", "vector",
+                                                                              False)),
+    ("aten::native_layer_norm", [[4, 16, 64], [], [64], [64], []], ["c10::BFloat16", L, "c10::BFloat16",
+                                                                     "c10::BFloat16", S],
+     ["", "[64]", "", "", "1e-05"], (10 * 4096, (3 * 4096 + 2 * 64) * 2, "bf16", "vector", False)),
+    ("aten::rms_norm", [[32, 128], [], [128], []], [F, L, F, S], ["", "[128]", "", ""],
+     (4 * 4096, (2 * 4096 + 128) * 4, "fp32", "vector", False)),
+    ("aten::embedding", [[1000, 64], [8, 16], [], [], []], [H, "long int", S, S, S], None,
+     (0, 128 * 64 * 2 + 8 * 128 + 128 * 64 * 2, "fp16", "vector", False)),
+    # flash attention (ops.flash_attention): q [B,H,S,D] with 2 K/V heads, causal from Concrete Inputs
+    ("aten::_scaled_dot_product_flash_attention", [[2, 8, 128, 64], [2, 2, 128, 64], [2, 2, 128, 64], [], [], [], []],
+     ["c10::BFloat16"] * 3 + [S] * 4, ["", "", "", "0.", "True", "False", "0.125"],
+     (4 * 2 * 8 * 64 * (128 * 128 - 128 * 127 // 2), (2 * 2 * 8 * 128 * 64 + 2 * 2 * 2 * 128 * 64) * 2, "bf16",
+      "matrix", False)),
+    ("aten::_flash_attention_forward", [[2, 128, 8, 64], [2, 128, 8, 64], [2, 128, 8, 64], [], [], [], [], [], [],
+                                        [], []], ["c10::BFloat16"] * 3 + ["", ""] + [S] * 6,
+     ["", "", "", "", "", "128", "128", "0.", "False", "False", "0.125"],
+     (4 * 2 * 8 * 64 * 128 * 128, 4 * 2 * 8 * 128 * 64 * 2, "bf16", "matrix", False)),
+    ("aten::_scaled_dot_product_flash_attention", [[2, 8, 128, 64]] * 3, ["c10::BFloat16"] * 3, None, None),  # causal?
+    # PyTorch ≤ 1.10 backward convolutions: grad input FLOPs exact whatever the stride (its size assumed when
+    # self_size is not recorded); grad weight only with its size
+    ("aten::cudnn_convolution_backward_input", [[], [2, 8, 6, 6], [8, 4, 3, 3], [], [], [], [], [], [], []],
+     ["GenericList", F, F] + ["GenericList"] * 3 + ["Int", "Bool", "Bool", "Bool"], None,
+     (2 * 2 * 8 * 36 * 4 * 9, (576 + 288 + 2 * 4 * 36) * 4, "fp32", "matrix", True)),
+    ("aten::cudnn_convolution_backward_input", [[], [2, 8, 6, 6], [8, 4, 3, 3], [], [], [], [], [], [], []],
+     ["GenericList", F, F] + ["GenericList"] * 3 + ["Int", "Bool", "Bool", "Bool"],
+     ["[2, 4, 8, 8]", "", "", "[0, 0]", "[1, 1]", "[1, 1]", "1", "False", "False", "False"],
+     (2 * 2 * 8 * 36 * 4 * 9, (576 + 288 + 512) * 4, "fp32", "matrix", False)),
+    ("aten::cudnn_convolution_backward_weight", [[], [2, 8, 6, 6], [2, 4, 8, 8], [], [], [], [], [], [], []],
+     ["GenericList", F, F] + ["GenericList"] * 3 + ["Int", "Bool", "Bool", "Bool"], None, None),
+    ("aten::cudnn_convolution_backward_weight", [[], [2, 8, 6, 6], [2, 4, 8, 8], [], [], [], [], [], [], []],
+     ["GenericList", F, F] + ["GenericList"] * 3 + ["Int", "Bool", "Bool", "Bool"],
+     ["[8, 4, 3, 3]", "", "", "[0, 0]", "[1, 1]", "[1, 1]", "1", "False", "False", "False"],
+     (2 * 2 * 8 * 36 * 4 * 9, (576 + 512 + 288) * 4, "fp32", "matrix", False)),
 ])
 def test_op_formulas(name, dims, types, conc, expected):
     got = kineto.op_cost(name, dims, types, conc)
@@ -329,10 +552,10 @@ def test_conv_without_geometry_is_warned():
                 k("conv_kernel", 50, 3, 5))
     w = read(doc)
     assert w.frame["flops"].tolist() == [2 * 4 * 64 * 3 * 9]
-    assert w.warnings == ("1 convolution op recorded no stride or padding (no 'Concrete Inputs'; PyTorch < 2.1): the "
-                          "output size was assumed equal to the input size (stride 1, 'same' padding), which "
-                          "overcounts strided convolutions. Hint: profile with a newer PyTorch for exact convolution "
-                          "FLOPs.",)
+    assert w.warnings == ("1 convolution op recorded no stride or padding (no 'Concrete Inputs'; PyTorch < 2.1): "
+                          "output and input were assumed the same size (stride 1, 'same' padding), which overcounts "
+                          "a strided convolution's FLOPs (or its grad input's bytes). Hint: profile with a newer "
+                          "PyTorch for exact convolution FLOPs.",)
 
 
 # --------------------------------------------------------------------------------------------- linking
@@ -450,6 +673,54 @@ def test_rocm_trace():
     assert w.device == "AMD Instinct MI300X" and w.meta["arch"] == "gfx942" and "compute_capability" not in w.meta
     assert columns(w, "flops", "bytes_hbm", "precision") == [(8192.0, 1536.0, "bf16")]
     assert w.frame["time_s"].iloc[0] == pytest.approx(3.75e-6)
+
+
+def test_rocm_device_listed_once_and_old_schema_external_id():
+    """ROCm numbers a kernel's device physically (2) but lists the visible GPU as id 0: one model, so it is that
+    one; HIP's computeMajor/Minor are no architecture. A 2021-schema kernel ("external id", no launch event)
+    finds its op by that id."""
+    doc = {"deviceProperties": [{"id": 0, "name": "AMD Instinct MI300X", "computeMajor": 9, "computeMinor": 4,
+                                 "numSms": 304}], "hip_runtime_version": 70226015,
+           "traceEvents": [op("aten::mm", 10, 40, [[16, 16], [16, 16]], [F, F], ext=77, cat="Operator"),
+                           {"ph": "X", "cat": "Kernel", "name": "Cijk_Ailk_Bljk_SB", "pid": 2, "tid": 3, "ts": 100,
+                            "dur": 4, "args": {"device": 2, "correlation": 9, "external id": 77}}]}
+    w = read(doc)
+    assert w.device == "AMD Instinct MI300X" and w.meta["cu_per_gpu"] == "304"
+    assert "compute_capability" not in w.meta and "arch" not in w.meta
+    assert columns(w, "group", "flops") == [("aten::mm", 2 * 16**3)]
+
+
+def test_copies_do_no_math_and_unknown_bytes_stay_unknown():
+    doc = trace(k("Memcpy HtoD (Pageable -> Device)", 1, 2, 1, cat="gpu_memcpy", bytes=1000),
+                k("Memcpy DtoH (Device -> Pinned)", 4, 2, 2, cat="gpu_memcpy"),  # no "bytes" recorded
+                k("Memcpy DtoD (Device -> Device)", 7, 2, 3, cat="gpu_memcpy", bytes=64),
+                k("Memset (Device)", 9, 1, 4, cat="gpu_memset", bytes=32))
+    w = read(doc)
+    f = w.frame
+    assert f["flops"].tolist() == [0.0] * 4
+    assert f["bytes_pcie"].tolist()[0] == 1000 and np.isnan(f["bytes_pcie"].tolist()[1:]).all()
+    assert math.isnan(f["bytes_hbm"].iloc[1]) and f["bytes_hbm"].tolist()[2:] == [128.0, 32.0]
+    assert f["group"].tolist() == ["memcpy", "memcpy", "memcpy", "memset"]
+
+
+def test_not_kineto_json_is_not_called_cpu_only():
+    assert kineto._sniff('{ "traceEvents":[{}\n,{"ph":"M","pid":2,"name":"process_name"}', "r.json") is False
+    assert kineto._sniff('{"traceEvents": [{"ph": "X", "name": "Copy", "pid": "1", "ts": "622109046136"}', "r.json") \
+        is False
+    assert kineto._sniff('{"traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "ts": 1}', "r.json") is True
+    def refusal(doc: dict) -> str:
+        with pytest.raises(InputError) as e:
+            kineto.parse(json.dumps(doc).encode(), "t.json")  # forced: detection gives such files to their format
+        return str(e.value)
+
+    assert refusal({"traceEvents": [{}, {"ph": "X", "name": "Copy", "pid": "1", "ts": "622109046136", "dur": "9"}]}
+                   ) == ("t.json: not a PyTorch profiler trace: its events have no Kineto categories and 1 event has "
+                         "timestamps written as JSON strings, as in rocprof's --hip-trace results.json. Hint: drop "
+                         "--format so the format is detected from the content.")
+    assert refusal({"traceEvents": [{"ph": "X", "name": "step", "ts": 1, "dur": 2}]}) == (
+        't.json: expected a PyTorch profiler trace (events with "cat": "kernel", "cpu_op", ...), found 1 event '
+        "without Kineto's categories. Hint: is this a PyTorch profiler trace? Export one with "
+        "prof.export_chrome_trace(path).")
 
 
 def test_bad_values_skip_rows_with_reasons():

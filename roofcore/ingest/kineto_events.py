@@ -1,0 +1,327 @@
+"""Reading a Kineto trace's events in one pass, without building the whole JSON tree (FORMATS.md §6.2).
+
+The text is decoded one window at a time; each event is decoded alone by the stdlib's C scanner and bucketed by
+``cat`` into flat lists of tuples (GPU activities, runtime launches, CPU ops, CUPTI ranges), so memory stays near
+the file size. Both schemas are read: 2021's capitalised categories (``Kernel``, ``Runtime``, ``Operator``,
+``Memcpy``, ``Memset``; ``external id`` in lower case on GPU events) and today's (``kernel``, ``cuda_runtime``,
+``cpu_op``, ``gpu_memcpy``, ...). The top-level keys other than ``traceEvents`` are kept as decoded.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Container, Iterator
+
+from .. import limits
+from ..errors import InputError
+
+EXPORT_HINT = "export the trace again with prof.export_chrome_trace(path)."
+
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+_COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
+
+K_KERNEL, K_MEMCPY, K_MEMSET, K_RUNTIME, K_CPUOP, K_RANGE = range(6)
+CATS = {
+    "kernel": K_KERNEL, "Kernel": K_KERNEL, "gpu_memcpy": K_MEMCPY, "Memcpy": K_MEMCPY,
+    "gpu_memset": K_MEMSET, "Memset": K_MEMSET,
+    "cuda_runtime": K_RUNTIME, "Runtime": K_RUNTIME, "cuda_driver": K_RUNTIME, "xpu_runtime": K_RUNTIME,
+    "privateuse1_runtime": K_RUNTIME, "privateuse1_driver": K_RUNTIME,
+    "cpu_op": K_CPUOP, "Operator": K_CPUOP, "operator": K_CPUOP,
+    "cuda_profiler_range": K_RANGE,
+}
+
+
+class _Truncated(Exception):  # internal control flow: the text ends inside a value
+    def __init__(self, pos: int) -> None:
+        self.pos = pos
+
+
+class _Text:
+    """The input decoded to text one window at a time, so the whole file never exists as one string.
+
+    ``s`` is the current window; :meth:`more` drops what was consumed and appends the next decoded piece.
+    ``offset`` / ``lines`` count the characters and newlines dropped so far (for error positions).
+    """
+
+    def __init__(self, chunks: Iterator[bytes], source: str) -> None:
+        self.chunks = chunks
+        self.source = source
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
+        self.s = ""
+        self.final = False
+        self.offset = 0
+        self.lines = 0
+        self.col0 = 0  # column (0-based) of s[0] on its line
+        self.bytes_read = 0
+        self.depth = limits.JsonDepth(source)  # ROOFCORE_MAX_JSON_DEPTH, checked on each piece before decoding
+
+    def more(self, i: int) -> int:
+        """Drop ``s[:i]``, decode the next piece; returns the new position of old ``i`` (0). No-op when final."""
+        if self.final:
+            return i
+        limits.tick()
+        piece = next(self.chunks, None)
+        if piece is not None:
+            self.depth.feed(piece)
+        try:
+            if piece is None:
+                self.final = True
+                new = self.decoder.decode(b"", final=True)
+            else:
+                new = self.decoder.decode(piece)
+        except UnicodeDecodeError as e:
+            at = self.bytes_read + e.start
+            raise InputError(where=self.source, expected="UTF-8 text", found=f"byte 0x{piece[e.start]:02x} at "
+                             f"offset {at}" if piece is not None and e.start < len(piece) else "a cut UTF-8 "
+                             "character at the end", hint="save the file as UTF-8.") from None
+        self.bytes_read += len(piece) if piece is not None else 0
+        if i:
+            dropped = self.s.count("\n", 0, i)
+            self.lines += dropped
+            self.col0 = i - (self.s.rfind("\n", 0, i) + 1) if dropped else self.col0 + i
+            self.offset += i
+        self.s = self.s[i:] + new
+        return 0
+
+    def error(self, pos: int, msg: str) -> InputError:
+        s = self.s
+        line = self.lines + s.count("\n", 0, pos) + 1
+        nl = s.rfind("\n", 0, pos)
+        col = pos - (nl + 1) + 1 if nl >= 0 else self.col0 + pos + 1
+        where = f"{self.source}: line {line}, column {col}"
+        return InputError(where=where, text=f"not valid JSON: {msg}.", hint=EXPORT_HINT)
+
+
+class Scan:
+    """Flat lists of the events the parser needs, filled in one pass over the text."""
+
+    def __init__(self) -> None:
+        self.gpu: list[tuple] = []  # (index, kind, name, ts, dur, correlation, external id, device, bytes)
+        self.runtime: list[tuple] = []  # (pid, tid, ts, correlation, name)
+        self.ops: list[tuple] = []  # (pid, tid, ts, dur, name, external id, signature index, has shapes)
+        self.ranges: list[tuple] = []  # (index, name, args)
+        #: distinct (op name, Input Dims, Input type, Concrete Inputs) of ops with a cost formula, costed once each
+        self.signatures: list[tuple] = []
+        self.top: dict[str, object] = {}
+        self.events = 0
+        self.not_objects = 0
+        self.truncated_at: int | None = None
+        self.seen_events = False
+        self.string_times = 0  #: uncategorised events whose ts is a JSON string (rocprof's hip-trace, not Kineto)
+        self.empty_objects = 0  #: events that are ``{}``
+
+
+def _kind(v: object) -> str:
+    return {dict: "a JSON object", list: "a JSON array", str: "a JSON string", bool: "a JSON boolean",
+            type(None): "JSON null"}.get(type(v), "a JSON number")
+
+
+def _value(tx: _Text, i: int) -> tuple[object, int]:
+    """One JSON value at ``i`` (reading further windows while it is cut off by the window's end)."""
+    scan = _DECODER.scan_once
+    while True:
+        try:
+            value, j = scan(tx.s, i)
+            if j < len(tx.s) or tx.final:
+                return value, j
+            i = tx.more(i)
+            continue
+        except StopIteration as e:
+            pos, msg = e.value, "Expecting value"
+        except json.JSONDecodeError as e:
+            pos, msg = e.pos, e.msg
+        if not tx.final:
+            i = tx.more(i)
+            continue
+        if pos >= len(tx.s.rstrip()) or msg.startswith("Unterminated string"):
+            raise _Truncated(tx.offset + pos)
+        raise tx.error(pos, msg)
+
+
+def _skip_ws(tx: _Text, i: int) -> int:
+    """Position of the next non-blank character (reading further windows); ``len(tx.s)`` at the very end."""
+    while True:
+        i = _WS.match(tx.s, i).end()
+        if i < len(tx.s) or tx.final:
+            return i
+        i = tx.more(i)
+
+
+def scan(chunks: Iterator[bytes], source: str, costed: Container[str] = ()) -> Scan:
+    """The events of a trace (see :class:`Scan`), read from text pieces; ``costed``: CPU op names whose
+    recorded inputs are kept (those with a cost formula)."""
+    out = Scan()
+    tx = _Text(chunks, source)
+    i = _skip_ws(tx, 0)
+    if i >= len(tx.s):
+        raise InputError(where=source, expected="a PyTorch profiler trace (JSON)", found="an empty file",
+                         hint=EXPORT_HINT)
+    try:
+        if tx.s[i] == "[":  # Chrome "JSON Array Format": the events alone
+            out.seen_events = True
+            i = _scan_events(tx, i + 1, out, costed)
+        elif tx.s[i] == "{":
+            i = _scan_object(tx, i + 1, out, costed)
+        else:
+            value, i = _value(tx, i)
+            raise InputError(where=f"{source}: $", expected='a JSON object with "traceEvents" (a PyTorch profiler '
+                             "trace)", found=_kind(value), hint=EXPORT_HINT)
+        i = _skip_ws(tx, i)
+        if i < len(tx.s):
+            raise tx.error(i, "Extra data")
+    except _Truncated as t:
+        if not out.events:
+            raise InputError(where=source, text=f"the file ends early, at character {t.pos}, before any trace event "
+                             "(truncated?).", hint=EXPORT_HINT) from None
+        out.truncated_at = t.pos
+    return out
+
+
+def _scan_object(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
+    """Top-level ``{...}`` after the brace: small values decoded whole, ``traceEvents`` event by event."""
+    i = _skip_ws(tx, i)
+    if i < len(tx.s) and tx.s[i] == "}":
+        return i + 1
+    while True:
+        if i >= len(tx.s):
+            raise _Truncated(tx.offset + i)
+        if tx.s[i] != '"':
+            raise tx.error(i, "Expecting property name enclosed in double quotes")
+        key, i = _value(tx, i)
+        i = _skip_ws(tx, i)
+        if i >= len(tx.s):
+            raise _Truncated(tx.offset + i)
+        if tx.s[i] != ":":
+            raise tx.error(i, "Expecting ':' delimiter")
+        i = _skip_ws(tx, i + 1)
+        if i >= len(tx.s):
+            raise _Truncated(tx.offset + i)
+        if key == "traceEvents" and tx.s[i] == "[":
+            out.seen_events = True
+            i = _scan_events(tx, i + 1, out, costed)
+        else:
+            value, i = _value(tx, i)
+            if key == "traceEvents":
+                raise InputError(where=f"{tx.source}: $.traceEvents", expected="a list of trace events",
+                                 found=_kind(value), hint=EXPORT_HINT)
+            out.top[key] = value
+        i = _skip_ws(tx, i)
+        if i >= len(tx.s):
+            raise _Truncated(tx.offset + i)
+        if tx.s[i] == ",":
+            i = _skip_ws(tx, i + 1)
+            continue
+        if tx.s[i] == "}":
+            return i + 1
+        raise tx.error(i, "Expecting ',' delimiter")
+
+
+def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
+    """The events of ``traceEvents`` (``i`` just after ``[``), each decoded alone and bucketed by category.
+
+    The hot loop of the parser: one C-scanner call per event, a few dict look-ups, one tuple appended to a
+    flat list; an event cut by the end of the window is decoded again once the next window is read. CPU ops
+    named in ``costed`` keep their recorded inputs once per distinct signature.
+    """
+    scan = _DECODER.scan_once
+    ws = _WS.match
+    comma = _COMMA.match
+    cats = CATS
+    names: dict[str, str] = {}
+    intern = names.setdefault
+    gpu, runtime, ops, ranges = out.gpu.append, out.runtime.append, out.ops.append, out.ranges.append
+    signatures = out.signatures
+    memo: dict[str, int] = {}
+    empty: dict = {}
+    idx = out.events
+    not_objects = string_times = empty_objects = 0
+    i = _skip_ws(tx, i)
+    s = tx.s
+    n = len(s)
+    if i < n and s[i] == "]":
+        return i + 1
+    want_value = True
+    try:
+        while True:
+            if want_value:
+                try:
+                    e, j = scan(s, i)
+                    if j >= n and not tx.final:  # may be cut by the window's end (a number): read on, decode again
+                        i = tx.more(i)
+                        s, n = tx.s, len(tx.s)
+                        continue
+                    i = j
+                except (StopIteration, json.JSONDecodeError) as ex:
+                    if not tx.final:
+                        i = tx.more(i)
+                        s, n = tx.s, len(tx.s)
+                        i = ws(s, i).end()
+                        continue
+                    pos, msg = (ex.value, "Expecting value") if isinstance(ex, StopIteration) else (ex.pos, ex.msg)
+                    if pos >= len(s.rstrip()) or msg.startswith("Unterminated string"):
+                        raise _Truncated(tx.offset + pos) from None
+                    raise tx.error(pos, msg) from None
+                want_value = False
+                if type(e) is dict:
+                    cat = e.get("cat")
+                    c = cats.get(cat) if type(cat) is str else None
+                    if c is not None:
+                        a = e.get("args")
+                        if type(a) is not dict:
+                            a = empty
+                        nm = e.get("name")
+                        if type(nm) is str:
+                            nm = intern(nm, nm)
+                        if c <= K_MEMSET:
+                            if e.get("ph") == "X":
+                                gpu((idx, c, nm, e.get("ts"), e.get("dur"), a.get("correlation"),
+                                     a.get("External id", a.get("external id")), a.get("device"),
+                                     a.get("bytes") if c else None))
+                        elif c == K_RUNTIME:
+                            corr = a.get("correlation")
+                            if corr is not None:
+                                runtime((e.get("pid"), e.get("tid"), e.get("ts"), corr, nm))
+                        elif c == K_CPUOP:
+                            res = -1
+                            shapes = "Input Dims" in a
+                            if shapes and type(nm) is str and nm in costed:
+                                dims, types, conc = a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")
+                                key = repr((nm, dims, types, conc))
+                                res = memo.get(key, -2)
+                                if res == -2:
+                                    signatures.append((nm, dims, types, conc))
+                                    res = memo[key] = len(signatures) - 1
+                            ops((e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur"), nm, a.get("External id"), res,
+                                 shapes))
+                        else:
+                            ranges((idx, nm, a))
+                    elif not e:
+                        empty_objects += 1
+                    elif type(e.get("ts")) is str:
+                        string_times += 1
+                else:
+                    not_objects += 1
+                idx += 1
+            m = comma(s, i)
+            if m is not None:
+                i = m.end()
+                want_value = True
+                continue
+            i = ws(s, i).end()
+            if i >= n:
+                if tx.final:
+                    raise _Truncated(tx.offset + i)
+                i = tx.more(i)
+                s, n = tx.s, len(tx.s)
+                continue
+            if s[i] == "]":
+                return i + 1
+            raise tx.error(i, "Expecting ',' delimiter")
+    finally:
+        out.events = idx
+        out.not_objects += not_objects
+        out.string_times += string_times
+        out.empty_objects += empty_objects
