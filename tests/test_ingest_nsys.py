@@ -106,6 +106,9 @@ def test_batch_log_detected_with_the_tables_far_below():
     assert len(data) > 100_000 and data.index(b"cuda_gpu_kern_sum") > 65_536
     assert ingest.detect(data, "slurm-4711.out").name == "nsys-kern-sum"
     assert col(ingest.read(data, name="slurm-4711.out"), "count") == [10, 200, 100]
+    # further down still, nsys's first line at the start of the capture names the log
+    data = ("Collecting data...\n" + noise * 2 + text).encode()
+    assert data.index(b"qdstrm") > 65_536 and ingest.detect(data, "slurm-4711.out").name == "nsys-kern-sum"
 
 
 def test_gpu_named_by_the_metrics_line():

@@ -47,6 +47,7 @@ _KERNEL_REPORTS = ("cuda_gpu_kern_sum", "gpukernsum")
 #: lines only nsys writes: report banners, and near the top of a batch log the capture's own progress lines
 _NSYS_MARKERS = re.compile(r"Executing '[\w:-]+' stats report|with \[[^\]\n]*/reports/\w+\.py\]|"
                            r"^Generating '[^'\n]*\.qdstrm'|^Generating SQLite file [^\n]*\.nsys-rep|"
+                           r"^Collecting data\.\.\.$|"
                            r"^ \*\* [^\n]*\((?:cuda_gpu_kern_sum|nvtx_sum|osrt_sum|cuda_api_sum)\):", re.M)
 #: first lines of the other reports' CSV exports (sizes in MB, traces with start times)
 _OTHER_CSV = re.compile(r'^"?(?:Total \((?:MB|KiB|MiB|B)\),"?Count|Start \((?:ns|us|ms|s)\),"?Duration|'
