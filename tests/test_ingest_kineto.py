@@ -703,6 +703,13 @@ def test_copies_do_no_math_and_unknown_bytes_stay_unknown():
     assert f["group"].tolist() == ["memcpy", "memcpy", "memcpy", "memset"]
 
 
+def test_superchip_host_copies_cross_c2c():
+    doc = trace(k("Memcpy HtoD (Pinned -> Device)", 1, 2, 1, cat="gpu_memcpy", bytes=1000))
+    doc["deviceProperties"][0]["name"] = "NVIDIA GH200 480GB"
+    w = read(doc)
+    assert "bytes_pcie" not in w.frame.columns and w.frame["bytes_c2c"].tolist() == [1000.0]
+
+
 def test_not_kineto_json_is_not_called_cpu_only():
     assert kineto._sniff('{ "traceEvents":[{}\n,{"ph":"M","pid":2,"name":"process_name"}', "r.json") is False
     assert kineto._sniff('{"traceEvents": [{"ph": "X", "name": "Copy", "pid": "1", "ts": "622109046136"}', "r.json") \

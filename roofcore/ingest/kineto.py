@@ -20,7 +20,7 @@ shapes, or whose launch is not found keep FLOPs and bytes **unknown (NaN), not z
 and says what to record (shapes, or CPU ops at all in a GPU-only trace).
 
 Memory events: HtoD / DtoH copies move ``bytes`` over the ``pcie`` link and to/from HBM (``bytes_pcie`` =
-``bytes_hbm`` = bytes); DtoD copies read and write device memory (``bytes_hbm`` = 2 × bytes, no link); PtoP and
+``bytes_hbm`` = bytes; on a Grace Hopper / Blackwell superchip, GH200 / GB200, the ``c2c`` link); DtoD copies read and write device memory (``bytes_hbm`` = 2 × bytes, no link); PtoP and
 unknown copies and memsets count ``bytes`` once at HBM; host-to-host copies touch no device memory (bytes
 unknown). A copy whose event has no ``bytes`` has unknown bytes.
 
@@ -77,6 +77,8 @@ SHAPES_HINT = ("profile with torch.profiler.profile(..., record_shapes=True) so 
 CPU_OPS_HINT = ("profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] and record_shapes=True so "
                 "each kernel's launching op and its input shapes are recorded.")
 _TF32_KERNEL = re.compile(r"tf32|s1688|s16816|tensorop_s\d", re.IGNORECASE)
+#: Grace Hopper / Grace Blackwell superchips: host copies use NVLink-C2C, not PCIe
+_SUPERCHIP = re.compile(r"\bG[HB]\d{3}\b")
 
 
 # --------------------------------------------------------------------------------------------- numbers
@@ -473,6 +475,8 @@ def _build(sc: Scan, source: str, context: dict) -> Workload:
     device, meta = _device(sc, np.array(dev_raw, dtype=object)[keep] if n else np.zeros(0, dtype=object), warnings)
     meta["profiler"] = "PyTorch profiler (Kineto trace)"
     meta["record_shapes"] = "true" if any_shapes or sc.top.get("record_shapes") == 1 else "false"
+    if device and "bytes_pcie" in frame.columns and _SUPERCHIP.search(device):
+        frame = frame.rename(columns={"bytes_pcie": "bytes_c2c"})  # Grace's copies to its GPU cross NVLink-C2C
     return Workload(frame=frame, name=source, sources=(source,), formats=(FORMAT,), skipped=tuple(skipped),
                     warnings=tuple(warnings), device=device, meta=meta)
 
