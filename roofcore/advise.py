@@ -33,8 +33,9 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from .analyze import Analysis, _above_roof_message
+from .analyze import Analysis
 from .models import DTYPE_SIZE, Hardware
+from .output import above_roof_messages
 from .roofline import FAR_BELOW_EFFICIENCY, Flag
 from .units import fmt_bandwidth, fmt_bytes, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
@@ -422,7 +423,7 @@ def above_roof(ctx: Context) -> list[Recommendation]:
     out = []
     for s in _subjects(ctx, idx, ctx.base_s[idx]):
         worst = int(s.idx[np.nanargmax(ctx.eff[s.idx])])
-        msg = _above_roof_message(ctx.tab.iloc[worst], ctx.hw)
+        msg = above_roof_messages(ctx.tab, np.array([worst]), ctx.hw)[0]
         if s.name is not None:
             title = f"Check the counts of {s.who()}: it beats its roofline"
             reason = msg

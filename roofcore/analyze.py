@@ -16,8 +16,9 @@ import pandas as pd
 
 from .errors import RoofcoreError
 from .models import Hardware, Workload
+from .output import flag_lists
 from .roofline import FLAG_CODES, DeviceResult, Flag, Inputs, attainable, evaluate
-from .units import fmt_bandwidth, fmt_pct, fmt_rate, fmt_time
+from .units import fmt_rate
 
 
 def _inputs(w: Workload) -> Inputs:
@@ -121,7 +122,7 @@ class Analysis:
         out["source"] = f["source"].to_numpy()
         out["row"] = f["row"].to_numpy()
         if messages:
-            out["flags"] = _flag_lists(out, r)
+            out["flags"] = flag_lists(out, r)
         return out
 
     # ------------------------------------------------------------------------------------- per device
@@ -198,25 +199,34 @@ class Analysis:
 
     # ------------------------------------------------------------------------------------- export
 
-    def to_json(self) -> dict:
-        """The stable JSON contract (README "JSON output"): hardware, kernels, summary, skipped."""
+    def to_json(self, *, kernels: bool = True) -> dict:
+        """The stable JSON contract (README "JSON output"): hardware, kernels, summary, skipped.
+
+        Built as dicts for the Python API; ``roofline analyze --json`` writes the same document column-wise
+        (:func:`roofcore.output.analysis_json`). ``kernels=False`` leaves the kernel list empty."""
         from .catalog import hardware_to_json
 
-        kernels = []
-        for r in self.results:
+        records = []
+        for r in self.results if kernels else ():
             tab = self._device_table(r, messages=True)
-            kernels.extend(_records(tab, self.workload.byte_columns))
+            records.extend(_records(tab, self.workload.byte_columns))
         return {
             "schema_version": 1,
             "workload": {"name": self.workload.name, "sources": list(self.workload.sources),
                          "formats": list(self.workload.formats), "kernels": len(self.workload)},
             "roofs": "achievable" if self.achievable else "theoretical",
             "hardware": [hardware_to_json(h) for h in self.hardware],
-            "kernels": kernels,
+            "kernels": records,
             "summary": [self.summary(h.id) for h in self.hardware],
             "skipped": [{"source": s.source, "row": s.row, "reason": s.reason} for s in self.workload.skipped],
             "warnings": list(self.workload.warnings),
         }
+
+    def to_json_text(self, extra: dict | None = None) -> str:
+        """:meth:`to_json` as JSON text, written column-wise (fast for a million kernels); ``extra`` keys appended."""
+        from .output import analysis_json
+
+        return analysis_json(self, extra)
 
 
 def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achievable: bool = False) -> Analysis:
@@ -319,81 +329,6 @@ def _records(tab: pd.DataFrame, byte_cols: list[str]) -> list[dict]:
             if rec[k] is not None and not isinstance(rec[k], str):
                 rec[k] = None
     return out
-
-
-def _flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
-    """``[{code, message}]`` per kernel: one sentence with the numbers behind each flag."""
-    flags = r.flags
-    out: list[list[dict]] = [[] for _ in range(len(tab))]
-    hw = r.hardware
-    for i in np.flatnonzero(flags):
-        row = tab.iloc[i]
-        mask = int(flags[i])
-        items = out[i]
-        if mask & Flag.ABOVE_ROOF:
-            items.append({"code": "above-roof", "message": _above_roof_message(row, hw)})
-        if mask & Flag.FAR_BELOW:
-            items.append({"code": "far-below-roofs", "message": (
-                f"Measured {fmt_time(row.time_s)} is {1 / row.efficiency:.0f}× the roofline time {fmt_time(row.t_roof_s)} "
-                f"(efficiency {fmt_pct(row.efficiency)}): latency, launch overhead, synchronisation or occupancy "
-                "dominate, which the roofline cannot diagnose.")})
-        if mask & Flag.TINY:
-            per = (row.time_s if not math.isnan(row.time_s) else row.t_roof_s) / max(int(row["count"]), 1)
-            items.append({"code": "tiny-kernel", "message": (
-                f"{fmt_time(per)} per launch is under 1 µs: launch-bound, and replaying profilers (cache flush, base "
-                "clocks) distort such kernels; batch or fuse them rather than tuning them.")})
-        if mask & Flag.MISSING_TIME:
-            items.append({"code": "missing-time", "message":
-                          "No measured time: only the roofline bound is known for this kernel."})
-        if mask & Flag.ZERO_TIME:
-            items.append({"code": "zero-time", "message": (
-                "The measured time is zero or negative (a corrupt timestamp?): achieved rate and efficiency are "
-                "left unknown rather than divided by zero.")})
-        if mask & Flag.MISSING_FLOPS:
-            items.append({"code": "missing-flops", "message":
-                          "FLOPs are unknown (not zero): this kernel's roofline time and bound are unknown."})
-        if mask & Flag.MISSING_BYTES:
-            items.append({"code": "missing-bytes", "message": (
-                f"Off-chip ({hw.offchip.display}) bytes are unknown (not zero): this kernel's roofline time and "
-                "bound are unknown.")})
-        if mask & Flag.LEVEL_NOT_ON_DEVICE:
-            lacking = [n for n in r.lacking if row.get(f"bytes_{n}", 0) and row[f"bytes_{n}"] > 0]
-            items.append({"code": "level-not-on-device", "message": (
-                f"Bytes at {', '.join(lacking)} ("
-                + ", ".join(f"{row[f'bytes_{n}']:.3g} B" for n in lacking)
-                + f") are not on any roof: {hw.id} has no such memory level or link in its catalog.")})
-        if mask & Flag.NO_CEILING:
-            items.append({"code": "no-ceiling", "message": (
-                f"{hw.id} publishes no {row.precision} ceiling: the compute time is unknown and the bound uses "
-                "memory and links only.")})
-    return out
-
-
-def _above_roof_message(row: pd.Series, hw: Hardware) -> str:
-    eff = row.efficiency
-    head = (f"Measured {fmt_time(row.time_s)} beats the roofline minimum {fmt_time(row.t_roof_s)} "
-            f"({eff:.3g}× the roof), so an input is wrong: ")
-    bound = str(row.bound or "")
-    if bound.startswith("compute"):
-        if 1.8 <= eff <= 2.2:
-            cause = (f"most likely the precision or unit ({row.ceiling} assumed; a 2× gap is the next precision, "
-                     "FP16 accumulate, or a 2:4-sparse rate) or FLOPs counted twice.")
-        else:
-            cause = f"most likely the FLOP count or its unit, or the precision ({row.ceiling} assumed)."
-    elif eff >= 500:
-        cause = "most likely the units: the bytes look about 1000× too small (KB or MB read as bytes?)."
-    elif 1.8 <= eff <= 2.2 and hw.scope.value == "die":
-        cause = "most likely per-die vs per-package scope: the time or bytes cover both dies of the package."
-    else:
-        level = row.binding_level or hw.offchip.name
-        cause = (f"most likely the {level} bytes are undercounted (traffic counted at another level, or bytes per "
-                 f"launch with time over all launches) — achieved {fmt_bandwidth(_bw(row, level))} vs the roof.")
-    return head + cause
-
-
-def _bw(row: pd.Series, level: str) -> float:
-    b = row.get(f"bytes_{level}", float("nan"))
-    return b / row.time_s if row.time_s and row.time_s > 0 else float("nan")
 
 
 __all__ = ["Analysis", "analyze", "coverage_text", "fmt_rate", "speedup_note"]

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from . import __version__
 from .advise import advice_text, advise_all
@@ -19,6 +17,7 @@ from .analyze import Analysis, analyze, coverage_text, speedup_note
 from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import RoofcoreError
 from .ingest import FORMATS, aggregate, max_input_bytes, read_many
+from .roofline import FLAG_CODES
 from .units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
 
@@ -182,12 +181,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise RoofcoreError("--advise adds the recommendations to the text or JSON output, not to --csv "
                             "(use `roofline advise ... --json` for them alone).")
     if fmt == "json":
-        doc = a.to_json()
-        if args.advise:
-            doc["advice"] = [x.to_json() for x in advise_all(a).values()]
-        _emit(args, json.dumps(doc, indent=1, allow_nan=False))
+        from .output import analysis_json_chunks
+
+        extra = {"advice": [x.to_json() for x in advise_all(a).values()]} if args.advise else None
+        _emit(args, analysis_json_chunks(a, extra))
     elif fmt == "csv":
-        _emit(args, analysis_csv(a))
+        from .output import analysis_csv_chunks
+
+        _emit(args, analysis_csv_chunks(a))
     else:
         text = analysis_text(a, top=args.top)
         if args.advise:
@@ -215,23 +216,10 @@ def advice_report(a: Analysis, top: int = 10) -> str:
 
 
 def analysis_csv(a: Analysis) -> str:
-    """The per-kernel table as CSV, cells a spreadsheet would execute neutralised."""
-    tab = a.table()
-    tab["flags"] = ["; ".join(f"{f['code']}: {f['message']}" for f in fl) for fl in tab["flags"]]
-    tab = tab.drop(columns=["flags_mask"])
-    for col in tab.columns:  # every text column: names, groups, sources, devices, flags
-        if tab[col].dtype == object or pd.api.types.is_string_dtype(tab[col].dtype):
-            tab[col] = tab[col].map(neutralise_cell)
-    buf = io.StringIO()
-    tab.to_csv(buf, index=False)
-    return buf.getvalue()
+    """The per-kernel table as CSV (:func:`roofcore.output.analysis_csv`)."""
+    from .output import analysis_csv as csv_text
 
-
-def neutralise_cell(v: object) -> object:
-    """Prefix text that a spreadsheet would run as a formula (``= + - @``, tab, CR) with a quote."""
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + v
-    return v
+    return csv_text(a)
 
 
 def analysis_text(a: Analysis, top: int = 25) -> str:
@@ -249,18 +237,21 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
         out.append("")
         out.append(f"== {h.name} ({h.id}) — {c.key} {fmt_rate(c.peak)}, {h.offchip.display} "
                    f"{fmt_bandwidth(h.offchip.bandwidth)}, ridge {h.ridge()[h.offchip.name]:.0f} FLOP/B ==")
-        tab = a.table(h.id)
-        key = tab["time_s"].fillna(tab["t_roof_s"]).fillna(0)
-        order = key.sort_values(ascending=False).index
+        tab = a.table(h.id, messages=False)  # flag codes come from the bitmask: no message is built here
+        key = tab["time_s"].fillna(tab["t_roof_s"]).fillna(0).to_numpy()
+        order = np.argsort(-key, kind="stable")
         shown = order if top <= 0 else order[:top]
-        rows = []
-        for i in shown:
-            k = tab.loc[i]
-            codes = ",".join(f["code"] for f in k["flags"])
-            rows.append([_short(k["name"]), str(k["count"]), fmt_flops(k.flops), fmt_bytes(k.get("bytes_hbm")),
-                         fmt_intensity(k.get("intensity_hbm")), fmt_time(k.t_roof_s), fmt_time(k.time_s),
-                         fmt_rate(k.attainable_flops_per_s), fmt_rate(k.achieved_flops_per_s), fmt_pct(k.efficiency),
-                         k.bound if isinstance(k.bound, str) else "–", codes])
+        sub = {c: tab[c].to_numpy()[shown].tolist() for c in ("name", "count", "flops", "t_roof_s", "time_s",
+                                                               "attainable_flops_per_s", "achieved_flops_per_s",
+                                                               "efficiency", "bound", "flags_mask")}
+        off = tab["bytes_hbm"].to_numpy()[shown].tolist() if "bytes_hbm" in tab else [None] * len(shown)
+        inten = tab["intensity_hbm"].to_numpy()[shown].tolist() if "intensity_hbm" in tab else [None] * len(shown)
+        rows = [[_short(sub["name"][k]), str(sub["count"][k]), fmt_flops(sub["flops"][k]), fmt_bytes(off[k]),
+                 fmt_intensity(inten[k]), fmt_time(sub["t_roof_s"][k]), fmt_time(sub["time_s"][k]),
+                 fmt_rate(sub["attainable_flops_per_s"][k]), fmt_rate(sub["achieved_flops_per_s"][k]),
+                 fmt_pct(sub["efficiency"][k]), sub["bound"][k] if isinstance(sub["bound"][k], str) else "–",
+                 ",".join(code for bit, code in FLAG_CODES.items() if int(sub["flags_mask"][k]) & int(bit))]
+                for k in range(len(shown))]
         out.append(_table(["kernel", "count", "FLOPs", "off-chip", "intensity", "t_roof", "time", "attainable",
                            "achieved", "of roof", "bound", "flags"], rows, right=set(range(1, 10))))
         if len(shown) < len(tab):
@@ -400,12 +391,24 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return 0
 
 
-def _emit(args: argparse.Namespace, text: str) -> None:
+def _emit(args: argparse.Namespace, text: str | Iterable[str]) -> None:
+    """Write ``text`` (or its pieces, streamed) to --output or standard output, ending with a newline."""
+    pieces = [text] if isinstance(text, str) else text
     if getattr(args, "output", None):
         with open(args.output, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text if text.endswith("\n") else text + "\n")
+            _write(fh, pieces)
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        _write(sys.stdout, pieces)
+
+
+def _write(fh, pieces: Iterable[str]) -> None:
+    last = ""
+    for piece in pieces:
+        if piece:
+            fh.write(piece)
+            last = piece
+    if not last.endswith("\n"):
+        fh.write("\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
