@@ -363,6 +363,7 @@ from . import (  # noqa: E402,F401
     kineto,
     ncu,
     nsys,
+    nvprof,
     rocprof,
     rocprof_compute,
     rocprof_v1,
