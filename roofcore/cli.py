@@ -499,6 +499,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("examples", parents=[common], help="list the bundled example workloads, or print one's path")
     ex.add_argument("name", nargs="?", help="an example's name: print the path of its file")
     ex.set_defaults(func=cmd_examples)
+
+    from .teamcli import add_parsers  # `check` (the CI regression gate) and `save` (a run into the database)
+
+    add_parsers(sub, common, reading)
     return p
 
 

@@ -1,0 +1,439 @@
+"""Saved runs in a SQL database (SQLite in a file by default, PostgreSQL for a team): save, list, open, delete.
+
+A run is saved only on request, and only whole: its files are read first with the same parsers and limits as
+an upload (:func:`roofcore.read_many`, strict: one unreadable file and nothing is saved), then the run and all its
+files are written in one transaction. Ids come from :func:`secrets.token_urlsafe` (128 bits), so a link cannot be
+guessed. Who sees what is :class:`Viewer`'s rule, applied in the queries themselves; a run someone may not see is
+reported exactly like a run that does not exist. The database URL's password never appears in a message (the
+engine hides statement parameters too, so file contents never reach a log).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import hashlib
+import os
+import re
+import secrets
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, delete, event, func, or_, select, true
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from ..errors import InputError, RoofcoreError
+from ..ingest import max_input_bytes, read_many
+from ..ingest.compression import GZIP_MAGIC, gunzip_bounded
+from ..models import Workload
+from . import migrate
+from .schema import VISIBILITIES, FileRow, RunRow
+
+#: the host's database, e.g. ``postgresql://roofline:PASSWORD@db.internal/roofline``
+URL_ENV = "ROOFCORE_DB_URL"
+#: where the default SQLite database lives when no URL is set
+PATH_ENV = "ROOFCORE_DB_PATH"
+#: files in one run (an upload of a profile with its companions is a handful)
+MAX_FILES = 64
+DEFAULT_PROJECT = "default"
+_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+class StoreError(RoofcoreError):
+    """The run database cannot do what was asked (unreachable, refused, damaged); the message names the database
+    by its URL without the password."""
+
+
+class RunNotFound(StoreError, LookupError):
+    """No run with this id that the viewer may see (deleted, mistyped, or private to someone else: one message)."""
+
+    def __init__(self, run_id: object) -> None:
+        shown = repr(run_id) if isinstance(run_id, str) and _ID.fullmatch(run_id) else "in this link"
+        super().__init__(f"no saved run {shown} that you can open: it was deleted, the id is wrong, or it is "
+                         "private to someone else.")
+
+
+class NotAllowed(StoreError, PermissionError):
+    """The viewer sees the run but may not change it (another user's run shared with the project)."""
+
+
+# --------------------------------------------------------------------------------------------- who sees what
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is asking. ``login=False`` (no login configured): everyone who can reach the app sees and deletes every
+    run. With a login, a user sees their own runs, runs shared with the project, and runs saved without an owner
+    (by a pipeline); deletes their own and ownerless ones; never another user's private run."""
+
+    user: str | None = None
+    login: bool = False
+
+    def __post_init__(self) -> None:
+        if self.login and not self.user:
+            raise ValueError("a signed-in viewer needs a user")
+
+    def can_see(self, owner: str | None, visibility: str) -> bool:
+        return not self.login or visibility == "project" or owner is None or owner == self.user
+
+    def can_delete(self, owner: str | None, visibility: str) -> bool:
+        return not self.login or owner is None or owner == self.user
+
+    def visible(self):
+        """The same rule as :meth:`can_see`, as a SQL condition on :class:`RunRow`."""
+        if not self.login:
+            return true()
+        return or_(RunRow.visibility == "project", RunRow.owner.is_(None), RunRow.owner == self.user)
+
+
+EVERYONE = Viewer()  #: no login: the CLI with a database URL, or an app without [auth]
+
+
+# ---------------------------------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    name: str
+    size: int  #: bytes as uploaded
+    sha256: str
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A saved run's description (no file contents)."""
+
+    id: str
+    project: str
+    name: str
+    tags: tuple[str, ...]
+    owner: str | None
+    visibility: str
+    created_at: dt.datetime  #: UTC
+    devices: tuple[str, ...]
+    custom_devices: Mapping[str, str]
+    options: Mapping[str, object]
+    kernels: int
+    formats: tuple[str, ...]
+    profiled_on: str | None
+    size: int
+    stored: int
+    files: tuple[FileInfo, ...] = ()
+
+    @property
+    def link(self) -> str:
+        """The query string that opens this run in the app (``?run=<id>``)."""
+        return f"?run={self.id}"
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "project": self.project, "name": self.name, "tags": list(self.tags),
+                "owner": self.owner, "visibility": self.visibility, "created_at": self.created_at.isoformat(),
+                "devices": list(self.devices), "options": dict(self.options), "kernels": self.kernels,
+                "formats": list(self.formats), "profiled_on": self.profiled_on, "size": self.size,
+                "stored": self.stored, "files": [f.__dict__ for f in self.files], "link": self.link}
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run with its files' bytes, as uploaded (checked against their SHA-256)."""
+
+    info: RunInfo
+    files: tuple[tuple[bytes, str], ...] = field(repr=False)
+
+    def workload(self) -> Workload:
+        """The workload read again from the stored files with today's parsers (the analysis is never frozen)."""
+        fmt = self.info.options.get("format")
+        return read_many(self.files, fmt=fmt if isinstance(fmt, str) and fmt else None)
+
+
+# --------------------------------------------------------------------------------------------------- URLs
+
+
+def default_path() -> Path:
+    """``$ROOFCORE_DB_PATH``, else ``$XDG_DATA_HOME/roofline/runs.sqlite3`` (``~/.local/share/...``)."""
+    if os.environ.get(PATH_ENV, "").strip():
+        return Path(os.environ[PATH_ENV].strip()).expanduser()
+    base = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
+    return Path(base) / "roofline" / "runs.sqlite3"
+
+
+def database_url(url: str | None = None) -> str:
+    """The database to use: ``url``, else ``$ROOFCORE_DB_URL``, else SQLite at :func:`default_path`."""
+    url = (url or "").strip() or os.environ.get(URL_ENV, "").strip()
+    return url or f"sqlite:///{default_path()}"
+
+
+def redact(url: str) -> str:
+    """The URL with its password replaced by ``***`` (what every message and log line shows)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        return "<a database URL that cannot be parsed>"
+
+
+def _password(url: str) -> str | None:
+    try:
+        return make_url(url).password
+    except (ArgumentError, ValueError):
+        return None
+
+
+def _engine(url: str) -> Engine:
+    try:
+        u = make_url(url)
+    except (ArgumentError, ValueError):
+        raise StoreError(f"{URL_ENV} / --db: expected a database URL such as sqlite:///runs.sqlite3 or "
+                         "postgresql://user:password@host/db, found one that cannot be parsed.") from None
+    if u.drivername in ("postgresql", "postgres"):  # the driver we install (psycopg 3), not SQLAlchemy's psycopg2
+        u = u.set(drivername="postgresql+psycopg")
+    try:
+        if u.get_backend_name() == "sqlite":
+            return _sqlite(u)
+        return create_engine(u, pool_pre_ping=True, hide_parameters=True)
+    except (ArgumentError, ImportError) as e:
+        raise StoreError(f"{redact(url)}: cannot use this database ({type(e).__name__}: "
+                         f"{_scrub(str(e), _password(url))}). Hint: SQLite and PostgreSQL are supported; "
+                         "install the team extra (pip install 'roofcore[team]').") from None
+
+
+def _sqlite(u) -> Engine:
+    """SQLite with real transactions: Python's driver would begin them lazily and never before DDL, so it is
+    switched to autocommit and each transaction begins explicitly, a writing one with ``BEGIN IMMEDIATE`` (it
+    takes the write lock at once and waits for it: concurrent saves queue instead of failing half-way)."""
+    path = u.database
+    memory = not path or path == ":memory:" or u.query.get("mode") == "memory"
+    if not memory:
+        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(u, hide_parameters=True, connect_args={"timeout": 60, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn, _record) -> None:
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys=ON")
+        if not memory:
+            cur.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("roofcore_write") else "BEGIN")
+
+    return engine
+
+
+def _scrub(text: str, password: str | None) -> str:
+    text = " ".join(str(text).split())
+    return text.replace(password, "***") if password else text
+
+
+# ---------------------------------------------------------------------------------------------------- store
+
+
+def new_id() -> str:
+    """128 random bits, URL-safe (22 characters)."""
+    return secrets.token_urlsafe(16)
+
+
+def _clean_text(value: object, what: str, limit: int, *, required: bool = True) -> str:
+    text = " ".join(str(value or "").split())
+    if required and not text:
+        raise InputError(where=f"save: {what}", expected="some text", found="nothing")
+    if len(text) > limit:
+        raise InputError(where=f"save: {what}", expected=f"at most {limit} characters", found=f"{len(text)}")
+    return text
+
+
+def _clean_tags(tags: Sequence[str] | str) -> tuple[str, ...]:
+    items = tags.split(",") if isinstance(tags, str) else list(tags)
+    out = tuple(dict.fromkeys(t for t in (_clean_text(x, "tag", 50, required=False) for x in items) if t))
+    if len(out) > 20:
+        raise InputError(where="save: tags", expected="at most 20 tags", found=f"{len(out)}")
+    return out
+
+
+def _utc(t: dt.datetime) -> dt.datetime:
+    return t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t.astimezone(dt.UTC)
+
+
+def _info(r: RunRow, files: Sequence[FileInfo] = ()) -> RunInfo:
+    return RunInfo(id=r.id, project=r.project, name=r.name, tags=tuple(r.tags or ()), owner=r.owner,
+                   visibility=r.visibility, created_at=_utc(r.created_at), devices=tuple(r.devices or ()),
+                   custom_devices=dict(r.custom_devices or {}), options=dict(r.options or {}), kernels=r.kernels,
+                   formats=tuple(r.formats or ()), profiled_on=r.profiled_on, size=r.size, stored=r.stored,
+                   files=tuple(files))
+
+
+class RunStore:
+    """One database of saved runs. Thread-safe (one engine and connection pool; a session per operation), so a
+    server shares one store between its sessions (:func:`open_store`)."""
+
+    def __init__(self, url: str | None = None, *, migrate_schema: bool = True) -> None:
+        self.url = database_url(url)
+        self.safe_url = redact(self.url)
+        self._password = _password(self.url)
+        self.engine = _engine(self.url)
+        if migrate_schema:
+            with self._db("be prepared (schema migration)"):
+                migrate.upgrade(self.engine)
+
+    def __repr__(self) -> str:
+        return f"RunStore({self.safe_url!r})"
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _db(self, what: str) -> Iterator[None]:
+        """Database failures as a :class:`StoreError` naming the database without its password."""
+        try:
+            yield
+        except SQLAlchemyError as e:
+            cause = e.orig if isinstance(e, DBAPIError) and e.orig is not None else e
+            first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+            raise StoreError(f"the run database {self.safe_url} could not {what}: "
+                             f"{_scrub(first, self._password)[:300]}") from None
+
+    def _write(self) -> Session:
+        return Session(self.engine.execution_options(roofcore_write=True), expire_on_commit=False)
+
+    def _read(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    # ------------------------------------------------------------------------------------------------- save
+
+    def save(self, files: Sequence[tuple[bytes, str]], *, name: str, project: str = DEFAULT_PROJECT,
+             tags: Sequence[str] | str = (), owner: str | None = None, visibility: str = "project",
+             devices: Sequence[str] = (), custom_devices: Mapping[str, str] | None = None,
+             options: Mapping[str, object] | None = None, fmt: str | None = None,
+             created_at: dt.datetime | None = None) -> RunInfo:
+        """Read ``files`` (``(bytes, name)`` pairs) as one workload, then store them, compressed, with the rest
+        in one transaction. Raises the reader's error (nothing saved) if any file cannot be read."""
+        name = _clean_text(name, "name", 200)
+        project = _clean_text(project, "project", 100)
+        tag_list = _clean_tags(tags)
+        owner = _clean_text(owner, "owner", 320, required=False) or None
+        if visibility not in VISIBILITIES:
+            raise InputError(where="save: visibility", expected=" or ".join(VISIBILITIES), found=repr(visibility))
+        if visibility == "private" and owner is None:
+            raise InputError(where="save: visibility", text="a private run needs an owner (sign in first); "
+                             "without a login every run is visible to everyone who can reach the app.")
+        files = [(bytes(data), str(fname)) for data, fname in files]
+        if not files:
+            raise InputError(where="save", text="no files to save: upload a profile first.")
+        if len(files) > MAX_FILES:
+            raise InputError(where="save", expected=f"at most {MAX_FILES} files in one run", found=f"{len(files)}")
+        options = {**(options or {}), "format": fmt or (options or {}).get("format")}
+        workload = read_many(files, fmt=options["format"] or None)  # strict: an unreadable file saves nothing
+        run_id = new_id()
+        rows, size, stored = [], 0, 0
+        for i, (data, fname) in enumerate(files):
+            already = data[:2] == GZIP_MAGIC
+            blob = data if already else gzip.compress(data, compresslevel=6, mtime=0)
+            rows.append(FileRow(position=i, name=fname[:500], size=len(data),
+                                sha256=hashlib.sha256(data).hexdigest(),
+                                encoding="identity" if already else "gzip", data=blob))
+            size, stored = size + len(data), stored + len(blob)
+        run = RunRow(id=run_id, project=project, name=name, tags=list(tag_list), owner=owner, visibility=visibility,
+                     created_at=_utc(created_at or dt.datetime.now(dt.UTC)), devices=[str(d) for d in devices],
+                     custom_devices=dict(custom_devices or {}), options=options, kernels=len(workload),
+                     formats=list(workload.formats), profiled_on=(workload.device or None), size=size,
+                     stored=stored, files=rows)
+        with self._db("save the run"), self._write() as s, s.begin():
+            s.add(run)
+        return _info(run, [FileInfo(r.name, r.size, r.sha256) for r in rows])
+
+    # ----------------------------------------------------------------------------------------------- reading
+
+    def list(self, viewer: Viewer = EVERYONE, *, project: str | None = None, limit: int = 500) -> list[RunInfo]:
+        """The runs ``viewer`` may see, newest first (file names and sizes, no contents)."""
+        q = select(RunRow).where(viewer.visible())
+        if project is not None:
+            q = q.where(RunRow.project == project)
+        q = q.order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)
+        with self._db("list the runs"), self._read() as s:
+            runs = list(s.scalars(q))
+            files: dict[str, list[FileInfo]] = {}
+            if runs:
+                fq = (select(FileRow.run_id, FileRow.name, FileRow.size, FileRow.sha256)
+                      .where(FileRow.run_id.in_([r.id for r in runs])).order_by(FileRow.run_id, FileRow.position))
+                for rid, fname, fsize, sha in s.execute(fq):
+                    files.setdefault(rid, []).append(FileInfo(fname, fsize, sha))
+            return [_info(r, files.get(r.id, ())) for r in runs]
+
+    def projects(self, viewer: Viewer = EVERYONE) -> dict[str, int]:
+        """Project name -> number of runs ``viewer`` may see there."""
+        q = (select(RunRow.project, func.count()).where(viewer.visible()).group_by(RunRow.project)
+             .order_by(RunRow.project))
+        with self._db("list the projects"), self._read() as s:
+            return {p: int(n) for p, n in s.execute(q)}
+
+    def info(self, run_id: str, viewer: Viewer = EVERYONE) -> RunInfo:
+        """One run's description, if ``viewer`` may see it (else :class:`RunNotFound`)."""
+        if not isinstance(run_id, str) or not _ID.fullmatch(run_id):
+            raise RunNotFound(run_id)
+        with self._db("read the run"), self._read() as s:
+            r = s.get(RunRow, run_id)
+            if r is None or not viewer.can_see(r.owner, r.visibility):
+                raise RunNotFound(run_id)
+            fq = (select(FileRow.name, FileRow.size, FileRow.sha256).where(FileRow.run_id == run_id)
+                  .order_by(FileRow.position))
+            return _info(r, [FileInfo(*row) for row in s.execute(fq)])
+
+    def open(self, run_id: str, viewer: Viewer = EVERYONE) -> SavedRun:
+        """The run and its files as uploaded, if ``viewer`` may see it (else :class:`RunNotFound`)."""
+        info = self.info(run_id, viewer)
+        with self._db("read the run's files"), self._read() as s:
+            rows = list(s.execute(select(FileRow.name, FileRow.encoding, FileRow.sha256, FileRow.data)
+                                  .where(FileRow.run_id == run_id).order_by(FileRow.position)))
+        if not rows:
+            raise RunNotFound(run_id)  # deleted between the two reads
+        files = []
+        for fname, encoding, sha, blob in rows:
+            data = gunzip_bounded(bytes(blob), max_input_bytes(), fname) if encoding == "gzip" else bytes(blob)
+            if hashlib.sha256(data).hexdigest() != sha:
+                raise StoreError(f"saved run {run_id!r}: the stored file {fname!r} is damaged (its SHA-256 does "
+                                 "not match what was saved).")
+            files.append((data, fname))
+        return SavedRun(info, tuple(files))
+
+    def workload(self, run_id: str, viewer: Viewer = EVERYONE) -> tuple[SavedRun, Workload]:
+        """The run and its workload, read again from its files with today's parsers."""
+        run = self.open(run_id, viewer)
+        return run, run.workload()
+
+    # ------------------------------------------------------------------------------------------------ delete
+
+    def delete(self, run_id: str, viewer: Viewer = EVERYONE) -> None:
+        """Delete the run and its files (one transaction), if ``viewer`` may: see :class:`Viewer`."""
+        if not isinstance(run_id, str) or not _ID.fullmatch(run_id):
+            raise RunNotFound(run_id)
+        with self._db("delete the run"), self._write() as s, s.begin():
+            r = s.get(RunRow, run_id)
+            if r is None or not viewer.can_see(r.owner, r.visibility):
+                raise RunNotFound(run_id)
+            if not viewer.can_delete(r.owner, r.visibility):
+                raise NotAllowed(f"run {run_id!r} belongs to {r.owner}: only its owner can delete it.")
+            s.execute(delete(FileRow).where(FileRow.run_id == run_id))
+            s.execute(delete(RunRow).where(RunRow.id == run_id))
+
+
+# ------------------------------------------------------------------------------------------- shared stores
+
+_STORES: dict[str, RunStore] = {}
+_LOCK = threading.Lock()
+
+
+def open_store(url: str | None = None) -> RunStore:
+    """The store for ``url`` (default: :func:`database_url`), opened and migrated once per process."""
+    resolved = database_url(url)
+    with _LOCK:
+        store = _STORES.get(resolved)
+        if store is None:
+            store = _STORES[resolved] = RunStore(resolved)
+        return store

@@ -1,0 +1,147 @@
+"""``roofline check`` (the CI regression gate) and ``roofline save`` (store a run from a pipeline), registered by
+:func:`roofcore.cli.build_parser`. The database pieces are imported only when a command needs them, so the
+engine's CLI works without the ``team`` extra."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from .errors import RoofcoreError
+from .gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
+from .ingest import read_many
+from .models import Workload
+from .units import fmt_bytes
+
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+def _store(args: argparse.Namespace):
+    try:
+        from .store import open_store
+    except ImportError as e:
+        raise RoofcoreError(f"saved runs need the database support ({e.name} is missing): "
+                            "pip install 'roofcore[team]'.") from None
+    return open_store(args.db)
+
+
+def _is_run(items: list[str], args: argparse.Namespace) -> str | None:
+    """The run id when this side names a saved run: ``run:ID``, or an id that is no file while a database is set."""
+    if len(items) != 1:
+        return None
+    item = items[0]
+    if item.startswith("run:"):
+        return item[4:]
+    has_db = bool(args.db or os.environ.get("ROOFCORE_DB_URL", "").strip())
+    return item if has_db and _RUN_ID.fullmatch(item) and not Path(item).exists() else None
+
+
+def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Workload, str, tuple[str, ...]]:
+    """One side of the gate: its workload, a label, and the devices a saved run was looked at on."""
+    from .cli import _max_bytes
+
+    run_id = _is_run(items, args)
+    if run_id is None:
+        w = read_many(items, fmt=args.format, max_bytes=_max_bytes(args))
+        return w, w.name, ()
+    run, w = _store(args).workload(run_id)
+    i = run.info
+    return w, f"saved run {i.id} ({i.name}, project {i.project}, {i.created_at:%Y-%m-%d %H:%M} UTC)", i.devices
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .cli import _catalog, _emit
+
+    threshold = parse_threshold(args.max_regression)
+    cat = _catalog(args)
+    if args.hardware:
+        cat.get(args.hardware)  # fail fast on a typo, before reading anything
+    current, cur_label, cur_devices = _side(args.current, args, "current")
+    baseline, base_label, base_devices = _side(args.baseline, args, "baseline")
+    hw_id = args.hardware or next(iter(cur_devices or base_devices), None)
+    if hw_id is None:
+        hits = cat.suggest(current.device, current.meta)
+        if not hits:
+            raise RoofcoreError("name the device both runs are judged on with --hardware ID (see `roofline hardware "
+                                "list`): " + (f"the profile names {current.device!r}, which the catalog lacks."
+                                              if current.device else "the profile does not say which device it ran on."))
+        hw_id = hits[0]
+    g = check(replace(current, name=cur_label), replace(baseline, name=base_label), cat.get(hw_id), max_regression=threshold, achievable=args.achievable)
+    _emit(args, json.dumps(g.to_json(), indent=1, allow_nan=False) if args.json else gate_text(g))
+    return g.exit_code
+
+
+def cmd_save(args: argparse.Namespace) -> int:
+    from .cli import _catalog, _emit
+
+    cat = _catalog(args)
+    devices = [cat.get(h).id for h in args.hardware or ()]
+    files = []
+    for p in args.inputs:
+        try:
+            files.append((Path(p).read_bytes(), Path(p).name))
+        except OSError as e:
+            raise RoofcoreError(f"{p}: cannot read the file ({e.strerror}).") from None
+    store = _store(args)
+    info = store.save(files, name=args.name, project=args.project, tags=args.tags or (), owner=args.owner,
+                      visibility=args.visibility, devices=devices, fmt=args.format,
+                      options={"combine": True, "achievable": bool(args.achievable)})
+    base = (args.app_url or os.environ.get("ROOFCORE_APP_URL", "")).strip().rstrip("/")
+    link = f"{base}/{info.link}" if base else info.link
+    if args.json:
+        _emit(args, json.dumps({**info.to_json(), "link": link, "database": store.safe_url}, indent=1))
+    else:
+        _emit(args, info.id)
+        print(f"roofline save: saved run {info.id} ({info.name}, project {info.project}: {len(files)} "
+              f"{'file' if len(files) == 1 else 'files'}, {info.kernels:,} kernels, {fmt_bytes(info.stored)} stored) "
+              f"in {store.safe_url}; open it with {link}", file=sys.stderr)
+    return 0
+
+
+def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.ArgumentParser) -> None:
+    """Register ``check`` and ``save`` on the ``roofline`` command's subparsers."""
+    db_help = "the run database's URL (default: $ROOFCORE_DB_URL, else SQLite at $ROOFCORE_DB_PATH or " \
+              "~/.local/share/roofline/runs.sqlite3)"
+    ck = sub.add_parser(
+        "check", parents=[common, reading],
+        help="regression gate for CI: exit 1 when a kernel of CURRENT got slower or further from its roof than "
+             "BASELINE allows",
+        description="Match the kernels of CURRENT and BASELINE by name and exit 1 when a matched kernel's measured "
+                    "time grew, or its fraction of the roof fell, by more than --max-regression; 0 otherwise; 2 on "
+                    "bad input (also when nothing can be judged). Each side is one or more files, or a saved run "
+                    "(its id with --db, or run:ID).")
+    ck.add_argument("current", nargs="+", metavar="CURRENT", help="the run under test: files, or a saved run id")
+    ck.add_argument("--baseline", nargs="+", required=True, metavar="BASELINE",
+                    help="the reference run: files, or a saved run id")
+    ck.add_argument("--hardware", metavar="ID", help="the device both runs are judged on (default: a saved run's "
+                    "first device, else the device the profile names)")
+    ck.add_argument("--max-regression", default=f"{DEFAULT_MAX_REGRESSION * 100:g}%", metavar="PCT",
+                    help="largest allowed growth of a kernel's time, and fall of its fraction of the roof, relative "
+                         "to the baseline (default: 10%%; exactly the limit passes)")
+    ck.add_argument("--db", metavar="URL", help=db_help)
+    ck.add_argument("--json", action="store_true", help="machine-readable verdicts (status, exit_code, regressions)")
+    ck.set_defaults(func=cmd_check)
+
+    sv = sub.add_parser("save", parents=[common, reading],
+                        help="store a run (its files, devices and options) in the run database, for the app's "
+                             "History page, share links and `roofline check`")
+    sv.add_argument("inputs", nargs="+", metavar="FILE")
+    sv.add_argument("--project", required=True, help="the project the run belongs to")
+    sv.add_argument("--name", required=True, help="the run's name (e.g. the commit or build)")
+    sv.add_argument("--tags", type=lambda s: [t for t in s.split(",") if t.strip()], metavar="A,B",
+                    help="comma-separated tags")
+    sv.add_argument("--hardware", action="append", metavar="ID", help="device the run is looked at on (repeatable)")
+    sv.add_argument("--owner", help="the owner's user name as the app's login gives it (default: none; a run without "
+                    "an owner is visible to everyone)")
+    sv.add_argument("--visibility", choices=["project", "private"], default="project",
+                    help="project (default): everyone in the app sees it; private: only --owner")
+    sv.add_argument("--db", metavar="URL", help=db_help)
+    sv.add_argument("--app-url", metavar="URL", help="the app's address, to print the full share link "
+                    "(default: $ROOFCORE_APP_URL)")
+    sv.add_argument("--json", action="store_true", help="print the saved run as JSON instead of its id")
+    sv.set_defaults(func=cmd_save)
