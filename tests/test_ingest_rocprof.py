@@ -320,7 +320,7 @@ def test_quoted_newline_in_a_name_reads_record_by_record_with_true_line_numbers(
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.csv")))
 def test_fast_and_record_by_record_readers_agree(name):
     """pandas' C reader checked by csv field counts gives what the csv module gives record by record."""
-    text = raw(name).decode() + "junk line\n\n   \n1,2,3,,,,\n"
+    text = raw(name).decode().rstrip("\r\n") + "\njunk line\n\n   \n1,2,3,,,,\n"  # some files end without a newline
     header = next(csv.reader([text.partition("\n")[0]]))
     idx = list(range(len(header)))
     fast = rocprof._read_fast(text, header, idx, 1, "x")
@@ -328,7 +328,7 @@ def test_fast_and_record_by_record_readers_agree(name):
     next(reader)
     slow = rocprof._read_records(reader, header, idx, 1, "x")
     assert fast is not None and fast.lines.tolist() == slow.lines.tolist()
-    assert fast.skipped == slow.skipped and len(fast.skipped) >= 2
+    assert fast.skipped == slow.skipped and len(fast.skipped) >= 1
     assert all(fast.columns[i].tolist() == slow.columns[i].tolist() for i in idx)
 
 
@@ -625,9 +625,17 @@ SEEDS = {
     "rocprof-v1": ["results_v1.csv", "results_v1_instances.csv"],
     "rocprof-v2": ["results_v2.csv"],
     "rocprof-v3": ["counter_collection_v3.csv", "counter_collection_v3_new.csv"],
-    "rocprof-compute-sysinfo": ["sysinfo_mi200.csv", "sysinfo_mi300.csv"],
-    "rocprof-compute-roofline": ["roofline.csv"],
+    "rocprof-compute-sysinfo": ["sysinfo_mi200.csv", "sysinfo_mi300.csv", "sysinfo_v1.csv"],
+    "rocprof-compute-roofline": ["roofline.csv", "../ceilings/roofline_mi300x.csv"],
+    "rocprof-v1-stats": ["results.stats.csv"],
+    "rocprof-v1-hiptrace": ["hiptrace_results.json"],
+    "rocprof-v3-trace": ["kernel_trace_v3.csv"],
+    "rocprof-v3-json": ["rocprofv3_results.json"],
+    "rocprof-compute-kernel-top": ["pmc_kernel_top.csv"],
+    "rocprof-compute-dispatch-info": ["pmc_dispatch_info.csv"],
+    "ert-roofline": ["../ceilings/roofline.json"],
 }
+SUMMARIES = {"rocprof-v1-stats", "rocprof-compute-kernel-top"}
 CONTEXTS = [{}, None, ctx("sysinfo_mi200.csv"), ctx("sysinfo_mi300.csv", "roofline.csv"),
             {"rocprof_sysinfo": {"lds_banks_per_cu": -1.5, "gpu_arch": None}, "rocprof_roofline": {0: {}}}]
 
@@ -655,13 +663,14 @@ def test_fuzz_parser_returns_a_result_or_an_input_error(fmt):
             return
         if isinstance(out, Workload):
             f = out.frame
-            assert len(f) > 0 and (f["count"] == 1).all()
+            assert len(f) > 0 and ((f["count"] >= 1) if fmt in SUMMARIES else (f["count"] == 1)).all()
             assert not np.isinf(f.select_dtypes("number").to_numpy(dtype=float)).any()
             assert (f["time_s"].dropna() > 0).all() and (f["flops"].dropna() >= 0).all()
             assert all((f[c].dropna() >= 0).all() for c in out.byte_columns)
             assert all(isinstance(k, str) and isinstance(v, str) for k, v in out.meta.items())
         else:
-            assert isinstance(out, dict) and 1 <= len(out) <= 2
+            assert isinstance(out, dict) and 1 <= len(out) <= 2 and not (set(out) - {
+                "rocprof_sysinfo", "rocprof_roofline", "rocprof_dispatch_info", "measured_hardware"})
             assert all(isinstance(h, Hardware) and h.levels[0].name == "hbm" for h in out.get("measured_hardware", ()))
 
     run()

@@ -71,7 +71,10 @@ def get_format(name: str) -> Format:
 
 
 _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive",
-          b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data"}
+          b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data",
+          # rocprofv3's rocpd database (ROCm 7's default output) or an nsys .sqlite export: say what to export instead
+          b"SQLite format 3\x00": "an SQLite database, e.g. rocprofv3's rocpd output: profile again with "
+                                  "`rocprofv3 --output-format csv` (or json)"}
 
 
 def check_binary(data: bytes, name: str) -> None:

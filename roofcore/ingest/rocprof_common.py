@@ -820,8 +820,8 @@ def summary(fmt: str, source: str, names: np.ndarray, counts: np.ndarray, total_
     warn = [f"{source}: a time per kernel name only (no counters): FLOPs and bytes are unknown. Hint: {hint}"]
     bad = np.flatnonzero(np.isnan(time_s))
     for i in bad[:MAX_NAMED]:
-        warn.append(f"{source}: {names[i]}: total time {total_ns[i]!r} ns is not a positive number; its time is left "
-                    "unknown.")
+        warn.append(f"{source}: {names[i]}: total time {float(total_ns[i]):g} ns is not a positive number; its time "
+                    "is left unknown.")
     if len(bad) > MAX_NAMED:
         warn.append(f"{source}: … and {len(bad) - MAX_NAMED} more kernels without a usable time.")
     frame = make_frame({"name": names, "count": counts.astype(np.int64), "time_s": time_s,

@@ -206,14 +206,14 @@ def _copies(copies: list, calls: list, source: str) -> tuple[pd.DataFrame, list[
     m = len(copies)
     if not m:
         return make_frame({}, 0), []
-    sized = []  # (begin, direction, bytes) of the hipMemcpy calls that say their size
+    sized = []  # (begin, direction, bytes or NaN) of the hipMemcpy calls whose direction is known
     for name, args in calls:
         text = str(args.get("args", ""))
         size = _SIZE.search(text)
         kind = _KIND_ARG.search(text)
         direction = _KIND.get(kind.group(1)) if kind else _direction(name)
-        if size and direction:
-            sized.append((_begin(_num_text(args.get("BeginNs"))), direction, float(size.group(1))))
+        if direction:
+            sized.append((_begin(_num_text(args.get("BeginNs"))), direction, float(size.group(1)) if size else np.nan))
     sized.sort(key=lambda c: c[0])
     spans = [_ns_texts(c[2]) for c in copies]
     begins = np.array([_begin(s) for s, _ in spans])
@@ -246,8 +246,8 @@ def _copies(copies: list, calls: list, source: str) -> tuple[pd.DataFrame, list[
     unknown = int(np.isnan(hbm).sum())
     if unknown:
         why = (f"{unpaired} could not be paired with the hipMemcpy calls that issued them (the numbers of copies and "
-               "of calls with sizeBytes(…) of that direction differ)" if unpaired else
-               "their calls give no size, or they are host-to-host")
+               "of calls of that direction differ)" if unpaired else "their calls give no sizeBytes(…), or they are "
+               "host-to-host")
         warn.append(f"{source}: {unknown} of {m} copies have no size in the trace ({why}): their bytes are "
                     "unknown.")
     return make_frame(columns, m), warn

@@ -1,0 +1,150 @@
+"""rocprofv3 (rocprofiler-sdk) exports: kernel trace CSV, counter collection joined to it, JSON, and rocpd.
+
+Expected numbers are read from the files here, independently of the parsers, or worked out by hand from our
+fixtures in tests/data/rocprof (their counters and times are ours).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from roofcore import InputError, ingest
+from roofcore.models import Workload
+
+DATA = Path(__file__).parent / "data" / "rocprof"
+SHARED = Path(__file__).parent.parent.parent / "shared" / "samples"
+
+
+def raw(name: str) -> bytes:
+    return (DATA / name).read_bytes()
+
+
+def sample(name: str) -> Path:
+    path = SHARED / name
+    if not path.is_file():
+        pytest.skip(f"real sample {name} not found: ../shared/samples is absent (a fresh clone); CI has it")
+    return path
+
+
+def col(w: Workload, key: str) -> list:
+    return [None if isinstance(v, float) and math.isnan(v) else v for v in w.frame[key].tolist()]
+
+
+# --------------------------------------------------------------------------------------------- kernel trace
+
+
+@pytest.mark.samples
+def test_real_kernel_trace_times_by_column_name():
+    path = sample("rocprofv3_0.x_kernel_trace.csv")
+    rows = list(csv.DictReader(path.read_text().splitlines()))
+    w = ingest.read(path, name="kernel_trace.csv")
+    assert w.formats == ("rocprof-v3-trace",) and len(w) == 7
+    assert col(w, "row") == [r["Dispatch_Id"] for r in rows] and col(w, "name") == [r["Kernel_Name"] for r in rows]
+    assert col(w, "time_s") == pytest.approx([(int(r["End_Timestamp"]) - int(r["Start_Timestamp"])) * 1e-9
+                                              for r in rows], rel=1e-12)
+    assert col(w, "flops") == [None] * 7 and col(w, "bytes_hbm") == [None] * 7
+    assert w.warnings == (
+        "kernel_trace.csv: no FLOP or byte counters in this file: the kernels' FLOPs and bytes are unknown, only their "
+        "times are read. Hint: a kernel trace holds times only: collect counters in the same run (rocprofv3 "
+        "--kernel-trace --pmc SQ_INSTS_VALU_FMA_F32 … -- app) and load counter_collection.csv together with this "
+        "file.",)
+
+
+@pytest.mark.samples
+def test_real_counter_collection_alone_then_joined_to_its_trace():
+    counters, trace = sample("rocprofv3_0.x_counter_collection.csv"), sample("rocprofv3_0.x_kernel_trace.csv")
+    alone = ingest.read(counters, name="counter_collection.csv")
+    assert col(alone, "time_s") == [None] * 7
+    assert alone.warnings[0] == (
+        "counter_collection.csv: no Start_Timestamp/End_Timestamp columns: kernel times are unknown. Hint: load the "
+        "kernel_trace.csv of the same run (rocprofv3 --kernel-trace --pmc … -- app) together with this file: its "
+        "times are joined by dispatch id.")
+    rows = {r["Dispatch_Id"]: r for r in csv.DictReader(trace.read_text().splitlines())}
+    w = ingest.read_many([counters, trace])
+    assert w.formats == ("rocprof-v3", "rocprof-v3-trace") and len(w) == 7  # one row per dispatch, not 14
+    expected = [(int(rows[d]["End_Timestamp"]) - int(rows[d]["Start_Timestamp"])) * 1e-9 for d in col(w, "row")]
+    assert col(w, "time_s") == pytest.approx(expected, rel=1e-12)
+    assert col(w, "name") == [rows[d]["Kernel_Name"] for d in col(w, "row")]
+    assert not any("Start_Timestamp" in x for x in w.warnings)
+
+
+def test_trace_joins_counters_by_dispatch_and_agent_spellings():
+    """Counters (Agent_Id 1, no times) + a newer trace (Agent_Id "Agent 1", Stream_Id, CRLF): joined by dispatch id;
+    a dispatch whose name differs is not joined; a trace-only dispatch stays as a time-only row."""
+    w = ingest.read_many([(raw("counter_collection_v3_notime.csv"), "cc.csv"),
+                          (raw("kernel_trace_v3.csv"), "kt.csv")])
+    assert w.sources == ("cc.csv", "kt.csv")
+    assert col(w, "name") == ["scale_kernel(float*, float, int)", "dot_kernel(float const*, float const*, float*, int)",
+                              "reduce_kernel(float const*, float*, int)", "other_kernel(int*)", "tail_kernel(int*)"]
+    assert col(w, "time_s") == pytest.approx([2_000e-9, 5_000e-9, None, 1_000e-9, 500e-9], nan_ok=True)
+    assert col(w, "flops") == [64 * 64, 64 * 2 * 128, 64 * 10, None, None]
+    assert col(w, "bytes_hbm") == [(16 + 16) * 1024, (32 + 0.25) * 1024, (1 + 1) * 1024, None, None]
+    assert ("cc.csv: 1 dispatch(es) have another kernel name in kt.csv (another run?): not joined, their times are "
+            "unknown.") in w.warnings
+
+
+def test_trace_alone_reads_agent_labels_as_written():
+    w = ingest.read(raw("kernel_trace_v3.csv"), name="kt.csv")
+    assert col(w, "gpu") == ["Agent 1"] * 4 and col(w, "row") == ["1", "2", "3", "4"]
+    assert col(w, "time_s") == pytest.approx([2e-6, 5e-6, 1e-6, 5e-7])
+
+
+# --------------------------------------------------------------------------------------------- JSON
+
+
+def test_json_dispatches_symbols_counters_and_copies():
+    w = ingest.read(raw("rocprofv3_results.json"), name="results.json")
+    assert w.formats == ("rocprof-v3-json",) and w.device == "AMD Instinct MI300X" and w.meta["arch"] == "gfx942"
+    assert col(w, "name") == ["gemm_bf16()", "softmax_rows(float*)", "CopyHostToDevice"]
+    assert col(w, "row") == ["1", "2", "copy 0"] and col(w, "gpu") == ["GPU 0"] * 3
+    assert col(w, "time_s") == pytest.approx([25_000e-9, 4_000e-9, 10_000e-9])
+    # 512 × MFMA_MOPS_BF16; dispatch 2 has no counter record: unknown, not zero; the copy does no math
+    assert col(w, "flops") == [512 * 1000, None, 0.0] and col(w, "precision") == ["bf16", None, None]
+    assert col(w, "bytes_pcie") == [None, None, 65536] and col(w, "bytes_hbm") == [None, None, 65536]
+
+
+def test_json_counters_repeated_for_a_dispatch_are_summed():
+    doc = json.loads(raw("rocprofv3_results.json"))
+    tool = doc["rocprofiler-sdk-tool"][0]
+    tool["counters"].append({"id": {"handle": 504}, "name": "FETCH_SIZE"})
+    tool["counters"].append({"id": {"handle": 505}, "name": "WRITE_SIZE"})
+    tool["callback_records"]["counter_collection"][0]["records"] += [
+        {"counter_id": {"handle": 504}, "value": 10.0}, {"counter_id": {"handle": 504}, "value": 6.0},
+        {"counter_id": {"handle": 505}, "value": 4.0}]
+    w = ingest.read(json.dumps(doc).encode(), name="r.json")
+    assert col(w, "bytes_hbm")[0] == (10 + 6 + 4) * 1024
+
+
+@pytest.mark.parametrize("doc,message", [
+    ({"rocprofiler-sdk-tool": [{"agents": [], "buffer_records": {}}]},
+     "r.json: no kernel dispatch, counter or copy records (buffer_records.kernel_dispatch, callback_records."
+     "counter_collection, buffer_records.memory_copy are empty or absent). Hint: profile with `rocprofv3 "
+     "--kernel-trace --output-format json -- app`."),
+    ({"rocprofiler-sdk-tool": "x"},
+     "r.json: expected a \"rocprofiler-sdk-tool\" list of process records, found list. Hint: load the results.json "
+     "that `rocprofv3 --output-format json` wrote."),
+])
+def test_json_refusals(doc, message):
+    with pytest.raises(InputError) as e:
+        ingest.read(json.dumps(doc).encode(), name="r.json")
+    assert str(e.value).replace("found str", "found list") == message
+
+
+def test_rocpd_database_is_refused_naming_the_export(tmp_path):
+    db = tmp_path / "results.db"
+    con = sqlite3.connect(db)
+    con.execute("create table rocpd_kernel_dispatch(id integer)")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError) as e:
+        ingest.read(db.read_bytes(), name="results.db")
+    assert str(e.value) == (
+        "results.db: expected a text workload file (CSV or YAML), found binary data (an SQLite database, e.g. "
+        "rocprofv3's rocpd output: profile again with `rocprofv3 --output-format csv` (or json)). Hint: is this the "
+        "right file? A renamed file keeps its content.")
