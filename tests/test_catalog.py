@@ -13,6 +13,21 @@ from roofcore.catalog import BUILTIN_DIR, SCHEMA_PATH, hardware_to_yaml, load_by
 
 DATA = Path(__file__).parent / "data"
 BAD = DATA / "bad_catalogs"
+SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
+
+#: catalog id -> one device name a profiler printed for it in ../shared/samples (PROVENANCE.md)
+SAMPLE_GPU_NAMES = {
+    "v100-sxm2-16gb": "Tesla V100-SXM2-16GB", "v100-sxm2-32gb": "Tesla V100-DGXS-32GB", "t4": "Tesla T4",
+    "rtx-2080-ti": "NVIDIA GeForce RTX 2080 Ti", "rtx-3070": "NVIDIA GeForce RTX 3070",
+    "gtx-1080": "NVIDIA GeForce GTX 1080", "gtx-1060-6gb": "NVIDIA GeForce GTX 1060",
+    "a100-40gb-pcie": "NVIDIA A100-PCIE-40GB", "rtx-5070": "NVIDIA GeForce RTX 5070", "mi100": "AMD Instinct MI100",
+    "mi210": "AMD Instinct MI210", "mi300a": "AMD Instinct MI300A", "mi350x": "AMD Instinct MI350X",
+}
+#: NVIDIA and AMD GPUs whose L2 bandwidth has a source (theoretical or measured); the others say why in their notes
+WITH_L2 = {"a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "h100-sxm", "h200-sxm", "v100-sxm2-16gb",
+           "v100-sxm2-32gb", "mi100", "mi210", "mi250x-gcd", "mi250x", "mi300x", "mi325x", "mi300a", "mi350x"}
+#: memory levels from the core outwards: each one's roof is at least the next one's where a device has both
+LEVEL_ORDER = ("lds", "l1", "l2", "mall", "hbm")
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +50,7 @@ def test_catalog_covers_the_product_list(catalog):
                 "mi250x-gcd", "mi250x", "mi300x", "mi325x", "tpu-v1", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e",
                 "tpu-v7x", "gaudi2", "gaudi3", "amd-epyc-9654", "intel-xeon-8480"}
     assert required <= ids
+    assert set(SAMPLE_GPU_NAMES) <= ids  # the GPUs the real samples ran on
     assert len(ids) >= 22
     assert len({h.vendor for h in catalog}) >= 5
     assert all(h.unverified for h in catalog if h.vendor == "Apple")
@@ -59,6 +75,8 @@ def test_every_figure_has_a_source_and_no_peak_is_sparse(catalog):
     ("h100-sxm", "bf16-matrix", 989e12), ("h100-sxm", "fp8-matrix", 1979e12), ("b200", "fp8-matrix", 4500e12),
     ("b200", "fp4-matrix", 9000e12), ("a100-80gb-sxm", "bf16-matrix", 312e12), ("mi300x", "bf16-matrix", 1307.4e12),
     ("gaudi3", "bf16-matrix", 1677e12), ("tpu-v5e", "bf16-matrix", 197e12), ("tpu-v1", "int8-matrix", 92e12),
+    ("v100-sxm2-16gb", "fp16-matrix", 125e12), ("t4", "fp16-matrix", 65e12), ("a100-40gb-pcie", "bf16-matrix", 312e12),
+    ("mi100", "bf16-matrix", 92.3e12), ("mi210", "fp64-matrix", 45.3e12), ("mi300a", "bf16-matrix", 980.6e12),
 ])
 def test_known_dense_peaks(catalog, hw_id, ceiling, peak):
     assert catalog.get(hw_id).ceiling_map[ceiling].peak == pytest.approx(peak)
@@ -189,3 +207,78 @@ def test_a_numeric_source_id_is_a_catalog_error():
         load_bytes(raw, "x.yaml")
     assert str(e.value) == ("x.yaml: $.sources: expected source ids that are text (S1, S2, ...), found the int 2. "
                             "Hint: quote it, or start it with a letter: S2 rather than 2.")
+
+
+# --------------------------------------------------------------------------------------------- on-chip levels
+
+def test_the_sample_gpus_carry_the_names_their_profilers_print(catalog):
+    for hw_id, name in SAMPLE_GPU_NAMES.items():
+        assert name in catalog.get(hw_id).aliases, hw_id
+    assert {"gfx908", "gfx90a", "gfx942", "gfx950"} <= {a for h in catalog for a in h.aliases}
+
+
+def test_every_gpu_with_off_chip_memory_has_an_l2_roof_or_says_why_not(catalog):
+    assert WITH_L2 <= set(catalog.ids)
+    for h in catalog:
+        if h.kind.value != "gpu" or h.vendor not in ("NVIDIA", "AMD"):
+            continue
+        assert len(h.levels) >= 2, f"{h.id} has no on-chip roof"
+        has_l2 = "l2" in {lv.name for lv in h.levels}
+        assert has_l2 == (h.id in WITH_L2), h.id
+        if not has_l2:  # a reader must learn why L2 bytes find no roof on this device
+            assert "no L2 roof" in (h.notes or ""), h.id
+
+
+def test_every_on_chip_figure_is_theoretical_with_a_derivation_or_measured_never_both(catalog):
+    n = 0
+    for h in catalog:
+        for lv in h.levels[1:]:
+            f, n = lv.figure, n + 1
+            theoretical = bool((f.derivation or "").strip()) and not f.measured
+            measured = f.measured and not (f.derivation or "").strip()
+            assert theoretical != measured, (h.id, lv.name)
+            assert f.source.strip(), (h.id, lv.name)
+            if theoretical:  # bytes per clock x units x clock, written out
+                assert "B/clk" in f.derivation, (h.id, lv.name, f.derivation)
+            if lv.achievable is not None:  # a measurement sits beside a theoretical roof, never on a measured one
+                assert theoretical and lv.achievable_figure.measured and lv.achievable_figure.source.strip()
+                assert lv.achievable <= lv.bandwidth, (h.id, lv.name)
+    assert n >= 45  # every NVIDIA and AMD GPU has at least one on-chip level
+
+
+def test_on_chip_bandwidths_shrink_from_the_core_outwards(catalog):
+    for h in catalog:
+        bw = {lv.name: lv.bandwidth for lv in h.levels}
+        chain = [(name, bw[name]) for name in LEVEL_ORDER if name in bw]
+        for (inner, b_in), (outer, b_out) in zip(chain, chain[1:]):
+            assert b_in >= b_out, f"{h.id}: {inner} {b_in:.3g} B/s below {outer} {b_out:.3g} B/s"
+
+
+@pytest.mark.parametrize("hw_id,level,units,bytes_per_clock,clock_hz", [
+    ("a100-40gb-sxm", "l2", 1, 5120, 1.41e9),   # A100 whitepaper: 5,120 B/clk of L2 read bandwidth at 1,410 MHz
+    ("a100-40gb-sxm", "l1", 108, 128, 1.41e9),  # 108 SMs x 32 banks x 4 B per clock
+    ("v100-sxm2-16gb", "l2", 1, 2048, 1.53e9),  # the same whitepaper's V100 figure, at 1,530 MHz
+    ("mi300x", "l2", 128, 128, 2.1e9),          # 128 L2 channels x 128 B/clk (rocprof-compute's gfx942 peak)
+    ("mi210", "lds", 104, 128, 1.7e9),          # 104 CUs x 128 B/clk of LDS
+])
+def test_theoretical_on_chip_roofs_recomputed(catalog, hw_id, level, units, bytes_per_clock, clock_hz):
+    lv = {lv.name: lv for lv in catalog.get(hw_id).levels}[level]
+    assert lv.bandwidth == pytest.approx(units * bytes_per_clock * clock_hz, rel=1e-3)
+    assert not lv.figure.measured and lv.figure.derivation
+
+
+def test_the_a100_sgemm_sample_lands_its_l2_and_l1_bytes_on_roofs(catalog):
+    """Issue 13: the A100 SGEMM was 'memory:l2' on H100 but judged on compute alone on the A100 it ran on."""
+    if not SAMPLES.is_dir():
+        pytest.skip(f"{SAMPLES} is absent (a fresh clone)")
+    import roofcore
+
+    w = roofcore.read_many([SAMPLES / "ncu_details_a100_interpolate_sgemm.csv"])
+    assert w.frame["bytes_l2"].notna().all() and w.frame["bytes_l1"].notna().all()
+    a = roofcore.analyze(w, [catalog.get("a100-40gb-sxm"), catalog.get("h100-sxm")])
+    for hw_id in ("a100-40gb-sxm", "h100-sxm"):
+        t = a.table(hw_id)
+        codes = {f["code"] for flags in t["flags"] for f in flags}
+        assert "level-not-on-device" not in codes, hw_id
+        assert list(t["bound"]) == ["memory:l2", "memory:l2"], hw_id
+
