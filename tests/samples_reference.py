@@ -22,6 +22,7 @@ import json
 import math
 import re
 from collections import defaultdict
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 NAN = float("nan")
@@ -48,6 +49,22 @@ def _num(cell: str | None) -> float | None:
     except ValueError:
         return None
     return v if math.isfinite(v) else None
+
+
+def _ns(cell: str | None) -> Decimal | None:
+    """A timestamp in ns, exactly: rocprof's are up to 17 digits, beyond a float's 15-16 (fractional ns too)."""
+    try:
+        return Decimal(cell.strip()) if cell and cell.strip() else None
+    except InvalidOperation:
+        return None
+
+
+def _span(begin: str | None, end: str | None) -> float | None:
+    """end − begin in seconds; NaN for a negative or zero span (unusable: the time is unknown)."""
+    b, e = _ns(begin), _ns(end)
+    if b is None or e is None:
+        return None
+    return float(e - b) * 1e-9 if e > b else NAN
 
 
 def _rows_from(text: str, header_start: str) -> list[list[str]]:
@@ -232,9 +249,9 @@ def rocprof_compute(path: Path) -> list[dict]:
     for row in csv.DictReader(io.StringIO(text)):
         c = functools.partial(_counter, row)
         rec: dict = {"id": row["Dispatch_ID"], "name": row["Kernel_Name"]}
-        start, end = c("Start_Timestamp"), c("End_Timestamp")
-        if start is not None and end is not None:
-            rec["time_s"] = (end - start) * 1e-9 if end > start else NAN
+        span = _span(row.get("Start_Timestamp"), row.get("End_Timestamp"))
+        if span is not None:
+            rec["time_s"] = span
         valu = [f"SQ_INSTS_VALU_{op}_{p}" for p in ("F16", "F32", "F64") for op in ("ADD", "MUL", "FMA", "TRANS")]
         mops = [f"SQ_INSTS_VALU_MFMA_MOPS_{p}" for p in ("F16", "BF16", "F32", "F64", "F8")]
         if all(c(k) is not None for k in valu):
@@ -264,10 +281,9 @@ def rocprof_times(path: Path) -> list[dict]:
     out = []
     for row in csv.DictReader(io.StringIO(_text(path))):
         name = row.get("KernelName") or row.get("Kernel_Name")
-        begin = _num(row.get("BeginNs") or row.get("Start_Timestamp"))
-        end = _num(row.get("EndNs") or row.get("End_Timestamp"))
-        out.append({"id": row.get("Index") or row.get("Dispatch_ID") or row.get("Dispatch_Id"), "name": name,
-                    "time_s": (end - begin) * 1e-9 if end > begin else NAN})
+        span = _span(row.get("BeginNs") or row.get("Start_Timestamp"), row.get("EndNs") or row.get("End_Timestamp"))
+        rec = {"id": row.get("Index") or row.get("Dispatch_ID") or row.get("Dispatch_Id"), "name": name}
+        out.append(rec if span is None else {**rec, "time_s": span})
     return _nth(out)
 
 
