@@ -209,7 +209,7 @@ def test_raw_page_units_row_and_wide_columns():
 def test_python_reader_gives_the_same_result_as_pyarrow(monkeypatch):
     names = ["details_12col_nersc.csv", "details_15col_bom_crlf.csv", "details_20col_rules.csv", "details_nvtx.csv",
              "details_missing_values.csv", "details_tensor_ops.csv", "details_trailing_comma.csv", "raw_page.csv",
-             "details_tensor_pipe.csv", "details_log_file.log", "raw_legacy_2019.csv"]
+             "details_tensor_pipe.csv", "details_log_file.log", "raw_legacy_2019.csv", "details_set_full_ragged.csv"]
     fast = {n: read(n) for n in names}
 
     def broken(*args, **kwargs):
@@ -387,6 +387,15 @@ def test_set_full_details_page_with_ragged_rows_and_human_units():
         f"add --metrics {FLOPS},sm__inst_executed_pipe_tensor.sum.",
     )
     assert w.meta["arch"] == "sm_90" and "SOLFPRoofline (INF)" in w.meta["ncu_rules"]
+
+
+def test_ragged_rows_are_read_by_pyarrow_at_the_metric_rows_width(monkeypatch):
+    def line_reader(*args, **kwargs):
+        raise AssertionError("the csv-module reader was used")
+
+    monkeypatch.setattr(ncu, "_python_read", line_reader)  # rule rows come through pyarrow's invalid-row handler
+    w = read("details_set_full_ragged.csv")
+    assert len(w) == 2 and w.meta["ncu_rules"].startswith("SOLBottleneck (OPT)")
 
 
 def test_a_short_metric_row_is_padded_but_a_row_missing_its_value_is_skipped():

@@ -1,17 +1,21 @@
 """Nsight Compute (ncu) CSV exports → one row per profiled launch (FORMATS.md §0–§3).
 
-Two formats: ``ncu-details`` (``ncu --csv``, long: one row per launch × metric, the 12-, 15- and 20-column
-headers and the ``--nvtx`` variant) and ``ncu-raw`` (``ncu --csv --page raw``, wide: a header, a units
-row, one row per launch). Noise (``==PROF==`` lines, application stdout, a BOM, CRLF) is stripped, the
-header is found by pattern (``^"ID","Process ID",``) and columns are read by name with a real CSV parser
-(pyarrow's, multi-threaded, reading only the columns needed; noise lines inside the table and repeated
-headers are cut out first when pyarrow stumbles on them; the ``csv`` module line by line when rows are
-ragged or a second table has other columns). Values lose their thousands separators; ``n/a``, empty,
-``inf``, ``nan``, negative and text values are unknown (NaN, with a warning), never zero; a European
-decimal comma is refused with a message. Units go through one table
-(:func:`unit_factor`, FORMATS §9): time → s, bytes → B (``Kbyte``/``Mbyte``/``Gbyte`` taken as SI powers
-of 1000 — what NVIDIA appears to use, unverified; ``--print-units base`` avoids the question),
-frequencies → Hz. Rule rows (empty metric) are kept aside in ``meta["ncu_rules"]``.
+Two formats: ``ncu-details`` (``ncu --csv``, long: one row per launch × metric, the 12-, 14-, 15- and
+20-column headers and the ``--nvtx`` variant) and ``ncu-raw`` (``ncu --csv --page raw``, wide: a header, a
+units row, one row per launch), whatever the file is called (``--log-file x.log`` output included). Noise
+(``==PROF==`` lines, application stdout, a BOM, CRLF) is stripped, the header is found by pattern
+(``^"ID","Process ID",``) and columns are read by name with a real CSV parser (pyarrow's, multi-threaded,
+reading only the columns needed; noise lines inside the table and repeated headers are cut out first when
+pyarrow stumbles on them; the ``csv`` module line by line when rows are ragged or a second table has other
+columns). Details-page metric rows shorter than the header (the trailing rule columns absent, FORMATS §11)
+are padded with empty fields. Values lose their thousands separators; ``n/a``, empty, ``inf``, ``nan``,
+negative and text values are unknown (NaN, with a warning), never zero; a European decimal comma is refused
+with a message. Units go through one table (:func:`unit_factor`, FORMATS §9), per row: time → s, bytes → B
+(``Kbyte``/``Mbyte``/``Gbyte`` taken as SI powers of 1000 — what NVIDIA appears to use, unverified;
+``--print-units base`` avoids the question), byte/s → B/s, frequencies → Hz. Rule rows (empty metric) are kept
+aside in ``meta["ncu_rules"]``. Nsight Compute 2019.x names (``gpu__time_duration``, ``dram__read_bytes``,
+``sm__elapsed_cycles_avg``, ``..._sum``) are read as their current names; details-page labels count only with a
+unit of the right dimension (``Memory Throughput`` in byte/s is DRAM bandwidth, in % it is not used).
 
 Per launch (FORMATS §3.6a, the NERSC method):
 
@@ -21,15 +25,22 @@ Per launch (FORMATS §3.6a, the NERSC method):
   ``n/a`` makes that launch's FLOPs unknown.
 * Tensor FLOPs: the ``sm__ops_path_tensor_*.sum`` op counters when present (already FLOPs; per counter
   family the plain total, else ``_sparsity_off`` + ``_sparsity_on``, so on/off pairs are not counted
-  twice; distinct families are assumed disjoint), else ``sm__inst_executed_pipe_tensor.sum × 512`` —
-  NERSC's factor, instruction- and architecture-dependent (forks use 2048/4096) — with a warning.
-* Precision: tensor FLOPs dominate → unit ``matrix``, precision from the counter name (``src_bf16`` …),
-  fp16 with a warning when only the pipe counter is known; otherwise unit ``vector`` and the precision of
+  twice; distinct families are assumed disjoint), else ``sm__inst_executed_pipe_tensor.sum`` × the FLOPs of
+  one MMA instruction, 2·M·N·K, from the shape the kernel name carries or the architecture's default
+  (:mod:`.ncu_tensor`), unknown where neither says — with a warning naming the factor used for how many
+  launches. Without CUDA-core counters, a launch's FLOPs are its tensor FLOPs where it ran tensor
+  instructions, else unknown.
+* Precision: tensor FLOPs dominate → unit ``matrix``, precision from the counter name (``src_bf16`` …) or
+  the kernel name, fp16 with a warning when neither says; otherwise unit ``vector`` and the precision of
   the largest of the fp64/fp32/fp16 FLOPs. No FLOPs at all → precision unknown.
 * Bytes: ``bytes_hbm`` = ``dram__bytes.sum``, else ``dram__bytes_read.sum + dram__bytes_write.sum``, else
-  the ``_op_`` names (sm_120); ``bytes_l2`` = ``lts__t_bytes.sum``; ``bytes_l1`` = ``l1tex__t_bytes.sum``.
+  the ``_op_`` names (sm_120), else DRAM throughput (``dram__bytes.sum.per_second``, the details page's
+  ``Memory Throughput`` in byte/s) × duration — a derived figure, said so in a warning; a throughput given only
+  as a % of peak leaves bytes unknown. ``bytes_l2`` = ``lts__t_bytes.sum``; ``bytes_l1`` = ``l1tex__t_bytes.sum``
+  (or their ``.per_second`` × duration).
 * Time: ``gpu__time_duration.sum``, else ``sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second``
-  (or ``smsp__``), else the details-page label "Duration".
+  (or ``smsp__``; 2019.x: ``sm__elapsed_cycles_avg / gpc__frequency``), else the details-page label "Duration".
+* Group: the NVTX range the launch ran in (``--nvtx`` columns; nested push/pop ranges joined with "/").
 
 Launches under 1 µs or 1 MB of DRAM traffic are counted in a warning: ncu replays them with flushed caches
 at base clocks, so their DRAM intensity is unreliable (FORMATS §3.5).
@@ -40,10 +51,11 @@ to collect), so it can still be joined to an inventory like an Nsight Systems pr
 time, FLOP or byte metric at all is an error naming that list.
 
 ``workload.device`` is the device name when the export carries it (``device__attribute_display_name``;
-the ``Device`` column is only an index in current versions), ``meta["compute_capability"]`` the ``CC``
-column (or the ``device__attribute_compute_capability_*`` metrics) and ``meta["arch"]``
-``sm_<major><minor>``, all from the first launch (an export spanning several GPUs keeps the first). No hardware id is suggested here (that needs the
-catalog): callers use ``roofcore.load_catalogs().closest(workload.device)``.
+the ``Device`` column is only an index in current versions; program output is never read),
+``meta["compute_capability"]`` the ``CC`` column (or the ``device__attribute_compute_capability_*``
+metrics) and ``meta["arch"]`` ``sm_<major><minor>``, all from the first launch (an export spanning several
+GPUs keeps the first). No hardware id is suggested here (that needs the catalog): callers use
+``roofcore.load_catalogs().closest(workload.device)``.
 """
 
 from __future__ import annotations
@@ -302,7 +314,7 @@ _PIECE_SIZE = 16 << 20  #: bytes read per read_csv call (bounds pyarrow's memory
 
 
 def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: list[str], dict_cols: set[str],
-                skip_rows: int, id_type: pa.DataType = STRING) -> pa.Table:
+                skip_rows: int, id_type: pa.DataType = STRING, parse: pcsv.ParseOptions | None = None) -> pa.Table:
     """pyarrow's CSV reader on ``data[start:end]``: only the ``include`` columns, repeated strings
     dictionary-encoded.
 
@@ -316,7 +328,8 @@ def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: li
         nl = data.find(b"\n", start, end)
         start = end if nl < 0 else nl + 1
     buf = pa.py_buffer(data)
-    ro = pcsv.ReadOptions(column_names=names, use_threads=True, block_size=_BLOCK_SIZE)
+    # an invalid-row handler is called in file order only when one thread reads
+    ro = pcsv.ReadOptions(column_names=names, use_threads=parse is None, block_size=_BLOCK_SIZE)
     co = pcsv.ConvertOptions(include_columns=include, check_utf8=False, column_types=types)
     tables = []
     while start < end:
@@ -326,7 +339,7 @@ def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: li
             nl = data.find(b"\n", stop, end)
             stop = end if nl < 0 else nl + 1
         tables.append(pcsv.read_csv(pa.BufferReader(buf.slice(start, stop - start)), read_options=ro,
-                                    convert_options=co))
+                                    parse_options=parse, convert_options=co))
         start = stop
     if not tables:
         return pa.table({c: pa.array([], type=t) for c, t in types.items()})
@@ -389,6 +402,11 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
 
 #: details-page columns a metric row must have; the rule columns after them may be missing
 _REQUIRED = ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
+
+
+def _required_width(names: list[str]) -> int:
+    """Fields a details-page metric row needs: up to its last required column."""
+    return max([names.index(c) for c in _REQUIRED if c in names] or [0]) + 1
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowKeyError, pa.ArrowTypeError)
 
 
@@ -405,6 +423,48 @@ def _try_arrow(data: bytes, start: int, end: int, names: list[str], include: lis
             return table, ids
         return None
     return None
+
+
+def _arrow_ragged(data: bytes, start: int, end: int, names: list[str], width: int, include: list[str],
+                  dict_cols: set[str]) -> tuple[pa.Table, np.ndarray] | None:
+    """pyarrow on a details page whose metric rows stop short of the header's trailing rule columns (FORMATS §11):
+    read at the metric rows' ``width``, the longer rows (rule rows, a few per launch) handed over by pyarrow's
+    invalid-row handler and read with the csv module. None where that does not fit (a row shorter still, a noise
+    line, an ID that is not a number): the other readers take over."""
+    longer: list[str] = []
+
+    def handler(row: pcsv.InvalidRow) -> str:
+        if row.actual_columns > row.expected_columns:
+            longer.append(row.text)
+            return "skip"
+        return "error"
+
+    short = names[:width]
+    try:
+        table = _arrow_read(data, start, end, short, [c for c in include if c in short], dict_cols, 1, pa.int64(),
+                            pcsv.ParseOptions(invalid_row_handler=handler))
+    except _ARROW_ERRORS:
+        return None
+    rows = list(csv.reader(longer))
+    n = table.num_rows
+    parts: dict[str, list[pa.Array]] = {}
+    for c in include:
+        j = names.index(c)
+        cells = [r[j] if j < len(r) else "" for r in rows]
+        head = table.column(c).combine_chunks() if c in short else pc.fill_null(pa.nulls(n, STRING), "")
+        if c == "ID":
+            try:
+                tail = pa.array(cells, STRING).cast(pa.int64())
+            except _ARROW_ERRORS:
+                return None
+        else:
+            tail = pa.array(cells, STRING)
+            if c in dict_cols:
+                head = head if pa.types.is_dictionary(head.type) else head.dictionary_encode()
+                tail = tail.dictionary_encode()
+        parts[c] = [head, tail]
+    out = pa.table({c: pa.chunked_array(v) for c, v in parts.items()})
+    return out, _ids(out.column("ID"))[0]
 
 
 def _line_starts(data: bytes, start: int, end: int) -> np.ndarray:
@@ -451,17 +511,22 @@ def _without_noise(data: bytes, start: int, end: int, skip_rows: int) -> tuple[b
 
 
 def _read_block(data: bytes, block: tuple[int, int, int], names: list[str], include: list[str], dict_cols: set[str],
-                skip_rows: int, source: str) -> tuple[pa.Table, np.ndarray, np.ndarray, list[Skipped]]:
-    """``(table, launch ids, line numbers, skipped)``: pyarrow's reader on the table; on the table without its
-    noise lines and repeated headers when that fails; the csv-module reader where rows are ragged or a
-    different header follows."""
+                skip_rows: int, source: str, width: int | None = None
+                ) -> tuple[pa.Table, np.ndarray, np.ndarray, list[Skipped]]:
+    """``(table, launch ids, line numbers, skipped)``: pyarrow's reader on the table (at the metric rows' ``width``
+    where they are shorter than the header); on the table without its noise lines and repeated headers when that
+    fails; the csv-module reader where rows are ragged otherwise or a different header follows."""
     start, end, line = block
     got = _try_arrow(data, start, end, names, include, dict_cols, skip_rows)
+    if got is None and width:
+        got = _arrow_ragged(data, start, end, names, width, include, dict_cols)
     if got is not None:
         return got[0], got[1], np.arange(got[0].num_rows) + line + skip_rows, []
     cleaned = _without_noise(data, start, end, skip_rows)
     if cleaned is not None:
         got = _try_arrow(cleaned[0], 0, len(cleaned[0]), names, include, dict_cols, skip_rows)
+        if got is None and width:
+            got = _arrow_ragged(cleaned[0], 0, len(cleaned[0]), names, width, include, dict_cols)
         if got is not None and got[0].num_rows == len(cleaned[1]):
             return got[0], got[1], cleaned[1] + line, []
     del cleaned
@@ -595,7 +660,9 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     nvtx_cols = _nvtx_columns(names)
     include = ["ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value", *rule_cols, *nvtx_cols]
     dict_cols = {"Kernel Name", "Metric Name", "Metric Unit", *rule_cols, *nvtx_cols}
-    table, ids, lines, bad = _read_block(data, block, names, include, dict_cols, 1, source)
+    fields = int(first.get("__fields__", 0) or 0)
+    width = fields if _required_width(names) <= fields < len(names) else None  # metric rows without rule columns
+    table, ids, lines, bad = _read_block(data, block, names, include, dict_cols, 1, source, width)
     skipped.extend(bad)
     m_codes, m_names = _codes(table.column("Metric Name"))
     is_metric = np.array([bool(m.strip()) for m in m_names] or [False], dtype=bool)[m_codes]
