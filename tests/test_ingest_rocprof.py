@@ -634,6 +634,7 @@ SEEDS = {
     "rocprof-compute-kernel-top": ["pmc_kernel_top.csv"],
     "rocprof-compute-dispatch-info": ["pmc_dispatch_info.csv"],
     "ert-roofline": ["../ceilings/roofline.json"],
+    "rocprof-v3-agent-info": ["agent_info.csv"],
 }
 SUMMARIES = {"rocprof-v1-stats", "rocprof-compute-kernel-top"}
 CONTEXTS = [{}, None, ctx("sysinfo_mi200.csv"), ctx("sysinfo_mi300.csv", "roofline.csv"),
@@ -670,7 +671,7 @@ def test_fuzz_parser_returns_a_result_or_an_input_error(fmt):
             assert all(isinstance(k, str) and isinstance(v, str) for k, v in out.meta.items())
         else:
             assert isinstance(out, dict) and 1 <= len(out) <= 2 and not (set(out) - {
-                "rocprof_sysinfo", "rocprof_roofline", "rocprof_dispatch_info", "measured_hardware"})
+                "rocprof_sysinfo", "rocprof_roofline", "rocprof_dispatch_info", "rocprof_agents", "measured_hardware"})
             assert all(isinstance(h, Hardware) and h.levels[0].name == "hbm" for h in out.get("measured_hardware", ()))
 
     run()

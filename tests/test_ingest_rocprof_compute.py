@@ -68,7 +68,8 @@ def test_real_rocprof_compute_3_mi300x_with_its_folder():
     w = ingest.read_many([perf, sample("rocprof_compute3.3_mi300x_bmm_sysinfo.csv"),
                           sample("rocprof_compute3.3_mi300x_bmm_roofline.csv"), top, info])
     assert w.formats == ("rocprof-compute",) and len(w) == 40  # kernel_top left out: the same run, per dispatch
-    assert w.device == "MI300X_A1" and w.meta["arch"] == "gfx942" and w.meta["cu_per_gpu"] == "304"
+    assert w.device == "MI300X" and w.meta["gpu_model"] == "MI300X_A1"  # the stepping (_A1) is not the model
+    assert w.meta["arch"] == "gfx942" and w.meta["cu_per_gpu"] == "304"
     assert w.meta["hbm_formula"] == "MI300 (TCC_BUBBLE, TCC_EA0_RDREQ/WRREQ, calc_ai)"
     assert col(w, "row") == [r["Dispatch_ID"] for r in rows]
     assert col(w, "flops") == pytest.approx([calc_ai_flops(r) for r in rows], rel=1e-12)

@@ -89,6 +89,17 @@ def test_trace_joins_counters_by_dispatch_and_agent_spellings():
             "unknown.") in w.warnings
 
 
+def test_agent_info_names_the_device():
+    w = ingest.read_many([(raw("kernel_trace_v3.csv"), "kt.csv"), (raw("agent_info.csv"), "agent_info.csv")])
+    assert w.device == "AMD Instinct MI210" and w.meta["arch"] == "gfx90a" and w.meta["cu_per_gpu"] == "110"
+    with pytest.raises(InputError) as e:
+        ingest.read(raw("agent_info.csv"), name="agent_info.csv")
+    assert str(e.value) == (
+        "agent_info.csv: this is rocprofv3's agent_info.csv (the CPUs and GPUs of the run: name, arch, CUs), context "
+        "for its kernel trace or counters, not a workload. Hint: load it together with the workload file it belongs "
+        "to.")
+
+
 def test_trace_alone_reads_agent_labels_as_written():
     w = ingest.read(raw("kernel_trace_v3.csv"), name="kt.csv")
     assert col(w, "gpu") == ["Agent 1"] * 4 and col(w, "row") == ["1", "2", "3", "4"]

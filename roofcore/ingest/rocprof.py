@@ -10,6 +10,7 @@ format                                    module                              fi
 ``rocprof-v3``                            :mod:`.rocprofv3`                   counter_collection.csv
 ``rocprof-v3-trace``                      :mod:`.rocprofv3`                   kernel_trace.csv
 ``rocprof-v3-json``                       :mod:`.rocprofv3`                   results.json (--output-format json)
+``rocprof-v3-agent-info`` (companion)     :mod:`.rocprofv3`                   agent_info.csv
 ``rocprof-compute``                       :mod:`.rocprof_compute`             pmc_perf.csv
 ``rocprof-compute-kernel-top``            :mod:`.rocprof_compute`             pmc_kernel_top.csv
 ``rocprof-compute-sysinfo`` (companion)   :mod:`.rocprof_compute`             sysinfo.csv
@@ -32,7 +33,7 @@ from .rocprof_common import read_records as _read_records
 from .rocprof_compute import parse_compute, parse_dispatch_info, parse_kernel_top, parse_sysinfo
 from .rocprof_v1 import parse_hiptrace, parse_stats, parse_v1
 from .rocprof_v2 import parse_v2
-from .rocprofv3 import join_traces, parse_json, parse_trace, parse_v3
+from .rocprofv3 import join_traces, parse_agent_info, parse_json, parse_trace, parse_v3
 
 #: per-kernel-name summaries: redundant next to the per-dispatch rows of the same run
 SUMMARIES = ("rocprof-v1-stats", "rocprof-compute-kernel-top")
@@ -60,6 +61,7 @@ __all__ = [
     "_read_fast",
     "_read_records",
     "join_traces",
+    "parse_agent_info",
     "parse_compute",
     "parse_dispatch_info",
     "parse_hiptrace",

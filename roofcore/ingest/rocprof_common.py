@@ -588,8 +588,18 @@ def context_meta(context: Mapping | None, gpus: np.ndarray, meta: dict[str, str]
                 meta[key] = str(info[key])
         if info.get("gpu_arch"):
             meta["arch"] = str(info["gpu_arch"])
-        device = str(info["gpu_model"]) if info.get("gpu_model") else None
+        # rocprof-compute appends the silicon stepping to the model (MI300X_A1); the device is the model
+        device = re.sub(r"_[AB]\d$", "", str(info["gpu_model"])) if info.get("gpu_model") else None
         warn.extend(str(w) for w in info.get("warnings", ()) if isinstance(w, str))
+    agents = context_dict(context, "rocprof_agents")
+    gpus_seen = agents.get("gpus") if agents else None
+    if not info and isinstance(gpus_seen, list):  # rocprofv3 agent_info.csv: one kind of GPU names the device
+        kinds = {(str(g.get("product_name") or ""), str(g.get("name") or ""), str(g.get("cu_count") or ""))
+                 for g in gpus_seen if isinstance(g, dict)}
+        if len(kinds) == 1:
+            product, arch, cus = next(iter(kinds))
+            device = product or None
+            meta.update({k: v for k, v in (("arch", arch), ("gpu_arch", arch), ("cu_per_gpu", cus)) if v})
     roof = context_dict(context, "rocprof_roofline")
     if roof:
         ids = sorted(k for k in roof if isinstance(k, int) and isinstance(roof[k], dict))

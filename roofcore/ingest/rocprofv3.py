@@ -13,6 +13,8 @@
   from ``callback_records.counter_collection`` (``records[].counter_id`` → ``counters[].name``, summed per dispatch)
   joined by dispatch id, the GPU from ``agents`` (``product_name``, ``name`` = gfx arch). ``buffer_records.memory_copy``
   become copy rows (FLOPs 0, ``bytes`` over PCIe and HBM for host↔device, 2 × bytes at HBM device-to-device).
+- ``rocprof-v3-agent-info`` (companion): ``<pid>_agent_info.csv``; its GPU (``Product_Name``, ``Name`` = gfx arch,
+  ``Cu_Count``) names the device of the files read with it.
 - rocprofv3's SQLite database (``--output-format rocpd``, ROCm 7 default) is binary: it is refused before any
   reader sees it (export CSV or JSON instead: ``rocprofv3 --output-format csv``).
 
@@ -246,6 +248,37 @@ def _keys(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     gpu = frame["gpu"] if "gpu" in frame.columns else pd.Series([""] * len(frame))
     agent = gpu.astype(str).str.extract(r"(\d+)\s*$")[0].fillna("")
     return agent.reset_index(drop=True), frame["row"].astype(str).str.strip().reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------- agent_info.csv
+
+AGENT_HEADER = re.compile(r'^(?=[^\n]*"?\bNode_Id\b)(?=[^\n]*\bAgent_Type\b)(?=[^\n]*\bLogical_Node_Id\b)[^\n]*$',
+                          re.M)
+
+
+@register_format("rocprof-v3-agent-info", "rocprofv3's agent_info.csv (the CPUs and GPUs of the run: name, arch, CUs), "
+                 "context for its kernel trace or counters", header_sniffer(AGENT_HEADER), priority=20, companion=True)
+def parse_agent_info(data: bytes, source: str, context: dict | None = None) -> dict:
+    """``{"rocprof_agents": {"gpus": [{node_id, logical_node_id, name, product_name, cu_count}], "source": …}}``."""
+    text = check_text(data, source)
+    at = find_header(text, AGENT_HEADER)
+    if at is None:
+        raise no_header(text, source, "a rocprofv3 agent_info.csv header (Node_Id,Logical_Node_Id,Agent_Type,…)",
+                        "load the <pid>_agent_info.csv rocprofv3 wrote beside the trace.")
+    keys = {"type": ("Agent_Type",), "node_id": ("Node_Id",), "logical_node_id": ("Logical_Node_Id",),
+            "name": ("Name",), "product_name": ("Product_Name",), "cu_count": ("Cu_Count",)}
+    pos: dict[str, int | None] = {}
+
+    def pick(header: list[str]) -> list[int]:
+        for k, names in keys.items():
+            pos[k] = position(header, names)
+        return sorted(p for p in pos.values() if p is not None)
+
+    table = read_table(text, at, source, pick)
+    cells = {k: [str(v).strip() for v in table.columns[p]] for k, p in pos.items() if p is not None}
+    gpus = [{k: cells[k][i] for k in cells if k != "type"} for i in range(table.n)
+            if cells.get("type", [""] * table.n)[i].upper() == "GPU"]
+    return {"rocprof_agents": {"gpus": gpus, "source": source}}
 
 
 # --------------------------------------------------------------------------------------------- JSON
