@@ -337,9 +337,11 @@ _FORM_WORDS = {"sxm": "sxm", "sxm2": "sxm", "sxm3": "sxm", "sxm4": "sxm", "sxm5"
 _BOARDS = {"pg509-200": ("sxm", 40)}
 #: SMs / CUs per built-in device, to refuse a name match a profile's own count contradicts (an MI210 or an
 #: MI250 GCD, 104 CUs, is not an MI250X GCD, 110)
-_UNITS = {"a100-40gb-sxm": 108, "a100-80gb-sxm": 108, "h100-sxm": 132, "h100-pcie": 114, "h200-sxm": 132,
-          "b200": 148, "l4": 58, "l40s": 142, "rtx-4090": 128, "mi250x-gcd": 110, "mi250x": 220, "mi300x": 304,
-          "mi325x": 304}
+_UNITS = {"a100-40gb-sxm": 108, "a100-80gb-sxm": 108, "a100-40gb-pcie": 108, "h100-sxm": 132, "h100-pcie": 114,
+          "h200-sxm": 132, "b200": 148, "l4": 58, "l40s": 142, "rtx-4090": 128, "v100-sxm2-16gb": 80,
+          "v100-sxm2-32gb": 80, "t4": 40, "gtx-1080": 20, "gtx-1060-6gb": 10, "rtx-2080-ti": 68, "rtx-3070": 46,
+          "rtx-5070": 48, "mi100": 120, "mi210": 104, "mi250x-gcd": 110, "mi250x": 220, "mi300a": 228,
+          "mi300x": 304, "mi325x": 304, "mi350x": 256}
 _ARCH = re.compile(r"^(gfx[0-9a-f]{3,4}|sm_?\d{2,3}[a-z]?)(?::.*)?$")
 _MODEL_WORD = re.compile(r"^[a-z]{1,3}\d{1,4}[a-z]{0,3}$")  # a100, h100, v100, t4, l40s, mi300x, gh200, b200
 
@@ -414,7 +416,8 @@ class Catalog:
         A device name maps to one id only when the model matches and nothing contradicts it: memory size,
         form factor (``NVIDIA A100-PCIE-40GB`` is no SXM4 A100), board code (``A100-PG509-200`` is the SXM4
         40GB board) or the profile's SM/CU count ``units``; a V100 never becomes an A100. An architecture
-        (``gfx942``, ``sm_90``) maps through the catalog's aliases. ``[]`` when unsure. Near ids by spelling
+        (``gfx942``, ``sm_90``) maps through the catalog's aliases: with ``units``, to the device of that count
+        only; without, to the catalog's first device of that architecture. ``[]`` when unsure. Near ids by spelling
         (``h100`` -> h100-sxm, h100-pcie, h200-sxm) only for lower-case id-like text, for "did you mean".
         """
         raw = text.strip()
@@ -426,12 +429,14 @@ class Catalog:
 
         exact = [hw.id for hw in devices
                  if raw.lower() == hw.id or (needle and needle in {_name_key(a) for a in (hw.name, *hw.aliases)})]
-        if exact or _ARCH.match(raw.lower()):
-            arch = _ARCH.match(raw.lower())
-            if arch and not exact:
-                exact = [hw.id for hw in devices if arch.group(1) in {a.lower() for a in hw.aliases}]
-            hits = [i for i in exact if fits(self.devices[i])]
-            return hits[:1]
+        if exact:
+            return [i for i in exact if fits(self.devices[i])][:1]
+        arch = _ARCH.match(raw.lower())
+        if arch:  # several devices share one (gfx942: MI300X, MI300A): the CU count tells them apart
+            same = [hw.id for hw in devices if arch.group(1) in {a.lower() for a in hw.aliases}]
+            if units is not None:
+                same = [i for i in same if _UNITS.get(i) == units]
+            return same[:1]  # without a count: the catalog's first device of that architecture
         model, mem, form = _model(raw)
         found = []
         for hw in devices:
