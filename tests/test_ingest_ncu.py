@@ -420,6 +420,30 @@ def test_legacy_2019_raw_page_names_two_decimals_and_lists():
     )
 
 
+def test_label_name_cells_are_read_by_their_metric_name():
+    text = (DATA / "details_log_file.log").read_text().replace('"gpu__time_duration.sum"',
+                                                               '"Duration (gpu__time_duration.sum)"')
+    assert col(ingest.read(text.encode(), name="ln.csv"), "time_s") == [250_880e-9, 6_144e-9]
+
+
+def test_nvtx_columns_on_the_raw_page():
+    lines = (DATA / "raw_page.csv").read_text().splitlines()
+    col_name = '"Id:Domain:Start/Stop_Range:PL_Type:PL_Value"'
+    out = []
+    for ln in lines:
+        if ln.startswith('"ID"'):
+            ln = ln.replace('"Host Name",', f'"Host Name",{col_name},')
+        elif ln.startswith('""'):
+            ln = '"",' + ln
+        elif ln.startswith('"'):
+            cell = '" ""3:<default domain>:prefill:none:none"" "' if ln.startswith('"2"') else '""'
+            ln = ln.replace('"127.0.0.1",', f'"127.0.0.1",{cell},')
+        out.append(ln)
+    w = ingest.read("\n".join(out).encode(), name="raw_nvtx.csv")
+    assert col(w, "group") == [None, None, "prefill"] and col(w, "row") == ["0", "1", "2"]
+    assert col(w, "flops") == col(read("raw_page.csv"), "flops")
+
+
 def test_log_file_output_is_detected_by_content_whatever_its_name():
     data = (DATA / "details_log_file.log").read_bytes()
     for name in ("prof.log", "prof.txt", "prof"):

@@ -620,8 +620,15 @@ def _wanted(name: str) -> bool:
     return name in WANTED or bool(_TENSOR_OPS.match(name)) or name in _TEXT
 
 
+_LABEL_NAME = re.compile(r"^.+?\s[(\[]([a-z0-9]+__[\w.]+)[)\]]$")
+
+
 def _canonical(name: str) -> str:
-    """The current name of a metric: 2019.x names (``gpu__time_duration``, ``..._pred_on_sum``) renamed."""
+    """The current name of a metric: 2019.x names (``gpu__time_duration``, ``..._pred_on_sum``) renamed, and the
+    metric inside a ``--print-metric-name label-name`` cell (``Duration (gpu__time_duration.sum)``)."""
+    m = _LABEL_NAME.match(name)
+    if m:
+        name = m.group(1)
     if name in LEGACY:
         return LEGACY[name]
     m = _ROLLUP.match(name)
