@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 import app_pages
+import app_runs
 import roofcore
 from roofcore import app_support as app
 
@@ -160,6 +161,7 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
         achievable = st.toggle("Use achievable roofs", value=False, key="achievable",
                                help="Use the measured (achievable) ceilings and bandwidths where the catalog has "
                                     "them, instead of the theoretical peaks, for every number in the app.")
+        app_runs.save_control(files, None if fmt == "detect" else fmt)  # "Save run" (saved runs, share links)
     return chosen, combine, achievable
 
 
@@ -187,6 +189,7 @@ def _pages() -> list:
         st.Page("pages/recommendations.py", title="Recommendations", icon=":material/lightbulb:"),
         st.Page("pages/planner.py", title="Planner", icon=":material/tune:"),
         st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/history.py", title="History", icon=":material/history:"),
         st.Page("pages/hardware.py", title="Hardware", icon=":material/memory:"),
         st.Page("pages/report.py", title="Report", icon=":material/description:"),
     ]
@@ -196,6 +199,7 @@ def main() -> None:
     """The login gate, then the app; no error reaches the user as a traceback (see app_pages.guard)."""
     ss = st.session_state
     pages = _pages()
+    app_runs.remember_link()  # a share link's ?run=<id>, before the first page switch drops it
     if "entered" not in ss:
         # Streamlit 1.67: the first run of a session opened at the root URL gives the sidebar's widgets other ids
         # than every later run (the entry script runs as the page itself), so a first upload, toggle or sign-in
@@ -211,6 +215,7 @@ def _main(pages: list) -> None:
     _defaults()
     ss = st.session_state
     ss["builtin_catalog"] = base_catalog()  # a broken catalog file raises: nothing else can work (see guard)
+    app_runs.open_pending(parse_uploads, pages)  # a share link's run: its workload, devices, options and page
     catalog = app.effective_catalog(ss["builtin_catalog"], ss[CUSTOM].values())
     chosen, combine, achievable = sidebar(catalog)
     catalog = ss[CATALOG]  # with the measured devices the upload carries (see sidebar)
@@ -242,6 +247,7 @@ def _main(pages: list) -> None:
     if "start_page" in ss:  # see the guard at the top of each page
         st.switch_page(ss.pop("start_page"))
     ss["current_page"] = nav.title
+    ss["current_page_url"] = nav.url_path  # what a saved run reopens on
     nav.run()
 
 

@@ -55,6 +55,11 @@ def side(f) -> tuple[roofcore.Workload | None, str]:
 
 old, old_key = (ss["workload"]["workload"], ss["workload"]["key"]) if use_current else side(before_file)
 new, new_key = side(after_file)
+if ss.get("compare_runs"):  # two saved runs, opened from the History page
+    (old, old_key, old_label), (new, new_key, new_label) = ss["compare_runs"]
+    st.info(f"Saved runs: **{app.escape_markdown(old_label)}** → **{app.escape_markdown(new_label)}**",
+            icon=":material/history:")
+    st.button("Compare uploads instead", on_click=ss.pop, args=("compare_runs", None), key="cmp_runs_clear")
 if old is None or new is None:
     st.info("Give both runs to compare them.", icon=":material/compare_arrows:")
     st.stop()

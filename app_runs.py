@@ -1,0 +1,220 @@
+"""Saved runs in the app (Streamlit side of roofcore.store): the server's store, who is asking, the sidebar's
+"Save run" control, and opening a share link (``?run=<id>``) with the same workload, devices, options and page.
+
+Nothing is saved unless a user asks; a saved run is analysed again from its files with the current catalog
+whenever it is opened. Who sees what is roofcore.store.Viewer's rule: with the login off, everyone who can reach
+the app sees every run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import streamlit as st
+
+import app_pages
+from roofcore import RoofcoreError, Workload, read_many
+from roofcore import app_support as app
+
+#: the share link's query parameter
+RUN_PARAM = "run"
+#: session keys: a run id waiting to be opened, the last one opened, the last one saved (for its link)
+PENDING, OPENED, SAVED = "open_run", "opened_run", "saved_run"
+
+
+def available() -> bool:
+    """Whether the database support (the ``team`` extra) is installed."""
+    return importlib.util.find_spec("sqlalchemy") is not None and importlib.util.find_spec("alembic") is not None
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str):
+    from roofcore.store import RunStore
+
+    return RunStore(url)  # migrated once per server and URL; shared by every session (thread-safe)
+
+
+def store():
+    """The server's run database (``ROOFCORE_DB_URL``, else SQLite at ``ROOFCORE_DB_PATH`` or its default)."""
+    from roofcore.store import database_url
+
+    return _store(database_url())
+
+
+def viewer():
+    """Who is asking: the signed-in user (their e-mail, else the provider's subject id) when a login is configured
+    (the login gate has let only signed-in users through), else anyone."""
+    from roofcore.store import Viewer
+
+    if app_pages.auth_config() is None:
+        return Viewer()
+    user = st.user
+    ident = user.get("email") or user.get("sub") or user.get("name")
+    if not user.get("is_logged_in") or not ident:
+        st.stop()  # the login gate shows the sign-in
+    return Viewer(str(ident), login=True)
+
+
+def who(owner: str | None) -> str:
+    """An owner as the run lists show it."""
+    return owner or "(no owner)"
+
+
+# -------------------------------------------------------------------------------------------------- opening
+
+
+def remember_link() -> None:
+    """Keep the share link's run id for this session (the app's first page switch drops the query string)."""
+    rid = st.query_params.get(RUN_PARAM)
+    if rid and rid != st.session_state.get(OPENED):
+        st.session_state[PENDING] = rid
+
+
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=3600)
+def _files(run_id: str, _store_obj, _viewer) -> tuple:
+    """A run's description and files; a run never changes, so its id names its content (the viewer was checked
+    by the call that filled the entry, and every caller checks it again with :func:`run_info` first)."""
+    run = _store_obj.open(run_id, _viewer)
+    return run.info, run.files
+
+
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=3600)
+def parse_files(key: str, fmt: str | None, _files: tuple) -> tuple[Workload | None, tuple[str, ...]]:
+    """A saved run's files read together, cached per content (``key``), like the sidebar's uploads."""
+    try:
+        return read_many(_files, fmt=fmt), ()
+    except RoofcoreError as e:
+        return None, (str(e),)
+
+
+def load_run(run_id: str, parse=None) -> tuple[object, tuple, Workload, str]:
+    """A run the viewer may see: its description, files, workload (``parse``: a cached reader, default
+    :func:`parse_files`) and the workload's content key. Raises :class:`roofcore.RoofcoreError` (not found, not
+    allowed, unreadable)."""
+    parse = parse or parse_files
+    s, v = store(), viewer()
+    s.info(run_id, v)  # the permission check, on every call (the files below are cached by id)
+    info, files = _files(run_id, s, v)
+    fmt = info.options.get("format") or None
+    key = app.content_key(files, fmt)
+    w, errors = parse(key, fmt, files)
+    if w is None:
+        raise RoofcoreError(f"saved run {info.name!r} cannot be read any more: " + " ".join(errors))
+    return info, files, w, key
+
+
+def open_pending(parse, pages: list) -> None:
+    """Open the run a share link named, once: its workload, devices (its own custom devices too), options and page
+    replace the session's. An unknown or forbidden id leaves everything as it was, with a message."""
+    ss = st.session_state
+    rid = ss.pop(PENDING, None)
+    if not rid:
+        return
+    ss[OPENED] = rid
+    if not available():
+        st.error("This link opens a saved run, but this server has no run database (the team extra).",
+                 icon=":material/error:")
+        return
+    try:
+        info, files, w, key = load_run(rid, parse)
+        session = ss["custom_devices"]
+        for hw_id, text in info.custom_devices.items():
+            for hw, overrides in app.parse_custom_devices(text.encode(), f"saved run {info.id}: {hw_id}",
+                                                          ss["builtin_catalog"], session):
+                session[hw.id] = (hw, overrides)
+    except RoofcoreError as e:  # shown once, above the page; the session keeps what it had
+        st.error(f"This link's run cannot be opened: {e}", icon=":material/link_off:")
+        return
+    ss["workload"] = {"workload": w, "label": f"{info.name} (saved run)", "key": key, "run": info.id,
+                      "files": files, "format": info.options.get("format") or None}
+    ss["loaded_key"] = None
+    if info.devices:
+        ss["hw_ids"] = list(info.devices)
+    for opt, default in (("combine", True), ("achievable", False)):
+        value = info.options.get(opt)
+        if isinstance(value, bool) and (value != default or opt in ss):  # a widget's default needs no setting
+            ss[opt] = value
+    page = next((p for p in pages if p.url_path == info.options.get("page")), None)
+    if page is not None:
+        ss["start_page"] = page
+
+
+# --------------------------------------------------------------------------------------------------- saving
+
+
+def _current_files(uploads) -> tuple[tuple[bytes, str], ...]:
+    """What the sidebar's workload was read from: the uploads, an opened run's files, or the bundled example."""
+    if uploads:
+        return tuple((f.getvalue(), f.name) for f in uploads)
+    wl = st.session_state["workload"]
+    if wl.get("files"):
+        return wl["files"]
+    return ((app.BUNDLED_EXAMPLE.read_bytes(), app.BUNDLED_EXAMPLE.name),)
+
+
+def _custom_yaml(hw_ids: list[str]) -> dict[str, str]:
+    """The session's own devices among the chosen ones, as catalog YAML (a link must bring them along)."""
+    from roofcore import hardware_to_yaml
+
+    session = st.session_state.get("custom_devices", {})
+    return {h: hardware_to_yaml(session[h][0]) for h in hw_ids if h in session}
+
+
+def share_url(run_id: str) -> str:
+    """The link to a run: this page's address with ``?run=<id>`` (just the query string where it is unknown)."""
+    base = None
+    try:
+        base = st.context.url
+    except Exception:  # no browser context (tests)
+        base = None
+    return f"{base.split('?')[0]}?{RUN_PARAM}={run_id}" if base else f"?{RUN_PARAM}={run_id}"
+
+
+def save_control(uploads, fmt: str | None) -> None:
+    """The sidebar's "Save run": name, project, tags and (with a login) who may see it."""
+    ss = st.session_state
+    st.subheader("Saved runs")
+    if not available():
+        st.caption("Saving runs needs the database support: `pip install 'roofcore[team]'`.")
+        return
+    login = app_pages.auth_config() is not None
+    with st.expander("Save this run", icon=":material/save:", expanded=bool(ss.get(SAVED))):
+        with st.form("save_run", clear_on_submit=False, border=False):
+            name = st.text_input("Name", value=ss["workload"]["label"][:200], key="save_name", max_chars=200)
+            project = st.text_input("Project", value=ss.get("save_project_last", "default"), key="save_project",
+                                    max_chars=100)
+            tags = st.text_input("Tags", key="save_tags", placeholder="comma-separated, e.g. nightly, h100")
+            visibility = st.radio("Who can open it", ["project", "private"], key="save_visibility", horizontal=True,
+                                  format_func={"project": "Everyone in the app", "private": "Only me"}.__getitem__,
+                                  disabled=not login)
+            submitted = st.form_submit_button("Save run", icon=":material/save:")
+        if not login:
+            st.caption("No login on this server: every saved run is visible to everyone who can reach the app.")
+        if submitted:
+            _save(uploads, fmt, name, project, tags, visibility if login else "project")
+        saved = ss.get(SAVED)
+        if saved:
+            st.success(f"Saved **{app.escape_markdown(saved['name'])}** in project "
+                       f"**{app.escape_markdown(saved['project'])}**. Its link (the files are read again with "
+                       "the current catalog when it is opened):", icon=":material/check_circle:")
+            st.code(saved["url"], language=None)
+
+
+def _save(uploads, fmt: str | None, name: str, project: str, tags: str, visibility: str) -> None:
+    ss = st.session_state
+    hw_ids = list(ss.get("hw_ids") or [])
+    wl = ss["workload"]
+    fmt = fmt if uploads else wl.get("format")
+    try:
+        info = store().save(_current_files(uploads), name=name, project=project, tags=tags,
+                            owner=viewer().user, visibility=visibility, devices=hw_ids,
+                            custom_devices=_custom_yaml(hw_ids), fmt=fmt,
+                            options={"combine": bool(ss.get("combine", True)),
+                                     "achievable": bool(ss.get("achievable", False)),
+                                     "page": ss.get("current_page_url")})
+    except RoofcoreError as e:
+        ss[SAVED] = None
+        st.error(f"Not saved: {e}", icon=":material/error:")
+        return
+    ss["save_project_last"] = info.project
+    ss[SAVED] = {"id": info.id, "name": info.name, "project": info.project, "url": share_url(info.id)}

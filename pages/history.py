@@ -1,0 +1,166 @@
+"""History: a project's saved runs over time, how each kernel's measured time and fraction of its roof moved
+(biggest movers first, a chart per kernel), two runs opened in Compare with one click, share links and deleting."""
+
+import pandas as pd
+import streamlit as st
+
+import app_pages
+import app_runs
+from roofcore import RoofcoreError
+from roofcore import app_support as app
+from roofcore.units import fmt_pct, fmt_time
+
+app_pages.start("pages/history.py", "History")
+ss = st.session_state
+if not app_runs.available():
+    st.info("Saved runs need the database support on this server: `pip install 'roofcore[team]'`.",
+            icon=":material/database:")
+    st.stop()
+store, viewer = app_runs.store(), app_runs.viewer()
+st.caption("Runs saved with **Save this run** in the sidebar, or by a pipeline with `roofline save`. Every run is "
+           "read again from its files and analysed with the current catalog and the device chosen here: nothing "
+           "is frozen at save time."
+           + ("" if viewer.login else " No login on this server: everyone who can reach the app sees every run."))
+
+for note in ss.pop("hist_notes", []):
+    st.success(note, icon=":material/check_circle:")
+projects = store.projects(viewer)
+if not projects:
+    st.info("No saved runs yet: open a profile, then **Save this run** in the sidebar.", icon=":material/history:")
+    st.stop()
+project = st.selectbox("Project", list(projects), key="hist_project",
+                       format_func=lambda p: f"{p} · {projects[p]} {'run' if projects[p] == 1 else 'runs'}")
+runs = store.list(viewer, project=project)
+if not runs:  # deleted meanwhile
+    st.stop()
+labels = {r.id: f"{r.created_at:%Y-%m-%d %H:%M} · {r.name}" for r in runs}
+
+st.subheader("Runs")
+st.dataframe(pd.DataFrame({
+    "Saved (UTC)": [r.created_at.strftime("%Y-%m-%d %H:%M:%S") for r in runs],
+    "Name": [r.name for r in runs], "Tags": [", ".join(r.tags) for r in runs],
+    "Owner": [app_runs.who(r.owner) for r in runs],
+    "Who can open it": ["everyone in the app" if r.visibility == "project" else "only the owner" for r in runs],
+    "Kernels": [r.kernels for r in runs], "Files": [", ".join(f.name for f in r.files) for r in runs],
+    "Devices": [", ".join(r.devices) for r in runs], "Link": [f"?{app_runs.RUN_PARAM}={r.id}" for r in runs]}),
+    hide_index=True, width="stretch", key="hist_runs",
+    column_config={"Link": st.column_config.LinkColumn("Link", display_text="Open",
+                                                       help="Opens the run's workload, devices and page")})
+
+# --------------------------------------------------------------------------------------------- kernels over time
+
+hw_ids = ss.get("hw_ids") or []
+if not hw_ids:
+    st.info("Select at least one device in the sidebar to see how the kernels moved.", icon=":material/memory:")
+    st.stop()
+catalog = ss["catalog"]
+st.subheader("Kernels over time")
+left, right = st.columns([2, 1])
+hw_id = left.selectbox("Device", hw_ids, key="hist_hw", format_func=lambda h: app.device_label(catalog.get(h)))
+last = right.slider("Last runs", 2, min(50, len(runs)), value=min(10, len(runs)), key="hist_last") \
+    if len(runs) > 2 else len(runs)
+window = runs[:last]
+achievable = bool(ss.get("achievable"))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
+def history(token: str, _items: tuple, _hw, achievable: bool):
+    """The window's history on one device, shared by the sessions asking for the same runs and device (runs never
+    change: their ids name their content; ``token`` adds the device's figures and the options)."""
+    from roofcore.store.history import kernel_history
+
+    return kernel_history(list(_items), _hw, achievable=achievable)
+
+
+hw = catalog.get(hw_id)
+try:
+    items = tuple((info, w) for info, _files, w, _key in (app_runs.load_run(r.id) for r in window))
+except RoofcoreError as e:
+    st.error(str(e), icon=":material/error:")
+    st.stop()
+h = history("|".join([*(r.id for r in window), app.device_key(hw), f"achievable={achievable}"]), items, hw,
+            achievable)
+m = h.movers
+if m.empty:
+    st.info("Save at least two runs with the same kernels to see them move.", icon=":material/timeline:")
+else:
+    st.caption(f"{len(m):,} kernels in two or more of the last {len(window)} runs, biggest change first "
+               "(measured time where the runs have it, else roofline time; launches summed by name).")
+    st.dataframe(pd.DataFrame({
+        "Kernel": m["kernel"], "Runs": m["runs"], "Basis": m["basis"], "First": m["first_s"].map(fmt_time),
+        "Last": m["last_s"].map(fmt_time), "Time change (%)": m["time_change"] * 100,
+        "Of roof, first": m["first_efficiency"].map(fmt_pct), "Of roof, last": m["last_efficiency"].map(fmt_pct),
+        "Bound (last)": m["bound"].fillna("unknown")}).head(app.TABLE_ROW_LIMIT),
+        hide_index=True, width="stretch", key="hist_movers",
+        column_config={"Time change (%)": st.column_config.NumberColumn(format="%+.1f%%")})
+    shown = st.multiselect("Kernels charted", list(m["kernel"]), default=list(m["kernel"][:6]), key="hist_kernels",
+                           max_selections=24, help="The biggest movers first; one chart per kernel.")
+    k = h.kernels[h.kernels["kernel"].isin(shown)]
+    if not k.empty:
+        data = pd.DataFrame({"kernel": k["kernel"], "run": k["run"],
+                             "saved": k["created_at"].map(lambda t: t.strftime("%Y-%m-%dT%H:%M:%S")),
+                             "time_ms": k["time_s"].fillna(k["t_roof_s"]) * 1e3,
+                             "basis": k["time_s"].notna().map({True: "measured", False: "roofline"}),
+                             "of_roof_pct": k["efficiency"] * 100, "bound": k["bound"].fillna("unknown")})
+
+        def facets(y: str, title: str, key: str) -> None:
+            spec = {"facet": {"field": "kernel", "type": "nominal", "title": None, "sort": shown,
+                              "header": {"labelLimit": 320, "labelAlign": "left", "labelAnchor": "start"}},
+                    "columns": 3, "resolve": {"scale": {"y": "independent"}},
+                    "spec": {"width": 260, "height": 140, "mark": {"type": "line", "point": True},
+                             "encoding": {"x": {"field": "saved", "type": "temporal", "title": None},
+                                          "y": {"field": y, "type": "quantitative", "title": title,
+                                                "scale": {"zero": False}},
+                                          "tooltip": [{"field": "run"}, {"field": "saved", "type": "temporal",
+                                                                         "format": "%Y-%m-%d %H:%M"},
+                                                      {"field": y, "title": title, "format": ".3~g"},
+                                                      {"field": "basis"}, {"field": "bound"}]}}}
+            st.vega_lite_chart(data.dropna(subset=[y]), spec=spec, theme=None, key=key)
+
+        tab_time, tab_roof = st.tabs(["Time per run", "% of roof per run"])
+        with tab_time:
+            facets("time_ms", "time (ms)", "hist_chart_time")
+        with tab_roof:
+            if data["of_roof_pct"].notna().any():
+                facets("of_roof_pct", "% of roof", "hist_chart_roof")
+            else:
+                st.caption("No kernel here has both a measured time and a known roofline.")
+
+# ----------------------------------------------------------------------------------------------- compare, delete
+
+st.subheader("Compare two runs")
+ids = [r.id for r in runs]
+c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+before = c1.selectbox("Before", ids, index=min(1, len(ids) - 1), key="hist_before", format_func=labels.get)
+after = c2.selectbox("After", ids, index=0, key="hist_after", format_func=labels.get)
+if c3.button("Open in Compare", key="hist_compare", icon=":material/compare_arrows:", disabled=before == after):
+    sides = []
+    for rid in (before, after):
+        info, _files, w, key = app_runs.load_run(rid)
+        sides.append((w, key, labels[rid]))
+    ss["compare_runs"] = tuple(sides)
+    ss["cmp_hw"] = hw_id if hw_id in hw_ids else hw_ids[0]
+    st.switch_page("pages/compare.py")
+
+
+def _delete(run_id: str) -> None:
+    try:
+        store.delete(run_id, viewer)
+        ss["hist_notes"] = [f"Deleted {labels.get(run_id, run_id)} and its files."]
+    except RoofcoreError as e:
+        ss["hist_notes"] = []
+        ss["hist_delete_error"] = str(e)
+    ss["hist_delete_confirm"] = False
+
+
+mine = [r.id for r in runs if viewer.can_delete(r.owner, r.visibility)]
+with st.expander("Delete a run", icon=":material/delete:"):
+    if err := ss.pop("hist_delete_error", None):
+        st.error(err, icon=":material/error:")
+    if not mine:
+        st.caption("None of these runs is yours to delete.")
+    else:
+        pick = st.selectbox("Run", mine, key="hist_delete_pick", format_func=labels.get)
+        confirm = st.checkbox("Delete it and its files, for everyone", key="hist_delete_confirm")
+        st.button("Delete", key="hist_delete", disabled=not confirm, on_click=_delete, args=(pick,),
+                  icon=":material/delete_forever:")

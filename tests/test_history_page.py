@@ -1,0 +1,275 @@
+"""Saved runs in the app under AppTest (issue #18): saving from the sidebar, opening a share link (?run=<id>) with
+the same workload, devices and page, the History page (runs, movers, charts, Compare in one click, deleting), and
+the permission matrix with two signed-in users (``at.user``): B opens A's shared run by its link, never A's
+private one, and neither sees the other's private runs in any list.
+
+Each test has its own SQLite database (ROOFCORE_DB_URL); tests/test_store.py runs the same store on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason="the team extra (pip install -e '.[dev]')")
+
+from streamlit.testing.v1 import AppTest
+
+from roofcore.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "streamlit_app.py")
+AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "s3cret-for-tests",
+        "client_id": "roofline", "client_secret": "x", "server_metadata_url":
+        "https://login.example.com/.well-known/openid-configuration"}
+ALICE = {"is_logged_in": True, "name": "Alice", "email": "alice@example.com"}
+BOB = {"is_logged_in": True, "name": "Bob", "email": "bob@example.com"}
+
+pytestmark = pytest.mark.usefixtures("navigation_only")  # tests/conftest.py
+
+
+def inventory(prefix: str, scale: float = 1.0) -> bytes:
+    return (f"name,count,flops,bytes,time_s,precision\n{prefix}gemm,1,2e12,1e9,{0.01 * scale:.6g},bf16\n"
+            f"{prefix}softmax,1,1e10,8e9,{0.005 * scale:.6g},bf16\n").encode()
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'runs.sqlite3'}"
+    monkeypatch.setenv("ROOFCORE_DB_URL", url)
+    store = RunStore(url)
+    yield store
+    store.close()
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def app(user: dict | None = None, run_id: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if user is not None:
+        at.secrets["auth"] = AUTH
+        at.user = user
+    if run_id is not None:
+        at.query_params["run"] = run_id
+    return run(at)
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page)
+    return run(at)
+
+
+def save(at: AppTest, name: str, project: str = "default", visibility: str | None = None, tags: str = "") -> str:
+    """Fill the sidebar's Save form and submit it; the saved run's id (from its link)."""
+    at.sidebar.text_input(key="save_name").set_value(name)
+    at.sidebar.text_input(key="save_project").set_value(project)
+    at.sidebar.text_input(key="save_tags").set_value(tags)
+    if visibility:
+        at.sidebar.radio(key="save_visibility").set_value(visibility)
+    next(b for b in at.sidebar.button if b.label == "Save run").click()
+    run(at)
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    link = at.sidebar.code[0].value
+    assert link.startswith("?run=")
+    return link.split("=", 1)[1]
+
+
+def label(at: AppTest) -> str:
+    """The sidebar's workload line ("**name** · 12 kernels · format")."""
+    return next(c.value for c in at.sidebar.caption if " kernel" in c.value and c.value.startswith("**"))
+
+
+def picked(at: AppTest, key: str) -> list[str]:
+    """The run names a History picker offers (its options read "2025-05-01 00:00 · name")."""
+    return [o.split(" · ", 1)[1] for o in at.selectbox(key=key).options]
+
+
+def history_names(at: AppTest) -> list[str]:
+    goto(at, "pages/history.py")
+    return list(at.dataframe[0].value["Name"]) if at.dataframe else []
+
+
+def every_list(at: AppTest) -> str:
+    """Every list a user can see runs in on the History page: the runs table, the project picker, the Compare
+    pickers and the delete picker, as one text."""
+    goto(at, "pages/history.py")
+    parts = [" ".join(map(str, at.dataframe[0].value["Name"]))] if at.dataframe else []
+    for sb in at.selectbox:
+        parts += [str(o) for o in sb.options]
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------------- save and open
+
+
+def test_save_from_the_sidebar_then_open_the_link_in_a_new_session(db):
+    a = app()
+    a.sidebar.file_uploader[0].set_value([("mine.csv", inventory("sv_"), "text/csv")])
+    run(a)
+    a.sidebar.multiselect[0].set_value(["h100-sxm", "mi300x"])
+    run(a)
+    goto(a, "pages/roofline.py")
+    run_id = save(a, "build 7", project="llm", tags="nightly, h100")
+    assert "No login on this server: every saved run is visible to everyone who can reach the app." in [
+        c.value for c in a.sidebar.caption]
+    info = db.info(run_id)
+    assert (info.name, info.project, info.tags, info.owner, info.visibility) == (
+        "build 7", "llm", ("nightly", "h100"), None, "project")
+    assert info.devices == ("h100-sxm", "mi300x") and info.options["page"] == "roofline"
+    assert db.open(run_id).files == ((inventory("sv_"), "mine.csv"),)
+
+    b = app(run_id=run_id)  # a colleague opens the link: the same workload, devices and page
+    assert [t.value for t in b.title] == ["Roofline"]
+    assert label(b).startswith("**build 7 (saved run)** · 2 kernels")
+    assert b.session_state["hw_ids"] == ["h100-sxm", "mi300x"]
+    goto(b, "pages/kernels.py")
+    assert set(b.dataframe[0].value["Kernel"]) == {"sv_gemm", "sv_softmax"}
+    run(b)  # later runs keep it (the link is opened once)
+    assert label(b).startswith("**build 7 (saved run)**")
+
+
+def test_a_run_whose_files_do_not_parse_is_not_saved(db):
+    a = app()
+    a.sidebar.file_uploader[0].set_value([("good.csv", inventory("ok_"), "text/csv"),
+                                          ("bad.csv", b"name,count,flops\nk,1,oops\n", "text/csv")])
+    run(a)
+    at_sidebar = a.sidebar
+    at_sidebar.text_input(key="save_name").set_value("half")
+    next(b for b in at_sidebar.button if b.label == "Save run").click()
+    run(a)
+    assert any(e.value.startswith("Not saved: bad.csv") for e in a.sidebar.error)
+    assert db.list() == []
+
+
+def test_the_bundled_example_and_custom_devices_travel_with_the_link(db):
+    a = app()
+    goto(a, "pages/hardware.py")
+    device = (ROOT / "tests" / "data" / "good_catalog.yaml").read_bytes()
+    a.file_uploader(key="hw_upload_0").set_value(("acme.yaml", device, "application/x-yaml"))
+    run(a)
+    assert "acme-x1" in a.session_state["hw_ids"]
+    run_id = save(a, "example on acme")
+    b = app(run_id=run_id)
+    assert [t.value for t in b.title] == ["Hardware"]
+    assert "acme-x1" in b.session_state["custom_devices"] and "acme-x1" in b.session_state["hw_ids"]
+    assert label(b).startswith("**example on acme (saved run)** · 12 kernels")
+
+
+def test_an_unknown_link_says_so_and_keeps_the_example(db):
+    b = app(run_id="A" * 22)
+    assert [e.value for e in b.error] == [
+        "This link's run cannot be opened: no saved run 'AAAAAAAAAAAAAAAAAAAAAA' that you can open: it was "
+        "deleted, the id is wrong, or it is private to someone else."]
+    assert "transformer_block.yaml" in label(b)
+    b = app(run_id="../../etc/passwd")
+    assert "no saved run in this link that you can open" in b.error[0].value
+
+
+# ---------------------------------------------------------------------------------------------- permissions
+
+
+@pytest.fixture
+def team(db):
+    """Four runs in one project: A's private and shared ones, B's private one, and one from CI (no owner)."""
+    t0 = dt.datetime(2025, 5, 1, tzinfo=dt.UTC)
+    ids = {}
+    for i, (name, owner, vis) in enumerate([("alice private", ALICE["email"], "private"),
+                                            ("alice shared", ALICE["email"], "project"),
+                                            ("bob private", BOB["email"], "private"), ("ci nightly", None, "project")]):
+        ids[name] = db.save([(inventory(name.replace(" ", "_") + "_"), f"{name}.csv")], name=name, project="team",
+                            owner=owner, visibility=vis, created_at=t0 + dt.timedelta(hours=i)).id
+    return ids
+
+
+def test_permission_matrix_lists(team):
+    a, b = app(ALICE), app(BOB)
+    assert sorted(history_names(a)) == ["alice private", "alice shared", "ci nightly"]
+    assert sorted(history_names(b)) == ["alice shared", "bob private", "ci nightly"]
+    assert "bob private" not in every_list(a) and "alice private" not in every_list(b)
+    assert a.selectbox(key="hist_project").options == ["team · 3 runs"]
+    # deleting is offered for one's own runs and ownerless ones only
+    assert sorted(picked(a, "hist_delete_pick")) == ["alice private", "alice shared", "ci nightly"]
+    assert sorted(picked(b, "hist_delete_pick")) == ["bob private", "ci nightly"]
+    assert sorted(picked(b, "hist_before")) == ["alice shared", "bob private", "ci nightly"]
+
+
+def test_permission_matrix_links(team):
+    b = app(BOB, run_id=team["alice shared"])  # B opens A's shared run by its link
+    assert not b.error and label(b).startswith("**alice shared (saved run)**")
+    goto(b, "pages/kernels.py")
+    assert set(b.dataframe[0].value["Kernel"]) == {"alice_shared_gemm", "alice_shared_softmax"}
+    b = app(BOB, run_id=team["alice private"])  # ... never A's private one
+    assert b.error[0].value.startswith("This link's run cannot be opened: no saved run") and \
+        "private to someone else" in b.error[0].value
+    assert "transformer_block.yaml" in label(b) and "alice" not in " ".join(c.value for c in b.sidebar.caption)
+    goto(b, "pages/kernels.py")
+    assert not [k for k in b.dataframe[0].value["Kernel"] if k.startswith("alice")]
+    a = app(ALICE, run_id=team["bob private"])
+    assert a.error and "transformer_block.yaml" in label(a)
+    a = app(ALICE, run_id=team["alice private"])  # the owner does open it
+    assert not a.error and label(a).startswith("**alice private (saved run)**")
+
+
+def test_delete_through_the_ui(team, db):
+    b = app(BOB)
+    goto(b, "pages/history.py")
+    pick = b.selectbox(key="hist_delete_pick")
+    pick.set_value(team["bob private"])
+    run(b)
+    assert b.button(key="hist_delete").disabled  # asks for a confirmation first
+    b.checkbox(key="hist_delete_confirm").check()
+    run(b)
+    b.button(key="hist_delete").click()
+    run(b)
+    assert any("Deleted" in s.value and "bob private" in s.value for s in b.success)
+    assert sorted(r.name for r in db.list()) == ["alice private", "alice shared", "ci nightly"]
+    assert sorted(history_names(b)) == ["alice shared", "ci nightly"]
+
+
+def test_saving_signed_in_records_the_owner_and_private_stays_private(db):
+    a = app(ALICE)
+    a.sidebar.file_uploader[0].set_value([("a.csv", inventory("own_"), "text/csv")])
+    run(a)
+    private = save(a, "mine only", visibility="private")
+    shared = save(a, "for the team", visibility="project")
+    assert db.info(private).owner == "alice@example.com" and db.info(private).visibility == "private"
+    assert db.info(shared).visibility == "project"
+    b = app(BOB)
+    assert history_names(b) == ["for the team"]
+    assert app(BOB, run_id=private).error
+
+
+# -------------------------------------------------------------------------------------------------- history
+
+
+def test_history_movers_charts_and_compare_in_one_click(db):
+    t0 = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
+    for i, scale in enumerate([1.0, 1.2, 2.0]):
+        db.save([(inventory("hi_", scale), "w.csv")], name=f"build {i}", project="p",
+                created_at=t0 + dt.timedelta(days=i))
+    a = goto(app(), "pages/history.py")
+    assert list(a.dataframe[0].value["Name"]) == ["build 2", "build 1", "build 0"]
+    movers = a.dataframe[1].value
+    assert set(movers["Kernel"]) == {"hi_gemm", "hi_softmax"}
+    assert list(movers["Time change (%)"]) == pytest.approx([100.0, 100.0])
+    assert list(movers["First"]) in (["10 ms", "5 ms"], ["5 ms", "10 ms"])
+    charts = a.get("vega_lite_chart")
+    assert len(charts) == 2  # time and fraction of roof, one facet per kernel
+    assert a.selectbox(key="hist_before").value == db.list()[1].id  # the run before the latest
+    a.button(key="hist_compare").click()
+    run(a)
+    assert [t.value for t in a.title] == ["Compare"]
+    assert any("Saved runs:" in i.value and "build 1" in i.value and "build 2" in i.value for i in a.info)
+    metrics = {m.label: m.value for m in a.metric}
+    assert metrics["Matched kernels"] == "2" and metrics["Speedup"] == "0.60×"  # 1.2 -> 2.0 times as long
+
+
+def test_history_without_runs_says_how_to_save_one(db):
+    a = goto(app(), "pages/history.py")
+    assert any("No saved runs yet" in i.value for i in a.info)
