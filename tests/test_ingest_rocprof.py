@@ -231,7 +231,7 @@ def test_fractional_ns_timestamps_are_exact_and_negative_spans_unknown():
     assert col(w, "time_s")[:2] == pytest.approx([6769.54e-9, 324476e-9], rel=1e-12)
     assert col(w, "time_s")[2] is None
     assert ("p.csv: dispatch 2 (c): End_Timestamp − Start_Timestamp = -1.25 ns; its time is left unknown. Hint: the "
-            "profiler recorded no positive duration; profile again.") in w.warnings
+            "profiler recorded the end before the start (a timestamp glitch); the other dispatches are kept.") in w.warnings
 
 
 def test_lds_needs_banks_and_bad_counter_cells_are_unknown_not_zero():
@@ -467,8 +467,8 @@ def test_v3_newer_header_with_prepended_agent_columns():
     assert col(w, "bytes_hbm") == [(64.5 + 32) * 1024] * 2 and col(w, "bytes_l1") == [64 * 1000] * 2
     assert col(w, "time_s") == pytest.approx([5_000e-9, None], nan_ok=True)
     assert w.warnings[0] == ("counter_collection_v3_new.csv: dispatch 2 (mfma_bf16_gemm): End_Timestamp − "
-                             "Start_Timestamp = -100 ns; its time is left unknown. Hint: the profiler recorded no "
-                             "positive duration; profile again.")
+                             "Start_Timestamp = -100 ns; its time is left unknown. Hint: the profiler recorded the "
+                             "end before the start (a timestamp glitch); the other dispatches are kept.")
     assert len(aggregate(w).frame) == 1
 
 

@@ -544,7 +544,8 @@ def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray,
     for i in bad[:MAX_NAMED]:
         if ok[i]:
             why = f"{cols[1]} − {cols[0]} = {int(d[i]) if float(d[i]).is_integer() else round(float(d[i]), 3)} ns"
-            hint = "the profiler recorded no positive duration; profile again"
+            hint = ("the profiler recorded the end before the start (a timestamp glitch); the other dispatches are "
+                    "kept" if d[i] < 0 else "the profiler recorded no positive duration; profile again")
         else:
             shown = ", ".join(f"{c} {t!r}" for c, t, g in ((cols[0], s_txt[i], s_ok[i]),
                                                            (cols[1], e_txt[i], e_ok[i])) if not g)
