@@ -53,6 +53,7 @@ DTYPES: dict[str, tuple[float, str | None]] = {
     "c10::qint8": (1, "int8"), "c10::quint8": (1, None), "c10::qint32": (4, None),
 }
 
+
 class _T:
     """A tensor argument: shape, element size (bytes), precision."""
 
