@@ -130,6 +130,11 @@ def test_json_counters_repeated_for_a_dispatch_are_summed():
         {"counter_id": {"handle": 505}, "value": 4.0}]
     w = ingest.read(json.dumps(doc).encode(), name="r.json")
     assert col(w, "bytes_hbm")[0] == (10 + 6 + 4) * 1024
+    tool["callback_records"]["counter_collection"][0]["records"].append({"counter_id": {"handle": 505}, "value": "n/a"})
+    w = ingest.read(json.dumps(doc).encode(), name="r.json")
+    assert col(w, "bytes_hbm")[0] is None  # a value that is not a number: unknown, said once
+    assert ("r.json: WRITE_SIZE: 1 value(s) missing or not a non-negative number (first: dispatch 1, 'not a "
+            "number'); what needs it is unknown for those dispatches.") in w.warnings
 
 
 @pytest.mark.parametrize("doc,message", [

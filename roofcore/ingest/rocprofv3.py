@@ -335,15 +335,24 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
         buffers = tool.get("buffer_records") if isinstance(tool.get("buffer_records"), dict) else {}
         callbacks = tool.get("callback_records") if isinstance(tool.get("callback_records"), dict) else {}
 
-        def row(info: object, p=p, agents=agents, symbols=symbols) -> dict | None:
+        labels: dict[str, str] = {}  # agent handle -> label, worked out once per agent
+
+        def row(info: object, p=p, agents=agents, symbols=symbols, labels=labels) -> dict | None:
             if not isinstance(info, dict) or not _int_text(info.get("dispatch_id")):
                 return None
-            r = rows.setdefault((str(p), _int_text(info["dispatch_id"])), {"counters": {}})
-            agent = agents.get(_handle(info.get("agent_id")), {})
-            r.setdefault("name", symbols.get(_handle(info.get("kernel_id")), ""))
-            r.setdefault("gpu", _agent_label(agent, _handle(info.get("agent_id"))))
-            if agent.get("product_name") or agent.get("name"):
-                gpu_names[r["gpu"]] = (str(agent.get("product_name") or "").strip(), str(agent.get("name") or ""))
+            key = (str(p), _int_text(info["dispatch_id"]))
+            r = rows.get(key)
+            if r is None:
+                handle = _handle(info.get("agent_id"))
+                if handle not in labels:
+                    agent = agents.get(handle, {})
+                    labels[handle] = _agent_label(agent, handle)
+                    if agent.get("product_name") or agent.get("name"):
+                        gpu_names[labels[handle]] = (str(agent.get("product_name") or "").strip(),
+                                                     str(agent.get("name") or ""))
+                kid = _handle(info.get("kernel_id"))
+                r = rows[key] = {"counters": {}, "gpu": labels[handle],
+                                 "name": symbols.get(kid) or (f"kernel {kid}" if kid else "unnamed kernel")}
             return r
 
         for d in buffers.get("kernel_dispatch", ()) if isinstance(buffers.get("kernel_dispatch"), list) else ():
@@ -361,8 +370,8 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
                     v = rec.get("value")
                     if name and isinstance(v, int | float) and not isinstance(v, bool):
                         r["counters"][name] = r["counters"].get(name, 0.0) + float(v)
-                    elif name:
-                        r["counters"].setdefault(name, float("nan"))
+                    elif name:  # present but not a number: -inf marks it bad (NaN means absent)
+                        r["counters"][name] = float("-inf")
         for m in buffers.get("memory_copy", ()) if isinstance(buffers.get("memory_copy"), list) else ():
             if isinstance(m, dict):
                 src, dst = agents.get(_handle(m.get("src_agent_id")), {}), agents.get(_handle(m.get("dst_agent_id")), {})
@@ -377,15 +386,16 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
     ids = np.array([k[1] for k in keys], dtype=object)
     names = np.array([rows[k]["name"] for k in keys], dtype=object)
     gpus = np.array([rows[k]["gpu"] for k in keys], dtype=object)
-    cnames = sorted({c for k in keys for c in rows[k]["counters"]})
+    dicts = [rows[k]["counters"] for k in keys]
+    cnames = sorted({c for d in dicts for c in d})
     plan = Counters(cnames)
-    mats = {j: np.array([rows[k]["counters"].get(c, np.nan) for k in keys], dtype=np.float64)
+    mats = {j: np.fromiter((d.get(c, np.nan) for d in dicts), dtype=np.float64, count=len(dicts))
             for j, c in enumerate(cnames)}
     problems = Problems()
     for j, c in enumerate(cnames):
-        bad = ~np.isfinite(mats[j]) | (mats[j] < 0)
-        problems.add(c, bad & np.array([c in rows[k]["counters"] for k in keys]), ids,
-                     np.array([repr(rows[k]["counters"].get(c)) for k in keys], dtype=object))
+        bad = ~np.isnan(mats[j]) & (~np.isfinite(mats[j]) | (mats[j] < 0))  # present, and not a count
+        if bad.any():
+            problems.add(c, bad, ids, np.where(np.isneginf(mats[j]), "not a number", mats[j].astype(str)))
         mats[j][bad] = np.nan
 
     def get(name: str) -> np.ndarray | None:
