@@ -248,9 +248,9 @@ def _read_many(sources: list, fmt: str | None, max_bytes: int,
             if on_error is None:
                 raise
             on_error(label, e)
-    if not workloads and len(loaded) == 1 and on_error is None:
+    if not workloads and len(loaded) == 1 and (on_error is None or loaded[0][2].companion):
         data, label, f = loaded[0]
-        return _read(data, label, f.name, max_bytes, None)  # that format's own message
+        return _read(data, label, f.name, max_bytes, None)  # that format's own message (what it is, how to use it)
     if not workloads and loaded and all(f.companion for _, _, f in loaded):
         raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
