@@ -139,7 +139,7 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     if args.hardware:
         hws = [cat.get(h) for h in args.hardware]
     else:
-        hws = _detected_devices(cat, workload) + [hw for hw in measured]
+        hws = _detected_devices(cat, workload) + list(measured[:1])  # the others: --hardware ID (listed below)
         if not hws:
             ran = f"the profile names its device as {workload.device!r}, which the catalog lacks; " if workload.device \
                 else "the input does not say which device it ran on; "
@@ -163,13 +163,18 @@ def _detected_devices(cat: Catalog, workload) -> list:
 def device_line(a: Analysis) -> str:
     """``Profiled on: NVIDIA A100-SXM4-40GB (CC 8.0); closest catalog device a100-40gb-sxm.``"""
     w = a.workload
-    if not w.device and not w.meta.get("arch"):
+    if not w.device and not w.meta.get("arch") and not getattr(w, "measured", ()):
         return ""
     what = w.device or w.meta.get("arch")
     extra = [f"CC {w.meta['compute_capability']}" if w.meta.get("compute_capability") else "",
              w.meta.get("arch", "") if w.device and w.meta.get("arch") else ""]
     extra = [x for x in extra if x]
-    return f"Profiled on: {what}" + (f" ({', '.join(extra)})" if extra else "") + "."
+    line = f"Profiled on: {what}" + (f" ({', '.join(extra)})" if extra else "") + "."
+    measured = [hw.id for hw in getattr(w, "measured", ()) or ()]
+    if len(measured) > 1:
+        line += (f" The inputs carry measured ceilings of {len(measured)} devices ({', '.join(measured)}): "
+                 "name them with --hardware ID.")
+    return line
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
