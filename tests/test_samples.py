@@ -97,7 +97,7 @@ def test_every_sample_has_an_expectation():
 
 def test_expectations_are_well_formed():
     keys = {"files", "outcome", "format", "message", "hardware", "kernels", "launches", "known", "device",
-            "suggest", "group_words", "warns", "as_catalog", "reference"}
+            "suggest", "group_words", "warns", "as_catalog", "measured", "reference"}
     for key, e in ENTRIES.items():
         assert set(e) <= keys, f"{key}: unknown keys {sorted(set(e) - keys)}"
         assert e["outcome"] in ("works", "refused"), key
@@ -169,6 +169,8 @@ def test_reads_as_the_manifest_says(key):
             problems.append(f"groups {groups[:200]!r} lack {e['group_words']}")
     if e.get("warns") and not w.warnings:
         problems.append("no warning")
+    if e.get("measured") and not w.measured:
+        problems.append("no measured ceilings carried with the workload")
     assert not problems, "; ".join(problems)
 
 
