@@ -64,6 +64,11 @@ REGION_FILL = {"memory-bound": "#dbeafe", "compute-bound": "#ffedd5"}
 #: roofline(highlight=...): opacity of the kernels not named, and the ring drawn around those named
 HIGHLIGHT_FADE = 0.12
 HIGHLIGHT_COLOR = "#0f172a"
+#: roofline(numbers=...): the frame column that carries each kernel's number through the selection, and the
+#: numbers' font size and advance per digit (px, bold)
+_NUMBER_COL = "_roofcore_number"
+NUMBER_FONT_PX = 11
+_DIGIT_PX = 7.7
 
 _PREFIX_EXPR = "['p','n','µ','m','','k','M','G','T','P','E']"
 
@@ -715,6 +720,9 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
         layers.extend(_kernel_layers(points, x, y, color_by=color_by, color_domain=color_domain, multi=multi,
                                      hierarchical=hierarchical, names=names, size_dom=size_dom, orient=orient))
 
+    if len(points) and "number" in points.columns:  # before the roof labels, which then steer clear of them
+        labels += number_labels(points, placer, size_dom, x, y)
+
     text_color = _device_colour(names) if multi else {"value": ROOF_COLOR}
     cl = ceiling_labels(seg, placer)
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
@@ -731,6 +739,69 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
                               "roof_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy,
                               fontSize=12)
     return layers + labels
+
+
+def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, float], x: dict, y: dict) -> list[dict]:
+    """Layers that print each numbered kernel's number (``points["number"] > 0``) beside its mark, as "#n".
+
+    Each number takes the first spot around its mark, nearest first, that overlaps no other number and
+    stays inside the plot, preferring one that hides no mark, line or label; a number set further out
+    than touching its mark gets a thin leader line. The spots join the placer's labels, so roof and
+    ceiling labels placed afterwards avoid them."""
+    sel = points[points["number"].to_numpy(dtype=np.float64) > 0].sort_values("number", kind="stable")
+    if sel.empty:
+        return []
+    px, py = placer.xy(sel["intensity"], sel["perf"])
+    radius = _radius_px(sel["size_s"].to_numpy(dtype=np.float64), size_dom)
+    h = NUMBER_FONT_PX + 1.0
+    dirs = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, 1), (1, -1), (-1, -1)]
+    taken: list[tuple[float, float, float, float]] = []
+    rows, leaders = [], []
+    for X, Y, r, n in zip(px, py, radius, sel["number"].astype(int), strict=True):
+        text = f"#{n}"
+        w = (len(text) + 0.2) * _DIGIT_PX + 2  # "#" is a little wider than a digit
+        best, best_cost = None, math.inf
+        for ring, gap in enumerate((1.5, 8.0, 16.0, 28.0)):
+            for ux, uy in dirs:
+                d = r + gap
+                cx = X + ux * (d + w / 2) / (math.sqrt(2) if ux and uy else 1)
+                cy = Y + uy * (d + h / 2) / (math.sqrt(2) if ux and uy else 1)
+                box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+                if box[0] < 0 or box[1] < 0 or box[2] > placer.width or box[3] > placer.height:
+                    continue
+                clash = sum(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken)
+                cost = 1000 * clash + _hits(placer, box) + 0.5 * ring
+                if cost < best_cost:
+                    best, best_cost = (cx, cy, ring), cost
+            if best is not None and best_cost < 1:  # a clean spot on this ring: nearer beats cleaner further out
+                break
+        if best is None:  # a mark in a corner of a tiny plot: on the mark itself
+            best = (X, Y, 0)
+        cx, cy, ring = best
+        taken.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
+        placer.labels = np.vstack([placer.labels, placer._box_circles(cx - w / 2, cx + w / 2, cy, 0.0)])
+        rows.append((10 ** (cx / placer.px + placer.lx0), 10 ** (cy / placer.py + placer.ly0), text))
+        if ring:
+            leaders.append((10 ** (X / placer.px + placer.lx0), 10 ** (Y / placer.py + placer.ly0), *rows[-1][:2]))
+    out: list[dict] = []
+    if leaders:
+        lines = pd.DataFrame(leaders, columns=["x", "y", "x2", "y2"])
+        out.append({"data": _src(lines), "mark": {"type": "rule", "strokeWidth": 0.8, "color": "#475569"},
+                    "description": "kernel_number_leaders", "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2}})
+    labels = pd.DataFrame(rows, columns=["x", "y", "text"])
+    out += _labels(labels, {"x": x, "y": y, "text": _TEXT}, "kernel_numbers", align="center", baseline="middle",
+                   fontSize=NUMBER_FONT_PX, fontWeight="bold", color="#0f172a")
+    return out
+
+
+def _hits(placer: _Placer, box: tuple[float, float, float, float]) -> int:
+    """How many of the placer's obstacles (marks, lines, labels: circles in px) overlap ``box``."""
+    obs = np.vstack([placer.points, placer.labels])
+    if not len(obs):
+        return 0
+    dx = np.maximum(np.maximum(box[0] - obs[:, 0], obs[:, 0] - box[2]), 0)
+    dy = np.maximum(np.maximum(box[1] - obs[:, 1], obs[:, 1] - box[3]), 0)
+    return int((dx * dx + dy * dy < obs[:, 2] ** 2).sum())
 
 
 def _size_domain(points: pd.DataFrame) -> tuple[float, float]:
@@ -853,7 +924,8 @@ def _legend_param(field: str, views: Sequence[str]) -> dict:
 def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_by: str = "bound",
              top_n: int | None = None, hierarchical: bool = False, all_ceilings: bool = False,
              achievable: bool = True, layout: str = "overlay", max_marks: int = MAX_MARKS,
-             width: int = 760, height: int = 440, highlight: Sequence[str] | None = None) -> RooflineFigure:
+             width: int = 760, height: int = 440, highlight: Sequence[str] | None = None,
+             numbers: Sequence[int] | np.ndarray | None = None) -> RooflineFigure:
     """The log-log roofline of ``analysis`` on ``hw_ids`` (default: every device in it).
 
     ``color_by``: "bound" or "group". ``top_n``: only the N kernels with the most time. ``hierarchical``: one
@@ -861,12 +933,23 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     or "facet" (one panel per device, same axes, concatenated). Never more than ``max_marks`` kernel marks.
     ``highlight``: kernel names to emphasise (ringed, opaque); the other kernels are faded, and the legend
     click then selects nothing (the highlight sets the opacity instead).
+    ``numbers``: one integer per workload row (0: none); each drawn kernel with a number has it printed
+    beside its mark as "#n" (a report keys them to its table).
     """
+    if numbers is not None:
+        # carried through the selection as a frame column, so each number follows its row
+        num = np.asarray(numbers, dtype=np.int64)
+        if num.shape != (len(analysis.workload),):
+            raise ValueError(f"numbers: one per kernel ({len(analysis.workload)}), got shape {num.shape}")
+        analysis = replace(analysis, workload=replace(analysis.workload,
+                                                      frame=analysis.workload.frame.assign(**{_NUMBER_COL: num})))
     hw_ids = list(hw_ids or [h.id for h in analysis.hardware])
     hws = [analysis.result(h).hardware for h in hw_ids]
     total = len(analysis.workload)
     sub, capped = select_kernels(analysis, hw_ids, top_n=top_n, hierarchical=hierarchical, max_marks=max_marks)
     points = kernel_points(sub, hw_ids, hierarchical=hierarchical)
+    if numbers is not None and len(points):
+        points["number"] = sub.workload.frame[_NUMBER_COL].to_numpy()[points["kid"].to_numpy(dtype=np.int64)]
     notes: list[str] = []
     drawn = len(sub.workload)
     if capped:
