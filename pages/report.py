@@ -26,13 +26,23 @@ try:
             scenario = run_scenario(load_yaml(up.getvalue(), up.name), st.session_state["catalog"], allow_files=False)
         except (RoofcoreError, yaml.YAMLError) as e:
             st.error(f"Scenario not attached: {e}")
-    title = st.text_input("Title", value=f"Roofline report: {a.workload.name}", key="report_title")
+    title = st.text_input("Title", value=report.default_title(a), key="report_title")
+    opts = st.columns(3)
+    top = opts[0].number_input("Top kernels", min_value=1, max_value=50, value=report.TOP, step=1, key="report_top",
+                               help="Rows of the top-kernels table; their points are numbered in the charts.")
+    modes = {"auto": None, "every kernel": "all", "top kernels": "top", "none": "none"}
+    mode = modes[opts[1].selectbox(
+        "Appendix", list(modes), key="report_appendix",
+        help=f"Kernels listed with their full names: 'auto' lists every kernel up to {report.APPENDIX_ALL_MAX:,}, "
+             "else the top ones (the CSV has them all).")]
+    paper = opts[2].selectbox("Paper", report.PAPERS, key="report_paper", format_func=str.upper)
     memo = st.session_state.setdefault("report_memo", {})
-    key = (token, title, up.file_id if up is not None and scenario is not None else None)
+    key = (token, title, up.file_id if up is not None and scenario is not None else None, top, mode, paper)
+    options = {"title": title, "scenario": scenario, "top": int(top), "appendix": mode, "paper": paper}
     if key not in memo:
         memo.clear()
         advice = advise_all(a)
-        memo[key] = (report.build_html(a, title=title, scenario=scenario, advice=advice), advice)
+        memo[key] = (report.build_html(a, advice=advice, **options), advice)
     page, advice = memo[key]
 
     cols = st.columns(4)
@@ -43,7 +53,7 @@ try:
         cols[1].button("PDF", disabled=True, help=missing, icon=":material/picture_as_pdf:")
         st.caption(missing)
     else:
-        cols[1].download_button("PDF", lambda: report.build_pdf(a, title=title, scenario=scenario, advice=advice),
+        cols[1].download_button("PDF", lambda: report.build_pdf(a, advice=advice, **options),
                                 "roofline-report.pdf", "application/pdf",
                                 icon=":material/picture_as_pdf:", on_click="ignore")
     cols[2].download_button("CSV", lambda: analysis_csv(a).encode("utf-8"), "roofline-analysis.csv", "text/csv",

@@ -367,11 +367,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         _emit(args, analysis_csv(a))
         return 0
     if fmt == "pdf":
-        data = report.build_pdf(a, title=args.title, scenario=scenario, top=args.top)
+        data = report.build_pdf(a, title=args.title, scenario=scenario, top=args.top, appendix=args.appendix,
+                                paper=args.paper)
         with open(args.output, "wb") as fh:
             fh.write(data)
         return 0
-    _emit(args, report.build_html(a, title=args.title, scenario=scenario, top=args.top))
+    _emit(args, report.build_html(a, title=args.title, scenario=scenario, top=args.top, appendix=args.appendix,
+                                  paper=args.paper))
     return 0
 
 
@@ -482,13 +484,19 @@ def build_parser() -> argparse.ArgumentParser:
     cp.set_defaults(func=cmd_compare)
 
     rp = sub.add_parser("report", parents=[common, workload],
-                        help="a report (HTML, or PDF with -o FILE.pdf): summary, rooflines, advice, assumptions, every kernel")
+                        help="a report (HTML, or PDF with -o FILE.pdf): summary, numbered rooflines, top kernels, advice, "
+                             "assumptions, then every kernel")
     rp.add_argument("--scenario", metavar="FILE", help="a planning scenario (YAML) whose variants are tabled")
     rp.add_argument("--title", help="report title (default: 'Roofline report: WORKLOAD')")
     g = rp.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="the analysis and advice as JSON instead of the report")
     g.add_argument("--csv", action="store_true", help="the per-kernel table as CSV instead of the report")
-    rp.add_argument("--top", type=int, default=25, metavar="N", help="kernels per device in the top-kernels table")
+    rp.add_argument("--top", type=int, default=10, metavar="N",
+                    help="kernels in the top-kernels table, numbered in the charts (default 10; 0: all)")
+    rp.add_argument("--appendix", choices=("none", "top", "all"),
+                    help="kernels listed with full names at the end: all, the top ones, or none "
+                         "(default: all up to 2,000 kernels, else top; the CSV has every kernel)")
+    rp.add_argument("--paper", choices=("a4", "letter"), default="a4", help="page size of the PDF and of printing")
     rp.set_defaults(func=cmd_report)
 
     me = sub.add_parser("measure", parents=[common],

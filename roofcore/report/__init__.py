@@ -1,18 +1,28 @@
 """The report: one self-contained HTML page (charts inline as SVG, CSS inline, print CSS) and a PDF of it.
 
+A body of a few pages that an engineer can attach to a design review: title, date, inputs and devices in
+one block; an executive summary in sentences; one roofline per device whose top kernels are numbered, the
+numbers keyed to the top-kernels table (short names: :mod:`roofcore.names`); the recommendations; the
+assumptions and sources in small print. Then the appendix: every kernel with its full name, one row each,
+on landscape pages (``appendix="all"``, the default up to :data:`APPENDIX_ALL_MAX` kernels), only the top
+kernels (``"top"``, the default beyond, with a sentence pointing to the CSV), or none.
+
 ``build_html(analysis, ...)`` returns the page; ``build_pdf(analysis, ...)`` renders the same page with
 WeasyPrint (the ``[pdf]`` extra), except the appendix's rows, which :mod:`.appendix` draws directly on pages
 the HTML reserves (WeasyPrint would lay a 10,000-row table out cell by cell for two minutes). Everything that
 came from the user (kernel names, groups, file names, titles, scenario names) is escaped with
-:func:`html.escape`; the page references no URL, so it views and prints offline.
+:func:`html.escape`; the page references no URL, so it views and prints offline. No path of the machine
+reaches the page: file names are shown by their base name.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
+import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
@@ -21,38 +31,103 @@ import pandas as pd
 from ..analyze import Analysis, coverage_text, speedup_note
 from ..errors import RoofcoreError
 from ..models import Hardware
-from ..units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
-from . import appendix
+from ..names import short_names
+from ..units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_rate, fmt_time
+from . import appendix as _draw
 
 #: what to install when WeasyPrint or its system libraries are missing
 PDF_INSTALL_HINT = ('install WeasyPrint with `pip install "roofcore[pdf]"` and its libraries with '
                     "`apt-get install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core`")
 
-#: section headings, in order (tests look for each in the PDF's text)
-SECTIONS = ("Inputs", "Executive summary", "Roofline", "Time by bound", "Top kernels", "Recommendations",
-            "Planning results", "Assumptions", "Appendix: every kernel")
-
+#: section headings, in order (tests look for each in the PDF's text); the appendix's depends on its mode
+SECTIONS = ("Inputs", "Executive summary", "Roofline", "Top kernels", "Recommendations", "Planning results",
+            "Assumptions and sources", "Appendix")
+#: appendix modes: every kernel, the top-kernels table's only, or no appendix
+APPENDIX_MODES = ("all", "top", "none")
+#: the default appendix lists every kernel up to this many, else the top kernels (the CSV has them all)
+APPENDIX_ALL_MAX = 2000
+#: paper sizes (the body is portrait, the appendix landscape)
+PAPERS = tuple(_draw.PAPERS)
+#: kernels in the top-kernels table by default
+TOP = 10
 #: recommendations listed per device (the rest are counted)
-RECS_SHOWN = 12
+RECS_SHOWN = 5
+#: kernels drawn in each report roofline (the top ones by time; the numbered ones always): a static chart
+#: shows the cloud's shape with a few hundred marks, and every mark costs the PDF renderer time
+CHART_KERNELS = 600
+#: workload warnings listed in the small print (the rest are counted)
+WARNINGS_SHOWN = 6
 
 _e = html.escape
 
 #: the one font of the report (Debian's fonts-dejavu-core), named in the CSS and the charts
 _FONT = "DejaVu Sans"
 
+#: @page overrides for paper sizes other than style.css's A4
+_PAPER_CSS = {"a4": "", "letter": "@page { size: letter; } @page appendix { size: letter landscape; }"}
+
 
 def _css() -> str:
     return resources.files(__package__).joinpath("style.css").read_text(encoding="utf-8")
 
 
-# ------------------------------------------------------------------------------------------------ charts
+# ------------------------------------------------------------------------------------------------ text
+
+
+#: a path of the machine: absolute (/, ~/, C:\, \\server), relative through . or .., or folders ending
+#: in a file with an extension (data/run.csv); "FLOP/s" and "TB/s" are not paths
+_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:[\\/]|\\\\|~[\\/]|\.{1,2}[\\/]|[\\/](?=[\w.-]))(?:[^\s\\/,;:()\"'<>|]*[\\/])*"
+                   r"([^\s\\/,;:()\"'<>|]+)"
+                   r"|(?<![\w./\\])(?:[\w.-]+[\\/])+([\w.-]+\.[A-Za-z]\w{0,5})(?![\w/\\])")
+
+
+def no_paths(text: str) -> str:
+    """``text`` with each file path reduced to its base name (a report is shared; the machine's folders are not)."""
+    return _PATH.sub(lambda m: m.group(1) or m.group(2) or "", str(text))
+
+
+def default_title(a: Analysis) -> str:
+    """``Roofline report: <workload name>``, the name without any folder."""
+    return f"Roofline report: {no_paths(a.workload.name)}"
+
+
+def _pct(x: float | None) -> str:
+    """A fraction as a percentage with two significant figures ("41%", "5.3%", "0.12%"); above 100% whole."""
+    if x is None or not np.isfinite(x):
+        return "–"
+    p = x * 100
+    if p >= 100:
+        return f"{p:,.0f}%"
+    if p >= 99.5:
+        return ">99%"  # never round a part up to the whole
+    if p <= 0:
+        return "0%"
+    if p < 0.001:
+        return "<0.001%"
+    return f"{p:.2g}%" if p < 10 else f"{p:.0f}%"
+
+
+_PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)%")
+_SCI = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])")
+
+
+def _quotable(text: str) -> str:
+    """Text from elsewhere (advice, warnings) with its numbers as the report prints them: percentages with
+    two significant figures, no scientific notation."""
+    text = _PERCENT.sub(lambda m: _pct(float(m.group(1)) / 100), text)
+    return _SCI.sub(lambda m: f"{float(m.group(0)):,.{max(0, 2 - int(m.group(2)))}f}"
+                    if -6 <= int(m.group(2)) <= 15 else m.group(0), text)
 
 
 def _svg(chart, n: int) -> str:
     """A chart as inline SVG: no XML prolog, ids made unique per chart, fonts named explicitly."""
     import vl_convert as vlc
 
-    spec = chart.to_dict()
+    # the figure's spec with its data as JSON values, as RooflineFigure.to_dict gives it but not validated
+    # again against the Vega-Lite schema (a second per chart; the chart tests validate these specs)
+    spec = {**chart.chart.to_dict(validate=False),
+            "datasets": {k: json.loads(v.to_json(orient="records", double_precision=15))
+                         for k, v in chart.datasets.items()}}
     config = dict(spec.get("config") or {})
     config["font"] = _FONT  # vl-convert measures labels with the font the PDF draws them in
     s = vlc.vegalite_to_svg({**spec, "config": config})
@@ -63,224 +138,297 @@ def _svg(chart, n: int) -> str:
     return s
 
 
-# ------------------------------------------------------------------------------------------------ helpers
-
-
-def _vfmt(values: Iterable, fn: Callable[[float | None], str]) -> pd.Series:
+def _vfmt(values: Iterable, fn: Callable[[float], str]) -> pd.Series:
     """``fn`` over a column, called once per distinct value (NaN → "–")."""
-    s = pd.Series(values, dtype="float64")
+    s = pd.Series(values, dtype="float64").reset_index(drop=True)
     uniq = pd.unique(s.dropna())
     table = {v: fn(float(v)) for v in uniq}
     out = s.map(table).astype(object)
     return out.where(out.notna(), "–")
 
 
-def _text_col(values: Iterable, escape: bool = True) -> pd.Series:
-    """Escaped (or, with ``escape=False``, plain) text for a column of user strings (None/NaN → "–")."""
-    s = pd.Series(values, dtype=object)
-    uniq = pd.unique(s.dropna().astype(str))
-    table = {v: _e(v) if escape else v for v in uniq}
-    return s.astype(str).map(table).where(s.notna(), "–").astype(object)
+def _escape_col(values: Iterable[str]) -> pd.Series:
+    s = pd.Series(list(values), dtype=object)
+    table = {v: _e(v) for v in pd.unique(s)}
+    return s.map(table).astype(object)
 
 
-def _table(headers: list[tuple[str, bool]], cols: list[pd.Series], *, cls: str = "") -> str:
-    """An HTML table from already-escaped string columns; ``headers`` are (label, numeric)."""
-    kinds = [("n" if num is True else "k" if num is False else num) for _, num in headers]
-    head = "".join(f'<th class="{k}">{_e(h)}</th>' for (h, _), k in zip(headers, kinds, strict=True))
-    if not cols or len(cols[0]) == 0:
-        body = f'<tr><td colspan="{len(headers)}">none</td></tr>'
+# ------------------------------------------------------------------------------------------------ the model
+
+
+@dataclass
+class _Report:
+    """What every section reads: the analysis, its advice, the ranking and numbering of kernels, short names."""
+
+    a: Analysis
+    advice: dict
+    order: np.ndarray  #: workload rows by time (measured, else the mean roofline time over devices), largest first
+    top: np.ndarray  #: the rows of the top-kernels table, in order (numbered 1, 2, ...)
+    number: np.ndarray  #: per workload row, its number in the top-kernels table (0: not in it)
+    short: dict[str, str]  #: full kernel name → unique short name
+    tables: dict[str, pd.DataFrame]  #: per device id, Analysis.table (one row per workload row)
+
+    @property
+    def names(self) -> np.ndarray:
+        return self.a.workload.frame["name"].astype(str).to_numpy()
+
+    def label(self, name: str) -> str:
+        """A kernel as the body names it: short name, and "#n" for the first of its rows in the top table."""
+        short = self.short.get(name, name)
+        rows = np.flatnonzero((self.names[self.top] == name)) if len(self.top) else []
+        return f"#{int(self.number[self.top[rows[0]]])} {short}" if len(rows) else short
+
+
+def _model(a: Analysis, advice: dict, top: int) -> _Report:
+    f = a.workload.frame
+    t = f["time_s"].to_numpy(dtype=np.float64)
+    tables = {h.id: a.table(h.id, messages=False) for h in a.hardware}
+    roofs = np.vstack([tb["t_roof_s"].to_numpy(dtype=np.float64) for tb in tables.values()] or [np.full(len(t), np.nan)])
+    known = (~np.isnan(roofs)).sum(axis=0)
+    roof = np.where(known > 0, np.nansum(roofs, axis=0) / np.maximum(known, 1), np.nan)
+    key = np.nan_to_num(np.where(np.isnan(t), roof, t), nan=0.0)  # as the charts rank them
+    order = np.argsort(-key, kind="stable")
+    shown = order[:top] if top > 0 else order
+    number = np.zeros(len(f), dtype=np.int64)
+    number[shown] = np.arange(1, len(shown) + 1)
+    names = f["name"].astype(str).to_numpy()
+    return _Report(a, advice, order, shown, number, short_names(names[order]), tables)
+
+
+def _offchip_column(a: Analysis) -> str | None:
+    cols = a.workload.byte_columns
+    return "bytes_hbm" if "bytes_hbm" in cols else (cols[0] if cols else None)
+
+
+def _bound_short(h: Hardware, label: object) -> str:
+    """``compute:bf16-matrix`` → ``bf16-matrix``; ``memory:hbm`` → the level's label (``HBM3``); links too."""
+    if not isinstance(label, str) or ":" not in label:
+        return "–"
+    kind, name = label.split(":", 1)
+    if kind == "compute":
+        return name
+    lv = h.level_map.get(name) or h.link_map.get(name)
+    return (lv.display if lv is not None else name) + (" link" if kind == "link" else "")
+
+
+def _bound_words(h: Hardware, label: str) -> str:
+    """A bound in words for a sentence: "the bf16-matrix peak", "HBM3 bandwidth", "the PCIe 5.0 x16 link"."""
+    kind, _, name = label.partition(":")
+    if kind == "compute":
+        return f"the {name} peak"
+    if kind == "memory":
+        return f"{_bound_short(h, label)} bandwidth"
+    if kind == "link":
+        return f"the {_bound_short(h, label)}"
+    return "unknown"
+
+
+# ------------------------------------------------------------------------------------------------ columns
+
+
+def _kernel_columns(r: _Report, rows: np.ndarray, *, short: bool) -> tuple[list[tuple[str, bool | str]],
+                                                                            list[pd.Series], list[str]]:
+    """The per-kernel columns for workload ``rows`` as plain text: #, kernel (short or full name), count,
+    time, FLOPs, off-chip bytes, intensity, then per device t_roof, of roof and bound. Also returns, per
+    column, the device it belongs to ("" for the kernel's own columns)."""
+    a = r.a
+    f = a.workload.frame.iloc[rows]
+    off = _offchip_column(a)
+    multi = len(a.hardware) > 1
+    names = f["name"].astype(str)
+    headers: list[tuple[str, bool | str]] = [("#", True), ("kernel", False), ("count", True), ("time", True),
+                                             ("FLOPs", True)]
+    cols = [pd.Series(np.where(r.number[rows] > 0, r.number[rows].astype(str), ""), dtype=object),
+            names.map(r.short).astype(object) if short else names.astype(object),
+            f["count"].map("{:,}".format).astype(object), _vfmt(f["time_s"], fmt_time), _vfmt(f["flops"], fmt_flops)]
+    if not (short and multi):  # the body's table has no room for bytes beside two devices; intensity says it
+        headers.append(("off-chip bytes", True))
+        cols.append(_vfmt(f[off], fmt_bytes) if off else pd.Series(["–"] * len(rows), dtype=object))
+    headers.append(("intensity", True))
+    if off:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            b = f[off].to_numpy(dtype=np.float64)
+            fl = f["flops"].to_numpy(dtype=np.float64)
+            inten = np.where(b > 0, fl / b, np.nan)
+        cols.append(_vfmt(inten, fmt_intensity))
     else:
-        row = pd.Series(["<tr>"] * len(cols[0]), dtype=object)
-        for k, c in zip(kinds, cols, strict=True):
-            row = row + f'<td class="{k}">' + c.to_numpy(dtype=object) + "</td>"
-        body = "\n".join(row + "</tr>")
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>'
-
-
-def _rows(headers: list[tuple[str, bool]], rows: list[list[str]], cls: str = "") -> str:
-    """A small table from already-escaped cell strings."""
-    cols = [pd.Series([r[i] for r in rows], dtype=object) for i in range(len(headers))]
-    return _table(headers, cols, cls=cls)
-
-
-def _order(tab: pd.DataFrame) -> np.ndarray:
-    key = tab["time_s"].fillna(tab["t_roof_s"]).fillna(0).to_numpy()
-    return np.argsort(-key, kind="stable")
-
-
-def _kernel_columns(tab: pd.DataFrame, *, with_hw: bool = False,
-                    escape: bool = True) -> tuple[list[tuple[str, bool]], list[pd.Series]]:
-    """The per-kernel columns of the top-kernels table and the appendix, formatted column by column
-    (user text HTML-escaped unless ``escape=False``)."""
-    off = "bytes_hbm" if "bytes_hbm" in tab else next((c for c in tab if c.startswith("bytes_")), None)
-    inten = f"intensity_{off[len('bytes_'):]}" if off else None
-    headers = [("kernel", False), ("count", True), ("FLOPs", True), ("off-chip bytes", True), ("intensity", True),
-               ("t_roof", True), ("time", True), ("of roof", True), ("bound", "t")]
-    bound = tab["bound"].where(tab["bound"].map(lambda v: isinstance(v, str)), None)
-    cols = [_text_col(tab["name"], escape),
-            tab["count"].map("{:,}".format).astype(object),
-            _vfmt(tab["flops"], fmt_flops),
-            _vfmt(tab[off], fmt_bytes) if off else pd.Series(["–"] * len(tab), dtype=object),
-            _vfmt(tab[inten].replace([np.inf], np.nan), fmt_intensity) if inten else
-            pd.Series(["–"] * len(tab), dtype=object),
-            _vfmt(tab["t_roof_s"], fmt_time), _vfmt(tab["time_s"], fmt_time), _vfmt(tab["efficiency"], fmt_pct),
-            _text_col(bound, escape)]
-    if with_hw:
-        headers.insert(1, ("device", False))
-        cols.insert(1, _text_col(tab["hardware"], escape))
-    return headers, [c.reset_index(drop=True) for c in cols]
-
-
-def _source_id(h: Hardware, source: str) -> str:
-    sid = source.split(":", 1)[0].strip()
-    return sid if sid in h.sources else source
-
-
-def _tags(f) -> str:
-    return ", ".join(t for t, on in (("measured", f.measured), ("derived", bool(f.derivation)),
-                                     ("unverified", f.unverified)) if on)
+        cols.append(pd.Series(["–"] * len(rows), dtype=object))
+    owner = [""] * len(headers)
+    for h in a.hardware:
+        tab = r.tables[h.id].iloc[rows]
+        bounds = tab["bound"].to_numpy(dtype=object)
+        uniq = {b: _bound_short(h, b) for b in pd.unique(pd.Series(bounds, dtype=object).dropna())}
+        bound_col = pd.Series([uniq.get(b, "–") if isinstance(b, str) else "–" for b in bounds], dtype=object)
+        suffix = f" {h.id}" if multi and not short else ""
+        headers += [(f"t_roof{suffix}", True), (f"of roof{suffix}", True), (f"bound{suffix}", "t")]
+        cols += [_vfmt(tab["t_roof_s"], fmt_time), _vfmt(tab["efficiency"], _pct), bound_col]
+        owner += [h.id] * 3
+    return headers, [c.reset_index(drop=True) for c in cols], owner
 
 
 # ------------------------------------------------------------------------------------------------ sections
 
 
-def _inputs(a: Analysis, scenario) -> str:
-    w = a.workload
-    rows = [["Workload", _e(w.name)],
-            ["Files", _e(", ".join(w.sources)) or "– (built in memory)"],
-            ["Formats", _e(", ".join(w.formats)) or "–"],
-            ["Kernels", f"{len(w):,}"],
-            ["Devices", "<br>".join(f"{_e(h.name)} (<code>{_e(h.id)}</code>)" for h in a.hardware)],
+def _inputs(r: _Report, scenario) -> str:
+    w = r.a.workload
+    files = ", ".join(no_paths(s) for s in w.sources) or "– (built in memory)"
+    rows = [["Workload", _e(no_paths(w.name))],
+            ["Files", _e(files) + (f" ({_e(', '.join(w.formats))})" if w.formats else "")],
+            ["Kernels", f"{len(w):,}" + (f"; {len(w.skipped):,} rows skipped" if w.skipped else "")],
+            ["Devices", "; ".join(f"{_e(h.name)} (<code>{_e(h.id)}</code>)" for h in r.a.hardware)],
             ["Roofs", "achievable (measured) ceilings where the catalog has them, else theoretical peaks"
-             if a.achievable else "theoretical peaks (catalog figures)"]]
+             if r.a.achievable else "theoretical peaks (catalog figures)"]]
     if w.device:
         rows.append(["Profiled on", _e(w.device)])
     if scenario is not None:
-        rows.append(["Scenario", _e(scenario.name) + (f" ({_e(scenario.source)})" if scenario.source else "")])
-    if w.skipped:
-        rows.append(["Skipped rows", f"{len(w.skipped):,}"])
-    out = '<table class="inputs"><tbody>' + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + \
-        "</tbody></table>"
-    if w.warnings:
-        out += "".join(f'<p class="muted">Warning: {_e(x)}</p>' for x in w.warnings[:20])
-    return out
+        rows.append(["Scenario", _e(scenario.name) + (f" ({_e(no_paths(scenario.source))})" if scenario.source else "")])
+    return ('<table class="inputs"><tbody>' + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+            + "</tbody></table>")
 
 
-def _bound_phrase(share: dict[str, float]) -> str:
-    if not share:
-        return "no kernel has a bound (FLOPs or bytes unknown)"
-    items = list(share.items())[:2]
-    text = f"{fmt_pct(items[0][1])} of the time is {_e(items[0][0])}-bound"
-    if len(items) > 1:
-        text += f", {fmt_pct(items[1][1])} {_e(items[1][0])}"
+def _renamed(r: _Report, text: str, kernels: Sequence[str]) -> str:
+    """Advice text with each kernel name (whole, or cut as the advice cut it) replaced by its body label."""
+    for k in kernels:
+        flat = " ".join(str(k).split())
+        for cand in sorted({flat, *(flat[:w - 1] + "…" for w in (48, 28) if len(flat) > w)}, key=len, reverse=True):
+            if cand in text:
+                text = text.replace(cand, r.label(k), 1)
+                break
     return text
 
 
-def _summary(a: Analysis, advice: dict) -> str:
-    parts = []
+def _summary(r: _Report) -> str:
+    a = r.a
+    out = []
     for h in a.hardware:
-        s = a.summary(h.id)
-        basis = "measured" if s["share_basis"] == "measured" else "roofline"
-        txt = f"<strong>{_e(h.name)}</strong>: {_bound_phrase(s['time_share_by_bound'])} ({basis} time). "
-        partial = s["coverage"]["kernels_known"] < s["coverage"]["kernels"]
-        if s["time_s"] is not None and s["t_roof_s"] is not None:
-            known = (f"the {fmt_time(s['coverage']['time_s_known'])} of it in kernels with a known roofline take "
-                     if partial and s["coverage"]["time_s_known"] is not None else "")
-            txt += (f"It takes {fmt_time(s['time_s'])} measured; {known or 'against '}{fmt_time(s['t_roof_s'])} at the "
-                    "roof (Σ t_roof)"
-                    + (f": {fmt_factor(s['speedup_if_at_roof'])} faster if every kernel "
-                       f"{'with a known roofline ' if partial else ''}reached its roof. "
-                       if s["speedup_if_at_roof"] else ". "))
-        elif s["t_roof_s"] is not None:
-            txt += (f"No measured times: the roofline bounds it at {fmt_time(s['t_roof_s'])} (Σ t_roof; "
-                    f"{fmt_time(s['t_serial_s'])} with no overlap). ")
-        for note in (coverage_text(s), speedup_note(s)):
-            if note:
-                txt += _e(note) + " "
-        adv = advice.get(h.id)
-        top = [r for r in (adv.items if adv else ()) if r.gain_s > 0][:3]
-        if top:
-            txt += "Top actions: " + "; ".join(f"{i}. {_e(r.title)} (saves {fmt_time(r.gain_s)})"
-                                               for i, r in enumerate(top, 1)) + ". "
-        elif adv is not None:
-            txt += _e(adv.summary()) + " "
-        parts.append(txt.strip())
-    return '<div class="summary"><p>' + " ".join(parts) + "</p></div>"
-
-
-def _rooflines(a: Analysis, charts_on: bool) -> str:
-    from .. import charts
-
-    out = []
-    for i, h in enumerate(a.hardware):
-        out.append(f"<h3>{_e(h.name)} ({_e(h.id)})</h3>")
-        if not charts_on:
-            out.append('<p class="muted">Chart left out.</p>')
-            continue
-        fig = charts.roofline(a, hw_ids=[h.id], top_n=min(len(a.workload), 2000), width=640, height=380)
-        cap = ("Log-log roofline: attainable FLOP/s against arithmetic intensity (FLOP per off-chip byte); each "
-               "kernel at its achieved rate (measured) or at its roof. " + fig.caption)
-        out.append(f'<figure class="roofline">{_svg(fig, i)}<figcaption>{_e(cap)}</figcaption></figure>')
-    return "\n".join(out)
-
-
-def _shares(a: Analysis, charts_on: bool) -> str:
-    from .. import charts
-
-    out = []
-    for i, h in enumerate(a.hardware):
         s = a.summary(h.id)
         share = s["time_share_by_bound"]
-        out.append(f'<div class="keep"><h3>{_e(h.name)}</h3>')
-        if share and charts_on:
-            out.append(f'<figure class="share">{_svg(charts.bound_share_chart(share, width=360), 100 + i)}</figure>')
-        rows = [[_e(k), fmt_pct(v)] for k, v in share.items()]
-        out.append(_rows([("bound", False), (f"share of {s['share_basis']} time", True)], rows))
-        out.append("</div>")
+        basis = "measured" if s["share_basis"] == "measured" else "roofline"
+        known = [(k, v) for k, v in share.items() if k != "unknown"]
+        sent = []
+        if known:
+            kind = known[0][0].split(":")[0]
+            what = "; ".join(f"{_bound_words(h, k)} bounds {_pct(v)}" for k, v in known[:2])
+            sent.append(f"Mostly {kind}-bound: {what} of the {basis} time"
+                        + (f"; {_pct(share['unknown'])} has no known bound (FLOPs or bytes missing)."
+                           if share.get("unknown") else "."))
+        elif share:
+            sent.append("No kernel has a known bound: FLOPs or bytes are missing for all of them.")
+        cov = s["coverage"]
+        partial = cov["kernels_known"] < cov["kernels"]
+        factor = f": {fmt_factor(s['speedup_if_at_roof'])} faster if each reached its roof" \
+            if s["speedup_if_at_roof"] else ""
+        if s["time_s"] is not None and s["t_roof_s"] is not None:
+            if partial and cov.get("time_s_known") is not None:
+                sent.append(f"It takes {fmt_time(s['time_s'])} measured; the {fmt_time(cov['time_s_known'])} of it in "
+                            f"kernels with a known roofline would take {fmt_time(s['t_roof_s'])} at the roof "
+                            f"(Σ t_roof){factor}.")
+            else:
+                sent.append(f"It takes {fmt_time(s['time_s'])} measured against {fmt_time(s['t_roof_s'])} at the roof "
+                            f"(Σ t_roof){factor}.")
+        elif s["t_roof_s"] is not None:
+            sent.append(f"No measured times: the roofline bounds it at {fmt_time(s['t_roof_s'])} (Σ t_roof; "
+                        f"{fmt_time(s['t_serial_s'])} with no overlap).")
+        elif s["time_s"] is not None:
+            sent.append(f"It takes {fmt_time(s['time_s'])} measured; no kernel has a known roofline.")
+        sent += [n for n in (coverage_text(s), speedup_note(s)) if n]
+        body = f"<p><strong>{_e(h.name)}.</strong> " + _e(_quotable(" ".join(sent))) + "</p>"
+        adv = r.advice.get(h.id)
+        acts = [x for x in (adv.items if adv else ()) if x.gain_s > 0][:3]
+        if acts:
+            body += '<ol class="actions">' + "".join(
+                f"<li>{_e(_quotable(_renamed(r, x.title, x.kernels)))}: saves {fmt_time(x.gain_s)}"
+                f" ({_pct(x.gain_s / adv.workload_time_s) if adv.workload_time_s > 0 else '–'} of the time)</li>"
+                for x in acts) + "</ol>"
+        elif adv is not None:
+            body += f'<p class="muted">{_e(_quotable(adv.summary()))}</p>'
+        out.append(body)
+    return '<div class="summary">' + "\n".join(out) + "</div>"
+
+
+def _rooflines(r: _Report, charts_on: bool) -> str:
+    from .. import charts
+
+    a = r.a
+    if not charts_on:
+        return '<p class="muted">Charts left out.</p>'
+    out = []
+    width = 640 if len(a.hardware) <= 2 else 420
+    for i, h in enumerate(a.hardware):
+        fig = charts.roofline(a, hw_ids=[h.id], top_n=min(len(a.workload), max(CHART_KERNELS, len(r.top))), width=width,
+                              height=300 if len(a.hardware) <= 2 else 260, numbers=r.number)
+        drawn = set(r.number[r.top]) - {0}
+        cap = (f"{h.name}: each kernel at its measured FLOP/s (on its roof if untimed), sized by time; the numbers "
+               "are the rows of the top-kernels table" + ("" if drawn else " (none of them can be drawn)") + ". "
+               + fig.caption)
+        out.append(f'<figure class="roofline{" half" if len(a.hardware) > 2 else ""}">{_svg(fig, i)}'
+                   f"<figcaption>{_e(cap)}</figcaption></figure>")
     return "\n".join(out)
 
 
-def _top_kernels(a: Analysis, top: int) -> str:
-    out = []
-    for h in a.hardware:
-        tab = a.table(h.id, messages=False)
-        order = _order(tab)
-        shown = order[:top] if top > 0 else order
-        headers, cols = _kernel_columns(tab.iloc[shown].reset_index(drop=True))
-        out.append(f"<h3>{_e(h.name)}</h3>")
-        out.append(_table(headers, cols))
-        if len(shown) < len(tab):
-            out.append(f'<p class="muted">The {len(shown):,} of {len(tab):,} kernels with the most time '
-                       "(measured, else roofline); the appendix lists every kernel.</p>")
+def _top_kernels(r: _Report) -> str:
+    a = r.a
+    if not len(r.top):
+        return "<p>No kernels.</p>"
+    headers, cols, owner = _kernel_columns(r, r.top, short=True)
+    full = a.workload.frame["name"].astype(str).to_numpy()[r.top]
+    kinds = [("n" if num is True else "k" if num is False else num) for _, num in headers]
+    cells = [_escape_col(c) for c in cols]
+    cells[1] = pd.Series([f'<span title="{_e(n, quote=True)}">{s}</span>' for n, s in zip(full, cells[1], strict=True)],
+                         dtype=object)
+    head = ""
+    if len(a.hardware) > 1:
+        spans, i = [], 0
+        while i < len(owner):
+            j = i
+            while j < len(owner) and owner[j] == owner[i]:
+                j += 1
+            name = next((h.name for h in a.hardware if h.id == owner[i]), "")
+            spans.append(f'<th colspan="{j - i}" class="dev">{_e(name)}</th>' if owner[i] else
+                         f'<th colspan="{j - i}" class="blank"></th>')
+            i = j
+        head = "<tr>" + "".join(spans) + "</tr>"
+    head += "<tr>" + "".join(f'<th class="{k}">{_e(h)}</th>' for (h, _), k in zip(headers, kinds, strict=True)) + "</tr>"
+    row = pd.Series(["<tr>"] * len(r.top), dtype=object)
+    for k, c in zip(kinds, cells, strict=True):
+        row = row + f'<td class="{k}">' + c.to_numpy(dtype=object) + "</td>"
+    out = [f'<table class="top"><thead>{head}</thead><tbody>\n' + "\n".join(row + "</tr>") + "\n</tbody></table>"]
+    n = len(a.workload)
+    note = (f"The {len(r.top):,} of {n:,} kernels with the most time (measured, else roofline), numbered as in the "
+            "charts. " if len(r.top) < n else "Every kernel, by time (measured, else roofline), numbered as in the charts. ")
+    note += ("Short names: template arguments and parameter lists elided (one telling token kept), [k] where two "
+             "would read the same; the full names are in the appendix (and, in the HTML, on hover). "
+             "of roof: t_roof / measured time; bound: the roof that sets t_roof.")
+    out.append(f'<p class="muted">{_e(note)}</p>')
     return "\n".join(out)
 
 
-def _short(name: str, limit: int = 100) -> str:
-    """A kernel name cut for a list (templated C++ names run to hundreds of characters); whole in the appendix."""
-    return name if len(name) <= limit else name[:limit - 1] + "…"
-
-
-def _recommendations(a: Analysis, advice: dict) -> str:
+def _recommendations(r: _Report) -> str:
     out = []
-    for h in a.hardware:
-        adv = advice.get(h.id)
-        out.append(f"<h3>{_e(h.name)}</h3>")
+    for h in r.a.hardware:
+        adv = r.advice.get(h.id)
         if adv is None:
             continue
-        out.append(f"<p>{_e(adv.summary())}</p>")
-        rows = []
-        for i, r in enumerate(adv.items[:RECS_SHOWN], 1):
-            names = "; ".join(_short(k) for k in r.kernels[:5]) + (
-                f" … ({r.name_count:,} names; every one is in the appendix)" if r.name_count > 5 else "")
-            rows.append([str(i), f"<strong>{_e(r.title)}</strong><br><span class='muted'>{_e(r.reason)}</span>"
-                         f"<br><span class='muted'>Kernels: {_e(names)}</span>",
-                         _e(r.lever.value), fmt_time(r.gain_s) if r.gain_s > 0 else "–", _e(r.confidence.value)])
-        if rows:
-            out.append(_rows([("#", True), ("action", False), ("lever", "t"), ("gain", True),
-                              ("confidence", "t")], rows, cls="recs"))
-        if len(adv.items) > RECS_SHOWN:
-            out.append(f'<p class="muted">… and {len(adv.items) - RECS_SHOWN:,} more with smaller gains '
-                       "(`roofline advise --top 0` lists them all).</p>")
+        out.append(f'<div class="device"><h3>{_e(h.name)}</h3><p class="muted">{_e(_quotable(adv.summary()))}</p>')
+        items = []
+        shown_n = RECS_SHOWN if len(r.a.hardware) == 1 else RECS_SHOWN - 1
+        for x in adv.items[:shown_n]:
+            gain = f"saves {fmt_time(x.gain_s)}" if x.gain_s > 0 else "no time claimed"
+            names = ""
+            if x.name_count > 1:
+                shown = [r.label(k) for k in x.kernels[:4]]
+                more = x.name_count - len(shown)
+                names = "Kernels: " + "; ".join(shown) + (f"; and {more:,} more (appendix)" if more > 0 else "") + "."
+            items.append(f"<li><strong>{_e(_quotable(_renamed(r, x.title, x.kernels)))}</strong> — {gain} "
+                         f'<span class="muted">({_e(x.lever.value)}, {_e(x.confidence.value)} confidence)</span><br>'
+                         f'<span class="reason">{_e(_quotable(_renamed(r, x.reason, x.kernels)))}'
+                         + (f" {_e(names)}" if names else "") + "</span></li>")
+        if items:
+            out.append('<ol class="recs">' + "".join(items) + "</ol>")
+        if len(adv.items) > shown_n:
+            out.append(f'<p class="muted">… and {len(adv.items) - shown_n:,} more with smaller gains '
+                       "(<code>roofline advise --top 0</code> lists them all).</p>")
+        out.append("</div>")
     return "\n".join(out)
 
 
@@ -294,131 +442,208 @@ def _planning(scenario) -> str:
             rows.append([_e(v.name), _e(v.kind), _e(t.hardware),
                          fmt_time(t.t_roof_s) if t.t_roof_s is not None else "–",
                          fmt_time(t.estimate_s) if t.estimate_s is not None else "–",
-                         f"{vs:.2f}×" if vs else "–",
-                         f"${t.cost_per_run:.3g}" if t.cost_per_run is not None else "–",
+                         fmt_factor(vs) if vs else "–",
+                         _money(t.cost_per_run),
                          _e(next(iter(t.bound_share), "–"))])
-    out.append(_rows([("variant", False), ("step", False), ("device", False), ("t_roof", True),
-                      ("estimate", True), ("vs base", True), ("cost/run", True), ("mostly bound by", False)], rows))
+    heads = [("variant", "k"), ("step", "k"), ("device", "k"), ("t_roof", "n"), ("estimate", "n"),
+             ("vs base", "n"), ("cost/run", "n"), ("mostly bound by", "k")]
+    out.append("<table><thead><tr>" + "".join(f'<th class="{k}">{h}</th>' for h, k in heads) + "</tr></thead><tbody>"
+               + "".join("<tr>" + "".join(f'<td class="{k}">{c}</td>' for c, (_, k) in zip(row, heads, strict=True))
+                         + "</tr>" for row in rows) + "</tbody></table>")
     notes = list(dict.fromkeys(n for v in scenario.variants for n in (*v.workload.warnings, *v.projection.notes)))
-    out += [f'<p class="muted">Note: {_e(n)}</p>' for n in notes[:20]]
+    out += [f'<p class="muted">Note: {_e(no_paths(n))}</p>' for n in notes[:8]]
     out.append('<p class="muted">vs base: the base variant\'s Σ t_roof (same device, else its first device) / '
                "this variant's Σ t_roof. Estimate: projected time where measured, else t_roof.</p>")
     return "\n".join(out)
 
 
-def _assumptions(a: Analysis, scenario) -> str:
+def _money(v: float | None) -> str:
+    """Dollars as a reader quotes them: "$12.40", "$0.034", "$0.000034" (never "$3.4e-05")."""
+    if v is None or not np.isfinite(v):
+        return "–"
+    if abs(v) >= 0.01 or v == 0:
+        return f"${v:,.2f}"
+    return f"${v:.{1 - int(np.floor(np.log10(abs(v))))}f}"
+
+
+def _source_id(h: Hardware, source: str) -> str:
+    sid = source.split(":", 1)[0].strip()
+    return sid if sid in h.sources else source
+
+
+def _assumptions(r: _Report, scenario) -> str:
+    a = r.a
     hws = {h.id: h for h in a.hardware}
     if scenario is not None:
         for h in scenario.hardware:
             hws.setdefault(h.id, h)
-    out = ["<p><strong>Overlap.</strong> A kernel's roofline time is t_roof = max(FLOPs / peak, bytes at each "
-           "level / its bandwidth): compute and every memory level overlap perfectly. The other bound, "
-           "t_serial = the sum of those times, assumes no overlap; a real kernel lies between the two.</p>",
-           "<p><strong>Theoretical vs achievable.</strong> "
-           + ("This report uses achievable (measured, sustained) ceilings and bandwidths where the catalog has "
-              "them, else the theoretical peaks. " if a.achievable else
-              "This report uses theoretical peaks (dense; sparse figures are never a roof). ")
-           + "Achievable figures are listed beside them; a kernel can reach only a fraction of the peak.</p>"]
+    out = ["<p>A kernel's roofline time is t_roof = max(FLOPs / peak, bytes at each level / its bandwidth): compute "
+           "and every memory level overlap perfectly; t_serial, their sum, assumes no overlap, and a real kernel lies "
+           "between the two. "
+           + ("Roofs are achievable (measured, sustained) figures where the catalog has them, else theoretical peaks. "
+              if a.achievable else "Roofs are theoretical peaks (dense; sparse figures are never a roof); a kernel "
+              "reaches only a fraction of them. ")
+           + "A kernel without FLOPs or off-chip bytes has no roofline: it is counted as unknown, never as zero. "
+           "Times are measured unless marked as roofline; percentages have two significant figures.</p>"]
     for h in hws.values():
-        out.append(f'<div class="keep"><h3>{_e(h.name)} (<code>{_e(h.id)}</code>)</h3>')
-        meta = [x for x in (f"{h.vendor} {h.kind.value}, {h.scope.value} scope", h.config and f"Configuration: {h.config}",
-                            h.origin and f"Catalog: {h.origin}", h.unverified and "UNVERIFIED") if x]
-        out.append(f'<p class="muted">{_e("; ".join(str(m) for m in meta))}</p>')
-        rows = [[_e(c.key + (" (default)" if c.key == h.default_ceiling else "")), fmt_rate(c.peak),
-                 fmt_rate(c.achievable) if c.achievable else "–", _e(_tags(c.figure)),
-                 _e(_source_id(h, c.figure.source))] for c in h.ceilings]
-        out.append(_rows([("compute ceiling", False), ("peak", True), ("achievable", True), ("", False),
-                          ("source", False)], rows))
-        out.append("</div>")
-        rows = [[_e(lv.name), _e(lv.display), fmt_bandwidth(lv.bandwidth),
-                 fmt_bandwidth(lv.achievable) if lv.achievable else "–",
-                 fmt_bytes(lv.capacity) if lv.capacity else "–", _e(_tags(lv.figure)),
-                 _e(_source_id(h, lv.figure.source))] for lv in h.levels]
-        rows += [[_e(lk.name), _e(lk.display) + " (link, per direction)", fmt_bandwidth(lk.bandwidth),
-                  fmt_bandwidth(lk.achievable) if lk.achievable else "–", "–", _e(_tags(lk.figure)),
-                  _e(_source_id(h, lk.figure.source))] for lk in h.links]
-        out.append(_rows([("level / link", False), ("label", False), ("bandwidth", True), ("achievable", True),
-                          ("capacity", True), ("", False), ("source", False)], rows))
-        used = {_source_id(h, f.source) for f in h.figures}
-        srcs = [f"<li><strong>{_e(sid)}</strong>: {_e(text)}</li>" for sid, text in h.sources.items() if sid in used]
-        if srcs:
-            out.append('<p class="muted">Sources:</p><ul class="muted">' + "".join(srcs) + "</ul>")
-    return "\n".join(out)
+        t = r.tables.get(h.id)
+        used = set(t["ceiling"].dropna().unique()) - {""} if t is not None else set()
+        ceilings = [c for c in h.ceilings if c.key == h.default_ceiling or c.key in used]
+        roofs = [f"{c.key} {fmt_rate(c.peak)}" + (f" (achievable {fmt_rate(c.achievable)})" if c.achievable else "")
+                 + f" [{_source_id(h, c.figure.source)}]" for c in ceilings]
+        roofs += [f"{lv.display} {fmt_bandwidth(lv.bandwidth)}"
+                  + (f" (achievable {fmt_bandwidth(lv.achievable)})" if lv.achievable else "")
+                  + f" [{_source_id(h, lv.figure.source)}]" for lv in h.levels]
+        roofs += [f"{lk.display} {fmt_bandwidth(lk.bandwidth)} per direction [{_source_id(h, lk.figure.source)}]"
+                  for lk in h.links]
+        ridge = h.ridge(h.default_ceiling)[h.offchip.name]
+        meta = "; ".join(str(m) for m in (h.config and f"configuration: {h.config}",
+                                          h.unverified and "UNVERIFIED figures") if m)
+        figs = {_source_id(h, f.source) for f in h.figures}
+        srcs = "; ".join(f"[{sid}] {_clip(text)}" for sid, text in h.sources.items() if sid in figs)
+        out.append(f"<p><strong>{_e(h.name)}</strong> (<code>{_e(h.id)}</code>): {_e('; '.join(roofs))}; ridge "
+                   f"{_e(fmt_intensity(ridge))} ({_e(h.default_ceiling)} over {_e(h.offchip.display)})."
+                   + (f" {_e(meta)}." if meta else "") + f" Sources: {_e(no_paths(srcs))}.</p>")
+    w = a.workload
+    if w.warnings:
+        shown = [f"<li>{_e(_quotable(no_paths(x)))}</li>" for x in w.warnings[:WARNINGS_SHOWN]]
+        more = len(w.warnings) - WARNINGS_SHOWN
+        out.append("<p>Warnings from reading the inputs:</p><ul>" + "".join(shown)
+                   + (f"<li>… and {more:,} more (<code>roofline analyze --json</code>).</li>" if more > 0 else "")
+                   + "</ul>")
+    out.append("<p>Every device's full catalog entry: <code>roofline hardware show ID</code>. "
+               "Every kernel of the analysis: the CSV (<code>roofline report INPUT --csv</code>).</p>")
+    return '<div class="small">' + "\n".join(out) + "</div>"
 
 
-def _appendix_columns(a: Analysis, escape: bool = True) -> tuple[list[tuple[str, bool]], list[pd.Series]]:
-    """Every kernel × device, by device then time (measured, else roofline), formatted."""
-    tab = a.table(messages=False)
-    order = np.lexsort((-tab["time_s"].fillna(tab["t_roof_s"]).fillna(0).to_numpy(),
-                        pd.factorize(tab["hardware"])[0]))
-    return _kernel_columns(tab.iloc[order].reset_index(drop=True), with_hw=len(a.hardware) > 1, escape=escape)
+def _clip(text: str, limit: int = 90) -> str:
+    """A catalog source cut to its first ``limit`` characters (at a word), for the small print."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[:cut if cut > limit // 2 else limit].rstrip(",;:") + " …"
 
 
-def _appendix_note(rows: int) -> str:
-    return f'<p class="muted">{rows:,} rows (kernel × device), by device then time.</p>'
+def _appendix_rows(r: _Report, mode: str) -> np.ndarray:
+    return r.order if mode == "all" else r.top
 
 
-def _appendix(a: Analysis) -> str:
-    headers, cols = _appendix_columns(a)
-    return _appendix_note(len(cols[0])) + _table(headers, cols, cls="appendix")
+def _appendix_note(r: _Report, mode: str, rows: int) -> str:
+    n = len(r.a.workload)
+    if mode == "all":
+        text = f"Every kernel ({n:,}), by time (measured, else roofline); # is its number in the top-kernels table."
+    else:
+        why = f"The workload has {n:,} kernels: " if n > APPENDIX_ALL_MAX else ""
+        text = (f"{why}the {rows:,} kernels of the top-kernels table with their full names; every kernel is in the "
+                "CSV (roofline report INPUT --csv, or the Report page's CSV download).")
+    return f'<p class="muted">{_e(text)}</p>'
+
+
+def _appendix_html(r: _Report, mode: str) -> str:
+    rows = _appendix_rows(r, mode)
+    headers, cols, _ = _kernel_columns(r, rows, short=False)
+    kinds = [("n" if num is True else "k" if num is False else num) for _, num in headers]
+    kinds[1] = "name"
+    head = "".join(f'<th class="{k}">{_e(h)}</th>' for (h, _), k in zip(headers, kinds, strict=True))
+    if not len(rows):
+        body = f'<tr><td colspan="{len(headers)}">none</td></tr>'
+    else:
+        row = pd.Series(["<tr>"] * len(rows), dtype=object)
+        for k, c in zip(kinds, cols, strict=True):
+            row = row + f'<td class="{k}">' + _escape_col(c).to_numpy(dtype=object) + "</td>"
+        body = "\n".join(row + "</tr>")
+    return (_appendix_note(r, mode, len(rows))
+            + f'<table class="appendix"><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>')
 
 
 #: ids of the blocks that reserve the PDF's appendix pages (the first, then one per further page)
 _ROWS_ID, _PAGE_ID = "rc-appendix-rows", "rc-appendix-page-"
 
 
-def _appendix_pages(rows: int, pages: int) -> str:
+def _appendix_layout(r: _Report, mode: str, paper: str) -> _draw.Layout:
+    headers, cols, _ = _kernel_columns(r, _appendix_rows(r, mode), short=False)
+    return _draw.layout(headers, [c.tolist() for c in cols], _draw.PAPERS[paper], flex=1, mono=(1,), hang=True)
+
+
+def _appendix_pages(r: _Report, mode: str, rows: int, pages: int) -> str:
     """The PDF's appendix section without its rows: the note, then an empty block on each page to draw on."""
-    return (_appendix_note(rows) + f'<div id="{_ROWS_ID}"></div>'
+    return (_appendix_note(r, mode, rows) + f'<div id="{_ROWS_ID}"></div>'
             + "".join(f'<div class="appendix-page" id="{_PAGE_ID}{i}"></div>' for i in range(1, pages)))
 
 
 # ------------------------------------------------------------------------------------------------ public
 
 
+def appendix_mode(analysis: Analysis, appendix: str | None = None) -> str:
+    """The appendix mode a report uses: ``appendix`` as given, else "all" up to :data:`APPENDIX_ALL_MAX`
+    kernels and "top" beyond."""
+    if appendix is None:
+        return "all" if len(analysis.workload) <= APPENDIX_ALL_MAX else "top"
+    if appendix not in APPENDIX_MODES:
+        raise RoofcoreError(f"appendix must be one of {', '.join(APPENDIX_MODES)}, not {appendix!r}.")
+    return appendix
+
+
+def _check(paper: str, top: int) -> None:
+    if paper not in _draw.PAPERS:
+        raise RoofcoreError(f"paper must be one of {', '.join(_draw.PAPERS)}, not {paper!r}.")
+    if top < 0:
+        raise RoofcoreError(f"top must be 0 (every kernel) or more, not {top}.")
+
+
 def build_html(analysis: Analysis, *, title: str | None = None, scenario=None, date: str | _dt.date | None = None,
-               top: int = 25, charts: bool = True, advice: dict | None = None) -> str:
+               top: int = TOP, charts: bool = True, advice: dict | None = None, appendix: str | None = None,
+               paper: str = "a4") -> str:
     """The report as one self-contained HTML page (no external URL; charts are inline SVG).
 
     ``scenario``: a :class:`roofcore.plan.ScenarioResult` whose variants are tabled. ``date``: shown under
-    the title (default: today). ``top``: kernels per device in the top-kernels table. ``advice``: the
-    output of :func:`roofcore.advise.advise_all` if already computed. ``charts=False`` leaves the charts out.
+    the title (default: today). ``top``: kernels in the top-kernels table (numbered in the charts; 0: all).
+    ``advice``: the output of :func:`roofcore.advise.advise_all` if already computed. ``charts=False`` leaves
+    the charts out. ``appendix``: "all", "top" or "none" (default: see :func:`appendix_mode`). ``paper``:
+    "a4" or "letter", for printing.
     """
-    return _page(analysis, title=title, scenario=scenario, date=date, top=top, charts=charts, advice=advice,
-                 appendix_html=_appendix(analysis))
+    _check(paper, top)
+    mode = appendix_mode(analysis, appendix)
+    r = _report(analysis, advice, top)
+    return _page(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
+                 appendix_html=_appendix_html(r, mode) if mode != "none" else "")
 
 
-def _page(a: Analysis, *, title: str | None, scenario, date: str | _dt.date | None, top: int, charts: bool,
-          advice: dict | None, appendix_html: str, appendix_cls: str = "") -> str:
-    """The HTML page with ``appendix_html`` as the last section's content (``appendix_cls``: its class)."""
+def _report(a: Analysis, advice: dict | None, top: int) -> _Report:
     from ..advise import advise_all
 
-    title = title or f"Roofline report: {a.workload.name}"
+    return _model(a, advise_all(a) if advice is None else advice, top)
+
+
+def _page(r: _Report, *, title: str | None, scenario, date: str | _dt.date | None, charts: bool, paper: str,
+          mode: str, appendix_html: str, appendix_cls: str = "") -> str:
+    """The HTML page with ``appendix_html`` as the appendix's content (``appendix_cls``: its section's class)."""
+    title = title or default_title(r.a)
     if date is None:
         date = _dt.date.today().isoformat()
     elif isinstance(date, _dt.date):
         date = date.isoformat()
-    advice = advise_all(a) if advice is None else advice
     sections = [
-        ("Inputs", _inputs(a, scenario)),
-        ("Executive summary", _summary(a, advice)),
-        ("Roofline", _rooflines(a, charts)),
-        ("Time by bound", _shares(a, charts)),
-        ("Top kernels", _top_kernels(a, top)),
-        ("Recommendations", _recommendations(a, advice)),
+        ("Executive summary", _summary(r), "summary-section"),
+        ("Roofline", _rooflines(r, charts), "rooflines"),
+        ("Top kernels", _top_kernels(r), "top-kernels"),
+        ("Recommendations", _recommendations(r), "recommendations"),
     ]
     if scenario is not None:
-        sections.append(("Planning results", _planning(scenario)))
-    sections += [("Assumptions", _assumptions(a, scenario)), ("Appendix: every kernel", appendix_html)]
-    parts = []
-    for i, (name, content) in enumerate(sections):
-        cls = f' class="{appendix_cls}"' if appendix_cls and i == len(sections) - 1 else ""
-        parts.append(f'<section id="s{i}"{cls}><h2>{_e(name)}</h2>\n{content}\n</section>')
+        sections.append(("Planning results", _planning(scenario), "planning"))
+    sections.append(("Assumptions and sources", _assumptions(r, scenario), "assumptions"))
+    if mode != "none":
+        sections.append(("Appendix: every kernel" if mode == "all" else "Appendix: top kernels", appendix_html,
+                         f"appendix {appendix_cls}".strip()))
+    parts = [f'<header class="head"><h1>{_e(title)}</h1>\n<p class="date">{_e(str(date))}</p>\n'
+             f'<h2 class="inputs-head">Inputs</h2>{_inputs(r, scenario)}</header>']
+    for i, (name, content, cls) in enumerate(sections):
+        parts.append(f'<section id="s{i}" class="{cls}"><h2>{_e(name)}</h2>\n{content}\n</section>')
     body = "\n".join(parts)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{_e(title)}</title>"
-            f"<style>\n{_css()}\n</style></head><body>\n<h1>{_e(title)}</h1>\n<p class=\"date\">{_e(str(date))}</p>\n"
-            f"{body}\n</body></html>\n")
+            f"<style>\n{_css()}\n{_PAPER_CSS[paper]}\n</style></head><body>\n{body}\n</body></html>\n")
 
 
 def _no_fetch(url: str, *args, **kwargs):
@@ -435,25 +660,32 @@ def pdf_available() -> str | None:
 
 
 def build_pdf(analysis: Analysis, *, title: str | None = None, scenario=None, date: str | _dt.date | None = None,
-              top: int = 25, charts: bool = True, advice: dict | None = None) -> bytes:
+              top: int = TOP, charts: bool = True, advice: dict | None = None, appendix: str | None = None,
+              paper: str = "a4") -> bytes:
     """The report as PDF bytes: the page of :func:`build_html` (same arguments) rendered by WeasyPrint, with
     the appendix's rows drawn directly on pages the page reserves for them (no network: nothing is fetched).
     """
+    _check(paper, top)
     missing = pdf_available()
     if missing:
         raise RoofcoreError(missing)
     from weasyprint import HTML
 
-    headers, cols = _appendix_columns(analysis, escape=False)
-    lay = appendix.layout(headers, [c.tolist() for c in cols])
-    page = _page(analysis, title=title, scenario=scenario, date=date, top=top, charts=charts, advice=advice,
-                 appendix_html=_appendix_pages(len(cols[0]), len(lay.pages)), appendix_cls="appendix-pdf")
+    mode = appendix_mode(analysis, appendix)
+    r = _report(analysis, advice, top)
+    lay = _appendix_layout(r, mode, paper) if mode != "none" else None
+    rows = len(_appendix_rows(r, mode)) if lay is not None else 0
+    page = _page(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
+                 appendix_html=_appendix_pages(r, mode, rows, len(lay.pages)) if lay is not None else "",
+                 appendix_cls="appendix-pdf")
     doc = HTML(string=page, url_fetcher=_no_fetch).render()
+    if lay is None:
+        return doc.write_pdf()
     _check_reserved(doc.pages, lay)
-    return doc.write_pdf(finisher=appendix.finisher(lay))
+    return doc.write_pdf(finisher=_draw.finisher(lay))
 
 
-def _check_reserved(pages: list, lay: appendix.Layout) -> None:
+def _check_reserved(pages: list, lay: _draw.Layout) -> None:
     """The appendix's reserved pages are the last ones, each starting where the layout expects (else the
     drawn rows would overlap the page's own text): a mismatch between style.css and :mod:`.appendix`."""
     g, px = lay.geometry, 0.75  # a CSS px is 0.75 pt
@@ -469,4 +701,5 @@ def _check_reserved(pages: list, lay: appendix.Layout) -> None:
                                 "style.css and roofcore/report/appendix.py disagree on the page or its margins.")
 
 
-__all__ = ["PDF_INSTALL_HINT", "SECTIONS", "build_html", "build_pdf", "pdf_available"]
+__all__ = ["APPENDIX_ALL_MAX", "APPENDIX_MODES", "PAPERS", "PDF_INSTALL_HINT", "SECTIONS", "TOP", "appendix_mode",
+           "build_html", "build_pdf", "default_title", "no_paths", "pdf_available"]

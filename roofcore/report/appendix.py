@@ -5,10 +5,12 @@ places the same rows in one pass. The report's HTML reserves the pages (one empt
 WeasyPrint's margin boxes — title, date, "Page N of M" — count and mark them like every other page), and
 :func:`finisher` adds each page's rows to its content stream before WeasyPrint writes the file.
 
-Text is Helvetica, one of the PDF standard 14 fonts (not embedded), in WinAnsiEncoding (cp1252): a character
-outside that encoding, or a control character, is drawn as "?". Widths come from the font's metrics, so
-every cell is wrapped to fit its column; nothing is cut off. Lengths are PDF points (1/72 in), measured
-from the page's top-left corner until :func:`page_stream` turns them into PDF coordinates.
+Text is Helvetica, and Courier for the kernel names (monospaced, so a reader can compare two long names
+column by column), two of the PDF standard 14 fonts (not embedded), in WinAnsiEncoding (cp1252): a character
+outside that encoding, or a control character, is drawn as "?". Widths come from the fonts' metrics, so
+every cell is wrapped to fit its column; nothing is cut off. The pages are landscape (``@page appendix`` in
+style.css), A4 or Letter. Lengths are PDF points (1/72 in), measured from the page's top-left corner until
+:func:`page_stream` turns them into PDF coordinates.
 """
 
 from __future__ import annotations
@@ -21,14 +23,16 @@ MM = 72 / 25.4
 
 #: the rows' font size and line height, pt (the HTML appendix uses 7 pt)
 SIZE = 7.0
-LEADING = 8.4
-#: cell padding, pt (as ``td`` in style.css, 0.4 mm by 1.2 mm)
-HPAD = 1.2 * MM
-VPAD = 0.4 * MM
+LEADING = 8.0
+#: the kernel names' size, pt: Courier at 6.5 pt is as tall as Helvetica at 7 and fits 8% more characters
+MONO_SIZE = 6.5
+#: cell padding, pt (about as ``td`` in style.css, 0.3 mm by 1.5 mm: numbers side by side need the gap)
+HPAD = 1.5 * MM
+VPAD = 0.3 * MM
 #: room left for the heading and the row-count line on the first appendix page, pt
-HEAD = 16 * MM
+HEAD = 17 * MM
 #: the kernel column keeps at least this share of the table's width; other text columns wrap to allow it
-KERNEL_SHARE = 0.25
+KERNEL_SHARE = 0.3
 #: no column is narrower than this, pt (wider than any glyph plus padding)
 MIN_COLUMN = 14.0
 
@@ -60,26 +64,32 @@ _BOLD_32 = """
 722 778 778 778 778 778 584 778 722 722 722 722 667 667 611 556 556 556 556 556 556 889 556 556 556
 556 556 278 278 278 278 611 611 611 611 611 611 611 584 611 611 611 611 611 556 611 556
 """
-#: widths indexed by byte value (codes below 32 never occur: :func:`encode` replaces them)
+#: widths indexed by byte value (codes below 32 never occur: :func:`encode` replaces them); Courier's are all 600
 _WIDTHS = {bold: [0] * 32 + [int(x) for x in table.split()] for bold, table in ((False, _REGULAR_32),
                                                                               (True, _BOLD_32))}
+_MONO_WIDTHS = [0] * 32 + [600] * 224
 #: control characters (C0, DEL and C1) become "?", as does anything cp1252 cannot encode
 _CONTROLS = str.maketrans({i: "?" for i in (*range(32), *range(127, 160))})
 
-#: resource names of the two fonts on the appendix pages
-_FONT, _FONT_BOLD = "RcHelvetica", "RcHelveticaBold"
+#: resource names of the three fonts on the appendix pages
+_FONT, _FONT_BOLD, _FONT_MONO = "RcHelvetica", "RcHelveticaBold", "RcCourier"
 
 
 @dataclass(frozen=True)
 class Geometry:
-    """The page and its margins, pt: A4 with the margins of ``@page`` in style.css (a test checks they agree)."""
+    """The page and its margins, pt: A4 landscape with the margins of ``@page appendix`` in style.css (a test
+    checks they agree); :data:`PAPERS` has Letter too."""
 
-    width: float = 210 * MM
-    height: float = 297 * MM
-    top: float = 18 * MM
-    right: float = 14 * MM
-    bottom: float = 18 * MM
-    left: float = 14 * MM
+    width: float = 297 * MM
+    height: float = 210 * MM
+    top: float = 14 * MM
+    right: float = 12 * MM
+    bottom: float = 14 * MM
+    left: float = 12 * MM
+
+
+#: the appendix's landscape page for each paper size the report offers
+PAPERS = {"a4": Geometry(), "letter": Geometry(width=11 * 72.0, height=8.5 * 72.0)}
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,8 @@ class Page:
 
     #: (x, baseline y, text) in the regular font; x and y in pt from the page's top-left corner
     texts: list[tuple[float, float, bytes]] = field(default_factory=list)
+    #: (x, baseline y, text) in the monospaced font (the kernel names)
+    mono: list[tuple[float, float, bytes]] = field(default_factory=list)
     #: y of the light rule under each row, pt from the top
     rules: list[float] = field(default_factory=list)
 
@@ -123,19 +135,26 @@ def encode(text: str) -> bytes:
     return text.translate(_CONTROLS).encode("cp1252", errors="replace")
 
 
-def text_width(text: bytes, *, bold: bool = False, size: float = SIZE) -> float:
-    """The advance width of encoded ``text`` in pt."""
-    return sum(map(_WIDTHS[bold].__getitem__, text)) * size / 1000
+def _widths(bold: bool, mono: bool) -> list[int]:
+    return _MONO_WIDTHS if mono else _WIDTHS[bold]
 
 
-def wrap(text: bytes, width: float, *, bold: bool = False, size: float = SIZE) -> list[bytes]:
+def text_width(text: bytes, *, bold: bool = False, size: float | None = None, mono: bool = False) -> float:
+    """The advance width of encoded ``text`` in pt (Helvetica at ``SIZE``, or Courier at ``MONO_SIZE`` with
+    ``mono``)."""
+    size = size or (MONO_SIZE if mono else SIZE)
+    return (len(text) * 600 if mono else sum(map(_WIDTHS[bold].__getitem__, text))) * size / 1000
+
+
+def wrap(text: bytes, width: float, *, bold: bool = False, size: float | None = None,
+         mono: bool = False) -> list[bytes]:
     """``text`` broken into lines no wider than ``width`` pt (trailing spaces aside); joined, the lines are ``text``.
 
     A line breaks after the last space or punctuation that fits (see ``_BREAK_AFTER``), else between any two
     characters, so a name with no separator is wrapped too, never cut.
     """
-    w = _WIDTHS[bold]
-    limit = width * 1000 / size + 1e-6  # a cell exactly as wide as its column fits despite rounding
+    w = _widths(bold, mono)
+    limit = width * 1000 / (size or (MONO_SIZE if mono else SIZE)) + 1e-6  # a cell exactly as wide as its column fits despite rounding
     if sum(map(w.__getitem__, text)) <= limit:
         return [text]
     lines: list[bytes] = []
@@ -159,13 +178,15 @@ def _baseline(line_top: float) -> float:
     return line_top + LEADING / 2 + SIZE * 0.35
 
 
-def _column_widths(natural: list[float], floor: list[float], text: list[bool], total: float) -> list[float]:
-    """Widths for columns that want ``natural`` pt: the first (kernel) column gets the rest, at least
+def _column_widths(natural: list[float], floor: list[float], text: list[bool], total: float,
+                   flex: int = 0) -> list[float]:
+    """Widths for columns that want ``natural`` pt: column ``flex`` (the kernel's) gets the rest, at least
     ``KERNEL_SHARE`` of ``total`` where the others can shrink (text columns first) to their ``floor``."""
     widths = list(natural)
     room = total * (1 - KERNEL_SHARE)
-    for group in ([i for i in range(1, len(widths)) if text[i]], list(range(1, len(widths)))):
-        excess = sum(widths[1:]) - room
+    others = [i for i in range(len(widths)) if i != flex]
+    for group in ([i for i in others if text[i]], others):
+        excess = sum(widths[i] for i in others) - room
         slack = sum(widths[i] - floor[i] for i in group if widths[i] > floor[i])
         if excess <= 0 or slack <= 0:
             continue
@@ -173,17 +194,21 @@ def _column_widths(natural: list[float], floor: list[float], text: list[bool], t
         for i in group:
             if widths[i] > floor[i]:
                 widths[i] -= (widths[i] - floor[i]) * k
-    widths[0] = max(total - sum(widths[1:]), MIN_COLUMN)
+    widths[flex] = max(total - sum(widths[i] for i in others), MIN_COLUMN)
     return widths
 
 
 def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[str]],
-           geometry: Geometry | None = None) -> Layout:
+           geometry: Geometry | None = None, *, flex: int = 0, mono: Sequence[int] = (),
+           hang: bool = False) -> Layout:
     """Place every row of the appendix on pages.
 
-    ``headers``: (label, kind) as in the HTML tables, kind ``True`` for numbers (aligned right); the first
-    column is the kernel name. ``cols``: the cells as plain (unescaped) text, one sequence per column. A row
-    moves to the next page when it does not fit; a row taller than a whole page continues on the next.
+    ``headers``: (label, kind) as in the HTML tables, kind ``True`` for numbers (aligned right); column
+    ``flex`` (the kernel name) takes the width the others leave; the columns in ``mono`` are set in Courier.
+    ``hang``: a name longer than its column continues, below the row's other cells, across the whole width
+    from its column to the right edge (a hanging indent), so a 200-character C++ name takes two lines, not
+    four. ``cols``: the cells as plain (unescaped) text, one sequence per column. A row moves to the next
+    page when it does not fit; a row taller than a whole page continues on the next.
     """
     g = geometry or Geometry()
     ncol = len(headers)
@@ -193,19 +218,20 @@ def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[st
         encoded.append([table[v] for v in col])
     nrow = len(encoded[0]) if encoded else 0
     if nrow == 0:
-        encoded = [[b"none"]] + [[b""] for _ in range(ncol - 1)]
+        encoded = [[b"none" if i == flex else b""] for i in range(ncol)]
         nrow = 1
+    is_mono = [i in mono for i in range(ncol)]
 
     # column widths: each column wants its widest cell (or header word); the kernel column takes the rest
     head = [encode(label) for label, _ in headers]
     head_word = [max(text_width(word, bold=True) for word in h.split(b" ")) for h in head]
     natural, floor = [], []
     for i in range(ncol):
-        widest = max((text_width(v) for v in dict.fromkeys(encoded[i])), default=0.0)
+        widest = max((text_width(v, mono=is_mono[i]) for v in dict.fromkeys(encoded[i])), default=0.0)
         natural.append(max(widest, head_word[i]) + 2 * HPAD)
         floor.append(max(head_word[i] + 2 * HPAD, MIN_COLUMN))
     total = g.width - g.left - g.right
-    widths = _column_widths(natural, floor, [kind is not True for _, kind in headers], total)
+    widths = _column_widths(natural, floor, [kind is not True for _, kind in headers], total, flex)
     columns, x = [], g.left
     for (_, kind), w in zip(headers, widths, strict=True):
         columns.append(Column(x, w, kind is True))
@@ -217,7 +243,7 @@ def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[st
         line = line.rstrip(b" ")
         if not line:
             return
-        if col.right:
+        if col.right:  # numbers: never monospaced
             w = width_of.get(line) if not bold else None
             if w is None:
                 w = text_width(line, bold=bold)
@@ -243,8 +269,13 @@ def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[st
     body_top = g.top + HEAD + header_height
     y = body_top
     inner = [c.width - 2 * HPAD for c in columns]
+    wide = g.width - g.right - columns[flex].x - 2 * HPAD  # a hanging name's lines below the other cells
     for r in range(nrow):
-        cells = [wrap(encoded[i][r], inner[i]) for i in range(ncol)]
+        cells = [wrap(encoded[i][r], inner[i], mono=is_mono[i]) for i in range(ncol)]
+        if hang:
+            beside = max((len(cells[i]) for i in range(ncol) if i != flex), default=1)
+            if len(cells[flex]) > beside:
+                cells[flex] = cells[flex][:beside] + wrap(b"".join(cells[flex][beside:]), wide, mono=is_mono[flex])
         nlines = max(map(len, cells))
         done = 0
         while done < nlines:
@@ -256,9 +287,9 @@ def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[st
                 continue
             take = min(fit, rest)
             page = pages[-1]
-            for c, lines in zip(columns, cells, strict=True):
+            for c, lines, m in zip(columns, cells, is_mono, strict=True):
                 for k, line in enumerate(lines[done:done + take]):
-                    place(c, line, y + VPAD + k * LEADING, page.texts)
+                    place(c, line, y + VPAD + k * LEADING, page.mono if m else page.texts)
             y += 2 * VPAD + take * LEADING
             page.rules.append(y)
             done += take
@@ -286,6 +317,9 @@ def page_stream(lay: Layout, i: int) -> bytes:
     out += [f"1 0 0 1 {x:.2f} {h - top - y:.2f} Tm ".encode() + _pdf_string(t) + b" Tj" for x, y, t in lay.header]
     out.append(f"/{_FONT} {SIZE:g} Tf".encode())
     out += [f"1 0 0 1 {x:.2f} {h - y:.2f} Tm ".encode() + _pdf_string(t) + b" Tj" for x, y, t in page.texts]
+    if page.mono:
+        out.append(f"/{_FONT_MONO} {MONO_SIZE:g} Tf".encode())
+        out += [f"1 0 0 1 {x:.2f} {h - y:.2f} Tm ".encode() + _pdf_string(t) + b" Tj" for x, y, t in page.mono]
     out += [b"ET", b"Q"]
     return b"\n".join(out)
 
@@ -309,10 +343,11 @@ def finisher(lay: Layout) -> Callable[[object, object], None]:
         kids = list(pdf.pages["Kids"][::3])
         targets = kids[len(kids) - len(lay.pages):]
         fonts = {}
-        for name, base, bold in ((_FONT, "Helvetica", False), (_FONT_BOLD, "Helvetica-Bold", True)):
+        for name, base, widths in ((_FONT, "Helvetica", _WIDTHS[False]), (_FONT_BOLD, "Helvetica-Bold", _WIDTHS[True]),
+                                   (_FONT_MONO, "Courier", _MONO_WIDTHS)):
             font = pydyf.Dictionary({"Type": "/Font", "Subtype": "/Type1", "BaseFont": f"/{base}",
                                      "Encoding": "/WinAnsiEncoding", "FirstChar": 32, "LastChar": 255,
-                                     "Widths": pydyf.Array(_WIDTHS[bold][32:])})
+                                     "Widths": pydyf.Array(widths[32:])})
             pdf.add_object(font)
             fonts[name] = font.reference
         for i, number in enumerate(targets):
@@ -325,5 +360,5 @@ def finisher(lay: Layout) -> Callable[[object, object], None]:
     return finish
 
 
-__all__ = ["HEAD", "Column", "Geometry", "Layout", "Page", "encode", "finisher", "layout", "page_stream",
+__all__ = ["HEAD", "PAPERS", "Column", "Geometry", "Layout", "Page", "encode", "finisher", "layout", "page_stream",
            "text_width", "wrap"]
