@@ -123,8 +123,9 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
             if hw.id not in catalog:
                 catalog = catalog.with_device(hw)
         ss[CATALOG] = catalog
-        st.caption(f"**{ss[WORKLOAD]['label']}** · {len(w):,} {'kernel' if len(w) == 1 else 'kernels'} · "
-                   f"{', '.join(w.formats)}"
+        names, launches = app.kernel_counts(w)
+        st.caption(f"**{ss[WORKLOAD]['label']}** · {names:,} {'kernel' if names == 1 else 'kernels'}"
+                   + (f" ({launches:,} launches)" if launches != names else "") + f" · {', '.join(w.formats)}"
                    + (" · bundled example" if ss[WORKLOAD]["key"] == "bundled" else ""))
         suggested = catalog.suggest(w.device, w.meta)
         if w.device:

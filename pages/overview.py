@@ -4,8 +4,8 @@ import streamlit as st
 
 import app_pages
 from roofcore import RoofcoreError
-from roofcore.analyze import coverage_text, speedup_note
 from roofcore import app_support as app
+from roofcore.analyze import coverage_text, speedup_note
 from roofcore.charts import bound_share_chart
 
 app_pages.start("pages/overview.py", "Overview")
@@ -13,7 +13,10 @@ a = app_pages.analysis()
 
 w = a.workload
 timed = int(w.frame["time_s"].notna().sum())
-st.caption(f"**{w.name}** · {len(w):,} kernels from {', '.join(w.sources) or 'memory'} · "
+launches = int(w.frame["count"].sum())
+st.caption(f"**{w.name}** · {len(w):,} {'kernel' if len(w) == 1 else 'kernels'}"
+           + (f" ({launches:,} launches combined)" if launches != len(w) else "")
+           + f" from {', '.join(w.sources) or 'memory'} · "
            + (f"{timed:,} with a measured time" if timed else "no measured times: every number is a roofline bound")
            + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
 
@@ -38,9 +41,12 @@ try:
             metrics = app.overview_metrics(s)
             for col, m in zip(st.columns(len(metrics)), metrics, strict=True):
                 col.metric(m.label, m.value, help=m.help)
-            for note in (coverage_text(s), speedup_note(s)):
-                if note:
-                    st.info(app.escape_markdown(note))
+            covered = coverage_text(s)
+            if covered:
+                st.info(app.escape_markdown(covered + (" The import notes above say what to collect."
+                                                       if w.warnings else "")))
+            if speedup_note(s):
+                st.info(app.escape_markdown(speedup_note(s)))
             left, right = st.columns([2, 3], gap="large")
             with left:
                 basis = "measured time" if s["share_basis"] == "measured" else "roofline time"

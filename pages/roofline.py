@@ -1,9 +1,11 @@
 """Roofline: every kernel on the log-log roofline of each selected device, with SVG/PNG downloads."""
 
+import numpy as np
 import streamlit as st
 
 import app_pages
 from roofcore import RoofcoreError, charts
+from roofcore import app_support as app
 
 app_pages.start("pages/roofline.py", "Roofline")
 a = app_pages.analysis()
@@ -39,6 +41,21 @@ try:  # built once per analysis and options for every session (app_pages.shared)
 except RoofcoreError as e:
     st.error(str(e))
     st.stop()
+
+flops = a.workload.frame["flops"].to_numpy(dtype=float)
+known = ~np.isnan(a.results[0].t_roof)  # FLOPs and bytes known (the same on every device)
+unknown = int((~known).sum())
+moves = int((known & (flops == 0)).sum())
+if unknown or moves:  # say on the page, above the chart, why kernels are missing from it
+    parts = []
+    if unknown:
+        parts.append(f"{unknown:,} of {total:,} {'kernel has' if unknown == 1 else 'kernels have'} unknown FLOPs or "
+                     "off-chip bytes (not zero), so no point" + (": the import notes above say what to collect"
+                                                                 if a.workload.warnings else ""))
+    if moves:
+        parts.append(f"{moves:,} move data without arithmetic (0 FLOP), which a log-log roofline cannot place: their "
+                     "achieved bandwidth against the memory or link roof is on the Kernels page")
+    st.info(app.escape_markdown("Not drawn: " + "; ".join(parts) + "."), icon=":material/info:")
 
 spec = app_pages.shared("roofline.spec", opts[1:], lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
 st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")

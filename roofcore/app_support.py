@@ -40,8 +40,8 @@ FLAG_HELP = {
     "tiny-kernel": "Under 1 µs per launch: launch-bound; batch or fuse rather than tune.",
     "missing-time": "No measured time: only the roofline bound is known.",
     "zero-time": "A measured time of zero or less: achieved rate left unknown.",
-    "missing-flops": "FLOPs unknown: the compute roof is left out of the bound.",
-    "missing-bytes": "Off-chip bytes unknown: the memory roof is left out of the bound.",
+    "missing-flops": "FLOPs unknown (not zero): no roofline time or bound for these kernels.",
+    "missing-bytes": "Off-chip bytes unknown (not zero): no roofline time or bound for these kernels.",
     "level-not-on-device": "Bytes at a level or link the device does not have.",
     "no-ceiling": "The device has no ceiling for the kernel's precision.",
 }
@@ -208,6 +208,14 @@ class Metric:
     help: str
 
 
+def kernel_counts(w: Workload) -> tuple[int, int]:
+    """Distinct kernels (what combining repeated launches leaves) and launches, as the sidebar and Overview say."""
+    f = w.frame
+    keys = [k for k in ("name", "precision", "unit", "group") if k in f.columns]
+    names = len(f[keys].astype(object).fillna("").drop_duplicates()) if len(f) else 0
+    return names, int(f["count"].sum())
+
+
 def bound_kind_shares(summary: dict) -> dict[str, float]:
     """Time share per bound kind (``memory``, ``compute``, ``link``, ``unknown``), fractions summing to 1."""
     out: dict[str, float] = {}
@@ -238,9 +246,10 @@ def overview_metrics(summary: dict) -> list[Metric]:
                           f"{cov['kernels_known']:,} of {cov['kernels']:,}",
                           "Share of the measured time (else of the kernels) whose FLOPs and bytes are known, which "
                           "the headline numbers cover."))
-    out.append(Metric("Memory-bound", fmt_pct(kinds.get("memory", 0.0) + kinds.get("link", 0.0)),
+    none = cov["kernels_known"] == 0  # no kernel has a bound: a 0% would read as a finding
+    out.append(Metric("Memory-bound", "–" if none else fmt_pct(kinds.get("memory", 0.0) + kinds.get("link", 0.0)),
                       f"Share of {basis} in kernels bound by a memory level or a link."))
-    out.append(Metric("Compute-bound", fmt_pct(kinds.get("compute", 0.0)),
+    out.append(Metric("Compute-bound", "–" if none else fmt_pct(kinds.get("compute", 0.0)),
                       f"Share of {basis} in kernels bound by a compute ceiling."))
     return out
 
@@ -559,6 +568,7 @@ __all__ = [
     "flag_groups",
     "hardware_comparison",
     "kernel_choices",
+    "kernel_counts",
     "kernel_detail",
     "kernel_table",
     "levels_frame",

@@ -60,7 +60,7 @@ def test_every_roof_ceiling_ridge_and_kernel_is_a_layer(catalog, example):
     roles = {lay.get("description") for lay in layers(spec)}
     assert roles >= {"roofs", "achievable_roofs", "ridges", "kernels", "roof_labels", "ceiling_labels"}
     roofs = rows(spec, "roofs")
-    assert sorted(r["name"] for r in roofs if r["kind"] == "memory") == ["hbm", "l2"]
+    assert sorted(r["name"] for r in roofs if r["kind"] == "memory") == sorted(lv.name for lv in h100.levels) == ["hbm", "l1", "l2"]
     assert sorted(r["name"] for r in roofs if r["kind"] == "link") == ["nvlink", "pcie"]
     # the default ceiling (which is also the kernels' one) and nothing else unless asked
     assert [r["name"] for r in roofs if r["kind"] == "compute"] == ["bf16-matrix"]
@@ -74,7 +74,7 @@ def test_every_roof_ceiling_ridge_and_kernel_is_a_layer(catalog, example):
     assert ridges["ridge HBM3 × bf16-matrix"] == pytest.approx(989e12 / 3.35e12)
     assert ridges["ridge L2 × bf16-matrix"] == pytest.approx(989e12 / 5.5e12)
     labels = [r["text"] for role in ("roof_labels", "roof_labels_below") for r in rows(spec, role)]
-    assert sorted(labels) == ["HBM3 3.35 TB/s", "L2 5.5 TB/s", "NVLink 4 450 GB/s", "PCIe 5.0 x16 63 GB/s"]
+    assert sorted(labels) == ["HBM3 3.35 TB/s", "L1/shared 33.5 TB/s", "L2 5.5 TB/s", "NVLink 4 450 GB/s", "PCIe 5.0 x16 63 GB/s"]
     assert [r["text"] for r in rows(spec, "ceiling_labels")] == ["bf16 matrix · 989 TFLOP/s"]
     kernels = rows(spec, "kernels")
     assert len(kernels) == len(example) == fig.points == 12
