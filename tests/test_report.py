@@ -4,6 +4,7 @@ appendix (layout, wrapping, page furniture, speed)."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import re
 import shutil
@@ -459,3 +460,125 @@ def test_pdf_refuses_to_draw_over_the_heading(catalog, monkeypatch):
     monkeypatch.setattr(appendix, "HEAD", 2 * appendix.MM)
     with pytest.raises(roofcore.RoofcoreError, match="appendix pages are not where they were laid out"):
         report.build_pdf(a, charts=False)
+
+
+# ------------------------------------------------------------------------------------------------ body, options
+
+
+def test_no_paths_keeps_base_names_and_units():
+    assert report.no_paths("../shared/samples/trace.json.gz") == "trace.json.gz"
+    assert report.no_paths("read /home/me/runs/a.csv, C:\\Users\\me\\b.csv and ./c.csv") == "read a.csv, b.csv and c.csv"
+    assert report.no_paths("data/run1.csv: 3.35 TB/s, 989 TFLOP/s, 12 FLOP/B") == "run1.csv: 3.35 TB/s, 989 TFLOP/s, 12 FLOP/B"
+    w = roofcore.Workload(frame=_synthetic(2).frame, name="/srv/data/profile.ncu-rep.csv", sources=("/srv/data/x.csv",),
+                          formats=("test",))
+    a = roofcore.analyze(w, [roofcore.load_catalogs().get("h100-sxm")])
+    assert report.default_title(a) == "Roofline report: profile.ncu-rep.csv"
+    page = report.build_html(a, charts=False)
+    assert "/srv" not in page and "x.csv" in page
+
+
+def test_numbers_follow_their_rows_through_the_chart_selection(catalog):
+    """roofline(numbers=...) prints "#n" beside the kernel of that row, also when only the top kernels are drawn
+    (the selection reorders them)."""
+    from roofcore import charts
+
+    w = _synthetic(50)
+    a = roofcore.analyze(w, [catalog.get("h100-sxm")])
+    numbers = [0] * 50
+    numbers[7], numbers[30] = 2, 1
+    fig = charts.roofline(a, numbers=numbers, top_n=20)
+    spec = fig.to_dict()
+    layers = [lay for lay in spec["layer"] if lay.get("description") == "kernel_numbers"]
+    assert len(layers) == 1
+    rows = spec["datasets"][layers[0]["data"]["name"]]
+    drawn = fig.datasets
+    kernels = next(lay for lay in spec["layer"] if lay.get("description") == "kernels")
+    points = drawn[kernels["data"]["name"]]
+    key = w.frame["time_s"]
+    top20 = set(key.sort_values(ascending=False, kind="stable").index[:20])
+    expect = {f"#{n}" for i, n in ((7, 2), (30, 1)) if i in top20}
+    assert {r["text"] for r in rows} == expect and expect
+    # each label sits beside its own kernel's mark: nearer to it than to any other numbered kernel's
+    import math
+    for r in rows:
+        i = 7 if r["text"] == "#2" else 30
+        name = w.frame["name"][i]
+        p = points[points["name"] == name].iloc[0]
+        d = math.hypot(math.log10(r["x"] / p["x"]), math.log10(r["y"] / p["y"]))
+        assert d < 0.5, (r, name)
+    with pytest.raises(ValueError, match="one per kernel"):
+        charts.roofline(a, numbers=[1, 2])
+
+
+def test_top_table_short_names_with_the_full_name_on_hover(catalog):
+    names = [*(f"k{i}" for i in range(10)), CUTLASS_B, CUTLASS_A]  # the last rows take the most time
+    a = roofcore.analyze(_synthetic(12, names), [catalog.get("h100-sxm")])
+    page = report.build_html(a, charts=False, top=3, date="2025-01-01")
+    top = page.split('<table class="top">', 1)[1].split("</table>", 1)[0]
+    assert top.count("<tr>") == 1 + 3  # the header and three kernels
+    # numbered by time where they collide: the longest first
+    assert "cutlass::Kernel&lt;…gemm…&gt; [1]" in top and "cutlass::Kernel&lt;…gemm…&gt; [2]" in top
+    assert top.index("[1]") < top.index("[2]")
+    assert f'title="{html.escape(CUTLASS_A, quote=True)}"' in page
+    # the appendix has the full names; --top sizes the table only
+    appendix_html = page.split("Appendix: every kernel", 1)[1]
+    assert html.escape(CUTLASS_A) in appendix_html and html.escape(CUTLASS_B) in appendix_html
+
+
+CUTLASS_A = ("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::GemmShape<(int)128, (int)128, (int)32>, "
+             "cutlass::half_t> >(cutlass::gemm::kernel::Gemm<cutlass::half_t>::Params)")
+CUTLASS_B = CUTLASS_A.replace("(int)32", "(int)64")
+
+
+def test_appendix_modes(catalog):
+    a = roofcore.analyze(_synthetic(30), [catalog.get("h100-sxm")])
+    assert report.appendix_mode(a) == "all"
+    full = report.build_html(a, charts=False)
+    assert "Appendix: every kernel" in full and "void kernel_29&lt;gemm, 1&gt;(float*)" in full
+    top = report.build_html(a, charts=False, appendix="top", top=5)
+    assert "Appendix: top kernels" in top and "CSV (roofline report INPUT --csv" in top
+    assert top.split("Appendix: top kernels", 1)[1].count("<tr>") == 1 + 5
+    none = report.build_html(a, charts=False, appendix="none")
+    assert "Appendix" not in none
+    with pytest.raises(roofcore.RoofcoreError, match="appendix must be one of all, top, none, not 'some'"):
+        report.build_html(a, appendix="some")
+    with pytest.raises(roofcore.RoofcoreError, match="paper must be one of a4, letter, not 'a5'"):
+        report.build_html(a, paper="a5")
+    # beyond APPENDIX_ALL_MAX kernels the default is the top kernels, with a sentence pointing to the CSV
+    big = roofcore.analyze(_synthetic(report.APPENDIX_ALL_MAX + 1), [catalog.get("h100-sxm")])
+    assert report.appendix_mode(big) == "top"
+    assert f"The workload has {report.APPENDIX_ALL_MAX + 1:,} kernels" in report.build_html(big, charts=False)
+
+
+def test_cli_report_options(tmp_path, capsys):
+    from roofcore.cli import main
+
+    inv = tmp_path / "inv.csv"
+    inv.write_text("name,flops,bytes,time_us\n" + "".join(f"k{i},{1e9 * (i + 1)},{1e8},{10 + i}\n" for i in range(12)),
+                   encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", str(inv), "--hardware", "h100-sxm", "--top", "3", "--appendix", "none", "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "Appendix" not in page and page.split('<table class="top">', 1)[1].split("</table>")[0].count("<tr>") == 4
+    assert str(tmp_path) not in page and "Roofline report: inv.csv" in page
+    assert main(["report", str(inv), "--hardware", "h100-sxm", "--paper", "letter", "-o", str(out)]) == 0
+    assert "size: letter landscape" in out.read_text(encoding="utf-8")
+    with pytest.raises(SystemExit):
+        main(["report", str(inv), "--hardware", "h100-sxm", "--appendix", "some"])
+    capsys.readouterr()
+
+
+@needs_pdf
+@needs_poppler
+def test_pdf_of_20000_kernels_keeps_a_short_body(catalog, tmp_path):
+    """20,000 kernels (the issue's 546 pages): the body stays at most 4 pages, charts included, and the appendix
+    lists the top kernels with a sentence pointing to the CSV."""
+    n = 20_000
+    a = roofcore.analyze(_synthetic(n), [catalog.get("h100-sxm"), catalog.get("mi300x")])
+    pdf = report.build_pdf(a, date="2025-01-01")
+    text, pages = _pdf_text(pdf, tmp_path, render=False)
+    assert _body_pages(text) <= 4 and pages <= 6, (pages, _body_pages(text))
+    flat = " ".join(text.split())
+    assert "Appendix: top kernels" in flat and "The workload has 20,000 kernels" in flat and "CSV" in flat
+    assert "Showing the top 600 of 20,000 kernels by time" in flat
+    _check_quotable(flat)
