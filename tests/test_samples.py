@@ -97,7 +97,7 @@ def test_every_sample_has_an_expectation():
 
 def test_expectations_are_well_formed():
     keys = {"files", "outcome", "format", "message", "hardware", "kernels", "launches", "known", "device",
-            "suggest", "group_words", "warns", "as_catalog", "measured", "reference"}
+            "suggest", "group_words", "warns", "warning_words", "as_catalog", "measured", "reference"}
     for key, e in ENTRIES.items():
         assert set(e) <= keys, f"{key}: unknown keys {sorted(set(e) - keys)}"
         assert e["outcome"] in ("works", "refused"), key
@@ -167,8 +167,11 @@ def test_reads_as_the_manifest_says(key):
         groups = " ".join(str(g) for g in f["group"].dropna().unique())
         if words_in(groups, e["group_words"]):
             problems.append(f"groups {groups[:200]!r} lack {e['group_words']}")
-    if e.get("warns") and not w.warnings:
-        problems.append("no warning")
+    off = f["bytes_hbm"].isna().any() if "bytes_hbm" in f.columns else True
+    if (e.get("warns") or f["flops"].isna().any() or off) and not w.warnings:
+        problems.append("no warning (unknown FLOPs or bytes need one saying what to collect next time)")
+    if "warning_words" in e and words_in(" ".join(w.warnings), e["warning_words"]):
+        problems.append(f"warnings lack {words_in(' '.join(w.warnings), e['warning_words'])}: {w.warnings}")
     if e.get("measured") and not w.measured:
         problems.append("no measured ceilings carried with the workload")
     assert not problems, "; ".join(problems)
