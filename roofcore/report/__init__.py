@@ -173,10 +173,14 @@ class _Report:
         return self.a.workload.frame["name"].astype(str).to_numpy()
 
     def label(self, name: str) -> str:
-        """A kernel as the body names it: short name, and "#n" for the first of its rows in the top table."""
+        """A kernel as the body names it: its numbers in the top table ("#2", "#1–#6", "#3, #7") and short name."""
         short = self.short.get(name, name)
-        rows = np.flatnonzero((self.names[self.top] == name)) if len(self.top) else []
-        return f"#{int(self.number[self.top[rows[0]]])} {short}" if len(rows) else short
+        nums = [int(self.number[i]) for i in self.top[self.names[self.top] == name]] if len(self.top) else []
+        if not nums:
+            return short
+        if len(nums) > 2 and nums == list(range(nums[0], nums[-1] + 1)):
+            return f"#{nums[0]}–#{nums[-1]} {short}"
+        return ", ".join(f"#{n}" for n in nums[:3]) + (", …" if len(nums) > 3 else "") + f" {short}"
 
 
 def _model(a: Analysis, advice: dict, top: int) -> _Report:
@@ -305,6 +309,7 @@ def _summary(r: _Report) -> str:
         share = s["time_share_by_bound"]
         basis = "measured" if s["share_basis"] == "measured" else "roofline"
         known = [(k, v) for k, v in share.items() if k != "unknown"]
+        known = known[:1] + [(k, v) for k, v in known[1:2] if v >= 0.01]  # a second bound worth a mention
         sent = []
         if known:
             kind = known[0][0].split(":")[0]
@@ -357,10 +362,10 @@ def _rooflines(r: _Report, charts_on: bool) -> str:
     for i, h in enumerate(a.hardware):
         fig = charts.roofline(a, hw_ids=[h.id], top_n=min(len(a.workload), max(CHART_KERNELS, len(r.top))), width=width,
                               height=300 if len(a.hardware) <= 2 else 260, numbers=r.number)
-        drawn = set(r.number[r.top]) - {0}
-        cap = (f"{h.name}: each kernel at its measured FLOP/s (on its roof if untimed), sized by time; the numbers "
-               "are the rows of the top-kernels table" + ("" if drawn else " (none of them can be drawn)") + ". "
-               + fig.caption)
+        numbered = any(lay.get("description") == "kernel_numbers" for lay in fig.chart.to_dict(validate=False)["layer"])
+        cap = (f"{h.name}: each kernel at its measured FLOP/s (on its roof if untimed), sized by time; "
+               + ("the numbers are the rows of the top-kernels table. " if numbered else
+                  "none of the top-kernels table can be drawn. ") + fig.caption)
         out.append(f'<figure class="roofline{" half" if len(a.hardware) > 2 else ""}">{_svg(fig, i)}'
                    f"<figcaption>{_e(cap)}</figcaption></figure>")
     return "\n".join(out)
