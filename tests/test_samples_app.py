@@ -34,6 +34,19 @@ def problems(at: AppTest, where: str) -> list[str]:
     return out
 
 
+def bound_problems(at: AppTest) -> list[str]:
+    """The Kernels table shows no bound for a kernel whose FLOPs, or off-chip bytes (a copy aside), are unknown."""
+    tables = [d.value for d in at.dataframe if "Bound" in getattr(d.value, "columns", ())]
+    if not tables:
+        return ["Kernels: no table with a Bound column"]
+    t = tables[0]
+    flops, off = t["FLOPs (G)"].astype(float), t["Off-chip bytes (MB)"].astype(float)
+    unknown = flops.isna() | (off.isna() & (flops != 0))
+    bad = t[unknown & (t["Bound"] != "unknown")]
+    return [f"Kernels: {len(bad)} kernels without FLOPs or bytes shown as bound, e.g. {bad.iloc[0]['Kernel']!r} "
+            f"{bad.iloc[0]['Bound']!r}"] if len(bad) else []
+
+
 @pytest.mark.samples
 @pytest.mark.usefixtures("navigation_only")
 @pytest.mark.parametrize("key", list(ENTRIES))
@@ -66,6 +79,8 @@ def test_upload_then_every_page(key):
         if not at.exception:
             assert at.title and at.title[0].value == title, f"{page} did not run: {[t.value for t in at.title]}"
             found += [f"{page}: {el.value[:300]}" for el in at.error if CRASH not in el.value]
+        if page == "pages/kernels.py":
+            found += bound_problems(at)
     assert not found, "\n".join(found)
 
 
