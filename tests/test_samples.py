@@ -1,7 +1,8 @@
 """Every real export in ../shared/samples behaves as MANIFEST.md says, through every surface but the app
 (tests/test_samples_app.py): detection without --format, reading (alone or with the files it belongs with),
 the numbers against an independent computation (tests/samples_reference.py), `roofline analyze`, `advise`
-and `report` (in-process, and one real process per format), and the rule that unknown stays unknown.
+and `report` (in-process, and one real process per format family), and the rule that unknown stays unknown
+(on every sample and on generated inventories with holes).
 
 Driven by tests/samples_expected.yaml: a new sample needs a line there, not new code; a sample with no line
 fails. Skips where ../shared/samples is absent (a fresh clone); CI has it.
@@ -51,9 +52,6 @@ REFUSED = [k for k, e in ENTRIES.items() if e["outcome"] == "refused"]
 SINGLE = [k for k, e in ENTRIES.items() if len(e["files"]) == 1]
 REFERENCES = [(k, i) for k, e in ENTRIES.items() for i in range(len(e.get("reference", ())))]
 
-pytestmark = pytest.mark.samples
-
-
 def sample_paths(key: str) -> list[Path]:
     """The entry's files; skip without the samples folder, fail if the folder lacks a file the entry names."""
     if not SAMPLES.is_dir():
@@ -83,6 +81,7 @@ def words_in(text: str, words: list[str]) -> list[str]:
 # ------------------------------------------------------------------------------------- the file list
 
 
+@pytest.mark.samples
 def test_every_sample_has_an_expectation():
     """A file dropped into ../shared/samples without a line in samples_expected.yaml is untested: fail."""
     if not SAMPLES.is_dir():
@@ -115,6 +114,7 @@ def test_expectations_are_well_formed():
 # ----------------------------------------------------------------------------------------- detection
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize("key", [k for k in SINGLE if "format" in ENTRIES[k]])
 def test_detected_without_format(key):
     (path,) = sample_paths(key)
@@ -124,6 +124,7 @@ def test_detected_without_format(key):
 # -------------------------------------------------------------------------------------------- reading
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize("key", REFUSED)
 def test_refused_with_a_message(key):
     paths = sample_paths(key)
@@ -137,6 +138,7 @@ def _share(known: np.ndarray) -> str:
     return "none" if not known.any() else "all" if known.all() else "some"
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize("key", WORKS)
 def test_reads_as_the_manifest_says(key):
     e = ENTRIES[key]
@@ -244,6 +246,7 @@ def _reference(key: str, i: int) -> tuple[dict, list[dict]]:
     return ref, getattr(samples_reference, ref["fn"])(path, **ref.get("args", {}))
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize(("key", "i"), REFERENCES, ids=[f"{k}-{ENTRIES[k]['reference'][i]['fn']}" for k, i in REFERENCES])
 def test_numbers_match_an_independent_computation(key, i):
     ref, records = _reference(key, i)
@@ -314,6 +317,7 @@ def assert_unknown_stays_unknown(w: Workload, a: roofcore.Analysis) -> None:
         assert not wrong, f"a copy with link bytes is bound by {bound[wrong[0]]!r}, not its link, on {hw.id}"
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize("key", WORKS)
 def test_unknown_stays_unknown_on_every_sample(key):
     w = workload(key)
@@ -373,6 +377,7 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     return rc, out, err
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize("key", list(ENTRIES))
 def test_cli_analyze_advise_report(key, capsys, tmp_path):
     """Exit 0 for a working sample, 2 with the one-line message for a refused one; never a traceback or an
@@ -418,6 +423,7 @@ def _families() -> list[str]:
     return list(seen.values())
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize("key", _families())
 def test_the_installed_command(key):
     e = ENTRIES[key]
@@ -437,6 +443,7 @@ def test_the_installed_command(key):
 # ----------------------------------------------------------------------------------- measured ceilings
 
 
+@pytest.mark.samples
 @pytest.mark.parametrize("key", [k for k in SINGLE if ENTRIES[k].get("as_catalog")])
 def test_measured_ceilings_become_a_device(key):
     """ERT's roofline.json and rocprof-compute's roofline.csv, given as --catalog, add measured devices."""
