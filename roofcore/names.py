@@ -31,17 +31,20 @@ _VOCAB = (
     "rotary", "quant", "pool", "loss", "adam", "allreduce", "all_reduce", "allgather", "nccl", "rccl",
 )
 #: identifiers in template arguments that never inform: namespaces, types, wrappers, keywords
-_NOISE = frozenset("""
-std at native detail details cutlass cute cub thrust c10 kernel kernels device host impl internal memory arch
-void bool char short int long unsigned signed float double half half_t bfloat16 bfloat16_t __half __nv_bfloat16
-float2 float4 int2 int4 tfloat32_t float_e4m3_t float_e5m2_t __nv_fp8_e4m3 __nv_fp8_e5m2 size_t int8_t uint8_t
-int16_t uint16_t int32_t uint32_t int64_t uint64_t ul ull const volatile true false lambda operator anonymous
-namespace unnamed array tuple layout rowmajor columnmajor type true_type false_type integral_constant
-gpu_kernel_impl gpu_kernel_impl_nocast gpu_kernel_with_scalars opmath_gpu_kernel_with_scalars launch_kernel
-elementwise_kernel unrolled_elementwise_kernel vectorized_elementwise_kernel func_wrapper_t binaryfunctor
-unaryfunctor bunaryfunctor functor offsetcalculator trivialoffsetcalculator loadwithoutcast storewithoutcast
-tensoriteratorbase tensoriterator
-""".split())
+_NOISE = frozenset((
+    "std", "at", "native", "detail", "details", "cutlass", "cute", "cub", "thrust", "c10", "kernel", "kernels",
+    "device", "host", "impl", "internal", "memory", "arch", "void", "bool", "char", "short", "int", "long",
+    "unsigned", "signed", "float", "double", "half", "half_t", "bfloat16", "bfloat16_t", "__half", "__nv_bfloat16",
+    "float2", "float4", "int2", "int4", "tfloat32_t", "float_e4m3_t", "float_e5m2_t", "__nv_fp8_e4m3",
+    "__nv_fp8_e5m2", "size_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t",
+    "uint64_t", "ul", "ull", "const", "volatile", "true", "false", "lambda", "operator", "anonymous", "namespace",
+    "unnamed", "array", "tuple", "layout", "rowmajor", "columnmajor", "type", "true_type", "false_type",
+    "integral_constant", "gpu_kernel_impl", "gpu_kernel_impl_nocast", "gpu_kernel_with_scalars",
+    "opmath_gpu_kernel_with_scalars", "launch_kernel", "elementwise_kernel", "unrolled_elementwise_kernel",
+    "vectorized_elementwise_kernel", "func_wrapper_t", "binaryfunctor", "unaryfunctor", "bunaryfunctor", "functor",
+    "offsetcalculator", "trivialoffsetcalculator", "loadwithoutcast", "storewithoutcast", "tensoriteratorbase",
+    "tensoriterator",
+))
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:<[^<>()]*>)?\(")
