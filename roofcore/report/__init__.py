@@ -304,8 +304,13 @@ def _renamed(r: _Report, text: str, kernels: Sequence[str]) -> str:
 def _summary(r: _Report) -> str:
     a = r.a
     out = []
+    summaries = {h.id: a.summary(h.id) for h in a.hardware}
+    # the coverage sentence is the workload's (which FLOPs and bytes are missing): said once when every
+    # device has the same, after their paragraphs
+    notes = {h: coverage_text(s) for h, s in summaries.items()}
+    shared = next(iter(notes.values())) if len(set(notes.values())) == 1 and len(notes) > 1 else None
     for h in a.hardware:
-        s = a.summary(h.id)
+        s = summaries[h.id]
         share = s["time_share_by_bound"]
         basis = "measured" if s["share_basis"] == "measured" else "roofline"
         known = [(k, v) for k, v in share.items() if k != "unknown"]
@@ -316,7 +321,7 @@ def _summary(r: _Report) -> str:
             what = "; ".join(f"{_bound_words(h, k)} bounds {_pct(v)}" for k, v in known[:2])
             sent.append(f"Mostly {kind}-bound: {what} of the {basis} time"
                         + (f"; {_pct(share['unknown'])} has no known bound (FLOPs or bytes missing)."
-                           if share.get("unknown") else "."))
+                           if share.get("unknown") and not notes[h.id] else "."))
         elif share:
             sent.append("No kernel has a known bound: FLOPs or bytes are missing for all of them.")
         cov = s["coverage"]
@@ -336,7 +341,7 @@ def _summary(r: _Report) -> str:
                         f"{fmt_time(s['t_serial_s'])} with no overlap).")
         elif s["time_s"] is not None:
             sent.append(f"It takes {fmt_time(s['time_s'])} measured; no kernel has a known roofline.")
-        sent += [n for n in (coverage_text(s), speedup_note(s)) if n]
+        sent += [n for n in (notes[h.id] if shared is None else "", speedup_note(s)) if n]
         body = f"<p><strong>{_e(h.name)}.</strong> " + _e(_quotable(" ".join(sent))) + "</p>"
         adv = r.advice.get(h.id)
         acts = [x for x in (adv.items if adv else ()) if x.gain_s > 0][:3]
@@ -348,6 +353,8 @@ def _summary(r: _Report) -> str:
         elif adv is not None:
             body += f'<p class="muted">{_e(_quotable(adv.summary()))}</p>'
         out.append(body)
+    if shared:
+        out.append(f"<p>{_e(_quotable(shared))} (On every device.)</p>")
     return '<div class="summary">' + "\n".join(out) + "</div>"
 
 
@@ -361,7 +368,7 @@ def _rooflines(r: _Report, charts_on: bool) -> str:
     width = 640 if len(a.hardware) <= 2 else 420
     for i, h in enumerate(a.hardware):
         fig = charts.roofline(a, hw_ids=[h.id], top_n=min(len(a.workload), max(CHART_KERNELS, len(r.top))), width=width,
-                              height=300 if len(a.hardware) <= 2 else 260, numbers=r.number)
+                              height=270 if len(a.hardware) <= 2 else 250, numbers=r.number)
         numbered = any(lay.get("description") == "kernel_numbers" for lay in fig.chart.to_dict(validate=False)["layer"])
         cap = (f"{h.name}: each kernel at its measured FLOP/s (on its roof if untimed), sized by time; "
                + ("the numbers are the rows of the top-kernels table. " if numbered else
@@ -416,7 +423,7 @@ def _recommendations(r: _Report) -> str:
             continue
         out.append(f'<div class="device"><h3>{_e(h.name)}</h3><p class="muted">{_e(_quotable(adv.summary()))}</p>')
         items = []
-        shown_n = RECS_SHOWN if len(r.a.hardware) == 1 else RECS_SHOWN - 1
+        shown_n = RECS_SHOWN if len(r.a.hardware) == 1 else RECS_SHOWN - 2  # several devices: the body stays short
         for x in adv.items[:shown_n]:
             gain = f"saves {fmt_time(x.gain_s)}" if x.gain_s > 0 else "no time claimed"
             names = ""
@@ -489,7 +496,9 @@ def _assumptions(r: _Report, scenario) -> str:
               if a.achievable else "Roofs are theoretical peaks (dense; sparse figures are never a roof); a kernel "
               "reaches only a fraction of them. ")
            + "A kernel without FLOPs or off-chip bytes has no roofline: it is counted as unknown, never as zero. "
-           "Times are measured unless marked as roofline; percentages have two significant figures.</p>"]
+           "Times are measured unless marked as roofline; percentages have two significant figures. Every figure of "
+           "a device: <code>roofline hardware show ID</code>; every kernel: the CSV "
+           "(<code>roofline report INPUT --csv</code>).</p>"]
     for h in hws.values():
         t = r.tables.get(h.id)
         used = set(t["ceiling"].dropna().unique()) - {""} if t is not None else set()
@@ -516,8 +525,6 @@ def _assumptions(r: _Report, scenario) -> str:
         out.append("<p>Warnings from reading the inputs:</p><ul>" + "".join(shown)
                    + (f"<li>… and {more:,} more (<code>roofline analyze --json</code>).</li>" if more > 0 else "")
                    + "</ul>")
-    out.append("<p>Every device's full catalog entry: <code>roofline hardware show ID</code>. "
-               "Every kernel of the analysis: the CSV (<code>roofline report INPUT --csv</code>).</p>")
     return '<div class="small">' + "\n".join(out) + "</div>"
 
 
