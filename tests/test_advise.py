@@ -558,9 +558,8 @@ def test_nothing_to_say():
         "No recommendation: every kernel is at its roof or has no numbers a rule can judge.")
 
 
-def test_many_kernels_stay_fast_and_bounded(catalog):
-    import time
-
+def test_many_kernels_stay_bounded(catalog):
+    """20,000 kernels give a few grouped cards (the time it takes is benchmarks/bench_engine.py's business)."""
     rng = np.random.default_rng(7)
     n = 20_000
     kernels = [Kernel(name=f"k{i % 700}", flops=float(rng.uniform(1e5, 1e12)),
@@ -568,9 +567,7 @@ def test_many_kernels_stay_fast_and_bounded(catalog):
                       precision=str(rng.choice(["bf16", "fp32"])), unit=str(rng.choice(["matrix", "vector"])),
                       time_s=float(rng.uniform(1e-6, 1e-2))) for i in range(n)]
     a = analyze(workload_of(*kernels), catalog.get("h100-sxm"))
-    start = time.perf_counter()
     advice = adv.advise(a)
-    assert time.perf_counter() - start < 5
     assert advice.total_gain_s <= advice.workload_time_s
     assert all(len(r.kernels) <= adv.MAX_NAMES for r in advice.items)
     assert len(advice.items) < 80  # grouped: a few cards per action, not one per kernel
