@@ -13,6 +13,7 @@ import streamlit as st
 from streamlit.logger import get_logger
 
 from roofcore import Analysis, RoofcoreError
+from roofcore.app_support import escape_message
 
 #: the server log's logger: unexpected errors are written here with their reference
 log = get_logger("roofline.app")
@@ -58,6 +59,19 @@ def shared(kind: str, arg: object, compute):
 
 # ---------------------------------------------------------------------------------------------------- errors
 
+#: the icon of each kind of message
+ICONS = {"error": ":material/error:", "warning": ":material/warning:", "info": ":material/info:",
+         "success": ":material/check_circle:"}
+
+
+def message(kind: str, text: object, *, icon: str | None = None, where=None) -> None:
+    """Show ``text`` (an engine error, a warning, a note: anything not written by the app itself) as an alert of
+    ``kind`` (error, warning, info, success) that reads exactly as the text: Streamlit renders alerts as
+    Markdown, so a ``$`` would start LaTeX, ``_x_`` italics, a backtick code (see escape_message). ``where``: a
+    container or column (default: the page)."""
+    getattr(where or st, kind)(escape_message(text), icon=icon or ICONS[kind])
+
+
 
 def report_unexpected(e: BaseException) -> str:
     """Show a short message with a reference and write the traceback, with that reference, to the server log.
@@ -79,7 +93,7 @@ def guard() -> Iterator[None]:
     try:
         yield
     except RoofcoreError as e:
-        st.error(str(e), icon=":material/error:")
+        message("error", e)
     except Exception as e:  # the point: no traceback for users
         report_unexpected(e)
 

@@ -123,7 +123,7 @@ def open_pending(parse, pages: list) -> None:
                                                           ss["builtin_catalog"], session):
                 session[hw.id] = (hw, overrides)
     except RoofcoreError as e:  # shown once, above the page; the session keeps what it had
-        st.error(f"This link's run cannot be opened: {e}", icon=":material/link_off:")
+        app_pages.message("error", f"This link's run cannot be opened: {e}", icon=":material/link_off:")
         return
     ss["workload"] = {"workload": w, "label": f"{info.name} (saved run)", "key": key, "run": info.id,
                       "files": files, "format": info.options.get("format") or None}
@@ -214,7 +214,7 @@ def _save(uploads, fmt: str | None, name: str, project: str, tags: str, visibili
                                      "page": ss.get("current_page_url")})
     except RoofcoreError as e:
         ss[SAVED] = None
-        st.error(f"Not saved: {e}", icon=":material/error:")
+        app_pages.message("error", f"Not saved: {e}")
         return
     ss["save_project_last"] = info.project
     ss[SAVED] = {"id": info.id, "name": info.name, "project": info.project, "url": share_url(info.id)}

@@ -21,6 +21,19 @@ st.set_page_config(page_title="Roofline", page_icon=str(Path(__file__).parent / 
 
 #: session keys (fixed, so pages and tests can rely on them)
 WORKLOAD, ANALYSIS, CATALOG, HW_IDS, CUSTOM = "workload", "analysis", "catalog", "hw_ids", "custom_devices"
+#: what the app is, in one line (the top of every page)
+TAGLINE = ("how close each GPU kernel of a profile runs to the device's compute and memory limits, what bounds it, "
+           "and what to try next")
+#: the exports the uploader reads, as a user names them
+FORMATS_TEXT = ("Nsight Compute CSV (details or raw page), Nsight Systems stats (CSV or console text), nvprof, "
+                "rocprof / rocprofv3 / rocprof-compute (pmc_perf.csv with its sysinfo.csv), PyTorch profiler traces "
+                "(.json, .json.gz), JAX cost_analysis JSON, xprof roofline CSV, or your own kernel inventory (CSV/YAML)")
+#: the sidebar's device chips show whole names (Streamlit cuts a chip at a fixed width: "NVIDIA · H100 S…")
+CHIP_CSS = """<style>
+[data-testid="stSidebar"] [data-testid="stMultiSelect"] [data-tag] {height: auto; max-width: 100%;}
+[data-testid="stSidebar"] [data-testid="stMultiSelect"] [data-tag] > span {white-space: normal; overflow: visible;
+  text-overflow: clip; line-height: 1.3; padding: 2px 0;}
+</style>"""
 
 
 @st.cache_resource(show_spinner=False)
@@ -86,17 +99,25 @@ def _load(files, fmt: str | None) -> None:
                         "key": digest}
 
 
-def _use_device(hw_id: str) -> None:
-    """Analyse on ``hw_id``: it replaces the untouched default device, else it joins the chosen ones first."""
+def _use_device(hw_id: str, replace: bool = False) -> None:
+    """Analyse on ``hw_id``: it replaces the untouched default device (or every chosen one: ``replace``), else
+    it joins the chosen ones first."""
     ss = st.session_state
     now = ss.get(HW_IDS, [app.DEFAULT_DEVICE])
-    ss[HW_IDS] = [hw_id] if now == [app.DEFAULT_DEVICE] else [hw_id, *(h for h in now if h != hw_id)]
+    ss[HW_IDS] = [hw_id] if replace or now in ([app.DEFAULT_DEVICE], []) else [hw_id, *(h for h in now if h != hw_id)]
 
 
 def _add_devices(hw_ids: list[str]) -> None:
     ss = st.session_state
     now = ss.get(HW_IDS, [app.DEFAULT_DEVICE])
     ss[HW_IDS] = [*now, *(h for h in hw_ids if h not in now)]
+
+
+def counted(entry: dict) -> str:
+    """The workload's count ("18 kernels (98 launches)"), once per upload: the sidebar and the Overview say it."""
+    if "count_text" not in entry:
+        entry["count_text"] = app.count_text(entry["workload"])
+    return entry["count_text"]
 
 
 def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
@@ -106,10 +127,9 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
         files = st.file_uploader(
             "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"],
             accept_multiple_files=True, key=f"uploads_{ss['uploader_gen']}",
-            help="Nsight Compute CSV (details or raw page), nsys stats, rocprof / rocprofv3 / rocprof-compute "
-                 "(pmc_perf.csv with its sysinfo.csv), PyTorch profiler traces (.json, .json.gz), JAX "
-                 "cost_analysis JSON, xprof roofline CSV, or your own inventory CSV/YAML. Several files are "
-                 "read together: an nsys time summary joins an inventory by kernel name.")
+            help=FORMATS_TEXT + ". Several files are read together: the files of one run (pmc_perf.csv with "
+                 "sysinfo.csv and roofline.csv, a kernel trace with its counters), or an nsys time summary with an "
+                 "inventory, joined by kernel name.")
         formats = ["detect", *sorted(roofcore.FORMATS)]
         fmt = st.selectbox("Format", formats, key="format_override", disabled=not files,
                            format_func=lambda f: "Detect from content" if f == "detect" else f,
@@ -123,20 +143,32 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
             if hw.id not in catalog:
                 catalog = catalog.with_device(hw)
         ss[CATALOG] = catalog
-        names, launches = app.kernel_counts(w)
-        st.caption(f"**{ss[WORKLOAD]['label']}** · {names:,} {'kernel' if names == 1 else 'kernels'}"
-                   + (f" ({launches:,} launches)" if launches != names else "") + f" · {', '.join(w.formats)}"
-                   + (" · bundled example" if ss[WORKLOAD]["key"] == "bundled" else ""))
+        st.caption(f"**{app.escape_message(ss[WORKLOAD]['label'])}** · {counted(ss[WORKLOAD])} · "
+                   + ", ".join(w.formats))
+        if ss[WORKLOAD]["key"] == "bundled":
+            st.caption(":orange-badge[:material/science: Example] The bundled example: upload a profile above to "
+                       "see your own kernels.")
         suggested = catalog.suggest(w.device, w.meta)
         if w.device:
             chosen_now = ss.get(HW_IDS, [app.DEFAULT_DEVICE])
             if suggested and suggested[0] not in chosen_now:
-                st.caption(f"Profiled on **{w.device}**; closest catalog device: "
-                           f"**{catalog.get(suggested[0]).name}** (`{suggested[0]}`).")
-                st.button(f"Use {suggested[0]}", on_click=_use_device, args=(suggested[0],),
-                          icon=":material/memory:", key="use_suggested")
+                st.caption(f"Profiled on **{app.escape_message(w.device)}**; closest catalog device: "
+                           f"**{app.escape_message(catalog.get(suggested[0]).name)}** (`{suggested[0]}`).")
+                if chosen_now in ([app.DEFAULT_DEVICE], []):  # nothing chosen by hand: take its place
+                    st.button(f"Use {suggested[0]}", on_click=_use_device, args=(suggested[0],),
+                              icon=":material/memory:", key="use_suggested",
+                              help=f"Analyse on {suggested[0]} instead of {', '.join(chosen_now) or 'nothing'}.")
+                else:  # devices chosen by hand: ask whether it replaces them or joins them
+                    b1, b2 = st.columns(2)
+                    b1.button(f"Use {suggested[0]} instead", on_click=_use_device, args=(suggested[0], True),
+                              icon=":material/memory:", key="use_suggested",
+                              help=f"Replace {', '.join(chosen_now)} with {suggested[0]}.")
+                    b2.button(f"Add {suggested[0]}", on_click=_add_devices, args=([suggested[0]],),
+                              icon=":material/add:", key="add_suggested",
+                              help=f"Analyse on {suggested[0]} too, beside {', '.join(chosen_now)}.")
             elif not suggested:
-                st.caption(f"Profiled on **{w.device}**, which is not in the catalog: add it on the Hardware page.")
+                st.caption(f"Profiled on **{app.escape_message(w.device)}**, which is not in the catalog: add it "
+                           "on the Hardware page.")
         measured = [hw for hw in getattr(w, "measured", ()) or () if hw.id in catalog]
         missing = [hw.id for hw in measured if hw.id not in ss.get(HW_IDS, [app.DEFAULT_DEVICE])]
         if missing:
@@ -212,19 +244,34 @@ def main() -> None:
         _main(pages)
 
 
+def header(bundled: bool) -> None:
+    """What the app is, in one line; while the bundled example is shown, the call to upload a profile."""
+    st.markdown(f"**Roofline** · {TAGLINE}.")
+    if bundled:
+        with st.container(border=True, key="welcome"):
+            st.markdown("#### :material/upload_file: Upload a profile")
+            st.markdown("Drop one or more exports into **Profiles and kernel inventories** in the sidebar: "
+                        + FORMATS_TEXT + ". Give the files of one run together; each file's format is detected "
+                        "from its content.")
+            st.markdown(":orange-badge[:material/science: Example] Until then every page shows the **bundled "
+                        "example**, a transformer block computed from its shapes (no profiler, no measured times).")
+
+
 def _main(pages: list) -> None:
     _defaults()
     ss = st.session_state
+    st.html(CHIP_CSS)
     ss["builtin_catalog"] = base_catalog()  # a broken catalog file raises: nothing else can work (see guard)
     app_runs.open_pending(parse_uploads, pages)  # a share link's run: its workload, devices, options and page
     catalog = app.effective_catalog(ss["builtin_catalog"], ss[CUSTOM].values())
     chosen, combine, achievable = sidebar(catalog)
     catalog = ss[CATALOG]  # with the measured devices the upload carries (see sidebar)
 
+    header(ss[WORKLOAD]["key"] == "bundled")
     for msg in ss["load_errors"]:
-        st.error(msg, icon=":material/error:")
+        app_pages.message("error", msg)
     if ss["load_errors"]:
-        st.info(f"Showing **{ss[WORKLOAD]['label']}** instead: fix the file and upload it again.",
+        st.info(f"Showing **{app.escape_message(ss[WORKLOAD]['label'])}** instead: fix the file and upload it again.",
                 icon=":material/info:")
     w = ss[WORKLOAD]["workload"]
     if w.skipped or w.warnings:
@@ -242,7 +289,7 @@ def _main(pages: list) -> None:
             ss["analysis_token"], ss[ANALYSIS] = analysis_for(w, ss[WORKLOAD]["key"], [catalog.get(h) for h in chosen],
                                                               combine, achievable)
         except roofcore.RoofcoreError as e:
-            st.error(str(e))
+            app_pages.message("error", e)
 
     nav = st.navigation(pages)
     if "start_page" in ss:  # see the guard at the top of each page

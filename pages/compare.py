@@ -49,7 +49,7 @@ def side(f) -> tuple[roofcore.Workload | None, str]:
         return None, ""
     w, err = read_upload(f.file_id, f.getvalue(), f.name)
     if err:
-        st.error(err, icon=":material/error:")
+        app_pages.message("error", err)
     return w, f.file_id
 
 
@@ -93,4 +93,4 @@ try:
     for note in c.notes:
         st.caption(f"Note: {app.escape_markdown(note)}")
 except RoofcoreError as e:
-    st.error(str(e))
+    app_pages.message("error", e)

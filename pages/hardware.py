@@ -115,7 +115,7 @@ with add:
         try:
             devices = app.parse_custom_devices(text.encode(), "the form", ss["builtin_catalog"], custom)
         except RoofcoreError as e:
-            left.error(str(e))
+            app_pages.message("error", e, where=left)
             with left.expander("The catalog YAML this form produced"):
                 st.code(text, language="yaml")
         else:
@@ -129,7 +129,7 @@ with add:
             try:
                 devices = app.parse_custom_devices(up.getvalue(), up.name, ss["builtin_catalog"], custom)
             except RoofcoreError as e:
-                st.error(str(e))
+                app_pages.message("error", e)
             else:
                 ss["hw_upload_done"] = up.file_id
                 add_devices(devices)

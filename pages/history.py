@@ -76,7 +76,7 @@ hw = catalog.get(hw_id)
 try:
     items = tuple((info, w) for info, _files, w, _key in (app_runs.load_run(r.id) for r in window))
 except RoofcoreError as e:
-    st.error(str(e), icon=":material/error:")
+    app_pages.message("error", e)
     st.stop()
 h = history("|".join([*(r.id for r in window), app.device_key(hw), f"achievable={achievable}"]), items, hw,
             achievable)
@@ -156,7 +156,7 @@ def _delete(run_id: str) -> None:
 mine = [r.id for r in runs if viewer.can_delete(r.owner, r.visibility)]
 with st.expander("Delete a run", icon=":material/delete:"):
     if err := ss.pop("hist_delete_error", None):
-        st.error(err, icon=":material/error:")
+        app_pages.message("error", err)
     if not mine:
         st.caption("None of these runs is yours to delete.")
     else:

@@ -19,7 +19,7 @@ try:
         memo[key] = app.kernel_table(a, ids)
     table = memo[key]
 except RoofcoreError as e:
-    st.error(str(e))
+    app_pages.message("error", e)
     st.stop()
 
 f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
@@ -59,7 +59,7 @@ if row is not None:
     try:
         detail = app.kernel_detail(a, row)
     except RoofcoreError as e:
-        st.error(str(e))
+        app_pages.message("error", e)
         st.stop()
     for d in detail.values():
         with st.container(border=True):

@@ -13,12 +13,16 @@ a = app_pages.analysis()
 
 w = a.workload
 timed = int(w.frame["time_s"].notna().sum())
-launches = int(w.frame["count"].sum())
-st.caption(f"**{w.name}** · {len(w):,} {'kernel' if len(w) == 1 else 'kernels'}"
-           + (f" ({launches:,} launches combined)" if launches != len(w) else "")
-           + f" from {', '.join(w.sources) or 'memory'} · "
-           + (f"{timed:,} with a measured time" if timed else "no measured times: every number is a roofline bound")
+# counted as the sidebar counts (the workload as read, whether or not launches are combined for the analysis)
+entry = st.session_state["workload"]
+unit = "kernel" if st.session_state.get("combine", True) or w.frame["name"].is_unique else "row"  # launches apart
+timing = ("no measured times: every number is a roofline bound" if not timed else
+          f"every {unit} has a measured time" if timed == len(w) else
+          f"{timed:,} of {app.plural(len(w), unit)} have a measured time")
+st.caption(f"**{app.escape_message(w.name)}** · {entry.get('count_text') or app.count_text(entry['workload'])} from "
+           + (app.escape_message(", ".join(w.sources)) or "memory") + f" · {timing}"
            + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
+
 
 def cached(fn, hw_id: str):
     """``fn(hw_id)`` once per analysis for every session (app_pages.shared): reruns and page changes are free."""
@@ -61,7 +65,7 @@ try:
                 for g in groups:
                     with st.expander(f"`{g.code}` × {g.count:,} — {g.help}"):
                         for name, message in g.examples:
-                            st.markdown(f"- **{name}**: {message}")
+                            st.markdown(f"- **{app.escape_markdown(name)}**: {app.escape_markdown(message)}")
                         if g.count > len(g.examples):
                             st.caption(f"… and {g.count - len(g.examples):,} more: filter by this flag on the "
                                        "Kernels page.")
@@ -72,4 +76,4 @@ try:
                                                          if ranked == "headroom" else ""))
             st.dataframe(table, hide_index=True, width="stretch", placeholder="–")
 except RoofcoreError as e:
-    st.error(str(e))
+    app_pages.message("error", e)

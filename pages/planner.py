@@ -79,7 +79,7 @@ with project_tab:
         for note in proj.notes:
             st.caption(f"Note: {app.escape_markdown(note)}")
     except RoofcoreError as e:
-        st.error(str(e))
+        app_pages.message("error", e)
 
 # ------------------------------------------------------------------------------------------------ what-if
 with whatif_tab:
@@ -150,7 +150,7 @@ with whatif_tab:
                 st.caption(f"Note: {app.escape_markdown(note)}")
         except RoofcoreError as e:
             ss.pop("whatif_variant", None)
-            st.error(str(e))
+            app_pages.message("error", e)
 
 # ------------------------------------------------------------------------------------------------ build
 with build_tab:
@@ -194,7 +194,7 @@ with build_tab:
         with st.expander("Kernels"):
             st.dataframe(app.inline_kernels(built), hide_index=True, width="stretch")
     except RoofcoreError as e:
-        st.error(str(e))
+        app_pages.message("error", e)
 
 # ------------------------------------------------------------------------------------------------ solvers
 with solver_tab:
@@ -218,7 +218,7 @@ with solver_tab:
         st.altair_chart(cached(("mi-chart", tuple(hw_ids)), lambda: charts.matmul_intensity_chart(a.hardware)),
                         theme=None, width="content")
     except RoofcoreError as e:
-        st.error(str(e))
+        app_pages.message("error", e)
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**2-chip sharded matmul: link- or compute-bound?**")
@@ -234,7 +234,7 @@ with solver_tab:
                       help="X[B,D] @ W[D,F] sharded on D over 2 chips, bf16, ring all-reduce of the B×F partial "
                            "sums: D = |bf16|·π/β.")
         except RoofcoreError as e:
-            st.error(str(e))
+            app_pages.message("error", e)
     with right:
         st.markdown("**Tile size for a target intensity**")
         t1, t2, t3 = st.columns(3)
@@ -246,7 +246,7 @@ with solver_tab:
             st.metric("Smallest tile (bm × bn)", f"{bm:,} × {bn:,}",
                       help=f"bm·bn/(bm+bn) = {plan.tiled_intensity(bm, bn):,.1f} FLOP/byte (writes ignored).")
         except RoofcoreError as e:
-            st.error(str(e))
+            app_pages.message("error", e)
 
 # ------------------------------------------------------------------------------------------------ scenario
 with scenario_tab:
@@ -273,7 +273,7 @@ with scenario_tab:
             st.download_button("Download result JSON", lambda: json.dumps(result.to_json(), indent=1),
                                file_name="scenario-result.json", mime="application/json", icon=":material/download:")
         except RoofcoreError as e:
-            st.error(str(e))
+            app_pages.message("error", e)
     st.markdown("**The What-if steps as a scenario**")
     entry = ss["workload"]
     wsteps = ss.get("whatif_steps") or []

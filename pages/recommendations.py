@@ -66,4 +66,4 @@ try:
                 st.caption(f"… and {len(advice.items) - len(cards):,} more recommendations with smaller gains "
                            "(`roofline advise --top 0` lists them all).")
 except RoofcoreError as e:
-    st.error(str(e))
+    app_pages.message("error", e)

@@ -25,7 +25,7 @@ try:
         try:
             scenario = run_scenario(load_yaml(up.getvalue(), up.name), st.session_state["catalog"], allow_files=False)
         except (RoofcoreError, yaml.YAMLError) as e:
-            st.error(f"Scenario not attached: {e}")
+            app_pages.message("error", f"Scenario not attached: {e}")
     title = st.text_input("Title", value=report.default_title(a), key="report_title")
     opts = st.columns(3)
     top = opts[0].number_input("Top kernels", min_value=1, max_value=50, value=report.TOP, step=1, key="report_top",
@@ -64,4 +64,4 @@ try:
         "roofline-analysis.json", "application/json", icon=":material/data_object:", on_click="ignore")
     st.iframe(page, height=900)  # the page is escaped and has no script
 except RoofcoreError as e:
-    st.error(str(e))
+    app_pages.message("error", e)

@@ -1,6 +1,5 @@
 """Roofline: every kernel on the log-log roofline of each selected device, with SVG/PNG downloads."""
 
-import numpy as np
 import streamlit as st
 
 import app_pages
@@ -39,27 +38,18 @@ try:  # built once per analysis and options for every session (app_pages.shared)
         a, ids, color_by=color_by or "bound", top_n=top_n if top_n < total else None, hierarchical=hierarchical,
         all_ceilings=all_ceilings, achievable=achievable, layout="facet" if layout == "facets" else "overlay"))
 except RoofcoreError as e:
-    st.error(str(e))
+    app_pages.message("error", e)
     st.stop()
 
-flops = a.workload.frame["flops"].to_numpy(dtype=float)
-known = ~np.isnan(a.results[0].t_roof)  # FLOPs and bytes known (the same on every device)
-unknown = int((~known).sum())
-moves = int((known & (flops == 0)).sum())
-if unknown or moves:  # say on the page, above the chart, why kernels are missing from it
-    parts = []
-    if unknown:
-        parts.append(f"{unknown:,} of {total:,} {'kernel has' if unknown == 1 else 'kernels have'} unknown FLOPs or "
-                     "off-chip bytes (not zero), so no point" + (": the import notes above say what to collect"
-                                                                 if a.workload.warnings else ""))
-    if moves:
-        parts.append(f"{moves:,} move data without arithmetic (0 FLOP), which a log-log roofline cannot place: their "
-                     "achieved bandwidth against the memory or link roof is on the Kernels page")
-    st.info(app.escape_markdown("Not drawn: " + "; ".join(parts) + "."), icon=":material/info:")
-
-spec = app_pages.shared("roofline.spec", opts[1:], lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
-st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")
-st.caption(fig.caption + " Click a legend entry to highlight its kernels; hover a mark for its numbers.")
+gaps = app_pages.shared("roofline.gaps", opts[1:], lambda: app.chart_gaps(a, fig.kernels))
+with st.container(border=True, key="roofline_area"):  # the chart area: the chart says what it leaves out
+    if gaps.text:
+        app_pages.message("info" if gaps.drawn else "warning", gaps.text, icon=":material/info:")
+        for command in gaps.commands:
+            st.code(command, language=None, wrap_lines=True)
+    spec = app_pages.shared("roofline.spec", opts[1:], lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
+    st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")
+    st.caption(fig.caption + " Click a legend entry to highlight its kernels; hover a mark for its numbers.")
 
 stem = "roofline-" + "-".join(ids)
 row = st.container(horizontal=True)
@@ -67,3 +57,25 @@ row.download_button("Download SVG", lambda: charts.to_svg(fig), file_name=f"{ste
                    mime="image/svg+xml", icon=":material/download:", on_click="ignore")
 row.download_button("Download PNG", lambda: charts.to_png(fig), file_name=f"{stem}.png", mime="image/png",
                    icon=":material/download:", on_click="ignore")
+
+moves = app_pages.shared("roofline.moves", None, lambda: app.data_movement(a, ids))
+if len(moves):
+    st.subheader("Data movement (0 FLOP)")
+    st.caption("Copies, memsets and copy kernels do no arithmetic, so the roofline has no place for them: here is "
+               "each one's achieved bandwidth (bytes ÷ measured time) against the roof that binds it, a link (PCIe, "
+               "NVLink) for a host copy or off-chip memory for a device copy. Total over launches.")
+    shown = moves.head(app.TABLE_ROW_LIMIT)
+    st.dataframe(shown, hide_index=True, width="stretch", key="moves_table", placeholder="–",
+                 height=min(35 * (len(shown) + 1) + 3, 420), column_config={
+                     "Launches": st.column_config.NumberColumn("Launches", format="%d"),
+                     "Bytes (MB)": st.column_config.NumberColumn("Bytes (MB)", format="%.4g"),
+                     "Time (ms)": st.column_config.NumberColumn("Time (ms)", format="%.4g", help="measured"),
+                     "Achieved (GB/s)": st.column_config.NumberColumn("Achieved (GB/s)", format="%.4g",
+                                                                      help="bytes ÷ measured time"),
+                     "Roof (GB/s)": st.column_config.NumberColumn(
+                         "Roof (GB/s)", format="%.4g", help="the bandwidth of the level or link that binds it"
+                         + (" (achievable)" if a.achievable else "")),
+                     "Of roof (%)": st.column_config.ProgressColumn("Of roof", format="%.3g%%", min_value=0,
+                                                                    max_value=100)})
+    if len(moves) > len(shown):
+        st.caption(f"The {len(shown):,} longest of {len(moves):,}; the Kernels page's CSV has all.")

@@ -23,7 +23,7 @@ from .catalog import Catalog, hardware_to_json, load_bytes
 from .ingest import aggregate
 from .models import Hardware, Precision, Workload
 from .resources import data_dir
-from .roofline import FLAG_CODES
+from .roofline import FLAG_CODES, Flag
 from .units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 
 #: the workload shown before anything is uploaded
@@ -171,12 +171,41 @@ def combine_launches(workload: Workload) -> Workload:
     return aggregate(workload)
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])|:(?=\S)")
+#: what makes Markdown (and Streamlit's LaTeX, emoji and colour directives) of plain text: emphasis, code, math,
+#: links and HTML, strike-through, tables, entities, and a colon before a word (``ns::a::b`` would show 🅰️)
+_MSG_SPECIAL = re.compile(r"[\\`*\[\]<>~|$&#]|:(?=\S)|_+")
+_LINE_START = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))", re.M)  # a list item, a setext underline, "1." at a line start
 
 
 def escape_markdown(text: str) -> str:
-    """User text (kernel names, file names, profiler messages) shown literally in Streamlit markdown."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    """User text (kernel names, file names, profiler messages) shown literally in Streamlit markdown, on one line."""
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), " ".join(str(text).split()))
+
+
+def escape_message(text: object) -> str:
+    """A message from the engine (an error, a warning, a note) as Markdown that renders exactly as the text:
+    ``$…$`` is not math, ``*``, ``_`` and backticks are not emphasis or code, ``ns::a::b`` is not an emoji.
+    Line breaks are kept (as hard breaks). Fewer characters are escaped than :func:`escape_markdown` does, so
+    the Markdown source stays close to the text: an underscore between two letters or digits (``ERR_NVGPUCTRPERM``,
+    ``dram__bytes``) cannot start emphasis and stays as it is."""
+    text = str(text).strip()
+
+    def esc(m: re.Match) -> str:
+        a, b = m.start(), m.end()
+        if m.group(0)[0] == "_" and 0 < a and b < len(text) and text[a - 1].isalnum() and text[b].isalnum():
+            return m.group(0)  # between two letters or digits: inert
+        return "".join("\\" + c for c in m.group(0))
+
+    out = _MSG_SPECIAL.sub(esc, text)
+    out = _LINE_START.sub(lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else
+                                                  "\\" + m.group(2)), out)
+    return "  \n".join(line.rstrip() for line in out.splitlines())
+
+
+def unescape_markdown(text: str) -> str:
+    """The text an :func:`escape_message` or :func:`escape_markdown` string shows (for tests and logs)."""
+    return re.sub(r"\\(.)", r"\1", text.replace("  \n", "\n"))
 
 
 def skipped_frame(workload: Workload) -> pd.DataFrame:
@@ -214,6 +243,17 @@ def kernel_counts(w: Workload) -> tuple[int, int]:
     keys = [k for k in ("name", "precision", "unit", "group") if k in f.columns]
     names = len(f[keys].astype(object).fillna("").drop_duplicates()) if len(f) else 0
     return names, int(f["count"].sum())
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``"1 kernel"``, ``"1,545 kernels"``."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def count_text(w: Workload) -> str:
+    """``"18 kernels (98 launches)"``, ``"1 kernel"``: the one way the sidebar and the Overview count a workload."""
+    names, launches = kernel_counts(w)
+    return plural(names, "kernel") + (f" ({plural(launches, 'launch', 'launches')})" if launches != names else "")
 
 
 def bound_kind_shares(summary: dict) -> dict[str, float]:
@@ -321,6 +361,128 @@ def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagG
                                         "level-not-on-device", "missing-bytes", "missing-flops", "zero-time",
                                         "missing-time"])}
     return sorted(out, key=lambda g: rank.get(g.code, 99))
+
+
+# ----------------------------------------------------------------------------------------------- roofline page
+
+#: warnings that say FLOPs or bytes are unknown and how to collect them (the import's own, with the exact options)
+_MISSING_NOTE = re.compile(r"unknown|no (CUDA-core )?(FLOP|byte|off-chip)", re.IGNORECASE)
+_HOW_NOTE = re.compile(r"Hint:|--metrics|--pmc|profile with|record_shapes|collect ", re.IGNORECASE)
+
+
+def collect_commands(workload: Workload) -> list[str]:
+    """What to run to collect the FLOPs and bytes a workload lacks, in the profiler's own options.
+
+    The import's warnings say it exactly where the format knows (the ncu metrics, the PyTorch profiler's
+    arguments, the rocprof counters); otherwise a command for the format family."""
+    out = [w for w in dict.fromkeys(workload.warnings) if _MISSING_NOTE.search(w) and _HOW_NOTE.search(w)]
+    if out:
+        return out
+    from .ingest import kineto, ncu
+
+    fams = {f.split("-")[0] for f in workload.formats}
+    if fams & {"ncu", "nsys", "nvprof"}:
+        out.append(("Nsight Systems records kernel times only; for FLOPs and bytes profile the same run with Nsight "
+                    "Compute: " if "nsys" in fams else "Profile with: ") + ncu.PROFILE_COMMAND)
+    if "pytorch" in fams:
+        out.append("PyTorch profiler: " + kineto.SHAPES_HINT)
+    if "rocprof" in fams:
+        out.append("rocprof-compute profile -n run -- ./app, then upload the run's pmc_perf.csv with its sysinfo.csv "
+                   "(and roofline.csv for measured roofs)")
+    if fams & {"inventory"}:
+        out.append("Give the rows flops and bytes columns (or an op with its shapes).")
+    return out
+
+
+@dataclass(frozen=True)
+class ChartGaps:
+    """Why kernels of an analysis are not on its roofline chart (counts over the whole workload, first device)."""
+
+    total: int  #: kernels (rows) in the analysis
+    drawn: int  #: kernels with a mark
+    missing_flops: int  #: FLOPs unknown
+    missing_bytes: int  #: off-chip bytes unknown
+    unknown: int  #: either unknown: no roofline at all
+    moves: int  #: 0 FLOP with a known roof: data movement, judged by bandwidth instead
+    commands: tuple[str, ...]  #: how to collect what is missing
+
+    @property
+    def text(self) -> str:
+        """One paragraph for the chart area: what is drawn, what is missing for the rest, where moves are."""
+        if self.drawn == self.total:
+            return ""
+        head = (f"No kernel of {self.total:,} can be drawn" if not self.drawn else
+                f"Drawn: {self.drawn:,} of {plural(self.total, 'kernel')}. Not drawn")
+        parts = []
+        if self.unknown:
+            what = [f"FLOPs unknown for {self.missing_flops:,}" if self.missing_flops else "",
+                    f"off-chip bytes unknown for {self.missing_bytes:,}" if self.missing_bytes else ""]
+            parts.append(f"{self.unknown:,} {'has' if self.unknown == 1 else 'have'} no roofline "
+                         f"({', '.join(w for w in what if w)}: unknown, not zero)")
+        if self.moves:
+            parts.append(f"{self.moves:,} {'moves' if self.moves == 1 else 'move'} data without arithmetic (0 FLOP), "
+                         "which a log-log roofline cannot place: the achieved bandwidth against the memory or link "
+                         "roof is in the data-movement table below")
+        rest = self.total - self.drawn - self.unknown - self.moves
+        if rest > 0:
+            parts.append(f"{rest:,} left out by the top-kernels setting, or with no positive time or rate")
+        return head + ": " + "; ".join(parts) + "." + (" To collect what is missing:" if self.commands else "")
+
+
+def chart_gaps(analysis: Analysis, drawn: int) -> ChartGaps:
+    """Counts of :class:`ChartGaps` for a chart that drew ``drawn`` kernels (``RooflineFigure.kernels``)."""
+    r = analysis.results[0]
+    flags = r.flags.astype(np.int64)
+    flops = analysis.workload.frame["flops"].to_numpy(dtype=np.float64)
+    known = ~np.isnan(r.t_roof)
+    unknown = int((~known).sum())
+    return ChartGaps(total=len(flops), drawn=int(drawn),
+                     missing_flops=int(((flags & int(Flag.MISSING_FLOPS)) != 0).sum()),
+                     missing_bytes=int(((flags & int(Flag.MISSING_BYTES)) != 0).sum()), unknown=unknown,
+                     moves=int((known & (flops == 0)).sum()),
+                     commands=tuple(collect_commands(analysis.workload)) if unknown else ())
+
+
+def data_movement(analysis: Analysis, hw_ids: Sequence[str]) -> pd.DataFrame:
+    """Kernels that move data without arithmetic (0 FLOP: copies, memsets, vcopy), judged where they can be:
+    the bytes on the resource that binds them (a link for a host copy, off-chip memory for a device copy),
+    that roof's bandwidth, the achieved bandwidth (bytes ÷ measured time) and its share of the roof.
+
+    One row per kernel × device, longest first; bandwidths in GB/s, bytes in MB, time in ms (numbers, so the
+    columns sort). Empty when there are none."""
+    parts = []
+    f = analysis.workload.frame
+    flops = f["flops"].to_numpy(dtype=np.float64)
+    t = f["time_s"].to_numpy(dtype=np.float64)
+    for hw_id in hw_ids:
+        r = analysis.result(hw_id)
+        sel = np.flatnonzero((flops == 0) & ~np.isnan(r.t_roof) & (r.mem_idx > 0))
+        if not len(sel):
+            continue
+        hw = r.hardware
+        display = {**{lv.name: lv.display for lv in hw.levels}, **{lk.name: lk.display for lk in hw.links}}
+        idx = r.mem_idx[sel].astype(np.int64)
+        names = np.array(r.resources, dtype=object)[idx]
+        beta = np.array(r.bandwidths, dtype=np.float64)[idx]
+        moved = np.full(len(sel), np.nan)
+        for name in set(names):
+            on = names == name
+            moved[on] = f[f"bytes_{name}"].to_numpy(dtype=np.float64)[sel[on]]
+        ts = t[sel]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            achieved = np.where(ts > 0, moved / ts, np.nan)
+        kinds = np.array(r.resource_kinds, dtype=object)[idx]
+        parts.append(pd.DataFrame({
+            "Kernel": f["name"].to_numpy()[sel].astype(str), "Device": hw_id, "Launches": f["count"].to_numpy()[sel],
+            "Moves over": [f"{display.get(n, n)} ({k})" for n, k in zip(names, kinds, strict=True)],
+            "Bytes (MB)": moved * 1e-6, "Time (ms)": ts * 1e3, "Achieved (GB/s)": achieved * 1e-9,
+            "Roof (GB/s)": beta * 1e-9, "Of roof (%)": achieved / beta * 100.0,
+            "_key": np.nan_to_num(np.where(np.isnan(ts), r.t_roof[sel], ts), nan=0.0)}))
+    if not parts:
+        return pd.DataFrame(columns=["Kernel", "Device", "Launches", "Moves over", "Bytes (MB)", "Time (ms)",
+                                     "Achieved (GB/s)", "Roof (GB/s)", "Of roof (%)"])
+    out = pd.concat(parts, ignore_index=True).sort_values("_key", ascending=False, kind="stable")
+    return out.drop(columns="_key").reset_index(drop=True)
 
 
 # ----------------------------------------------------------------------------------------------- kernels
@@ -549,6 +711,14 @@ def sources_frame(hw: Hardware) -> pd.DataFrame:
 __all__ = [
     "BUNDLED_EXAMPLE",
     "DEFAULT_DEVICE",
+    "ChartGaps",
+    "chart_gaps",
+    "collect_commands",
+    "count_text",
+    "data_movement",
+    "escape_message",
+    "plural",
+    "unescape_markdown",
     "FLAG_HELP",
     "KERNEL_COLUMNS",
     "TABLE_ROW_LIMIT",
