@@ -502,3 +502,20 @@ def test_roofline_compare_arrowheads_point_from_old_to_new():
     assert head["y"] == pytest.approx((seg["y"] * seg["y2"]) ** 0.5)
     assert 0 < head["angle"] < 90
     assert layer["mark"]["shape"] == "triangle"
+
+
+def test_combining_launches_keeps_the_byte_split_the_planner_scales():
+    """Two launches of one kernel, 1 MB of weights each out of 2 MB: batch ×64 scales only the activations,
+    whether the launches are combined or not (combining once dropped weight_bytes: 4.35 GB instead of 131 MB)."""
+    from roofcore.ingest import aggregate, make_frame
+    from roofcore.models import Workload
+    from roofcore.plan import scale_batch
+
+    cols = {"name": ["k", "k"], "flops": [1e9, 1e9], "bytes_hbm": [2e6, 2e6], "weight_bytes": [1e6, 1e6],
+            "time_s": [1e-3, 1e-3], "source": ["t", "t"], "row": ["1", "2"]}
+    raw = Workload(frame=make_frame(cols, 2))
+    combined = aggregate(raw)
+    assert len(combined) == 1 and combined.frame["weight_bytes"].iloc[0] == 2e6
+    on_raw = scale_batch(raw, 64).frame["bytes_hbm"].sum()
+    on_combined = scale_batch(combined, 64).frame["bytes_hbm"].sum()
+    assert on_raw == on_combined == 2 * (1e6 + 64 * 1e6)  # weights fixed, activations × 64: 130 MB either way

@@ -340,7 +340,9 @@ def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "u
     if f.empty:
         return workload
     keys = [k for k in by if k in f.columns]
-    sums = ["count", "flops", "time_s", *workload.byte_columns]
+    # every byte count adds up over launches, the plan's read/written/weight split too (roofcore.plan.SPLIT)
+    extra = [c for c in f.columns if c.endswith("_bytes") and not c.startswith("bytes_") and f[c].dtype.kind == "f"]
+    sums = ["count", "flops", "time_s", *workload.byte_columns, *extra]
     g = f.groupby([f[k].astype(object).fillna("") for k in keys], sort=False, dropna=False)
     agg = g[sums].sum(min_count=1)
     first = g[[*keys, "source", "row"]].first() if "source" in f.columns else g[keys].first()
