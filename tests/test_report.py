@@ -121,10 +121,18 @@ def _check_pdf(a: roofcore.Analysis, tmp_path: Path, scenario=None, **options) -
     assert "Arithmetic intensity (FLOP/byte)" in flat
     assert b"/Subtype /Image" not in pdf
     _check_quotable(flat)
+    _check_within_pages(pdf, tmp_path)
     _check_furniture(text, pages, " ".join(report.default_title(a).split())[:40])
     _check_no_overlap(pdf, tmp_path)
     _check_numbered_points(a, pdf, text, tmp_path)
     return flat, pages, _body_pages(text)
+
+
+def _check_within_pages(pdf: bytes, tmp_path: Path) -> None:
+    """No word runs off a page (a long unbreakable token in a warning once did)."""
+    for n, (width, _, words) in enumerate(_pdf_words(pdf, tmp_path), 1):
+        for w in words:
+            assert w[0] >= 5 * appendix.MM and w[2] <= width - 5 * appendix.MM, (n, w)
 
 
 def _check_quotable(flat: str) -> None:
@@ -247,12 +255,18 @@ def test_pdf_escaped_kernel_is_text(catalog, tmp_path):
 @pytest.mark.samples
 @needs_pdf
 @needs_poppler
-def test_pdf_real_sample(catalog, tmp_path):
-    src = SAMPLES / "ncu_details_a100_interpolate_sgemm.csv"
+@pytest.mark.parametrize(("sample", "device"), [
+    ("ncu_details_a100_interpolate_sgemm.csv", "a100-40gb-sxm"),
+    # CUTLASS names of 4,808 characters, one of them six times; a warning with a 500-character metric list
+    ("ncu_details_a100pcie_cutlass_hgemm_20480_no_fp_counters.csv", "a100-40gb-pcie"),
+])
+def test_pdf_real_sample(catalog, tmp_path, sample, device):
+    src = SAMPLES / sample
     if not src.exists():
         pytest.skip(f"{src} is absent")
-    a = roofcore.analyze(roofcore.read(src), [catalog.get("a100-40gb-sxm")])
-    _check_pdf(a, tmp_path)
+    a = roofcore.analyze(roofcore.read(src), [catalog.get(device)])
+    _, pages, body = _check_pdf(a, tmp_path)
+    assert 2 <= body <= 4 and pages <= 8, (body, pages)
 
 
 @pytest.mark.samples
