@@ -133,6 +133,10 @@ class Ceiling:
     def key(self) -> str:
         return ceiling_key(self.precision.value, self.unit.value)
 
+    def rate(self, achievable: bool = False) -> float:
+        """FLOP/s of this roof: the measured sustained rate when ``achievable`` and known, else the peak."""
+        return (self.achievable or self.peak) if achievable else self.peak
+
 
 @dataclass(frozen=True)
 class MemoryLevel:
@@ -151,6 +155,10 @@ class MemoryLevel:
     def display(self) -> str:
         return self.label or self.name.upper()
 
+    def rate(self, achievable: bool = False) -> float:
+        """B/s of this roof: the measured sustained bandwidth when ``achievable`` and known, else the datasheet's."""
+        return (self.achievable or self.bandwidth) if achievable else self.bandwidth
+
 
 @dataclass(frozen=True)
 class Link:
@@ -166,6 +174,10 @@ class Link:
     @property
     def display(self) -> str:
         return self.label or self.name.upper()
+
+    def rate(self, achievable: bool = False) -> float:
+        """B/s per direction: measured when ``achievable`` and known, else the datasheet's."""
+        return (self.achievable or self.bandwidth) if achievable else self.bandwidth
 
 
 @dataclass(frozen=True)
@@ -226,10 +238,10 @@ class Hardware:
     def ridge(self, ceiling: str | None = None, *, achievable: bool = False) -> dict[str, float]:
         """Ridge points (FLOP/byte) of ``ceiling`` (default: the device default) against every level and link."""
         c = self.ceiling_map[ceiling or self.default_ceiling]
-        pi = (c.achievable or c.peak) if achievable else c.peak
+        pi = c.rate(achievable)
         out = {}
         for res in (*self.levels, *self.links):
-            beta = (res.achievable or res.bandwidth) if achievable else res.bandwidth
+            beta = res.rate(achievable)
             out[res.name] = pi / beta
         return out
 

@@ -551,7 +551,7 @@ def _ceiling(hw: Hardware, dtype: str, achievable: bool = False) -> float:
     if c is None:
         raise InputError(where=hw.id, expected=f"a {dtype} compute ceiling", found="none",
                          hint=f"{hw.id} publishes: {', '.join(hw.ceiling_map)}.")
-    return (c.achievable or c.peak) if achievable else c.peak
+    return c.rate(achievable)
 
 
 def matmul_crossover(hw: Hardware, *, dtype: str = "bf16", weight_dtype: str | None = None, d: float,
@@ -564,8 +564,7 @@ def matmul_crossover(hw: Hardware, *, dtype: str = "bf16", weight_dtype: str | N
     """
     a = DTYPE_SIZE[canonical_dtype(dtype)]
     w = DTYPE_SIZE[canonical_dtype(weight_dtype or dtype)]
-    r = _ceiling(hw, canonical_dtype(dtype), achievable) / (
-        (hw.offchip.achievable or hw.offchip.bandwidth) if achievable else hw.offchip.bandwidth)
+    r = _ceiling(hw, canonical_dtype(dtype), achievable) / hw.offchip.rate(achievable)
     denom = 2.0 * d * f - r * (d * a + f * a)
     return r * d * f * w / denom if denom > 0 else math.inf
 
@@ -573,7 +572,7 @@ def matmul_crossover(hw: Hardware, *, dtype: str = "bf16", weight_dtype: str | N
 def square_matmul_crossover(hw: Hardware, dtype: str = "bf16", *, achievable: bool = False) -> float:
     """Size ``N`` at which an ``N×N×N`` matmul becomes compute-bound: ``2N³/π = 3N²·|dtype|/β`` ⇒ ``N = 1.5·|dtype|·π/β``."""
     dt = canonical_dtype(dtype)
-    beta = (hw.offchip.achievable or hw.offchip.bandwidth) if achievable else hw.offchip.bandwidth
+    beta = hw.offchip.rate(achievable)
     return 1.5 * DTYPE_SIZE[dt] * _ceiling(hw, dt, achievable) / beta
 
 
@@ -686,26 +685,39 @@ def _side(a: Analysis, hw_id: str) -> pd.DataFrame:
         "perf": np.where(timed, tab["achieved_flops_per_s"], tab["attainable_flops_per_s"]), "bound": tab["bound"]})
 
 
-def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = False) -> Comparison:
+def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = False,
+            pairs: Mapping[str, str] | Sequence[tuple[str, str]] | None = None) -> Comparison:
     """Per-kernel and total speedups of ``new`` over ``old`` on ``hw`` (measured times where both have them,
-    else roofline times); kernels matched by name after summing their launches."""
+    else roofline times); kernels matched by name after summing their launches.
+
+    ``pairs``: (old name, new name) matched by hand, for kernels renamed between the runs (a naive and a tiled
+    GEMM); each name must be one that matches nothing by name. The table's ``name`` is the old name and
+    ``name_new`` the new one. With no kernel matched the total speedup is ``None``: the two sums would compare
+    different kernels."""
     _check_workload(old, "compare (old)")
     _check_workload(new, "compare (new)")
     ao, an = evaluate(by_name(old), hw, achievable=achievable), evaluate(by_name(new), hw, achievable=achievable)
     so, sn = _side(ao, hw.id), _side(an, hw.id)
+    sn["name_new"] = sn["name"]
+    by_hand = _pairs(pairs, so["name"], sn["name"])
+    if by_hand:
+        sn["name"] = sn["name"].map(lambda n: by_hand.get(n, n))
     m = so.merge(sn, on="name", suffixes=("_old", "_new"), how="inner", sort=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         m["speedup"] = m["time_old"] / m["time_new"]
     m["basis"] = np.where(m["basis_old"] == m["basis_new"], m["basis_old"], "mixed")
     m = m.drop(columns=["basis_old", "basis_new"])
-    only_old = tuple(n for n in so["name"] if n not in set(sn["name"]))
-    only_new = tuple(n for n in sn["name"] if n not in set(so["name"]))
+    matched_old, matched_new = set(m["name"]), set(m["name_new"])
+    only_old = tuple(n for n in so["name"] if n not in matched_old)
+    only_new = tuple(n for n in sn["name_new"] if n not in matched_new)
     old_total, new_total = float(np.nansum(so["time"])), float(np.nansum(sn["time"]))
     mo, mn = float(np.nansum(m["time_old"])), float(np.nansum(m["time_new"]))
     totals = {"old_time_s": old_total, "new_time_s": new_total,
-              "speedup": old_total / new_total if new_total > 0 else None,
+              "speedup": old_total / new_total if new_total > 0 and len(m) else None,
               "matched_old_time_s": mo, "matched_new_time_s": mn,
-              "matched_speedup": mo / mn if mn > 0 else None, "matched": len(m),
+              "matched_speedup": mo / mn if mn > 0 else None, "matched": len(m), "paired": len(by_hand),
+              "matched_share_old": mo / old_total if old_total > 0 else None,
+              "matched_share_new": mn / new_total if new_total > 0 else None,
               "basis_old": "measured" if (so["basis"] == "measured").all() else
               ("roofline" if (so["basis"] == "roofline").all() else "mixed"),
               "basis_new": "measured" if (sn["basis"] == "measured").all() else
@@ -714,11 +726,40 @@ def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = Fa
     if "mixed" in (totals["basis_old"], totals["basis_new"]) or totals["basis_old"] != totals["basis_new"]:
         notes.append("Times are measured where a run has them, else roofline times: a speedup between a "
                      "measured and a roofline time compares a run with a bound.")
-    if only_old or only_new:
+    if not len(m):
+        notes.append("No kernel matched by name, so there is no speedup: the two totals would compare different "
+                     "kernels. Pair renamed kernels by hand (a naive and a tiled GEMM have different names).")
+    elif only_old or only_new:
         notes.append(f"{len(only_old)} kernel(s) only in the old run and {len(only_new)} only in the new one count "
                      "in the totals but have no per-kernel speedup.")
     return Comparison(hardware=hw.id, old=ao, new=an, table=m, only_old=only_old, only_new=only_new,
                       totals=totals, notes=tuple(notes))
+
+
+def _pairs(pairs: Mapping[str, str] | Sequence[tuple[str, str]] | None, old: pd.Series, new: pd.Series
+           ) -> dict[str, str]:
+    """Hand-made pairs as new name -> old name, each checked: both names exist and match nothing by name."""
+    items = list(pairs.items()) if isinstance(pairs, Mapping) else list(pairs or ())
+    if not items:
+        return {}
+    olds, news = set(old), set(new)
+    out: dict[str, str] = {}
+    for i, pair in enumerate(items):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2):
+            raise InputError(where=f"pairs[{i}]", expected="an (old name, new name) pair", found=repr(pair))
+        a, b = map(str, pair)
+        for name, side, other, label in ((a, olds, news, "old"), (b, news, olds, "new")):
+            if name not in side:
+                raise InputError(where=f"pairs[{i}]", expected=f"a kernel of the {label} run",
+                                 found=repr(name), hint="names are matched after summing launches by name.")
+            if name in other:
+                raise InputError(where=f"pairs[{i}]", expected="a kernel that matches nothing by name",
+                                 found=f"{name!r}, in both runs", hint="it is matched by its name already.")
+        if b in out or a in out.values():
+            raise InputError(where=f"pairs[{i}]", expected="each kernel in one pair at most",
+                             found=f"{a!r} -> {b!r}")
+        out[b] = a
+    return out
 
 
 def comparison_text(c: Comparison, top: int = 25) -> str:
@@ -736,7 +777,8 @@ def comparison_text(c: Comparison, top: int = 25) -> str:
     w = max([6, *(min(len(n), 44) for n in rows["name"])])
     lines.append(f"{'kernel':<{w}}  {'old':>10}  {'new':>10}  {'speedup':>8}  basis")
     for r in rows.itertuples(index=False):
-        name = r.name if len(r.name) <= 44 else r.name[:43] + "…"
+        name = r.name if r.name_new == r.name else f"{r.name} → {r.name_new}"  # paired by hand
+        name = name if len(name) <= 44 else name[:43] + "…"
         sp = f"{r.speedup:.2f}x" if r.speedup == r.speedup and math.isfinite(r.speedup) else "–"
         lines.append(f"{name:<{w}}  {fmt_time(r.time_old):>10}  {fmt_time(r.time_new):>10}  {sp:>8}  {r.basis}")
     if c.only_old:

@@ -88,9 +88,18 @@ class DeviceResult:
     mem_idx: np.ndarray  #: int16: memory/link resource with the longest time, -1 none
     flags: np.ndarray  #: uint16 bitmask of :class:`Flag`
     lacking: tuple[str, ...]  #: byte names the workload has but this device lacks
+    #: s per resource (aligned with ``resources``): FLOPs/π, bytes/β per level and link; NaN unknown. Kept so that
+    #: nothing downstream recomputes them (advice, charts, the kernel detail read these).
+    times: tuple[np.ndarray, ...] = ()
 
     def peak(self) -> np.ndarray:
         return self.peaks[self.ceiling_code]
+
+    def time_of(self, resource: str) -> np.ndarray:
+        """Seconds each kernel needs on ``resource`` ("compute", a level or a link name); NaN unknown or absent."""
+        if resource in self.resources:
+            return self.times[self.resources.index(resource)]
+        return np.full(len(self.t_roof), np.nan)
 
 
 def _time(num: np.ndarray, rate: float) -> np.ndarray:
@@ -102,7 +111,7 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
     """Roofline of every kernel in ``inp`` on ``hw``; with ``achievable`` measured ceilings replace peaks where known."""
     n = len(inp.flops)
     ceils = [hw.resolve_ceiling(p, u) for p, u in inp.combos]
-    peaks = np.array([np.nan if c is None else ((c.achievable or c.peak) if achievable else c.peak) for c in ceils],
+    peaks = np.array([np.nan if c is None else c.rate(achievable) for c in ceils],
                      dtype=np.float64)
     code = inp.combo_codes
     peak = peaks[code] if len(peaks) else np.full(n, np.nan)
@@ -115,7 +124,7 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
         if res.name in inp.byte_cols:
             present[res.name] = res
     for name, res in present.items():
-        beta = (res.achievable or res.bandwidth) if achievable else res.bandwidth
+        beta = res.rate(achievable)
         names.append(name)
         kinds.append("memory" if name in lm else "link")
         bws.append(beta)
@@ -176,6 +185,7 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
         hardware=hw, resources=tuple(names), resource_kinds=tuple(kinds), bandwidths=tuple(bws),
         ceilings=tuple(None if c is None else c.key for c in ceils), peaks=peaks, t_roof=t_roof, t_serial=t_serial,
         ceiling_code=code.astype(np.int16), bound_idx=bound_idx, mem_idx=mem_idx, flags=flags, lacking=tuple(lacking),
+        times=tuple(times),
     )
 
 
