@@ -336,6 +336,11 @@ def _summary(r: _Report) -> str:
             else:
                 sent.append(f"It takes {fmt_time(s['time_s'])} measured against {fmt_time(s['t_roof_s'])} at the roof "
                             f"(Σ t_roof){factor}.")
+            measured = cov.get("time_s_known") if partial and cov.get("time_s_known") is not None else s["time_s"]
+            if measured and s["t_roof_s"] > measured:
+                above = int((r.tables[h.id]["efficiency"] > 1 + 1e-6).sum())
+                sent.append(f"That is more than the measured time: {above:,} kernels ran faster than their roof "
+                            "allows, so their FLOPs, bytes or device are wrong (flagged above-roof in the CSV).")
         elif s["t_roof_s"] is not None:
             sent.append(f"No measured times: the roofline bounds it at {fmt_time(s['t_roof_s'])} (Σ t_roof; "
                         f"{fmt_time(s['t_serial_s'])} with no overlap).")
