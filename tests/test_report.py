@@ -9,7 +9,6 @@ import itertools
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -450,14 +449,11 @@ def test_pdf_long_kernel_name_wrapped_whole(catalog, tmp_path):
 
 @needs_pdf
 @needs_poppler
-def test_pdf_of_2000_kernels_is_quick(catalog, tmp_path):
-    """WeasyPrint laid the appendix out cell by cell (23 s for 2,000 kernels); drawn, it is a small part."""
+def test_pdf_of_2000_kernels_draws_its_appendix(catalog, tmp_path):
+    """WeasyPrint laid the appendix out cell by cell (23 s for 2,000 kernels); drawn, it is a small part (the
+    time is benchmarks/bench_report.py's to measure, not a test's)."""
     a = roofcore.analyze(_synthetic(2000), [catalog.get("h100-sxm")])
-    assert report.pdf_available() is None  # WeasyPrint imported before the clock starts
-    t0 = time.process_time()  # CPU time: other work on a shared machine does not count
     pdf = report.build_pdf(a, date="2025-01-01", charts=False)
-    spent = time.process_time() - t0
-    assert spent < 8, f"{spent:.1f} s"  # about 2 s
     text, pages = _pdf_text(pdf, tmp_path, render=False)
     lay = report._appendix_layout(report._report(a, None, report.TOP), "all", "a4")
     assert len(_appendix_pages(text)) == len(lay.pages) > 20
