@@ -1,5 +1,6 @@
 """Compare: two runs of a workload (before and after an optimisation, or two exports) on one device: total and
-per-kernel speedups (kernels matched by name) and the roofline with an arrow from each old dot to its new one."""
+per-kernel speedups (kernels matched by name, or paired by hand when a kernel was renamed), the share of the time
+the matched kernels cover, and the roofline with an arrow from each old dot to its new one."""
 
 import streamlit as st
 
@@ -7,7 +8,7 @@ import app_pages
 import roofcore
 from roofcore import RoofcoreError, charts, plan
 from roofcore import app_support as app
-from roofcore.units import fmt_time
+from roofcore.units import fmt_pct, fmt_time
 
 app_pages.start("pages/compare.py", "Compare")
 ss = st.session_state
@@ -16,48 +17,55 @@ if not hw_ids:
     st.info("Select at least one device in the sidebar.", icon=":material/memory:")
     st.stop()
 catalog = ss["catalog"]
-FILE_TYPES = ["csv", "yaml", "yml", "json", "gz", "txt"]
+FILE_TYPES = ["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"]
 
 
 @st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
-def read_upload(file_id: str, _data: bytes, name: str) -> tuple[roofcore.Workload | None, str | None]:
-    """One uploaded run read (any format roofcore reads), cached per upload like the sidebar's uploads."""
+def read_uploads(key: str, _files: tuple[tuple[bytes, str], ...]) -> tuple[roofcore.Workload | None, tuple[str, ...]]:
+    """One side's files read together (a rocprof-compute run is pmc_perf.csv with its sysinfo.csv), cached per
+    content (``key``) like the sidebar's uploads; a file that cannot be read is reported and left out."""
+    errors: list[str] = []
     try:
-        return roofcore.read(_data, name=name), None
+        w = roofcore.read_many(_files, on_error=lambda name, e: errors.append(str(e)))
     except RoofcoreError as e:
-        return None, str(e)
+        return None, tuple(errors) or (str(e),)
+    return w, tuple(errors)
 
 
-st.caption("Upload the run before and the run after (any format the sidebar reads), or compare the current "
-           "workload with a new run. Kernels are matched by name after summing their launches; times are measured "
-           "where a run has them, else roofline times.")
+st.caption("Upload the run before and the run after (any format the sidebar reads; the files of one run together), "
+           "or compare the current workload with a new run. Kernels are matched by name after summing their "
+           "launches, and renamed ones can be paired by hand; times are measured where a run has them, else "
+           "roofline times.")
 use_current = st.toggle("Before = the current workload", key="cmp_current",
                         help=f"The sidebar's workload: {ss['workload']['label']}.")
 left, right = st.columns(2, gap="medium")
 with left:
     if use_current:
-        st.info(f"Before: **{app.escape_markdown(ss['workload']['label'])}**", icon=":material/dataset:")
-    before_file = None if use_current else st.file_uploader("Before", type=FILE_TYPES, key="cmp_before")
+        st.info(f"Before: **{app.escape_message(ss['workload']['label'])}**", icon=":material/dataset:")
+    before_files = [] if use_current else st.file_uploader("Before", type=FILE_TYPES, key="cmp_before",
+                                                           accept_multiple_files=True)
 with right:
-    after_file = st.file_uploader("After", type=FILE_TYPES, key="cmp_after")
+    after_files = st.file_uploader("After", type=FILE_TYPES, key="cmp_after", accept_multiple_files=True)
 labels = {h: app.device_label(catalog.get(h)) for h in hw_ids}
 hw_id = st.selectbox("Device", hw_ids, key="cmp_hw", format_func=labels.__getitem__)
 
 
-def side(f) -> tuple[roofcore.Workload | None, str]:
-    if f is None:
+def side(files, where) -> tuple[roofcore.Workload | None, str]:
+    if not files:
         return None, ""
-    w, err = read_upload(f.file_id, f.getvalue(), f.name)
-    if err:
-        app_pages.message("error", err)
-    return w, f.file_id
+    data = tuple((f.getvalue(), f.name) for f in files)
+    key = app.content_key(data)
+    w, errors = read_uploads(key, data)
+    for err in errors:
+        app_pages.message("error", err, where=where)
+    return w, key
 
 
-old, old_key = (ss["workload"]["workload"], ss["workload"]["key"]) if use_current else side(before_file)
-new, new_key = side(after_file)
+old, old_key = (ss["workload"]["workload"], ss["workload"]["key"]) if use_current else side(before_files, left)
+new, new_key = side(after_files, right)
 if ss.get("compare_runs"):  # two saved runs, opened from the History page
     (old, old_key, old_label), (new, new_key, new_label) = ss["compare_runs"]
-    st.info(f"Saved runs: **{app.escape_markdown(old_label)}** → **{app.escape_markdown(new_label)}**",
+    st.info(f"Saved runs: **{app.escape_message(old_label)}** → **{app.escape_message(new_label)}**",
             icon=":material/history:")
     st.button("Compare uploads instead", on_click=ss.pop, args=("compare_runs", None), key="cmp_runs_clear")
 if old is None or new is None:
@@ -65,32 +73,72 @@ if old is None or new is None:
     st.stop()
 
 achievable = bool(ss.get("achievable"))
+all_pairs = ss.setdefault("cmp_pairs", {})  # (before, after) -> [(old name, new name)], made by hand
+pair_key = (old_key, new_key)
+pairs = all_pairs.get(pair_key, [])
 memo = ss.setdefault("compare_memo", {})
-key = (old_key, new_key, hw_id, achievable)
+key = (old_key, new_key, hw_id, achievable, tuple(pairs))
 try:
     if key not in memo:
         if len(memo) > 8:
             memo.clear()
-        c = plan.compare(old, new, catalog.get(hw_id), achievable=achievable)
-        memo[key] = (c, charts.roofline_compare(c.old, c.new, hw_id, width=760, height=420))
+        c = plan.compare(old, new, catalog.get(hw_id), achievable=achievable, pairs=pairs)
+        fig = charts.roofline_compare(c.old, c.new, hw_id, width=760, height=420) if c.totals["matched"] else None
+        memo[key] = (c, fig)
     c, fig = memo[key]
-    t = c.totals
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Before", fmt_time(t["old_time_s"]), help=f"{t['basis_old']} times")
-    m2.metric("After", fmt_time(t["new_time_s"]), help=f"{t['basis_new']} times")
-    m3.metric("Speedup", f"{t['speedup']:.2f}×" if t["speedup"] else "–", help="Σ before ÷ Σ after, all kernels.")
-    m4.metric("Matched kernels", f"{t['matched']:,}",
-              help=f"matched speedup {t['matched_speedup']:.2f}×" if t["matched_speedup"] else None)
-    st.dataframe(app.comparison_frame(c), hide_index=True, width="stretch", key="cmp_table")
-    if c.only_old or c.only_new:
-        o, n = st.columns(2)
-        with o.expander(f"Only before ({len(c.only_old):,})"):
-            st.markdown("\n".join(f"- {app.escape_markdown(k)}" for k in c.only_old[:200]) or "none")
-        with n.expander(f"Only after ({len(c.only_new):,})"):
-            st.markdown("\n".join(f"- {app.escape_markdown(k)}" for k in c.only_new[:200]) or "none")
-    st.vega_lite_chart(spec=fig.spec(arrow=True), theme=None, width="content", key="cmp_chart")
-    st.caption(fig.caption)
-    for note in c.notes:
-        st.caption(f"Note: {app.escape_markdown(note)}")
 except RoofcoreError as e:
     app_pages.message("error", e)
+    if pairs:  # a pair that no longer fits these files: drop them all and start over
+        all_pairs.pop(pair_key, None)
+        st.button("Start over without the pairs", key="cmp_pairs_reset", icon=":material/refresh:")
+    st.stop()
+
+t = c.totals
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Before", fmt_time(t["old_time_s"]), help=f"{t['basis_old']} times, every kernel of the run")
+m2.metric("After", fmt_time(t["new_time_s"]), help=f"{t['basis_new']} times, every kernel of the run")
+m3.metric("Speedup", f"{t['speedup']:.2f}×" if t["speedup"] else "–",
+          help="Σ before ÷ Σ after, all kernels." if t["speedup"] else
+          "None: no kernel matched, so the totals would compare different kernels.")
+m4.metric("Matched kernels", f"{t['matched']:,}" + (f" ({t['paired']:,} by hand)" if t["paired"] else ""),
+          help=f"matched speedup {t['matched_speedup']:.2f}×" if t["matched_speedup"] else None)
+if t["matched"]:
+    st.caption(f"The matched kernels hold {fmt_pct(t['matched_share_old'], 2)} of the time before and "
+               f"{fmt_pct(t['matched_share_new'], 2)} after"
+               + (f"; over them alone the speedup is {t['matched_speedup']:.2f}×." if t["matched_speedup"] else "."))
+    st.dataframe(app.comparison_frame(c), hide_index=True, width="stretch", key="cmp_table")
+else:
+    app_pages.message("warning", "No kernel of the two runs has the same name, so there is no speedup to show: "
+                      "the totals would compare different kernels. Pair the kernels that correspond below (a naive "
+                      "and a tiled GEMM have different names).")
+
+if c.only_old or c.only_new:
+    st.subheader("Unmatched kernels")
+    before_only, after_only = app.unmatched_frames(c)
+    o, n = st.columns(2)
+    o.markdown(f"**Only before** ({len(c.only_old):,})")
+    o.dataframe(before_only, hide_index=True, width="stretch", key="cmp_only_old", height=min(
+        35 * (len(before_only) + 1) + 3, 320))
+    n.markdown(f"**Only after** ({len(c.only_new):,})")
+    n.dataframe(after_only, hide_index=True, width="stretch", key="cmp_only_new", height=min(
+        35 * (len(after_only) + 1) + 3, 320))
+    if c.only_old and c.only_new:
+        with st.form("cmp_pair", border=True):
+            st.markdown("**Pair two kernels by hand** (the same work under another name)")
+            p1, p2 = st.columns(2)
+            a_pick = p1.selectbox("Before", c.only_old[:app.CHOICE_LIMIT], key="cmp_pair_old")
+            b_pick = p2.selectbox("After", c.only_new[:app.CHOICE_LIMIT], key="cmp_pair_new")
+            if st.form_submit_button("Pair them", icon=":material/link:", key="cmp_pair_submit"):
+                all_pairs[pair_key] = [*pairs, (a_pick, b_pick)]
+                st.rerun()
+if pairs:
+    st.caption("Paired by hand: " + app.escape_message("; ".join(f"{a} → {b}" for a, b in pairs)))
+    if st.button("Clear the pairs", key="cmp_pairs_clear", icon=":material/link_off:"):
+        all_pairs.pop(pair_key, None)
+        st.rerun()
+
+if fig is not None:
+    st.vega_lite_chart(spec=fig.spec(arrow=True), theme=None, width="content", key="cmp_chart")
+    st.caption(fig.caption)
+for note in c.notes:
+    st.caption(f"Note: {app.escape_message(note)}")

@@ -15,7 +15,7 @@ selected = [catalog.get(h) for h in ss.get("hw_ids", []) if h in catalog]
 labels = {h.id: app.device_label(h) for h in catalog}
 
 if ss.get("hw_flash"):
-    st.success(ss.pop("hw_flash"), icon=":material/check_circle:")
+    app_pages.message("success", ss.pop("hw_flash"))
 
 
 def add_devices(devices) -> None:
@@ -44,16 +44,16 @@ with detail:
     default = options.index(selected[0].id) if selected else 0
     hw_id = st.selectbox("Device", options, index=default, format_func=labels.__getitem__, key="hw_detail")
     hw = catalog.get(hw_id)
-    head = f"**{hw.name}** — {hw.vendor} {hw.kind.value}, {hw.scope.value} scope"
+    head = f"**{app.escape_message(hw.name)}** — {app.escape_message(hw.vendor)} {hw.kind.value}, {hw.scope.value} scope"
     if hw.unverified:
         head += " · :orange[unverified: check the datasheet before relying on these figures]"
     st.markdown(head)
-    meta = [f"Catalog: `{hw.origin}`" + (" (this session)" if hw.id in custom else "")]
+    meta = [f"Catalog: {app.escape_message(hw.origin)}" + (" (this session)" if hw.id in custom else "")]
     if hw.config:
-        meta.append(f"Configuration: {hw.config}")
+        meta.append(f"Configuration: {app.escape_message(hw.config)}")
     st.caption(" · ".join(meta))
     if hw.notes:
-        st.caption(hw.notes)
+        st.caption(app.escape_message(hw.notes))
     st.markdown("**Compute ceilings** (dense peak; achievable = measured sustained)")
     st.dataframe(app.ceilings_frame(hw), hide_index=True, width="stretch")
     st.markdown("**Memory levels** (off-chip first)")
@@ -136,4 +136,4 @@ with add:
         if custom:
             st.markdown("**This session's devices**")
             for hw_id in list(custom):
-                st.markdown(f"- {labels.get(hw_id, hw_id)}")
+                st.markdown(f"- {app.escape_message(labels.get(hw_id, hw_id))}")

@@ -63,11 +63,11 @@ if row is not None:
         st.stop()
     for d in detail.values():
         with st.container(border=True):
-            st.markdown(f"**{app.device_label(d['hardware'])}** — bound by `{d['bound']}`")
+            st.markdown(f"**{app.escape_message(app.device_label(d['hardware']))}** — bound by `{d['bound']}`")
             for i in range(0, len(d["metrics"]), 3):
                 for col, m in zip(st.columns(3), d["metrics"][i:i + 3], strict=False):
                     col.metric(m.label, m.value, help=m.help)
             st.dataframe(d["resources"], hide_index=True, width="stretch", placeholder="–")
             st.caption(f"Roofline time = the largest resource time (perfect overlap). Input: {d['source']}.")
             for fl in d["flags"]:
-                st.warning(f"`{fl['code']}` {fl['message']}")
+                app_pages.message("warning", f"{fl['code']}: {fl['message']}")

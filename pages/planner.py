@@ -38,7 +38,7 @@ def cached(key: tuple, build):
     return memo[key]
 
 
-st.caption(f"**{app.escape_markdown(base.name)}** · {len(base):,} kernels · devices: {', '.join(hw_ids)} · "
+st.caption(f"**{app.escape_message(base.name)}** · {app.plural(len(base), 'kernel')} · devices: {', '.join(hw_ids)} · "
            + ("achievable roofs" if achievable else "theoretical roofs"))
 project_tab, whatif_tab, build_tab, solver_tab, scenario_tab = st.tabs(
     ["Project", "What-if", "Build", "Solvers", "Scenario"])
@@ -137,7 +137,12 @@ with whatif_tab:
                 plan.evaluate(v, a.hardware, achievable=achievable),
                 plan.evaluate(base, a.hardware, achievable=achievable)))
             ss["whatif_variant"] = variant
-            st.dataframe(app.variant_totals(ba, va), hide_index=True, width="stretch", key="wi_totals")
+            units = app.batch_units(steps)
+            st.dataframe(app.variant_totals(ba, va, units), hide_index=True, width="stretch", key="wi_totals")
+            if units != 1.0:
+                st.caption(f"A run of the variant does {units:g}× the base's work (the batch step), so times are "
+                           "compared per unit of work, per sample or per token: the variant's Σ t_roof ÷ "
+                           f"{units:g} against the base's.")
             hw_pick = st.selectbox("Roofline on", hw_ids, key="wi_hw", format_func=labels.__getitem__) \
                 if len(hw_ids) > 1 else hw_ids[0]
             fig = cached((*key, hw_pick, "chart"), lambda: charts.roofline_compare(
@@ -212,7 +217,7 @@ with solver_tab:
             "batch_bf16": st.column_config.NumberColumn("Batch, bf16", format="%.1f"),
             "batch_int8_weights": st.column_config.NumberColumn("Batch, int8 weights + bf16", format="%.1f"),
             "batch_int8": st.column_config.NumberColumn("Batch, full int8", format="%.1f")})
-        st.caption(f"Batch B at which X[B,{d_in:,}] @ W[{d_in:,},{f_in:,}] reaches the device's ridge (≈ ridge in "
+        st.caption(f"Batch B at which X[B, {d_in}] @ W[{d_in}, {f_in}] reaches the device's ridge (≈ ridge in "
                    "bf16, ≈ ridge/2 with int8 weights); square N at which N×N×N does (N = 3 × ridge in bf16). "
                    "Empty: the device publishes no such ceiling.")
         st.altair_chart(cached(("mi-chart", tuple(hw_ids)), lambda: charts.matmul_intensity_chart(a.hardware)),

@@ -24,7 +24,8 @@ from .ingest import aggregate
 from .models import Hardware, Precision, Workload
 from .resources import data_dir
 from .roofline import FLAG_CODES, Flag
-from .units import fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+from .units import (fmt_bandwidth, fmt_bytes, fmt_factor, fmt_flops, fmt_intensity, fmt_money, fmt_pct, fmt_rate,
+                    fmt_time)
 
 #: the workload shown before anything is uploaded
 BUNDLED_EXAMPLE = data_dir("examples") / "transformer_block.yaml"
@@ -773,8 +774,9 @@ def _fmt_x(v: float | None) -> str:
     return f"{v:.2f}×" if v is not None and v == v and math.isfinite(v) else "–"
 
 
-def _fmt_cost(v: float | None) -> str:
-    return f"${v:.4g}" if v is not None and v == v else "–"
+def _costs(v: float | None) -> dict[str, str]:
+    """A cost per run as two columns a reader can quote: "$0.0036" per run and "$3.56" per 1,000 runs."""
+    return {"Cost per run": fmt_money(v), "Cost per 1,000 runs": fmt_money(v * 1000 if v is not None else None)}
 
 
 def projection_frame(p) -> pd.DataFrame:
@@ -785,7 +787,7 @@ def projection_frame(p) -> pd.DataFrame:
         rows.append({"Device": t.hardware, "Name": t.name, "Σ t_roof": fmt_time(t.t_roof_s),
                      "Estimate": fmt_time(t.estimate_s),
                      "Speedup": _fmt_x(t.speedup), "Speedup (roof)": _fmt_x(t.speedup_roof),
-                     "Cost per run": _fmt_cost(t.cost_per_run),
+                     **_costs(t.cost_per_run),
                      "Mostly bound by": f"{top} ({t.bound_share[top]:.0%})" if top else "–",
                      "Cross-vendor": "yes" if t.cross_vendor else ""})
     return pd.DataFrame(rows)
@@ -809,15 +811,38 @@ def apply_steps(workload: Workload, steps: Sequence[dict]) -> Workload:
     return w
 
 
-def variant_totals(base: Analysis, variant: Analysis) -> pd.DataFrame:
-    """Per device: Σ t_roof of the base and of the variant, and the speedup (formatted)."""
+def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.DataFrame:
+    """Per device: Σ t_roof of the base and of the variant, and the speedup (formatted).
+
+    ``units``: how many times the base's work one run of the variant does (a batch step of ×8: 8). The speedup
+    then compares work per unit (per sample, per token): the variant's time ÷ ``units`` against the base's, so
+    a batch of 8 that takes 3× as long is 2.67× faster per sample, not 0.33× per run."""
     rows = []
+    per_unit = units != 1.0
     for hw in base.hardware:
         tb, tv = base.summary(hw.id)["t_roof_s"], variant.summary(hw.id)["t_roof_s"]
-        rows.append({"Device": hw.id, "Base Σ t_roof": fmt_time(tb), "Variant Σ t_roof": fmt_time(tv),
-                     "Speedup": _fmt_x(tb / tv if tb and tv else None),
-                     "Kernels": f"{len(base.workload)} → {len(variant.workload)}"})
+        row = {"Device": hw.id, "Base Σ t_roof": fmt_time(tb), "Variant Σ t_roof": fmt_time(tv)}
+        if per_unit:
+            row |= {"Base per unit": fmt_time(tb), "Variant per unit": fmt_time(tv / units if tv else None),
+                    "Speedup per unit": _fmt_x(tb * units / tv if tb and tv else None)}
+        else:
+            row["Speedup"] = _fmt_x(tb / tv if tb and tv else None)
+        row["Kernels"] = f"{len(base.workload)} → {len(variant.workload)}"
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def batch_units(steps: Sequence[dict]) -> float:
+    """How many times the base's work a run of the What-if ``steps`` does: the product of their whole-workload
+    batch factors (a batch step limited to some kernels changes no unit)."""
+    units = 1.0
+    for step in steps:
+        b = step.get("batch")
+        if isinstance(b, int | float) and not isinstance(b, bool):
+            units *= float(b)
+        elif isinstance(b, dict) and not b.get("kernels") and isinstance(b.get("factor"), int | float):
+            units *= float(b["factor"])
+    return units
 
 
 def _clean_value(v):
@@ -883,7 +908,7 @@ def scenario_frame(result) -> pd.DataFrame:
         for t in v.projection.totals:
             rows.append({"Variant": v.name, "Step": v.kind, "Device": t.hardware, "Σ t_roof": fmt_time(t.t_roof_s),
                          "Estimate": fmt_time(t.estimate_s), "vs base": _fmt_x(v.speedup_vs_base.get(t.hardware)),
-                         "Cost per run": _fmt_cost(t.cost_per_run)})
+                         **_costs(t.cost_per_run)})
     return pd.DataFrame(rows)
 
 
@@ -891,12 +916,32 @@ def comparison_frame(c) -> pd.DataFrame:
     """A :class:`roofcore.plan.Comparison`'s matched kernels, most time saved first (times formatted)."""
     t = c.table.assign(saved=(c.table["time_old"] - c.table["time_new"]).abs())
     t = t.sort_values("saved", ascending=False, kind="stable")
-    return pd.DataFrame({"Kernel": t["name"].to_numpy(), "Before": t["time_old"].map(fmt_time).to_numpy(),
+    names = t["name"].astype(str)
+    if "name_new" in t:  # a pair made by hand shows both names
+        names = names.where(t["name_new"] == t["name"], names + " → " + t["name_new"].astype(str))
+    return pd.DataFrame({"Kernel": names.to_numpy(), "Before": t["time_old"].map(fmt_time).to_numpy(),
                          "After": t["time_new"].map(fmt_time).to_numpy(),
                          "Speedup": t["speedup"].map(_fmt_x).to_numpy(), "Basis": t["basis"].to_numpy(),
                          "Bound before": t["bound_old"].to_numpy(), "Bound after": t["bound_new"].to_numpy()})
 
 
+def unmatched_frames(c) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The kernels of a :class:`roofcore.plan.Comparison` found in one run only (before, after), each with its
+    time (measured, else roofline) and share of its run's time, longest first: what pairing by hand would add."""
+    out = []
+    for a, names, total in ((c.old, c.only_old, c.totals["old_time_s"]), (c.new, c.only_new, c.totals["new_time_s"])):
+        f = a.workload.frame
+        sel = f["name"].astype(str).isin(set(names)).to_numpy()
+        t = f["time_s"].to_numpy(dtype=np.float64)[sel]
+        timed = ~np.isnan(t) & (t > 0)
+        tt = np.where(timed, t, a.result(c.hardware).t_roof[sel])
+        frame = pd.DataFrame({"Kernel": f["name"].astype(str).to_numpy()[sel], "_t": tt,
+                              "Time": [fmt_time(v) for v in tt], "Basis": np.where(timed, "measured", "roofline"),
+                              "Share": [fmt_pct(v / total, 2) if total and v == v else "–" for v in tt]})
+        out.append(frame.sort_values("_t", ascending=False, kind="stable").drop(columns="_t").reset_index(drop=True))
+    return out[0], out[1]
+
+
 __all__ += ["BUILDER_DEFAULTS", "INLINE_LIMIT", "SCENARIO_EXAMPLES", "WHATIF_KINDS", "apply_steps",
-            "comparison_frame", "inline_kernels", "projection_frame", "projection_totals", "scenario_base",
+            "batch_units", "comparison_frame", "inline_kernels", "unmatched_frames", "projection_frame", "projection_totals", "scenario_base",
             "scenario_frame", "scenario_yaml", "variant_totals"]

@@ -1133,7 +1133,7 @@ def run_scenario(source: str | Path | Mapping, catalog, *, allow_files: bool = T
 
 def scenario_text(result: ScenarioResult) -> str:
     """A plain-text summary of a scenario (the CLI's `roofline plan`): one row per variant × device."""
-    from .units import fmt_time
+    from .units import fmt_money, fmt_time
 
     rows = []
     for v in result.variants:
@@ -1142,7 +1142,7 @@ def scenario_text(result: ScenarioResult) -> str:
             rows.append([v.name, t.hardware, fmt_time(t.t_roof_s) if t.t_roof_s is not None else "–",
                          fmt_time(t.estimate_s) if t.estimate_s is not None else "–",
                          f"{v.speedup_vs_base[t.hardware]:.2f}x" if v.speedup_vs_base.get(t.hardware) else "–",
-                         f"${t.cost_per_run:.3g}" if t.cost_per_run is not None else "–", top])
+                         fmt_money(t.cost_per_run), top])
     head = ["variant", "device", "t_roof", "estimate", "vs base", "cost/run", "mostly bound by"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     fmt = "  ".join(f"{{:<{w}}}" if i in (0, 1, 6) else f"{{:>{w}}}" for i, w in enumerate(widths))

@@ -184,6 +184,35 @@ def fmt_factor(v: float | None) -> str:
     return f"{v:.3g}×"  # below 100, .3g never switches to e-notation
 
 
+def fmt_money(v: float | None) -> str:
+    """Dollars as a person writes them: ``"$1,235"``, ``"$3.56"``, ``"$0.0036"``, ``"$0.0000036"`` (two
+    significant figures below a dollar, never e-notation)."""
+    if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
+        return "–"
+    sign, v = ("-" if v < 0 else ""), abs(v)
+    if v >= 99.995:
+        return f"{sign}${v:,.0f}"
+    if v >= 0.995:
+        return f"{sign}${v:,.2f}"
+    if v == 0:
+        return "$0"
+    places = 1 - math.floor(math.log10(v))  # two significant figures
+    if float(f"{v:.{places}f}") >= 10.0 ** (2 - places):  # rounded up a decade (0.0999 -> 0.10)
+        places -= 1
+    text = f"{v:.{max(places, 2)}f}"
+    if "." in text and len(text.split(".")[1]) > 2:
+        text = text.rstrip("0")  # "0.010" -> "0.01"; cents keep two places
+    return f"{sign}${text}"
+
+
+def fmt_cost(per_run: float | None, runs: int = 1, unit: str = "run") -> str:
+    """A cost per run for ``runs`` runs: ``fmt_cost(0.00356) -> "$0.0036 per run"``, ``fmt_cost(0.00356, 1000)
+    -> "$3.56 per 1,000 runs"``."""
+    if per_run is None or (isinstance(per_run, float) and math.isnan(per_run)):
+        return "–"
+    return f"{fmt_money(per_run * runs)} per " + (unit if runs == 1 else f"{runs:,} {unit}s")
+
+
 def fmt_pct(v: float | None, digits: int = 3) -> str:
     """A fraction (0.94) as a percentage ("94%")."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
