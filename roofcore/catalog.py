@@ -378,6 +378,25 @@ def _model(text: str) -> tuple[str, int | None, str | None]:
     return " ".join(model), mem, form
 
 
+def _units_of(meta: Mapping[str, str] | None) -> int | None:
+    """The SM or CU count a profile reports (``cu_per_gpu``, ``sm_count``), which tells devices of one
+    architecture apart (a 104-CU gfx90a is an MI210, a 110-CU one an MI250X GCD)."""
+    for key in ("cu_per_gpu", "sm_count"):
+        try:
+            v = int(float((meta or {}).get(key) or 0))
+        except ValueError:
+            continue
+        if v > 0:
+            return v
+    return None
+
+
+def _is_family(name: str) -> bool:
+    """A family name rocprof-compute prints (``MI200``, ``MI300``) rather than one product: its architecture
+    and CU count then say which device it is."""
+    return bool(re.fullmatch(r"(?i)\s*(amd\s+)?(instinct\s+)?mi[123]00\s*", name))
+
+
 def _names_gpu_model(text: str) -> bool:
     """Whether a device name names a GPU model (a100, mi300x, rtx 4090), as opposed to an id typo or nothing."""
     return any(_MODEL_WORD.match(w) for w in _model(text)[0].split())
@@ -468,13 +487,14 @@ class Catalog:
 
         A name that names a GPU model the catalog lacks (``AMD Instinct MI210``) gets none: its architecture
         (gfx90a, shared with the MI250X) would name another device."""
-        if device and (hits := self.closest(str(device))):
+        units = _units_of(meta)
+        if device and (hits := self.closest(str(device), units=units)):
             return hits
-        if device and _names_gpu_model(str(device)):
+        if device and _names_gpu_model(str(device)) and not (units and _is_family(str(device))):
             return []
         for text in ((meta or {}).get(k) for k in ("gpu_arch", "arch")):
             if text:
-                hits = self.closest(str(text))
+                hits = self.closest(str(text), units=units)
                 if hits:
                     return hits
         return []

@@ -94,7 +94,12 @@ def test_batch_log_reads_only_the_kernel_table():
     assert col(w, "row") == ["37", "38", "39"]
     assert w.warnings == ("2 kernel names were cut by nsys to fit its column (ending in …), kept as printed; 1 cut "
                           "name is shared by 2 different kernels, which a join by name cannot tell apart. Hint: nsys "
-                          "stats --report cuda_gpu_kern_sum --format csv prints whole names.",)
+                          "stats --report cuda_gpu_kern_sum --format csv prints whole names.",
+                          "an Nsight Systems kernel summary gives times only: FLOPs and bytes of the 3 kernels are "
+                          "unknown (left empty, not zero), so no kernel has a roofline yet. Hint: load it together "
+                          "with a kernel inventory (joined by name), or profile the kernels with Nsight Compute: ncu "
+                          "--csv --print-units base --metrics gpu__time_duration.sum,dram__bytes.sum,"
+                          "sm__sass_thread_inst_executed_op_ffma_pred_on.sum,... (see `roofline formats`).")
 
 
 def test_batch_log_detected_with_the_tables_far_below():

@@ -280,6 +280,11 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
                            f"{int(shared.sum())} different kernels, which a join by name cannot tell apart"
                            if len(shared) else "")
                         + ". Hint: nsys stats --report cuda_gpu_kern_sum --format csv prints whole names.")
+    warnings.append(f"{_TIMES_ONLY}: FLOPs and bytes of the {_plural(n, 'kernel')} "
+                    "are unknown (left empty, not zero), so no kernel has a roofline yet. Hint: load it together with "
+                    "a kernel inventory (joined by name), or profile the kernels with Nsight Compute: ncu --csv "
+                    "--print-units base --metrics gpu__time_duration.sum,dram__bytes.sum,"
+                    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum,... (see `roofline formats`).")
     gpus = dict.fromkeys(m.group(1).strip() for m in _GPU_LINE.finditer(text))
     device = next(iter(gpus), None)
     if len(gpus) > 1:
@@ -302,6 +307,9 @@ def _plural(n: int, word: str) -> str:
 def _short_list(items: list[str], k: int = 5) -> str:
     shown = ", ".join(items[:k])
     return shown + (f" (+{len(items) - k} more)" if len(items) > k else "")
+
+
+_TIMES_ONLY = "an Nsight Systems kernel summary gives times only"
 
 
 def join_times(times: Workload, model: Workload) -> Workload:
@@ -362,7 +370,8 @@ def join_times(times: Workload, model: Workload) -> Workload:
         rest["model"] = rest["name"].astype(object)
         frame = pd.concat([joined, rest[[c for c in rest.columns if c != "match"]]], ignore_index=True, sort=False)
 
-    warnings = [*times.warnings, *model.warnings]
+    # joined, the summary's own "times only" note no longer holds
+    warnings = [*(x for x in times.warnings if not x.startswith(_TIMES_ONLY)), *model.warnings]
     scaled = np.flatnonzero(hit & (ratio != 1))
     if len(scaled):
         ex = scaled[0]
