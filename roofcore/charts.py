@@ -156,6 +156,7 @@ class _Build:
 
     datasets: dict[str, pd.DataFrame] = field(default_factory=dict)
     views: list[str] = field(default_factory=list)
+    unlabelled: list[str] = field(default_factory=list)  #: roofs and ceilings with no room for a label
 
 
 _BUILD: ContextVar[_Build | None] = ContextVar("roofcore_chart_build", default=None)
@@ -429,6 +430,7 @@ class _Placer:
         self.width, self.height = width, height
         self.points = np.empty((0, 3))
         self.labels = np.empty((0, 3))
+        self.lines = np.empty((0, 3))  # roof and ceiling lines alone: a roof's label never strikes through one
 
     def xy(self, x, y) -> tuple[np.ndarray, np.ndarray]:
         return ((np.log10(np.asarray(x, dtype=np.float64)) - self.lx0) * self.px,
@@ -443,7 +445,9 @@ class _Placer:
         t = np.concatenate([np.linspace(0, 1, k) for k in n])
         i = np.repeat(np.arange(len(n)), n)
         pts = np.column_stack([x0[i] + t * (x1 - x0)[i], y0[i] + t * (y1 - y0)[i], np.full(len(t), 1.5)])
-        self.points = np.vstack([self.points, pts[np.isfinite(pts).all(axis=1)]])
+        pts = pts[np.isfinite(pts).all(axis=1)]
+        self.points = np.vstack([self.points, pts])
+        self.lines = np.vstack([self.lines, pts])
 
     def add_points(self, x, y, r) -> None:
         px, py = self.xy(x, y)
@@ -472,12 +476,14 @@ class _Placer:
         return np.searchsorted(lo, ts + length, side="left") - np.searchsorted(hi, ts, side="right")
 
     def place(self, x0, y0, x1, y1, text: str, *, above: bool = True, start: float = 0.0, reverse: bool = False,
-              strict: bool = True) -> tuple[float, float] | None:
+              strict: bool = True, avoid_lines: bool = False) -> tuple[float, float] | None:
         """Anchor (data coordinates, the label's left end on the line) of ``text`` along the segment
         (x0, y0)-(x1, y1), scanning from ``start`` (a fraction of the way; from the far end if ``reverse``).
 
         ``strict``: only a spot that hides no kernel mark, else None; otherwise the spot hiding the fewest
-        (the first such in scanning order). A spot overlapping another label or leaving the plot is never taken.
+        (the first such in scanning order). A spot overlapping another label or leaving the plot is never taken,
+        nor, with ``avoid_lines``, one across a roof or ceiling line (with three devices overlaid the fewest-marks
+        spot was often across another device's roof).
         """
         (X0, X1), (Y0, Y1) = self.xy([x0, x1], [y0, y1])
         theta = math.atan2(Y1 - Y0, X1 - X0)
@@ -499,6 +505,8 @@ class _Placer:
                 inside &= (cx >= -2) & (cx <= self.width + 2) & (cy >= -2) & (cy <= self.height + 2)
         free = np.flatnonzero(inside)
         free = free[self._hit_counts(self.labels, theta, cands[free], length, n_lo, n_hi) == 0]
+        if avoid_lines and len(free):
+            free = free[self._hit_counts(self.lines, theta, cands[free], length, n_lo, n_hi) == 0]
         if not len(free):
             return None
         hits = self._hit_counts(self.points, theta, cands[free], length, n_lo, n_hi)
@@ -518,9 +526,10 @@ class _Placer:
         self.labels = np.vstack([self.labels, self._box_circles(s0, s0 + length, Y + _LINE_PX / 2, 0.0)])
 
 
-def ceiling_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
+def ceiling_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
     """One label per distinct theoretical ceiling value (ceilings with the same peak share it) where it hides
-    no kernel mark and no other label."""
+    no kernel mark and no other label. ``first``: bounds ("compute:bf16-matrix") whose ceilings are placed
+    before the others (those binding the highlighted kernels: they must get a label)."""
     c = segs[(segs["kind"] == "compute") & ~segs["achievable"]]
     cols = ["device", "device_id", "x", "y", "text", "below"]
     if c.empty:
@@ -529,14 +538,17 @@ def ceiling_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
     for dev, dev_id, x, x2, y, label, value in zip(*(c[k].tolist() for k in (
             "device", "device_id", "x", "x2", "y", "label", "value")), strict=True):
         g = groups.setdefault((dev_id, y), {"device_id": dev_id, "y": y, "device": dev, "x": x, "x2": x2,
-                                            "labels": [], "value": value})
+                                            "labels": [], "value": value, "first": False})
         if label not in g["labels"]:
             g["labels"].append(label)
+    for (_dev_id, _y), v in groups.items():
+        v["first"] = any(f"compute:{k}" in first for k in c.loc[(c["device_id"] == _dev_id) & (c["y"] == _y), "name"])
     g = pd.DataFrame([{"device_id": v["device_id"], "y": v["y"], "device": v["device"], "x": v["x"], "x2": v["x2"],
-                       "text": " / ".join(v["labels"]) + " · " + v["value"]} for v in groups.values()])
+                       "text": " / ".join(v["labels"]) + " · " + v["value"], "first": v["first"]}
+                      for v in groups.values()])
     rows = []
     x_left = 10 ** placer.lx0
-    for r in g.sort_values("y", ascending=False).itertuples():
+    for r in g.sort_values(["first", "y"], ascending=False).itertuples():
         # first choice: left of where the ceiling meets the roofs, above it, where no kernel can be (it would
         # be above its roof); then along the ceiling, then below it; last, the spot hiding the fewest kernels
         tries = [dict(x0=x_left, x1=r.x, reverse=True), dict(x0=r.x, x1=r.x2), dict(x0=r.x, x1=r.x2, above=False),
@@ -544,17 +556,51 @@ def ceiling_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
                  dict(x0=x_left, x1=r.x, reverse=True, strict=False), dict(x0=r.x, x1=r.x2, strict=False)]
         for kw in tries:
             x0, x1 = kw.pop("x0"), kw.pop("x1")
-            at = placer.place(x0, r.y, x1, r.y, r.text, **kw)
+            at = placer.place(x0, r.y, x1, r.y, r.text, avoid_lines=True, **kw)
             if at:
                 rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": r.y, "text": r.text,
                              "below": not kw.get("above", True)})
                 break
+        else:
+            _unlabelled(r.device, r.text)
     return pd.DataFrame(rows, columns=cols)
 
 
-def roof_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
-    """Labels along each theoretical diagonal roof, rotated to its slope, where they hide nothing."""
-    d = segs[(segs["kind"] != "compute") & ~segs["achievable"]].sort_values("beta", ascending=False)
+def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | dict:
+    """The panel's title; with highlighted kernels, a subtitle naming the roof or ceiling that binds them, so a
+    small chart says it even where its line has no room for a label."""
+    if not len(points) or "hl" not in points.columns or not points["hl"].any():
+        return text
+    hl = points[points["hl"]]
+    said = []
+    for h in hws:
+        bounds = hl.loc[hl["device_id"] == h.id, "bound"].unique().tolist()
+        for b in bounds:
+            kind, _, name = str(b).partition(":")
+            if kind == "compute" and name in h.ceiling_map:
+                c = h.ceiling_map[name]
+                said.append(f"{c.precision.value} {c.unit.value} · {fmt_rate(c.peak)}")
+            elif kind in ("memory", "link") and name in (h.level_map if kind == "memory" else h.link_map):
+                res = (h.level_map if kind == "memory" else h.link_map)[name]
+                said.append(f"{res.display} {fmt_bandwidth(res.bandwidth)}")
+    if not said:
+        return text
+    return {"text": text, "subtitle": "Ringed kernels bound by " + ", ".join(dict.fromkeys(said)),
+            "subtitleColor": HIGHLIGHT_COLOR, "subtitleFontSize": 12}
+
+
+def _unlabelled(device: str, text: str) -> None:
+    """Note a roof or ceiling left without a label (no room that crosses no line): the caption names it."""
+    build = _BUILD.get()
+    if build is not None:
+        build.unlabelled.append(f"{device}: {text}")
+
+
+def roof_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """Labels along each theoretical diagonal roof, rotated to its slope, where they hide nothing; the roofs
+    of the bounds in ``first`` ("memory:hbm") placed before the others."""
+    d = segs[(segs["kind"] != "compute") & ~segs["achievable"]]
+    d = d.assign(_first=(d["kind"] + ":" + d["name"]).isin(first)).sort_values(["_first", "beta"], ascending=False)
     cols = ["device", "device_id", "x", "y", "text", "angle"]
     if d.empty:
         return pd.DataFrame(columns=cols)
@@ -562,12 +608,14 @@ def roof_labels(segs: pd.DataFrame, placer: _Placer) -> pd.DataFrame:
     rows = []
     for r in d.itertuples():
         # above the line, else below it; only then a spot that hides the fewest kernel marks and lines
-        for kw in ({}, {"above": False}, {"strict": False}):
-            at = placer.place(r.x, r.y, r.x2, r.y2, r.label, start=0.04, **kw)
+        for kw in ({}, {"above": False}, {"strict": False}, {"strict": False, "above": False}):
+            at = placer.place(r.x, r.y, r.x2, r.y2, r.label, start=0.04, avoid_lines=True, **kw)
             if at:
                 rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": at[1], "text": r.label,
                              "angle": angle, "below": kw.get("above") is False})
                 break
+        else:
+            _unlabelled(r.device, r.label)
     return pd.DataFrame(rows, columns=[*cols, "below"])
 
 
@@ -724,14 +772,16 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
         labels += number_labels(points, placer, size_dom, x, y)
 
     text_color = _device_colour(names) if multi else {"value": ROOF_COLOR}
-    cl = ceiling_labels(seg, placer)
+    # the roofs binding the highlighted kernels get their labels first (a small chart has room for few)
+    first = frozenset(points.loc[points["hl"], "bound"]) if len(points) and "hl" in points.columns else frozenset()
+    cl = ceiling_labels(seg, placer, first)
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = cl[cl["below"] == below]
         if len(part):
             labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "color": text_color},
                               "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
                               fontSize=12)
-    rl = roof_labels(seg, placer)
+    rl = roof_labels(seg, placer, first)
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = rl[rl["below"] == below]
         if len(part):
@@ -1003,7 +1053,8 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
                                  hierarchical=hierarchical, shade=hws[0], color_domain=color_domain, multi=multi,
                                  size_dom=size_dom)
             chart: dict = {"layer": layers, "width": width, "height": height,
-                           "title": hws[0].name if not multi else " vs ".join(h.name for h in hws)}
+                           "title": _title(hws[0].name if not multi else " vs ".join(h.name for h in hws),
+                                           hws, points)}
             if multi:
                 # roofs coloured by device and marks by bound: two colour scales; the device legend shows shapes
                 chart["resolve"] = {"scale": {"color": "independent", "stroke": "independent"},
@@ -1020,12 +1071,15 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
                                      all_ceilings=all_ceilings, achievable=achievable, hierarchical=hierarchical,
                                      shade=h, color_domain=color_domain, multi=False, size_dom=size_dom,
                                      orient="bottom")
-                panels.append({"layer": layers, "width": pw, "height": ph, "title": h.name})
+                panels.append({"layer": layers, "width": pw, "height": ph, "title": _title(h.name, [h], p)})
             chart = {"concat": panels, "columns": 2}  # one legend selection, shared by every panel
         if build.views:
             chart["params"] = [_legend_param(field, build.views)]
     finally:
         _BUILD.reset(token)
+    if build.unlabelled:
+        names = list(dict.fromkeys(build.unlabelled if len(hws) > 1 else (u.split(": ", 1)[1] for u in build.unlabelled)))
+        notes.append(f"No room for a label that crosses no line: {'; '.join(names)} (hover a line for its figures).")
     chart = _finish(chart, usermeta={"roofcore": {"kernel_points": len(points), "kernels": int(points["kid"].nunique())
                                                   if len(points) else 0, "capped": bool(capped), "devices": hw_ids}})
     return RooflineFigure(chart=VegaLiteSpec(chart), notes=tuple(notes), points=len(points),
