@@ -37,6 +37,10 @@ def flags(hw_id: str):
     return app.flag_groups(a, hw_id)
 
 
+def micro(hw_id: str):
+    return app.micro_kernel_note(a, hw_id)
+
+
 try:
     for hw in a.hardware:
         s = cached(a.summary, hw.id)
@@ -47,10 +51,11 @@ try:
                 col.metric(m.label, m.value, help=m.help)
             covered = coverage_text(s)
             if covered:
-                st.info(app.escape_markdown(covered + (" The import notes above say what to collect."
-                                                       if w.warnings else "")))
-            if speedup_note(s):
-                st.info(app.escape_markdown(speedup_note(s)))
+                app_pages.message("info", covered + (" The import notes above say what to collect."
+                                                     if w.warnings else ""))
+            caveat = speedup_note(s) or (cached(micro, hw.id) if s["time_s"] is not None else "")
+            if caveat:
+                app_pages.message("info", caveat)
             left, right = st.columns([2, 3], gap="large")
             with left:
                 basis = "measured time" if s["share_basis"] == "measured" else "roofline time"

@@ -6,6 +6,7 @@ import app_pages
 from roofcore import RoofcoreError, charts
 from roofcore import advise as adv
 from roofcore import app_support as app
+from roofcore.analyze import speedup_note
 
 app_pages.start("pages/recommendations.py", "Recommendations")
 a = app_pages.analysis()
@@ -40,6 +41,10 @@ try:
         advice = cached("advice", hw.id, lambda hw_id=hw.id: adv.advise(a, hw_id))
         st.subheader(app.device_label(hw))
         st.markdown(f"**{app.escape_markdown(advice.summary())}**")
+        caveat = speedup_note(a.summary(hw.id)) or cached("micro", hw.id, lambda hw_id=hw.id: app.micro_kernel_note(
+            a, hw_id))
+        if caveat and advice.items:
+            app_pages.message("info", caveat)
         if not advice.items:
             continue
         cards = adv.cards(advice, SHOWN)

@@ -295,6 +295,32 @@ def overview_metrics(summary: dict) -> list[Metric]:
     return out
 
 
+#: per-launch time under which a kernel is "a few microseconds": launch overhead (a few µs) and a profiler's
+#: replay (flushed caches, base clocks) weigh as much as its work, so no roof promises its speedup
+MICRO_KERNEL_S = 10e-6
+
+
+def micro_kernel_note(analysis: Analysis, hw_id: str) -> str:
+    """A caveat for a "× faster" headline whose gain comes mostly (half or more of the headroom) from kernels
+    of under :data:`MICRO_KERNEL_S` per launch; empty otherwise. ``"2 kernels of a few µs per launch (11.7 µs
+    in all) hold 100% of that gain: …"``."""
+    r = analysis.result(hw_id)
+    f = analysis.workload.frame
+    t = f["time_s"].to_numpy(dtype=np.float64)
+    count = np.maximum(f["count"].to_numpy(dtype=np.float64), 1.0)
+    ok = ~np.isnan(t) & ~np.isnan(r.t_roof) & (t > 0)
+    head = np.where(ok, np.maximum(t - r.t_roof, 0.0), 0.0)
+    total = head.sum()
+    small = ok & (t / count < MICRO_KERNEL_S)
+    if total <= 0 or head[small].sum() < 0.5 * total:
+        return ""
+    n = int(small.sum())
+    return (f"{plural(n, 'kernel')} of a few microseconds per launch ({fmt_time(float(t[small].sum()))} in all) "
+            f"{'holds' if n == 1 else 'hold'} {fmt_pct(head[small].sum() / total, 2)} of that gain: at that size "
+            "launch overhead and the profiler's replay weigh as much as the work, so the speedup is what the roofs "
+            "allow, not a promise; batch or fuse such kernels before tuning them.")
+
+
 def top_kernels(analysis: Analysis, hw_id: str, n: int = 10) -> tuple[pd.DataFrame, str]:
     """The kernels to look at first on one device, and what they are ranked by.
 
@@ -713,7 +739,9 @@ __all__ = [
     "BUNDLED_EXAMPLE",
     "DEFAULT_DEVICE",
     "ChartGaps",
+    "MICRO_KERNEL_S",
     "chart_gaps",
+    "micro_kernel_note",
     "collect_commands",
     "count_text",
     "data_movement",
