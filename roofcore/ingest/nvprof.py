@@ -133,10 +133,10 @@ def _metrics(text: str, source: str) -> Workload:
                          "invocations", found=repr(df["Invocations"].iloc[int(np.argmax(bad))]),
                          hint="export again with nvprof --csv.")
     metric = df["Metric Name"].str.strip().to_numpy()
-    key = df["Device"] + "\x00" + df["Kernel"]
+    key = df["Device"] + "\x1f" + df["Kernel"]  # not NUL: pandas < 2.2 cuts hashed strings there
     codes, kernels = pd.factorize(key, sort=False)
     n = len(kernels)
-    names = [k.split("\x00", 1)[1] for k in kernels]
+    names = [k.split("\x1f", 1)[1] for k in kernels]
     count = np.zeros(n)
     count[codes] = inv  # one Invocations per kernel row (nvprof repeats it on every metric row)
 
