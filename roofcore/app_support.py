@@ -400,24 +400,24 @@ _HOW_NOTE = re.compile(r"Hint:|--metrics|--pmc|profile with|record_shapes|collec
 def collect_commands(workload: Workload) -> list[str]:
     """What to run to collect the FLOPs and bytes a workload lacks, in the profiler's own options.
 
-    The import's warnings say it exactly where the format knows (the ncu metrics, the PyTorch profiler's
-    arguments, the rocprof counters); otherwise a command for the format family."""
-    out = [w for w in dict.fromkeys(workload.warnings) if _MISSING_NOTE.search(w) and _HOW_NOTE.search(w)]
-    if out:
-        return out
+    The import's warnings say it where the format knows (the ncu metrics, the PyTorch profiler's arguments,
+    the rocprof counters); a command for the format family is added where none of them gives it whole."""
     from .ingest import kineto, ncu
 
+    out = [w for w in dict.fromkeys(workload.warnings) if _MISSING_NOTE.search(w) and _HOW_NOTE.search(w)]
+    said = " ".join(out)
     fams = {f.split("-")[0] for f in workload.formats}
-    if fams & {"ncu", "nsys", "nvprof"}:
-        out.append(("Nsight Systems records kernel times only; for FLOPs and bytes profile the same run with Nsight "
-                    "Compute: " if "nsys" in fams else "Profile with: ") + ncu.PROFILE_COMMAND)
-    if "pytorch" in fams:
+    metrics = ncu.PROFILE_COMMAND.split(" --metrics ", 1)[1].split()[0]
+    if fams & {"ncu", "nsys", "nvprof"} and metrics not in said:
+        out.append(("Nsight Systems records kernel times only; for FLOPs and bytes profile the same kernels with "
+                    "Nsight Compute: " if "nsys" in fams else "Profile with Nsight Compute: ") + ncu.PROFILE_COMMAND)
+    if "pytorch" in fams and "record_shapes=True" not in said:
         out.append("PyTorch profiler: " + kineto.SHAPES_HINT)
-    if "rocprof" in fams:
+    if "rocprof" in fams and not re.search(r"--pmc|pmc:|pmc_perf", said):
         out.append("rocprof-compute profile -n run -- ./app, then upload the run's pmc_perf.csv with its sysinfo.csv "
                    "(and roofline.csv for measured roofs)")
-    if fams & {"inventory"}:
-        out.append("Give the rows flops and bytes columns (or an op with its shapes).")
+    if "inventory" in fams and not out:
+        out.append("Give every row flops and bytes columns (or an op with its shapes).")
     return out
 
 
