@@ -211,22 +211,38 @@ def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[st
     page when it does not fit; a row taller than a whole page continues on the next.
     """
     g = geometry or Geometry()
-    ncol = len(headers)
+    encoded = _encoded(cols, len(headers), flex)
+    is_mono = [i in mono for i in range(len(headers))]
+    head = [encode(label) for label, _ in headers]
+    columns = _columns(headers, head, encoded, is_mono, g, flex)
+    placer = _Placer()
+    header: list[tuple[float, float, bytes]] = []
+    head_lines = [wrap(h, c.width - 2 * HPAD, bold=True) for h, c in zip(head, columns, strict=True)]
+    for c, lines in zip(columns, head_lines, strict=True):
+        for k, line in enumerate(lines):
+            placer(c, line, VPAD + k * LEADING, header, bold=True)
+    header_height = 2 * VPAD + max(map(len, head_lines)) * LEADING
+    pages = _pages(encoded, columns, is_mono, g, header_height, flex, hang, placer)
+    return Layout(g, tuple(columns), tuple(header), header_height, pages)
+
+
+def _encoded(cols: Sequence[Sequence[str]], ncol: int, flex: int) -> list[list[bytes]]:
+    """Every cell encoded once per distinct value; no rows: one row that says "none" in column ``flex``."""
     encoded = []
     for col in cols:
         table = {v: encode(v) for v in dict.fromkeys(col)}
         encoded.append([table[v] for v in col])
-    nrow = len(encoded[0]) if encoded else 0
-    if nrow == 0:
+    if not encoded or not encoded[0]:
         encoded = [[b"none" if i == flex else b""] for i in range(ncol)]
-        nrow = 1
-    is_mono = [i in mono for i in range(ncol)]
+    return encoded
 
-    # column widths: each column wants its widest cell (or header word); the kernel column takes the rest
-    head = [encode(label) for label, _ in headers]
+
+def _columns(headers: Sequence[tuple[str, bool | str]], head: list[bytes], encoded: list[list[bytes]],
+             is_mono: list[bool], g: Geometry, flex: int) -> list[Column]:
+    """The columns across the page: each wants its widest cell (or header word); the kernel column takes the rest."""
     head_word = [max(text_width(word, bold=True) for word in h.split(b" ")) for h in head]
     natural, floor = [], []
-    for i in range(ncol):
+    for i in range(len(headers)):
         widest = max((text_width(v, mono=is_mono[i]) for v in dict.fromkeys(encoded[i])), default=0.0)
         natural.append(max(widest, head_word[i]) + 2 * HPAD)
         floor.append(max(head_word[i] + 2 * HPAD, MIN_COLUMN))
@@ -236,31 +252,36 @@ def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[st
     for (_, kind), w in zip(headers, widths, strict=True):
         columns.append(Column(x, w, kind is True))
         x += w
+    return columns
 
-    width_of: dict[bytes, float] = {}
 
-    def place(col: Column, line: bytes, top: float, out: list, bold: bool = False) -> None:
+class _Placer:
+    """Places one line of a cell: left in its column, or right for numbers (their widths cached: a column of
+    numbers repeats the same few)."""
+
+    def __init__(self) -> None:
+        self.width_of: dict[bytes, float] = {}
+
+    def __call__(self, col: Column, line: bytes, top: float, out: list, bold: bool = False) -> None:
         line = line.rstrip(b" ")
         if not line:
             return
         if col.right:  # numbers: never monospaced
-            w = width_of.get(line) if not bold else None
+            w = self.width_of.get(line) if not bold else None
             if w is None:
                 w = text_width(line, bold=bold)
                 if not bold:
-                    width_of[line] = w
+                    self.width_of[line] = w
             xx = col.x + col.width - HPAD - w
         else:
             xx = col.x + HPAD
         out.append((xx, _baseline(top), line))
 
-    header: list[tuple[float, float, bytes]] = []
-    head_lines = [wrap(h, c.width - 2 * HPAD, bold=True) for h, c in zip(head, columns, strict=True)]
-    for c, lines in zip(columns, head_lines, strict=True):
-        for k, line in enumerate(lines):
-            place(c, line, VPAD + k * LEADING, header, bold=True)
-    header_height = 2 * VPAD + max(map(len, head_lines)) * LEADING
 
+def _pages(encoded: list[list[bytes]], columns: list[Column], is_mono: list[bool], g: Geometry,
+           header_height: float, flex: int, hang: bool, place: _Placer) -> list[Page]:
+    """The rows wrapped in their columns and laid on pages, a new page where the next row does not fit."""
+    ncol, nrow = len(columns), len(encoded[0])
     bottom = g.height - g.bottom
     full = int((bottom - g.top - header_height - 2 * VPAD) // LEADING)  # lines on a page without heading
     if full < 1 or bottom - g.top - HEAD - header_height - 2 * VPAD < LEADING:
@@ -293,7 +314,7 @@ def layout(headers: Sequence[tuple[str, bool | str]], cols: Sequence[Sequence[st
             y += 2 * VPAD + take * LEADING
             page.rules.append(y)
             done += take
-    return Layout(g, tuple(columns), tuple(header), header_height, pages)
+    return pages
 
 
 def _pdf_string(text: bytes) -> bytes:
