@@ -1,0 +1,105 @@
+"""A device out of the catalog: in the catalog's YAML grammar (quantities as unit strings, for download and
+editing) and as the stable JSON shape (base units)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ..models import Figure, Hardware
+from .load import SCHEMA_VERSION
+
+
+def _q(value: float, unit: str) -> str:
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")):
+        if value >= factor:
+            return f"{value / factor:.6g} {prefix}{unit}"
+    return f"{value:.6g} {unit}"
+
+
+def _fig(f: Figure) -> dict:
+    out: dict[str, Any] = {"source": f.source}
+    for k in ("measured", "unverified"):
+        if getattr(f, k):
+            out[k] = True
+    for k in ("derivation", "notes"):
+        if getattr(f, k):
+            out[k] = getattr(f, k)
+    return out
+
+
+def hardware_to_yaml_dict(hw: Hardware) -> dict:
+    """The device in the catalog grammar (quantities as unit strings), for download and editing."""
+    dev: dict[str, Any] = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind.value,
+                           "scope": hw.scope.value}
+    for k in ("config", "notes"):
+        if getattr(hw, k):
+            dev[k] = getattr(hw, k)
+    if hw.aliases:
+        dev["aliases"] = list(hw.aliases)
+    if hw.unverified:
+        dev["unverified"] = True
+    dev["default_ceiling"] = hw.default_ceiling
+    dev["compute"] = []
+    for c in hw.ceilings:
+        e: dict[str, Any] = {"precision": c.precision.value, "unit": c.unit.value, "peak": _q(c.peak, "FLOP/s")}
+        if c.sparse:
+            e["sparse"] = _q(c.sparse, "FLOP/s")
+        if c.achievable:
+            e["achievable"] = _q(c.achievable, "FLOP/s")
+            e["achievable_source"] = c.achievable_figure.source
+        dev["compute"].append(e | _fig(c.figure))
+    dev["memory"] = []
+    for lv in hw.levels:
+        e = {"level": lv.name, "bandwidth": _q(lv.bandwidth, "B/s")}
+        if lv.label:
+            e["label"] = lv.label
+        if lv.capacity:
+            e["capacity"] = _q(lv.capacity, "B")
+        if lv.achievable:
+            e["achievable"] = _q(lv.achievable, "B/s")
+            e["achievable_source"] = lv.achievable_figure.source
+        dev["memory"].append(e | _fig(lv.figure))
+    if hw.links:
+        dev["links"] = []
+        for lk in hw.links:
+            e = {"link": lk.name, "bandwidth": _q(lk.bandwidth, "B/s")}
+            if lk.label:
+                e["label"] = lk.label
+            if lk.achievable:
+                e["achievable"] = _q(lk.achievable, "B/s")
+                e["achievable_source"] = lk.achievable_figure.source
+            dev["links"].append(e | _fig(lk.figure))
+    return dev
+
+
+def hardware_to_yaml(hw: Hardware) -> str:
+    doc = {"schema_version": SCHEMA_VERSION, "devices": [hardware_to_yaml_dict(hw)]}
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
+
+
+def hardware_to_json(hw: Hardware) -> dict:
+    """The stable JSON shape of a device (base units: FLOP/s, B/s, B; ridge in FLOP/B)."""
+
+    def fig(f: Figure | None) -> dict | None:
+        return None if f is None else {"source": f.source, "measured": f.measured, "unverified": f.unverified,
+                                       "derivation": f.derivation}
+
+    return {
+        "id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind.value, "scope": hw.scope.value,
+        "config": hw.config, "notes": hw.notes, "unverified": hw.unverified, "origin": hw.origin,
+        "default_ceiling": hw.default_ceiling,
+        "ceilings": [{"key": c.key, "precision": c.precision.value, "unit": c.unit.value, "peak_flops_per_s": c.peak,
+                      "sparse_flops_per_s": c.sparse, "achievable_flops_per_s": c.achievable,
+                      **fig(c.figure), "achievable_figure": fig(c.achievable_figure)} for c in hw.ceilings],
+        "levels": [{"name": lv.name, "label": lv.display, "bandwidth_bytes_per_s": lv.bandwidth,
+                    "capacity_bytes": lv.capacity, "achievable_bytes_per_s": lv.achievable,
+                    **fig(lv.figure), "achievable_figure": fig(lv.achievable_figure)} for lv in hw.levels],
+        "links": [{"name": lk.name, "label": lk.display, "bandwidth_bytes_per_s_per_direction": lk.bandwidth,
+                   "achievable_bytes_per_s": lk.achievable, **fig(lk.figure),
+                   "achievable_figure": fig(lk.achievable_figure)} for lk in hw.links],
+        "ridge": hw.ridge(),
+        "ridge_by_ceiling": {c.key: hw.ridge(c.key) for c in hw.ceilings},
+    }
+
