@@ -64,6 +64,8 @@ REGION_FILL = {"memory-bound": "#dbeafe", "compute-bound": "#ffedd5"}
 #: roofline(highlight=...): opacity of the kernels not named, and the ring drawn around those named
 HIGHLIGHT_FADE = 0.12
 HIGHLIGHT_COLOR = "#0f172a"
+#: hierarchical view: the ring around the mark of the level that binds a kernel
+BINDING_COLOR = "#0f172a"
 #: roofline(numbers=...): the frame column that carries each kernel's number through the selection, and the
 #: numbers' font size and advance per digit (px, bold)
 _NUMBER_COL = "_roofcore_number"
@@ -291,7 +293,9 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
 
     y is the achieved FLOP/s where a measured time exists, else the attainable FLOP/s (the kernel sits on its
     roof). x is the off-chip intensity (the binding level's where off-chip bytes are unknown); in the
-    hierarchical view there is one mark per memory level or link the kernel has bytes for.
+    hierarchical view there is one mark per memory level or link the kernel has bytes for, at that level's
+    intensity, off-chip first, and ``binding`` is True on the mark of the level or link that bounds the kernel.
+    Every row carries the kernel's intensity at each level and link as ``i_<name>`` (FLOP/B; for the tooltip).
     """
     frames = []
     for hw_id in hw_ids:
@@ -309,9 +313,13 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
             "size_s": np.where(timed, tab["time_s"], tab["t_roof_s"]),
             "placed": np.where(timed, "measured time", "on its roof (no measured time)"),
         })
-        names = [n for n in analysis.workload.byte_names if n in hw.level_map or n in hw.link_map]
+        have = set(analysis.workload.byte_names)
+        names = [r.name for r in (*hw.levels, *hw.links) if r.name in have]  # the device's order, off-chip first
         display = {**{lv.name: lv.display for lv in hw.levels}, **{lk.name: lk.display for lk in hw.links}}
+        for name in names:
+            base[f"i_{name}"] = tab[f"intensity_{name}"].to_numpy(dtype=np.float64)
         if hierarchical:
+            bound = base["bound"].to_numpy(dtype=object)
             for name in names:
                 b = tab[f"bytes_{name}"].to_numpy(dtype=np.float64)
                 sel = b > 0
@@ -319,6 +327,8 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
                 part["level"] = display[name]
                 part["bytes"] = b[sel]
                 part["intensity"] = tab[f"intensity_{name}"].to_numpy()[sel]
+                kind = "memory" if name in hw.level_map else "link"
+                part["binding"] = bound[sel] == f"{kind}:{name}"
                 frames.append(part)
         else:
             off = hw.offchip.name
@@ -363,6 +373,41 @@ def main_ceiling(hw: Hardware, table: pd.DataFrame | None) -> str:
     by = w.groupby(table["ceiling"].fillna("")).sum()
     by = by[by.index.isin(list(hw.ceiling_map))]
     return str(by.idxmax()) if len(by) and by.max() > 0 else hw.default_ceiling
+
+
+def shading(analysis: Analysis, hw: Hardware, points: pd.DataFrame) -> tuple[str | None, str]:
+    """The ceiling whose off-chip ridge splits ``hw``'s chart into memory- and compute-bound regions, or None and
+    why not: regions are drawn only where they agree with every mark of ``hw`` in ``points``.
+
+    They split at one ridge, so kernels judged against different ceilings (fp32 vector beside bf16 matrix) get
+    none; and a mark left of the ridge must be memory- or link-bound, one right of it compute-bound: a kernel
+    bound by an on-chip level past the off-chip ridge, or the on-chip marks of the hierarchical view, would
+    contradict them. Without marks: the device's default ceiling."""
+    pts = points[(points["device_id"] == hw.id) & (points["bound"] != "unknown")] if len(points) else points
+    if not len(pts):
+        return hw.default_ceiling, ""
+    used = sorted({c for c in pts["ceiling"].unique() if c})
+    if len(used) > 1:
+        return None, (f"the kernels run against different compute ceilings ({', '.join(used)}), each with its own "
+                      "ridge")
+    key = used[0] if used else hw.default_ceiling
+    if key not in hw.ceiling_map:
+        return None, f"the kernels' ceiling {key} is not one of {hw.id}'s"
+    r = hw.ridge(key, achievable=analysis.achievable)[hw.offchip.name]
+    kind = pts["bound"].str.partition(":")[0].to_numpy(dtype=object)
+    x = pts["intensity"].to_numpy(dtype=np.float64)
+    wrong = (((kind == "memory") | (kind == "link")) & (x > r * (1 + 1e-9))) | ((kind == "compute") & (x < r * (1 - 1e-9)))
+    if not wrong.any():
+        return key, ""
+    n = pts.loc[wrong, "kid"].nunique()
+    kernels = f"{n:,} kernel{'' if n == 1 else 's'}"
+    if "binding" in pts.columns:  # the hierarchical view: a mark per level, each level with its own ridge
+        return None, (f"each level has its own ridge, and regions split at the off-chip one would put marks of "
+                      f"{kernels} on the side that contradicts {'its' if n == 1 else 'their'} bound")
+    display = {**{lv.name: lv.display for lv in hw.levels}, **{lk.name: lk.display for lk in hw.links}}
+    by = sorted({display.get(b.partition(":")[2], b) for b in pts.loc[wrong, "bound"]})
+    return None, (f"{kernels} past the off-chip ridge {'is' if n == 1 else 'are'} bound by {', '.join(by)}, which "
+                  "regions split at that ridge would contradict")
 
 
 def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], y_dom: tuple[float, float],
@@ -431,6 +476,7 @@ class _Placer:
         self.points = np.empty((0, 3))
         self.labels = np.empty((0, 3))
         self.lines = np.empty((0, 3))  # roof and ceiling lines alone: a roof's label never strikes through one
+        self.below = 0.0  # px of keys set under the x axis so far (label_key_below)
 
     def xy(self, x, y) -> tuple[np.ndarray, np.ndarray]:
         return ((np.log10(np.asarray(x, dtype=np.float64)) - self.lx0) * self.px,
@@ -525,27 +571,101 @@ class _Placer:
         s0 = X - length if align == "right" else X - length / 2 if align == "center" else X
         self.labels = np.vstack([self.labels, self._box_circles(s0, s0 + length, Y + _LINE_PX / 2, 0.0)])
 
+    def place_box(self, w: float, h: float) -> tuple[float, float] | None:
+        """Top-left corner (px, y up) of a free ``w`` × ``h`` box, the highest then leftmost: first one that covers
+        no line, label or kernel mark, else one that covers no line or label (hiding the fewest marks rather than
+        striking through a roof); None when there is none (a chart too small)."""
+        xs = np.arange(4.0, self.width - w - 4 + 1e-9, 6.0)
+        ys = np.arange(self.height - 4.0, h + 4 - 1e-9, -6.0)
+        if not len(xs) or not len(ys):
+            return None
+        hard = np.vstack([self.lines, self.labels])
+        best: tuple[int, float, float] | None = None
+        for yt in ys:  # one row of candidates at a time: the first row with a free box wins
+            hard_hits = _box_hits(hard, xs, xs + w, yt - h, yt)
+            mark_hits = _box_hits(self.points, xs, xs + w, yt - h, yt)
+            ok = np.flatnonzero(hard_hits == 0)
+            if not len(ok):
+                continue
+            k = ok[np.argmin(mark_hits[ok])]
+            if mark_hits[k] == 0:
+                return float(xs[k]), float(yt)
+            if best is None or mark_hits[k] < best[0]:
+                best = (int(mark_hits[k]), float(xs[k]), float(yt))
+        return None if best is None else (best[1], best[2])
+
+
+def _box_hits(obs: np.ndarray, x0: np.ndarray, x1: np.ndarray, y0: float, y1: float) -> np.ndarray:
+    """Per box [x0, x1] × [y0, y1] (px, one row of boxes): how many obstacle circles (x, y, r) it overlaps."""
+    if not len(obs):
+        return np.zeros(len(x0), dtype=np.int64)
+    ox, oy, r = obs[:, 0][None, :], obs[:, 1][None, :], obs[:, 2][None, :]
+    dx = np.maximum(np.maximum(x0[:, None] - ox, ox - x1[:, None]), 0.0)
+    dy = np.maximum(np.maximum(y0 - oy, oy - y1), 0.0)
+    return (dx * dx + dy * dy < r * r).sum(axis=1)
+
+
+#: key rows: a dash for the line, then its label
+_KEY_DASH = "— "
+
+
+def label_key(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.DataFrame | None:
+    """A key of line labels (``entries``: device, kind, text, in the order the lines run top to bottom) set as a
+    block of rows at a free spot of the plot, for lines too close together to carry a label each: one row per
+    line, the first row the title. Rows: x, y (data; the row's left end and middle), text, device, kind, title.
+    None when the chart has no room for it."""
+    texts = [title, *(_KEY_DASH + t for t in entries["text"])]
+    w = max(len(t) for t in texts) * _CHAR_PX + 6
+    h = len(texts) * _LINE_PX + 4
+    at = placer.place_box(w, h)
+    if at is None:
+        return None
+    x0, yt = at
+    rows = []
+    for i, text in enumerate(texts):
+        cy = yt - 2 - (i + 0.5) * _LINE_PX
+        placer.labels = np.vstack([placer.labels, placer._box_circles(x0, x0 + len(text) * _CHAR_PX + 4, cy, 0.0)])
+        e = entries.iloc[i - 1] if i else None
+        rows.append({"x": 10 ** ((x0 + 2) / placer.px + placer.lx0), "y": 10 ** (cy / placer.py + placer.ly0),
+                     "text": text, "device": "" if e is None else e["device"], "kind": "" if e is None else e["kind"],
+                     "title": e is None})
+    return pd.DataFrame(rows)
+
+
+#: px from the plot's bottom edge to the first key row set under the x axis (below its labels and title)
+_BELOW_AXIS_PX = 52.0
+
+
+def label_key_below(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.DataFrame:
+    """The key of :func:`label_key` set under the x axis, where there is always room: the title on a row of its
+    own, then the entries in as many columns as fit the plot's width, read down each column (top to bottom of the
+    chart's lines). Keys set here before stack downwards. Same rows as :func:`label_key`."""
+    texts = [_KEY_DASH + t for t in entries["text"]]
+    col_w = max(len(t) for t in texts) * _CHAR_PX + 14
+    cols = max(1, min(len(texts), int(placer.width // col_w)))
+    per = math.ceil(len(texts) / cols)
+    top = -_BELOW_AXIS_PX - placer.below
+
+    def data(px: float, py: float) -> tuple[float, float]:
+        return 10 ** (px / placer.px + placer.lx0), 10 ** (py / placer.py + placer.ly0)
+
+    x0, y0 = data(2.0, top - _LINE_PX / 2)
+    rows = [{"x": x0, "y": y0, "text": title, "device": "", "kind": "", "title": True}]
+    for i, (text, (_, e)) in enumerate(zip(texts, entries.iterrows(), strict=True)):
+        xd, yd = data(2.0 + (i // per) * col_w, top - (i % per + 1.5) * _LINE_PX)
+        rows.append({"x": xd, "y": yd, "text": text, "device": e["device"], "kind": e["kind"], "title": False})
+    placer.below += (per + 1) * _LINE_PX + 6
+    return pd.DataFrame(rows)
+
 
 def ceiling_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
     """One label per distinct theoretical ceiling value (ceilings with the same peak share it) where it hides
     no kernel mark and no other label. ``first``: bounds ("compute:bf16-matrix") whose ceilings are placed
     before the others (those binding the highlighted kernels: they must get a label)."""
-    c = segs[(segs["kind"] == "compute") & ~segs["achievable"]]
     cols = ["device", "device_id", "x", "y", "text", "below"]
-    if c.empty:
+    g = ceiling_groups(segs, first)
+    if g.empty:
         return pd.DataFrame(columns=cols)
-    groups: dict[tuple, dict] = {}  # by device and peak, in order of appearance (a few rows: no groupby)
-    for dev, dev_id, x, x2, y, label, value in zip(*(c[k].tolist() for k in (
-            "device", "device_id", "x", "x2", "y", "label", "value")), strict=True):
-        g = groups.setdefault((dev_id, y), {"device_id": dev_id, "y": y, "device": dev, "x": x, "x2": x2,
-                                            "labels": [], "value": value, "first": False})
-        if label not in g["labels"]:
-            g["labels"].append(label)
-    for (_dev_id, _y), v in groups.items():
-        v["first"] = any(f"compute:{k}" in first for k in c.loc[(c["device_id"] == _dev_id) & (c["y"] == _y), "name"])
-    g = pd.DataFrame([{"device_id": v["device_id"], "y": v["y"], "device": v["device"], "x": v["x"], "x2": v["x2"],
-                       "text": " / ".join(v["labels"]) + " · " + v["value"], "first": v["first"]}
-                      for v in groups.values()])
     rows = []
     x_left = 10 ** placer.lx0
     for r in g.sort_values(["first", "y"], ascending=False).itertuples():
@@ -564,6 +684,27 @@ def ceiling_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = 
         else:
             _unlabelled(r.device, r.text)
     return pd.DataFrame(rows, columns=cols)
+
+
+def ceiling_groups(segs: pd.DataFrame, first: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """The ceiling labels to place: one per device and distinct theoretical peak (ceilings with the same peak
+    share it, "bf16 matrix / fp16 matrix · 989 TFLOP/s"); ``first`` marks those of the given bounds."""
+    c = segs[(segs["kind"] == "compute") & ~segs["achievable"]] if len(segs) else segs
+    cols = ["device_id", "y", "device", "x", "x2", "text", "first"]
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    groups: dict[tuple, dict] = {}  # by device and peak, in order of appearance (a few rows: no groupby)
+    for dev, dev_id, x, x2, y, label, value in zip(*(c[k].tolist() for k in (
+            "device", "device_id", "x", "x2", "y", "label", "value")), strict=True):
+        g = groups.setdefault((dev_id, y), {"device_id": dev_id, "y": y, "device": dev, "x": x, "x2": x2,
+                                            "labels": [], "value": value, "first": False})
+        if label not in g["labels"]:
+            g["labels"].append(label)
+    for (_dev_id, _y), v in groups.items():
+        v["first"] = any(f"compute:{k}" in first for k in c.loc[(c["device_id"] == _dev_id) & (c["y"] == _y), "name"])
+    return pd.DataFrame([{"device_id": v["device_id"], "y": v["y"], "device": v["device"], "x": v["x"],
+                          "x2": v["x2"], "text": " / ".join(v["labels"]) + " · " + v["value"], "first": v["first"]}
+                         for v in groups.values()], columns=cols)
 
 
 def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | dict:
@@ -695,8 +836,11 @@ def _labels(data: pd.DataFrame, enc: dict, role: str, **mark) -> list[dict]:
 def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *, x_dom, y_dom, width, height,
                 color_by: str, all_ceilings: bool, achievable: bool, hierarchical: bool, shade: Hardware | None,
                 color_domain: tuple[list[str], list[str]], multi: bool, size_dom: tuple[float, float],
-                orient: str = "right") -> list[dict]:
-    """The layers of one roofline panel (one device, or several overlaid): regions, roofs, ridges, kernels, labels."""
+                orient: str = "right", shade_ceiling: str | None = None) -> list[dict]:
+    """The layers of one roofline panel (one device, or several overlaid): regions, roofs, ridges, kernels, labels.
+
+    ``shade``: the device whose memory-/compute-bound regions are shaded (None: no regions), split at the ridge
+    of ``shade_ceiling`` (default: the ceiling most of its kernels' time runs on); see :func:`shading`."""
     x, y = _scales(x_dom, y_dom)
     names = [h.name for h in hws]
     layers: list[dict] = []
@@ -726,22 +870,31 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     muted = {"fontSize": 11, "color": "#475569"}
 
     if shade is not None:
-        r = min(max(shade.ridge(mains[shade.id])[shade.offchip.name], x_dom[0]), x_dom[1])
+        key = shade_ceiling or mains[shade.id]
+        r = min(max(shade.ridge(key, achievable=analysis.achievable)[shade.offchip.name], x_dom[0]), x_dom[1])
+        ceil = shade.ceiling_map[key]
+        ridge_text = f"ridge {fmt_intensity(r)} ({ceil.precision.value} {ceil.unit.value})"
         regions = pd.DataFrame({"region": list(REGION_FILL), "x": [x_dom[0], r], "x2": [r, x_dom[1]],
                                 "y": [y_dom[0]] * 2, "y2": [y_dom[1]] * 2})
         for region, fill in REGION_FILL.items():
             layers.append({"data": _src(regions[regions["region"] == region]),
-                           "mark": {"type": "rect", "fill": fill, "opacity": 0.5},
+                           "mark": {"type": "rect", "fill": fill, "opacity": 0.5}, "description": f"region_{region}",
                            "encoding": {"x": x, "x2": _X2, "y": y, "y2": _Y2}})
         line_px = math.log10(y_dom[1] / y_dom[0]) / height  # decades per pixel
-        ty = y_dom[0] * 10 ** (8 * line_px)
-        for text, tx, align in (("← memory-bound", r / 1.12, "right"), ("compute-bound →", r * 1.12, "left")):
+        sides = (("← memory-bound", r / 1.12, "right", 0), ("compute-bound →", r * 1.12, "left", 0))
+        # the ridge's figure centred over the boundary, else over the compute side, else left out (the diamonds
+        # and the shading's edge still show it): at the lowest height where no roof or label crosses them
+        base, texts = None, sides
+        for texts in ((*sides, (ridge_text, r, "center", 16)), (*sides, (ridge_text, r * 1.12, "left", 16)), sides):
+            base = _annotation_height(placer, texts)
+            if base is not None:
+                break
+        for text, tx, align, up in texts if base is not None else ():
+            ty = y_dom[0] * 10 ** ((base + up) * line_px)
             placer.block(tx, ty, text, align)
+            role = "ridge_label" if up else f"region_label_{align}"
             labels += _labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": _TEXT},
-                              f"region_label_{align}", align=align, baseline="bottom", fontStyle="italic", **muted)
-        placer.block(r, ty * 10 ** (16 * line_px), f"ridge {fmt_intensity(r)}", "center")
-        labels += _labels(pd.DataFrame({"x": [r], "y": [ty * 10 ** (16 * line_px)], "text": [f"ridge {fmt_intensity(r)}"]}),
-                          {"x": x, "y": y, "text": _TEXT}, "ridge_label", align="center", baseline="bottom", **muted)
+                              role, align=align, baseline="bottom", **({} if up else {"fontStyle": "italic"}), **muted)
 
     if multi:
         line_color, quiet = _device_colour(names, legend=True), _device_colour(names)
@@ -765,8 +918,13 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
                                     "stroke": _device_colour(names) if multi else {"value": ROOF_COLOR},
                                     "tooltip": [_tip("device", "Device"), _tip("text", "Ridge")]}})
     if len(points):
+        levels: dict[str, str] = {}
+        for h in hws:
+            for res in (*h.levels, *h.links):
+                levels.setdefault(res.name, res.display)
         layers.extend(_kernel_layers(points, x, y, color_by=color_by, color_domain=color_domain, multi=multi,
-                                     hierarchical=hierarchical, names=names, size_dom=size_dom, orient=orient))
+                                     hierarchical=hierarchical, names=names, size_dom=size_dom, orient=orient,
+                                     levels=levels))
 
     if len(points) and "number" in points.columns:  # before the roof labels, which then steer clear of them
         labels += number_labels(points, placer, size_dom, x, y)
@@ -774,21 +932,69 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     text_color = _device_colour(names) if multi else {"value": ROOF_COLOR}
     # the roofs binding the highlighted kernels get their labels first (a small chart has room for few)
     first = frozenset(points.loc[points["hl"], "bound"]) if len(points) and "hl" in points.columns else frozenset()
-    cl = ceiling_labels(seg, placer, first)
+    build = _BUILD.get()
+    keys: list[tuple[str, pd.DataFrame]] = []
+
+    def inline_or_key(place, expected: int, entries: pd.DataFrame, role: str, title: str) -> pd.DataFrame:
+        """Labels along their lines when every one has room; else all of them in a key, top to bottom (lines too
+        close to label one by one); else (no room for a key either) the inline ones, the rest named below."""
+        before, said = placer.labels.copy(), len(build.unlabelled) if build else 0
+        placed = place()
+        if len(placed) >= expected or not expected:
+            return placed
+        placer.labels = before
+        key = label_key(entries, title, placer)
+        if key is None:  # no room in the plot: under the x axis (the chart grows by the key's height)
+            key = label_key_below(entries, title, placer)
+        if build is not None:
+            del build.unlabelled[said:]
+        keys.append((role, key))
+        return placed.iloc[0:0]
+
+    groups = ceiling_groups(seg, first).sort_values("y", ascending=False)
+    cl = inline_or_key(lambda: ceiling_labels(seg, placer, first), len(groups), groups.assign(kind="compute"),
+                       "ceiling_key", "Ceilings, top to bottom")
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = cl[cl["below"] == below]
         if len(part):
             labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "color": text_color},
                               "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
                               fontSize=12)
-    rl = roof_labels(seg, placer, first)
+    diag = seg[(seg["kind"] != "compute") & ~seg["achievable"]].sort_values("beta", ascending=False, kind="stable")
+    rl = inline_or_key(lambda: roof_labels(seg, placer, first), len(diag), diag.rename(columns={"label": "text"}),
+                       "roof_key", "Roofs, top to bottom")
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = rl[rl["below"] == below]
         if len(part):
             labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "angle": _ANGLE, "color": text_color},
                               "roof_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy,
                               fontSize=12)
+    key_color = text_color if multi else {"condition": {"test": "(datum.kind === 'link')", "value": LINK_COLOR},
+                                          "value": ROOF_COLOR}
+    for role, key in keys:
+        head, body = key[key["title"]], key[~key["title"]]
+        labels += _labels(head, {"x": x, "y": y, "text": _TEXT}, role + "_title", align="left", baseline="middle",
+                          fontStyle="italic", **muted)
+        labels += _labels(body, {"x": x, "y": y, "text": _TEXT, "color": key_color}, role, align="left",
+                          baseline="middle", fontSize=12)
     return layers + labels
+
+
+def _annotation_height(placer: _Placer, texts) -> float | None:
+    """The lowest height (px above the x axis, from 8 px up to mid-chart) where the region and ridge annotations
+    (text, x, align, px above the others) cross no roof or ceiling line and no label; None when there is none."""
+    boxes = []
+    for text, tx, align, up in texts:
+        (X,), _ = placer.xy([tx], [1.0])
+        length = len(text) * _CHAR_PX
+        s0 = X - length if align == "right" else X - length / 2 if align == "center" else X
+        boxes.append((s0, s0 + length, up))
+    hard = np.vstack([placer.lines, placer.labels])
+    for base in np.arange(8.0, placer.height / 2, 4.0):
+        if all(_box_hits(hard, np.array([a]), np.array([b]), base + up, base + up + _LINE_PX)[0] == 0
+               for a, b, up in boxes):
+            return float(base)
+    return None
 
 
 def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, float], x: dict, y: dict) -> list[dict]:
@@ -892,7 +1098,11 @@ def _opacity_by_legend(selected: float, other: float) -> dict:
 
 
 def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_domain, multi, hierarchical, names,
-                   size_dom, orient: str = "right") -> list[dict]:
+                   size_dom, orient: str = "right", levels: dict[str, str] | None = None) -> list[dict]:
+    """The kernel marks (and, in the hierarchical view, the rules joining a kernel's marks and a ring on the mark
+    of the level that binds it). ``levels``: level or link name -> display name, in hierarchy order, for the
+    legend's order and one tooltip line per level ("Intensity at L2")."""
+    levels = {k: v for k, v in (levels or {}).items() if f"i_{k}" in points.columns}
     field = "bound" if color_by == "bound" else "group"
     dom, rng = color_domain
     cscale = {"domain": dom, "range": rng} if field == "bound" else {"domain": dom, "scheme": GROUP_SCHEME}
@@ -900,8 +1110,11 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
                      legend={"orient": orient, "symbolLimit": 40, "labelLimit": 220})
     if multi:
         shape = _nominal("device", "Device", legend={"orient": "right"}, scale={"domain": list(names)})
-    elif hierarchical:
-        shape = _nominal("level", "Level", legend={"orient": orient})
+    elif hierarchical:  # the legend lists the levels off-chip first, as the device does
+        shown = set(points["level"]) if len(points) else set()
+        order = [d for d in dict.fromkeys(levels.values()) if d in shown]
+        shape = _nominal("level", "Level", legend={"orient": orient},
+                         scale={"domain": order + sorted(shown - set(order))})
     else:
         shape = {"value": "circle"}
     t_min, t_max = size_dom
@@ -912,20 +1125,23 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
     tooltip = [
         _tip("name", "Kernel"), _tip("device", "Device"), _tip("count", "Launches", "quantitative", ","),
         _tip("t_flops", "FLOPs"), _tip("t_bytes", "Bytes"), _tip("level", "Level"), _tip("t_int", "Intensity"),
+        *(_tip(f"t_i_{k}", f"Intensity at {d}") for k, d in levels.items()),
         _tip("t_ach", "Achieved"), _tip("t_att", "Attainable"), _tip("t_eff", "Efficiency (of roof)"),
         _tip("bound", "Bound"), _tip("t_time", "Measured time"), _tip("t_roof", "Roofline time"),
         _tip("t_head", "Headroom"), _tip("group", "Group"), _tip("placed", "Placed by"),
     ]
     calc = {"t_flops": _fmt_expr("flops", "FLOP"), "t_bytes": _fmt_expr("bytes", "B"),
-            "t_int": _intensity_expr("intensity"), "t_ach": _fmt_expr("achieved", "FLOP/s"),
+            "t_int": _intensity_expr("x"), "t_ach": _fmt_expr("achieved", "FLOP/s"),
             "t_att": _fmt_expr("attainable", "FLOP/s"), "t_eff": _pct_expr("efficiency"),
             "t_time": _fmt_expr("time_s", "s"), "t_roof": _fmt_expr("t_roof_s", "s"),
-            "t_head": _fmt_expr("headroom_s", "s")}
+            "t_head": _fmt_expr("headroom_s", "s"),
+            **{f"t_i_{k}": _intensity_expr(f"i_{k}") for k in levels}}  # the mark's own is x, renamed below
     data = points.rename(columns={"intensity": "x", "perf": "y"})
     highlight = "hl" in data.columns  # roofline(highlight=...): named kernels emphasised, the rest faded
     keep = ["kid", "device", "device_id", "name", "count", "group", "bound", "flops", "bytes", "level", "x", "y",
             "achieved", "attainable", "efficiency", "time_s", "t_roof_s", "headroom_s", "size_s", "placed",
-            *(["hl"] if highlight else [])]
+            *(f"i_{k}" for k in levels), *(["hl"] if highlight else []),
+            *(["binding"] if hierarchical and "binding" in data.columns else [])]
     data = data[keep]
     layers: list[dict] = []
     if hierarchical:
@@ -944,16 +1160,30 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
         style = {"stroke": _nominal(field, scale=cscale, legend=None),
                  "fillOpacity": {"condition": {"test": f"(datum.device === {_js(names[0])})", "value": 0.85},
                                  "value": 0.0}}
+    binding = hierarchical and "binding" in data.columns and bool(data["binding"].any())
     if highlight:
         opacity = {"condition": {"test": "datum.hl", "value": 0.95}, "value": HIGHLIGHT_FADE}
+    elif binding:  # the level that binds each kernel stands out; its other levels' marks recede
+        opacity = {"condition": [{"test": {"not": {"param": LEGEND_PARAM}}, "value": 0.1},
+                                 {"test": "datum.binding", "value": 0.95}], "value": 0.4}
     else:
         opacity = _opacity_by_legend(0.85 if not multi else 1.0, 0.1)
-    layers.append({"data": _src(data), "mark": {"type": "point", "filled": True, "stroke": "white",
+    kernel_data = _src(data)
+    layers.append({"data": kernel_data, "mark": {"type": "point", "filled": True, "stroke": "white",
                                                 "strokeWidth": 1.2 if multi else 0.6, "clip": True},
                    "description": "kernels", "name": _view_name(),
                    "transform": [{"calculate": expr, "as": name} for name, expr in calc.items()],
                    "encoding": {"x": x, "y": y, "color": color, "shape": shape, "size": size, "opacity": opacity,
                                 "tooltip": tooltip, **style}})
+    if binding and not highlight:  # a dark ring on the mark of the binding level, as for highlighted kernels
+        layers.append({"data": kernel_data, "transform": [{"filter": "datum.binding"}],  # the same rows: no copy
+                       "mark": {"type": "point", "filled": False, "stroke": BINDING_COLOR, "strokeWidth": 1.6,
+                                "clip": True},
+                       "description": "binding_marks",
+                       "encoding": {"x": x, "y": y, "shape": shape, "opacity": _opacity_by_legend(0.9, 0.08),
+                                    "tooltip": [_tip("name", "Kernel"), _tip("level", "Bound by")],
+                                    "size": {"field": "size_s", "type": "quantitative", "scale": size_scale,
+                                             "legend": None}}})
     if highlight and data["hl"].any():  # a dark ring around each highlighted mark, drawn over the others
         layers.append({"data": _src(data[data["hl"]]),
                        "mark": {"type": "point", "filled": False, "stroke": HIGHLIGHT_COLOR, "strokeWidth": 2.2,
@@ -1009,8 +1239,15 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     ok = np.isfinite(points["intensity"].to_numpy(dtype=np.float64)) & (points["intensity"] > 0).to_numpy() & \
         np.isfinite(points["perf"].to_numpy(dtype=np.float64)) & (points["perf"] > 0).to_numpy()
     if (~ok).any():
-        lost = points.loc[~ok, "kid"].nunique()
-        notes.append(f"{lost:,} kernel(s) not drawn: FLOPs or bytes unknown or zero, so there is no point on a log-log chart.")
+        # a kernel is left out when none of its marks can be drawn (the hierarchical view may lose one level only)
+        gone = points[~points["kid"].isin(points.loc[ok, "kid"])].drop_duplicates("kid")
+        moves = int((gone["flops"] == 0).sum())
+        if moves:
+            notes.append(f"{moves:,} kernel(s) not drawn: 0 FLOP (data movement: copies, memsets), so there is no point "
+                         "on a log-log chart.")
+        if len(gone) > moves:
+            notes.append(f"{len(gone) - moves:,} kernel(s) not drawn: FLOPs or bytes unknown or zero, so there is no "
+                         "point on a log-log chart.")
     points = points[ok].reset_index(drop=True)
     if highlight is not None:
         wanted = set(map(str, highlight))
@@ -1023,8 +1260,12 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
         notes.append("Kernels without a measured time are placed on their roof (attainable FLOP/s)"
                      + (f": {points.loc[points['placed'] != 'measured time', 'kid'].nunique():,} of them." if
                         untimed < len(points) else ", which is all of them here."))
-    notes.append("x is each kernel's off-chip intensity" + (" (one mark per level it has bytes for, joined by a line)"
-                                                            if hierarchical else "") + "; marks are sized by time.")
+    if hierarchical:
+        notes.append("Each kernel has one mark per memory level it has bytes for, at its intensity there (FLOPs ÷ that "
+                     "level's bytes), joined by a line; the ringed mark is the level or link that bounds it; marks are "
+                     "sized by time.")
+    else:
+        notes.append("x is each kernel's off-chip intensity; marks are sized by time.")
     x_dom, y_dom = base_domains(hws)
     nx, ny = _extend(x_dom, points["intensity"].to_numpy()), _extend(y_dom, points["perf"].to_numpy())
     if (nx, ny) != (x_dom, y_dom):
@@ -1048,10 +1289,13 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
         overlay = layout != "facet" or len(hws) == 1
         if overlay:
             multi = len(hws) > 1
+            key, why = shading(sub, hws[0], points)
             layers = _layers_for(sub, hws, points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
                                  color_by=color_by, all_ceilings=all_ceilings, achievable=achievable,
-                                 hierarchical=hierarchical, shade=hws[0], color_domain=color_domain, multi=multi,
-                                 size_dom=size_dom)
+                                 hierarchical=hierarchical, shade=hws[0] if key else None, shade_ceiling=key,
+                                 color_domain=color_domain, multi=multi, size_dom=size_dom)
+            if not key:
+                notes.append(f"No memory/compute shading: {why}.")
             chart: dict = {"layer": layers, "width": width, "height": height,
                            "title": _title(hws[0].name if not multi else " vs ".join(h.name for h in hws),
                                            hws, points)}
@@ -1059,18 +1303,21 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
                 # roofs coloured by device and marks by bound: two colour scales; the device legend shows shapes
                 chart["resolve"] = {"scale": {"color": "independent", "stroke": "independent"},
                                     "legend": {"shape": "independent"}}
-                notes.append(f"Shading shows where kernels are memory- or compute-bound on {hws[0].name}; marks on "
-                             f"{hws[0].name} are filled, on the others hollow.")
+                notes.append((f"Shading shows where kernels are memory- or compute-bound on {hws[0].name}; marks on "
+                              if key else "Marks on ") + f"{hws[0].name} are filled, on the others hollow.")
         else:
             panels = []
             pw = max(320, int(width * 0.5))  # two panels a row, legends below: as wide as one overlaid chart
             ph = max(260, int(height * 0.7))
             for h in hws:
                 p = points[points["device_id"] == h.id]
+                key, why = shading(sub, h, p)
                 layers = _layers_for(sub, [h], p, x_dom=x_dom, y_dom=y_dom, width=pw, height=ph, color_by=color_by,
                                      all_ceilings=all_ceilings, achievable=achievable, hierarchical=hierarchical,
-                                     shade=h, color_domain=color_domain, multi=False, size_dom=size_dom,
-                                     orient="bottom")
+                                     shade=h if key else None, shade_ceiling=key, color_domain=color_domain,
+                                     multi=False, size_dom=size_dom, orient="bottom")
+                if not key:
+                    notes.append(f"No memory/compute shading on {h.name}: {why}.")
                 panels.append({"layer": layers, "width": pw, "height": ph, "title": _title(h.name, [h], p)})
             chart = {"concat": panels, "columns": 2}  # one legend selection, shared by every panel
         if build.views:
@@ -1144,10 +1391,14 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
     size_dom = _size_domain(points) if len(points) else (0.1, 1.0)
     build = _Build()
     token = _BUILD.set(build)
+    key, why = shading(sub, hw, points)
+    if not key:
+        notes.append(f"No memory/compute shading: {why}.")
     try:
         layers = _layers_for(sub, [hw], points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
-                             color_by="bound", all_ceilings=False, achievable=achievable, hierarchical=False, shade=hw,
-                             color_domain=color_domain, multi=False, size_dom=size_dom)
+                             color_by="bound", all_ceilings=False, achievable=achievable, hierarchical=False,
+                             shade=hw if key else None, shade_ceiling=key, color_domain=color_domain, multi=False,
+                             size_dom=size_dom)
         x, y = _scales(x_dom, y_dom)
         arrows = pairs.rename(columns={"intensity_old": "x", "perf_old": "y", "intensity_new": "x2",
                                        "perf_new": "y2"})[["name", "x", "y", "x2", "y2", "speedup"]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -167,6 +168,89 @@ def test_hierarchical_view_has_a_mark_per_level_joined_by_a_rule(catalog):
     assert sorted((r["x"], r["x2"]) for r in links) == [(25.0, 100.0), (250.0, 2000.0)]
 
 
+def test_hierarchical_marks_carry_every_levels_intensity_and_ring_the_binding_level():
+    """One mark per level, off-chip first in the legend; the tooltip gives the intensity at every level (not '–');
+    the mark of the level that bounds the kernel is ringed and the others recede; no region is shaded, since the
+    on-chip marks of a kernel bound past the off-chip ridge would contradict it."""
+    hw = make_hw(peak=100e12, bw=1e12, levels={"l2": 4e12, "l1": 16e12})
+    # a: L2 40 GB / 4 TB/s = 10 ms > compute 2 ms, L1 2.5 ms, HBM 1 ms: L2-bound at 200 FLOP/B off-chip, past
+    # the 100 FLOP/B ridge; b: HBM-bound (2 ms)
+    w = Workload(frame=make_frame({"name": ["a", "b"], "flops": [2e11, 1e9], "bytes_hbm": [1e9, 2e9],
+                                   "bytes_l2": [40e9, 2e9], "bytes_l1": [40e9, 4e9], "time_s": [0.02, 0.004],
+                                   "source": ["t"] * 2, "row": ["1", "2"]}, 2))
+    fig = charts.roofline(analyze(w, [hw]), hierarchical=True)
+    spec = spec_of(fig)
+    kernels = next(lay for lay in layers(spec) if lay.get("description") == "kernels")
+    marks = spec["datasets"][kernels["data"]["name"]]
+    assert sorted((m["name"], m["level"], m["binding"]) for m in marks) == [
+        ("a", "HBM", False), ("a", "L1", False), ("a", "L2", True),
+        ("b", "HBM", True), ("b", "L1", False), ("b", "L2", False)]
+    a = next(m for m in marks if m["name"] == "a" and m["level"] == "HBM")
+    assert (a["i_hbm"], a["i_l2"], a["i_l1"]) == (200.0, 5.0, 5.0)
+    assert kernels["encoding"]["shape"]["scale"]["domain"] == ["HBM", "L2", "L1"]
+    tips = [t["title"] for t in kernels["encoding"]["tooltip"]]
+    shown = [t for t in tips if t.startswith("Intensity")]
+    assert shown == ["Intensity", "Intensity at HBM", "Intensity at L2", "Intensity at L1"]
+    calc = {c["as"]: c["calculate"] for c in kernels["transform"]}
+    assert "datum['x']" in calc["t_int"] and "datum['i_l2']" in calc["t_i_l2"]  # the mark's own level is x
+    ring = next(lay for lay in layers(spec) if lay.get("description") == "binding_marks")
+    assert ring["data"] == kernels["data"] and ring["transform"] == [{"filter": "datum.binding"}]  # no copy
+    assert kernels["encoding"]["opacity"]["condition"][1] == {"test": "datum.binding", "value": 0.95}
+    assert not regions(spec)
+    assert "the ringed mark is the level or link that bounds it" in fig.caption
+    assert ("No memory/compute shading: each level has its own ridge, and regions split at the off-chip one would "
+            "put marks of 1 kernel on the side that contradicts its bound.") in fig.caption
+
+
+def _kernels(rows_: list[tuple]) -> Workload:
+    names, flops, hbm, l2, prec, unit = zip(*rows_, strict=True)
+    n = len(names)
+    return Workload(frame=make_frame({"name": list(names), "flops": list(flops), "bytes_hbm": list(hbm),
+                                      "bytes_l2": list(l2), "precision": list(prec), "unit": list(unit),
+                                      "source": ["t"] * n, "row": [str(i + 1) for i in range(n)]}, n))
+
+
+def regions(spec: dict) -> dict[str, tuple[float, float]]:
+    return {lay["description"]: (r["x"], r["x2"]) for lay in layers(spec)
+            if lay.get("description") in ("region_memory-bound", "region_compute-bound")
+            for r in spec["datasets"][lay["data"]["name"]]}
+
+
+def test_regions_follow_the_ceiling_every_kernel_runs_on_or_are_left_out(catalog):
+    h100 = catalog.get("h100-sxm")
+    fp32 = h100.ridge("fp32-vector")["hbm"]
+    # both fp32 vector: shaded at the fp32 ridge (20 FLOP/B), not the default bf16 one (295)
+    spec = spec_of(charts.roofline(analyze(_kernels([("s1", 1e9, 1e9, 1e9, "fp32", "vector"),
+                                                     ("s2", 1e12, 1e9, 1e9, "fp32", "vector")]), [h100])))
+    assert regions(spec) == {"region_memory-bound": (0.01, pytest.approx(fp32)),
+                             "region_compute-bound": (pytest.approx(fp32), 1e4)}
+    assert [r["text"] for r in rows(spec, "ridge_label")] == ["ridge 20 FLOP/B (fp32 vector)"]
+    # fp32 beside bf16: two ridges, so no regions, and the caption says why
+    fig = charts.roofline(analyze(_kernels([("s", 1e9, 1e9, 1e9, "fp32", "vector"),
+                                            ("h", 1e12, 1e9, 1e9, "bf16", "matrix")]), [h100]))
+    assert not regions(spec_of(fig)) and not rows(spec_of(fig), "ridge_label")
+    assert ("No memory/compute shading: the kernels run against different compute ceilings (bf16-matrix, "
+            "fp32-vector), each with its own ridge.") in fig.caption
+    # bound by L2 while its off-chip intensity is past the ridge: a compute-bound region would contradict it
+    fig = charts.roofline(analyze(_kernels([("tiled", 1e12, 1e9, 1e12, "bf16", "matrix")]), [h100]))
+    assert not regions(spec_of(fig))
+    assert ("No memory/compute shading: 1 kernel past the off-chip ridge is bound by L2, which regions split at "
+            "that ridge would contradict.") in fig.caption
+
+
+def test_drawn_regions_agree_with_every_mark(catalog, example):
+    """Where regions are drawn, each mark left of the ridge is memory- (or link-) bound and each one right of it
+    compute-bound, on the device the regions are for."""
+    for ids in (["h100-sxm"], ["mi300x", "h100-sxm"], ["tpu-v5e"]):
+        hws = [catalog.get(i) for i in ids]
+        spec = spec_of(charts.roofline(analyze(example, hws)))
+        reg = regions(spec)
+        assert reg, ids
+        ridge = reg["region_memory-bound"][1]
+        marks = [m for m in rows(spec, "kernels") if m["device_id"] == ids[0]]
+        assert marks and all((m["x"] < ridge) == m["bound"].startswith(("memory:", "link:")) for m in marks), ids
+
+
 def test_kernels_without_flops_or_bytes_are_left_out_and_counted(catalog):
     w = Workload(frame=make_frame({"name": ["ok", "nobytes"], "flops": [1e12, 1e12], "bytes_hbm": [1e9, np.nan],
                                    "source": ["t"] * 2, "row": ["1", "2"]}, 2))
@@ -210,33 +294,138 @@ def test_bound_colours_read_memory_blue_compute_orange():
     assert rng[0].startswith("#1f77b4") and rng[2] == "#e6550d"
 
 
-def test_labels_do_not_overlap_each_other(catalog, example):
-    """Every placed label's box is clear of the others (the placer's own bookkeeping, checked from outside)."""
+#: the placer's advance per glyph of a 12 px label (real glyphs are narrower, about 5.8 px): the boxes below are
+#: at least as large as what is drawn
+CHAR_PX = 6.7
+#: text layers that name roofs and ceilings (and the other fixed annotations): none may overlap another
+LABEL_ROLES = ("ceiling_labels", "ceiling_labels_below", "roof_labels", "roof_labels_below", "roof_key",
+               "roof_key_title", "ceiling_key", "ceiling_key_title", "region_label_left", "region_label_right",
+               "ridge_label", "kernel_numbers")
+
+
+def text_boxes(spec: dict) -> list[tuple[int, str, str, np.ndarray]]:
+    """(panel, role, text, 4 corners in screen px, y down) of every label drawn, computed from the spec alone:
+    the anchor from the data and the log scales, then Vega's text geometry: align and dx along the text,
+    baseline and dy across it (font size high), the whole turned by the angle about the anchor."""
+    out = []
+    for k, view in enumerate(spec.get("concat") or [spec]):
+        w, h = view["width"], view["height"]
+        for lay in view["layer"]:
+            mark, role = lay["mark"], lay.get("description")
+            if mark.get("type") != "text" or role not in LABEL_ROLES:
+                continue  # the white halos under each label are the same text again
+            enc = lay["encoding"]
+            (x0, x1), (y0, y1) = enc["x"]["scale"]["domain"], enc["y"]["scale"]["domain"]
+            fs = mark.get("fontSize", 11)
+            for r in spec["datasets"][lay["data"]["name"]]:
+                ax = math.log10(r["x"] / x0) / math.log10(x1 / x0) * w
+                ay = h - math.log10(r["y"] / y0) / math.log10(y1 / y0) * h
+                length = len(r["text"]) * CHAR_PX * fs / 12
+                left = {"left": 0.0, "center": -length / 2, "right": -length}[mark["align"]] + mark.get("dx", 0)
+                dy = mark.get("dy", 0)
+                top = {"bottom": dy - fs, "top": dy, "middle": dy - fs / 2}[mark["baseline"]]
+                corners = np.array([(left, top), (left + length, top), (left + length, top + fs), (left, top + fs)])
+                t = math.radians(r["angle"] if "angle" in enc else mark.get("angle", 0))
+                rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+                out.append((k, role, r["text"], corners @ rot.T + (ax, ay)))
+    return out
+
+
+def line_segments(spec: dict) -> list[tuple[int, str, np.ndarray]]:
+    """(panel, roof name, 2 ends in screen px) of every roof and ceiling drawn, theoretical and achievable."""
+    out = []
+    for k, view in enumerate(spec.get("concat") or [spec]):
+        w, h = view["width"], view["height"]
+        for lay in view["layer"]:
+            if lay.get("description") not in ("roofs", "achievable_roofs"):
+                continue
+            (x0, x1), (y0, y1) = lay["encoding"]["x"]["scale"]["domain"], lay["encoding"]["y"]["scale"]["domain"]
+            for r in spec["datasets"][lay["data"]["name"]]:
+                ends = [(math.log10(a / x0) / math.log10(x1 / x0) * w, h - math.log10(b / y0) / math.log10(y1 / y0) * h)
+                        for a, b in ((r["x"], r["y"]), (r["x2"], r["y2"]))]
+                out.append((k, r["name"], np.array(ends)))
+    return out
+
+
+def apart(p: np.ndarray, q: np.ndarray, gap: float = 0.0) -> bool:
+    """Whether two convex shapes (a box, or a segment as its two ends) are more than ``gap`` px apart along some
+    axis (the separating axis test over both shapes' edge normals)."""
+    for shape in (p, q):
+        for i in range(len(shape)):
+            e = shape[(i + 1) % len(shape)] - shape[i]
+            if not np.hypot(*e):
+                continue
+            n = np.array([-e[1], e[0]]) / np.hypot(*e)
+            a, b = p @ n, q @ n
+            if a.max() + gap <= b.min() or b.max() + gap <= a.min():
+                return True
+    return False
+
+
+def assert_labels_clear(spec: dict) -> list[tuple[int, str, str, np.ndarray]]:
+    """No label overlaps another (beyond half a pixel) and none comes within 1 px of a roof or ceiling line
+    (a 2 px stroke: its label sits 3 px off it)."""
+    boxes = text_boxes(spec)
+    for i, (k, role, text, box) in enumerate(boxes):
+        for k2, role2, text2, box2 in boxes[i + 1:]:
+            assert k != k2 or apart(box, box2, -0.5), f"{role} {text!r} overlaps {role2} {text2!r}"
+    for k, role, text, box in boxes:
+        if role == "kernel_numbers":
+            continue  # a number may sit on a line beside its mark
+        for k2, name, seg in line_segments(spec):
+            assert k != k2 or apart(box, seg, 1.0), f"{role} {text!r} strikes through the {name} line"
+    return boxes
+
+
+@pytest.mark.parametrize("size", [(760, 440), (420, 260)])
+def test_three_devices_with_all_ceilings_label_every_line_clear_of_the_others(catalog, example, size):
+    """Issue 14's chart point: three devices overlaid with every ceiling: labels never collide or strike through a
+    line; what has no room along its line goes to a key (in the plot, or under the x axis on a small chart)."""
+    hws = [catalog.get(i) for i in ("h100-sxm", "mi300x", "tpu-v5e")]
+    fig = charts.roofline(analyze(example, hws), all_ceilings=True, width=size[0], height=size[1])
+    spec = spec_of(fig)
+    boxes = assert_labels_clear(spec)
+    said = [t for _, role, t, _ in boxes if role in ("ceiling_labels", "ceiling_labels_below", "roof_labels",
+                                                      "roof_labels_below")]
+    said += [t.removeprefix(charts._KEY_DASH) for _, role, t, _ in boxes if role in ("roof_key", "ceiling_key")]
+    roofs = [r for r in rows(spec, "roofs")]
+    diagonals = [r["label"] for r in roofs if r["kind"] != "compute"]
+    assert sorted(t for t in said if "/s" in t and "FLOP" not in t) == sorted(diagonals)  # every roof, once
+    ceilings = {(r["device_id"], r["y"]) for r in roofs if r["kind"] == "compute"}
+    assert len([t for t in said if "FLOP" in t or "OPS" in t]) == len(ceilings)  # every distinct ceiling, once
+    assert "No room for a label" not in fig.caption
+    if size == (420, 260):  # too small for a key inside the plot: under the x axis
+        under = rows(spec, "ceiling_key") + rows(spec, "roof_key")
+        assert under and all(r["y"] < fig.y_domain[0] for r in under)
+
+
+def test_roofs_too_close_to_label_one_by_one_are_keyed_top_to_bottom(catalog):
+    """Two devices whose levels interleave 1.3–1.7× apart (a GPU and the same GPU as measured): no room between
+    the lines, so every roof is named in a key, in the order the lines run down the chart, each in its device's
+    colour."""
+    a = make_hw(peak=190e12, bw=1.6e12, levels={"l2": 7e12, "l1": 12e12, "lds": 24e12}, hw_id="dev-a")
+    b = make_hw(peak=170e12, bw=1.4e12, levels={"l2": 5e12, "l1": 9.2e12, "lds": 17.7e12}, hw_id="dev-b")
+    b = replace(b, name="Other device")
+    w = workload(30, l2=True)
+    spec = spec_of(charts.roofline(analyze(w, [a, b])))
+    assert not rows(spec, "roof_labels") and not rows(spec, "roof_labels_below")
+    key = rows(spec, "roof_key")
+    assert [r["text"] for r in key] == ["— LDS 24 TB/s", "— LDS 17.7 TB/s", "— L1 12 TB/s", "— L1 9.2 TB/s",
+                                        "— L2 7 TB/s", "— L2 5 TB/s", "— HBM 1.6 TB/s", "— HBM 1.4 TB/s"]
+    assert [r["device"] for r in key] == ["Test device", "Other device"] * 4
+    assert [r["text"] for r in rows(spec, "roof_key_title")] == ["Roofs, top to bottom"]
+    assert all(r["y"] > 0 for r in key)  # inside the plot: above the x axis
+    assert_labels_clear(spec)
+
+
+def test_a_facetted_and_a_numbered_chart_keep_labels_clear(catalog, example):
     hws = [catalog.get(i) for i in ("h100-sxm", "mi300x", "tpu-v5e")]
     a = analyze(example, hws)
-    fig = charts.roofline(a, all_ceilings=True)
-    spec = spec_of(fig)
-    placer = charts._Placer(fig.x_domain, fig.y_domain, 760, 440)
-    flat, diagonal = [], []
-    for role, side in (("ceiling_labels", 1), ("ceiling_labels_below", -1), ("roof_labels", 1),
-                       ("roof_labels_below", -1)):
-        for r in rows(spec, role):
-            (x,), (y,) = placer.xy([r["x"]], [r["y"]])
-            length = len(r["text"]) * 6.7
-            if role.startswith("roof_labels"):  # in the frame of the (parallel) diagonals: along s, across n
-                t = math.radians(-r["angle"])
-                s0, n = x * math.cos(t) + y * math.sin(t), -x * math.sin(t) + y * math.cos(t)
-                lo = n + 3 if side > 0 else n - 17
-                diagonal.append((s0, s0 + length, lo, lo + 14))
-            else:
-                lo = y + 3 if side > 0 else y - 17
-                flat.append((x, x + length, lo, lo + 14))
-    assert len(diagonal) >= 8 and len(flat) >= 8  # a label with no free spot is left out, not overlapped
-    assert "No room for a label that crosses no line: " in fig.caption  # ... and named under the chart
-    for boxes in (flat, diagonal):
-        for i, (a0, a1, b0, b1) in enumerate(boxes):
-            for c0, c1, d0, d1 in boxes[i + 1:]:
-                assert a1 <= c0 or c1 <= a0 or b1 <= d0 or d1 <= b0, ((a0, a1, b0, b1), (c0, c1, d0, d1))
+    assert_labels_clear(spec_of(charts.roofline(a, layout="facet", all_ceilings=True)))
+    numbers = np.arange(1, len(example) + 1)
+    spec = spec_of(charts.roofline(analyze(example, hws[:1]), numbers=numbers))
+    assert len(rows(spec, "kernel_numbers")) == len(example)
+    assert_labels_clear(spec)
 
 
 def test_bound_share_chart_has_one_bar_per_bound():
