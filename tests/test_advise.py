@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -195,16 +196,72 @@ def test_memory_far_groups_many_kernels_with_a_range():
                             "uncoalesced or strided accesses, poor layouts or repeated reads keep them below the roof.")
 
 
+#: the test GPU with an L1/shared level (16 TB/s), and an AMD-like one with vL1D and LDS, and one with a MALL
+L1GPU = make_hw(peak=100e12, bw=1e12, levels={"l2": 4e12, "l1": 16e12})
+AMDGPU = make_hw(peak=100e12, bw=1e12, levels={"l2": 4e12, "l1": 8e12, "lds": 16e12})
+MALLGPU = make_hw(peak=100e12, bw=1e12, levels={"mall": 2e12, "l2": 4e12})
+
+
 @covers("onchip_tiling", "fires")
 def test_onchip_tiling_when_l2_sets_the_roof():
     # L2 8 GB / 4 TB/s = 2 ms > HBM 1 GB / 1 TB/s = 1 ms: L2-bound. Measured 2.5 ms (80% of L2 bandwidth).
     # Tiling at best brings it to the next roof, HBM's 1 ms: factor 1/2 at kept efficiency, 2.5 ms -> 1.25 ms
     r = one(run([kern("stencil", 1e9, 1e9, unit="vector", l2=8e9)], [2.5e-3]), "onchip_tiling")
-    assert r.title == "Tile stencil for on-chip reuse: L2 traffic sets its roof"
-    assert r.reason == ("stencil is bound by L2 at 0.125 FLOP/B (80% of L2 bandwidth), not by HBM at 1 FLOP/B: "
-                        "blocking into registers or shared memory (larger tiles) cuts L2 bytes until the next roof, "
-                        "1 ms instead of 2 ms.")
+    assert r.title == "Tile stencil for L1/shared memory reuse: it is at the L2 roof"
+    assert r.reason == ("stencil is bound by L2 at 0.125 FLOP/B (80% of its 4 TB/s), under the HBM roof at 1 FLOP/B: "
+                        "tiles staged in L1/shared memory and reused there (larger tiles) cut L2 bytes until the next "
+                        "roof, HBM's, 1 ms instead of 2 ms.")
     assert (r.lever, r.standalone_gain_s) == (Lever.TILING, pytest.approx(1.25e-3))
+
+
+def test_at_the_l1_roof_block_in_registers():
+    # L1 64 GB / 16 TB/s = 4 ms > HBM 1 ms > L2 0.5 ms: at the L1 roof; measured 5 ms = 80% of 16 TB/s. Registers
+    # are the only level inside L1: register blocking, at best down to HBM's 1 ms (5 ms -> 1.25 ms)
+    r = one(run([kern("stencil", 1e9, 1e9, unit="vector", l2=2e9, l1=64e9)], [5e-3], hw=L1GPU), "onchip_tiling")
+    assert r.title == "Block stencil in registers: it is at the L1 roof"
+    assert r.reason == ("stencil is bound by L1 at 0.0156 FLOP/B (80% of its 16 TB/s), under the HBM roof at 1 FLOP/B: "
+                        "register blocking (several outputs per thread, operands kept in registers) cuts L1 bytes "
+                        "until the next roof, HBM's, 1 ms instead of 4 ms.")
+    assert r.standalone_gain_s == pytest.approx(5e-3 * (1 - 1 / 4))
+
+
+def test_the_level_inside_the_binding_one_is_named_lds_on_amd_and_l2_under_a_mall():
+    # AMD-like: L2 8 GB / 4 TB/s = 2 ms binds (vL1D 0.8 ms, LDS 0.25 ms, HBM 1 ms); tiles go to LDS
+    r = one(run([kern("stencil", 1e9, 1e9, unit="vector", l2=8e9, l1=6.4e9, lds=4e9)], hw=AMDGPU), "onchip_tiling")
+    assert r.title == "Tile stencil for LDS reuse: it is at the L2 roof"
+    assert ("(its 4 TB/s; no measured time)" in r.reason and "tiles staged in LDS" in r.reason
+            and "until the next roof, HBM's, 1 ms instead of 2 ms." in r.reason)
+    # MALL 8 GB / 2 TB/s = 4 ms binds (L2 1.5 ms, HBM 1 ms): tiles sized for L2, next roof L2's
+    r = one(run([kern("stencil", 1e9, 1e9, unit="vector", mall=8e9, l2=6e9)], [5e-3], hw=MALLGPU), "onchip_tiling")
+    assert r.title == "Tile stencil for L2 reuse: it is at the MALL roof"
+    assert r.reason.endswith("cut MALL bytes until the next roof, L2's, 1.5 ms instead of 4 ms.")
+
+
+@covers("offchip_reuse", "fires")
+def test_between_the_l2_and_the_hbm_roof_tile_for_l2_reuse():
+    # HBM 1 GB / 1 TB/s = 1 ms binds; L2 2 GB / 4 TB/s = 0.5 ms, L1 6 GB / 16 TB/s = 0.375 ms, compute 0.4 ms:
+    # L1 moves 6x the HBM bytes (data re-read). Without HBM the roof is L2's 0.5 ms: factor 1/2, 1.25 ms -> 0.625
+    advice = run([kern("gemm", 40e9, 1e9, l2=2e9, l1=6e9)], [1.25e-3], hw=L1GPU)
+    r = one(advice, "offchip_reuse")
+    assert r.title == "Tile gemm for L2 reuse: it sits between the L2 and the HBM roof"
+    assert r.reason == ("gemm is bound by HBM at 40 FLOP/B (80% of its 1 TB/s), while L2 at 20 FLOP/B leaves room "
+                        "(4 TB/s); L1 moves 6× its HBM bytes, so it re-reads data: blocking each tile's working set "
+                        "to fit L2 (tile rasterisation or swizzling) cuts HBM bytes, at best until the next roof, "
+                        "L2's, 500 µs instead of 1 ms.")
+    assert (r.lever, r.confidence, r.standalone_gain_s) == (Lever.TILING, Confidence.LOW, pytest.approx(0.625e-3))
+    sized = make_hw(peak=100e12, bw=1e12, levels={"l2": 4e12, "l1": 16e12})
+    sized = replace(sized, levels=(sized.levels[0], replace(sized.levels[1], capacity=40e6), sized.levels[2]))
+    r = one(run([kern("gemm", 40e9, 1e9, l2=2e9, l1=6e9)], [1.25e-3], hw=sized), "offchip_reuse")
+    assert "to fit the 40 MB L2 (tile rasterisation" in r.reason
+
+
+@covers("offchip_reuse", "silent")
+def test_offchip_reuse_is_silent_for_a_stream_and_without_on_chip_bytes():
+    # a copy-like kernel reads each byte once (L1 1.2x HBM): tiling cannot cut what it never re-reads
+    assert not of(run([kern("axpy", 1e8, 1e9, l2=1e9, l1=1.2e9)], [1.25e-3], hw=L1GPU), "offchip_reuse")
+    assert not of(run([kern("gemm", 40e9, 1e9)], [1.25e-3], hw=L1GPU), "offchip_reuse")  # no on-chip bytes
+    assert not of(run([kern("gemm", 40e9, 1e9, l2=2e9, l1=6e9)], [1.25e-3], hw=make_hw(peak=100e12, bw=1e12)),
+                  "offchip_reuse")  # a device without an on-chip level
 
 
 @covers("onchip_tiling", "silent")
