@@ -189,11 +189,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         from .output import analysis_json_chunks
 
         extra = {"advice": [x.to_json() for x in advise_all(a).values()]} if args.advise else None
-        _emit(args, analysis_json_chunks(a, extra))
+        _emit(args, analysis_json_chunks(a, extra, binary=_binary_ok(args)))
     elif fmt == "csv":
         from .output import analysis_csv_chunks
 
-        _emit(args, analysis_csv_chunks(a))
+        _emit(args, analysis_csv_chunks(a, binary=_binary_ok(args)))
     else:
         text = analysis_text(a, top=args.top)
         if args.advise:
@@ -398,24 +398,40 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return 0
 
 
-def _emit(args: argparse.Namespace, text: str | Iterable[str]) -> None:
-    """Write ``text`` (or its pieces, streamed) to --output or standard output, ending with a newline."""
+def _binary_ok(args: argparse.Namespace) -> bool:
+    """Whether UTF-8 bytes can go to the destination as they are: a file, or a UTF-8 standard output without
+    newline translation (the output layer then hands over its buffers without decoding and encoding them)."""
+    if getattr(args, "output", None):
+        return True
+    enc = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    return hasattr(sys.stdout, "buffer") and enc == "utf8" and os.linesep == "\n"
+
+
+def _emit(args: argparse.Namespace, text: str | Iterable[str | bytes | memoryview]) -> None:
+    """Write ``text`` (or its pieces, streamed: text, or UTF-8 bytes when :func:`_binary_ok`) to --output or
+    standard output, ending with a newline."""
     pieces = [text] if isinstance(text, str) else text
     if getattr(args, "output", None):
-        with open(args.output, "w", encoding="utf-8", newline="") as fh:
-            _write(fh, pieces)
+        with open(args.output, "wb") as fh:
+            _write(fh, pieces, binary=True)
+    elif _binary_ok(args):
+        sys.stdout.flush()
+        _write(sys.stdout.buffer, pieces, binary=True)
+        sys.stdout.buffer.flush()
     else:
-        _write(sys.stdout, pieces)
+        _write(sys.stdout, pieces, binary=False)
 
 
-def _write(fh, pieces: Iterable[str]) -> None:
+def _write(fh, pieces: Iterable[str | bytes | memoryview], binary: bool) -> None:
     last = ""
     for piece in pieces:
-        if piece:
+        if len(piece):
+            if isinstance(piece, str) == binary:
+                piece = piece.encode("utf-8") if binary else str(piece, "utf-8")
             fh.write(piece)
             last = piece
-    if not last.endswith("\n"):
-        fh.write("\n")
+    if (last[-1:] != "\n") if isinstance(last, str) else (bytes(last[-1:]) != b"\n"):
+        fh.write(b"\n" if binary else "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -93,7 +93,8 @@ def test_every_flag_and_awkward_text_survive_the_column_writer():
 
 
 def test_vectorised_formatters_agree_with_the_scalar_ones():
-    values = np.array([0.0, 1e-10, 9.996e-4, 1.0, 999.6, 1.5e3, 123.456, -2e-3, np.nan, np.inf, 5e20])
+    values = np.array([0.0, 1e-10, 9.996e-4, 1.0, 999.6, 1.5e3, 123.456, -2e-3, np.nan, np.inf, 5e20, 4e-22, -0.0, 1.125,
+                       2.675e-6, 999.5, 9.995e-7])
     finite = values[np.isfinite(values) | np.isnan(values)]
     assert vfmt_time(finite) == [fmt_time(float(v)) for v in finite]
     assert vfmt_si(values, "B") == [fmt_si(float(v), "B") for v in values]
@@ -109,3 +110,32 @@ def test_cli_streams_json_and_csv(tmp_path, capsys):
     assert len(doc["kernels"]) == 12 and doc["summary"][0]["hardware"] == "h100-sxm"
     assert main(["analyze", str(inv), "--hardware", "h100-sxm", "--csv"]) == 0
     assert pd.read_csv(io.StringIO(capsys.readouterr().out)).shape[0] == 12
+
+
+def test_three_significant_digits_are_pythons_on_awkward_values():
+    """Messages round in numpy and format each distinct value once: the text must still be Python's exactly, at
+    rounding ties, next to powers of ten, for zeros of either sign, NaN, ±inf and subnormal values."""
+    from roofcore.output import _f0, _g3, _sig3
+    from roofcore.units import _sig
+
+    rng = np.random.default_rng(3)
+    ties = [float(f"{m}.{d}5") * 10.0 ** k for m in range(1, 1000, 37) for d in range(10) for k in range(-6, 6)]
+    powers = [10.0 ** k for k in range(-300, 300)]
+    near = [np.nextafter(p, side) for p in powers[250:350] for side in (0.0, np.inf)]
+    special = [0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1e-320, 1.7e308, 999.5, 99.95, 1.125, 2.675, 0.5, 1.5, 2.5]
+    x = np.array([*10.0 ** rng.uniform(-30, 30, 5000), *-(10.0 ** rng.uniform(-9, 9, 500)), *ties, *powers, *near,
+                  *special])
+    assert _g3(x).tolist() == [f"{v:.3g}" for v in x.tolist()]
+    assert _sig3(x).tolist() == [_sig(v) for v in x.tolist()]
+    assert _f0(x).tolist() == [f"{v:.0f}" for v in x.tolist()]
+
+
+def test_the_cli_writes_the_writers_bytes(tmp_path):
+    from roofcore.cli import main
+
+    inv = ROOT / "examples" / "transformer_block.yaml"
+    a = roofcore.analyze(roofcore.read(inv), [CATALOG.get("h100-sxm")])
+    for flag, writer in (("--json", analysis_json), ("--csv", analysis_csv)):
+        out = tmp_path / f"a{flag}"
+        assert main(["analyze", str(inv), "--hardware", "h100-sxm", flag, "-o", str(out)]) == 0
+        assert out.read_bytes().decode("utf-8") == writer(a).rstrip("\n") + "\n"
