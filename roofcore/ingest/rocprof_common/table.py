@@ -1,0 +1,217 @@
+"""CSV tables as the AMD profilers write them: a header found under any preamble, the needed columns as text,
+ragged records skipped with their line; cell text to numbers; header matching and the no-header message; one
+JSON document within the depth limit."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from operator import itemgetter
+
+import numpy as np
+import pandas as pd
+
+from ... import limits
+from ...errors import InputError
+from ...models import Skipped
+from .. import check_text, skip
+
+DIGITS = r"\s*[0-9]{1,18}\s*"  # a timestamp or id as rocprof writes it (fits int64)
+
+NA = {"", "n/a", "na", "nan", "none", "null"}
+
+MAX_NAMED = 10  #: dispatches named one by one in a warning before the rest are counted
+
+
+
+@dataclass
+class Table:
+    """The needed columns of a CSV table as text, one entry per data record."""
+
+    header: list[str]
+    columns: dict[int, np.ndarray]  #: header position -> object array of cell text
+    lines: np.ndarray  #: file line number of each record
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.lines)
+
+
+def find_header(text: str, pattern: re.Pattern) -> tuple[int, int] | None:
+    """(offset, 1-based line number) of the first line matching ``pattern``."""
+    m = pattern.search(text)
+    if not m:
+        return None
+    return m.start(), text.count("\n", 0, m.start()) + 1
+
+
+def read_table(text: str, at: tuple[int, int], source: str, pick: Callable[[list[str]], list[int]]) -> Table:
+    """Parse the CSV from the header at ``at``; ``pick(header)`` names the positions to keep.
+
+    Records whose field count differs from the header's (beyond trailing empty fields) are skipped with their
+    line: a truncated line, an unquoted comma or program output mixed into the file would misalign every column.
+    pandas' C reader takes the columns and a csv field-count pass checks every record; where the two cannot be
+    matched record for record (quoted newlines, a CSV error part-way) the file is read record by record.
+    """
+    offset, first_line = at
+    body = text[offset:]
+    try:
+        header = [h.strip() for h in next(csv.reader([body.partition("\n")[0]]))]
+    except csv.Error as e:
+        raise InputError(where=f"{source}: line {first_line}", text=f"the header is not readable CSV ({e}).",
+                         hint="load the CSV as the profiler wrote it.") from None
+    idx = pick(header)
+    if not idx:
+        return Table(header, {}, np.zeros(0, dtype=np.int64))
+    fast = read_fast(body, header, idx, first_line, source)
+    if fast is not None:
+        return fast
+    reader = csv.reader(io.StringIO(body))
+    next(reader)
+    return read_records(reader, header, idx, first_line, source)
+
+
+def _bad_fields(n: int, ncol: int) -> str:
+    return (f"{n} fields where the header has {ncol} (a truncated or garbled line, or program output mixed into "
+            "the CSV)")
+
+
+def read_fast(body: str, header: list[str], idx: list[int], first_line: int, source: str) -> Table | None:
+    lines_text = body.split("\n")
+    if lines_text and lines_text[-1] == "":
+        lines_text.pop()
+    try:
+        counts = np.fromiter(map(len, csv.reader(lines_text)), dtype=np.int64)
+    except csv.Error:
+        return None
+    if len(counts) != len(lines_text):  # a quoted field holds a newline: records and lines differ
+        return None
+    counts = counts[1:]
+    for i in np.flatnonzero(counts == 1):
+        if not lines_text[i + 1].strip():
+            counts[i] = 0  # a whitespace-only line is blank (pandas skips it too)
+    del lines_text
+    ncol = len(header)
+    width = max(ncol, int(counts.max()) if len(counts) else 0)
+    use = sorted({0, *idx, *range(ncol, width)})
+    try:
+        frame = pd.read_csv(io.BytesIO(body.encode("utf-8")), header=None, skiprows=1, names=list(range(width)),
+                            usecols=use, dtype=object, keep_default_na=False, na_filter=False, skip_blank_lines=True,
+                            index_col=False, engine="c", encoding="utf-8")
+    except (ValueError, csv.Error):
+        return None
+    rows = np.flatnonzero(counts > 0)
+    if len(frame) != len(rows):
+        return None
+    n = counts[rows]
+    lines = first_line + 1 + rows
+    ok = n == ncol
+    longer = np.flatnonzero(n > ncol)
+    if len(longer):
+        tail = frame[list(range(ncol, width))].to_numpy(dtype=object)[longer]
+        ok[longer] = [not "".join(map(str, t)).strip() for t in tail]  # trailing empty fields are tolerated
+    skipped = [skip(source, f"line {lines[i]}", _bad_fields(int(n[i]), ncol)) for i in np.flatnonzero(~ok)]
+    columns = {i: frame[i].to_numpy(dtype=object)[ok] for i in idx}
+    return Table(header, columns, lines[ok], skipped)
+
+
+def read_records(reader, header: list[str], idx: list[int], first_line: int, source: str) -> Table:
+    """Record by record, for a file with a CSV error part-way: what precedes the error is kept."""
+    ncol = len(header)
+    get = itemgetter(*idx) if len(idx) > 1 else (lambda r, i=idx[0]: (r[i],))
+    recs: list = []
+    lines: list[int] = []
+    skipped: list[Skipped] = []
+    while True:
+        try:
+            r = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            skipped.append(skip(source, f"line {first_line + reader.line_num - 1}",
+                                f"unreadable CSV from here on ({e}); the rest of the file is left out"))
+            break
+        n = len(r)
+        if n == ncol or (n > ncol and not "".join(r[ncol:]).strip()):
+            recs.append(get(r))
+            lines.append(first_line + reader.line_num - 1)
+        elif n and not (n == 1 and not r[0].strip()):
+            skipped.append(skip(source, f"line {first_line + reader.line_num - 1}", _bad_fields(n, ncol)))
+    arr = np.array(recs, dtype=object).reshape(len(recs), len(idx))
+    return Table(header, {i: arr[:, j] for j, i in enumerate(idx)}, np.asarray(lines, dtype=np.int64), skipped)
+
+
+def cell_text(values: np.ndarray) -> pd.Series:
+    return pd.Series(values, dtype=object).str.strip()
+
+
+def factorize_text(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, stripped distinct values): text work done once per distinct cell."""
+    codes, uniq = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+    return codes, np.array([str(u).strip() for u in uniq], dtype=object)
+
+
+def whole_numbers(texts: np.ndarray) -> np.ndarray:
+    """Which texts are whole numbers as rocprof writes ids and ns timestamps (fit in int64)."""
+    pattern = re.compile(DIGITS)
+    return np.array([bool(pattern.fullmatch(t)) for t in texts], dtype=bool)
+
+
+def to_floats(values: np.ndarray) -> np.ndarray:
+    """Cells to float64 (NaN where not a number); thousands separators from a spreadsheet are removed."""
+    try:
+        return np.array(values, dtype=np.float64)  # the common case: every cell a plain number
+    except (ValueError, TypeError, OverflowError):
+        pass
+    text = cell_text(values)
+    has_comma = text.str.contains(",", regex=False).to_numpy(dtype=bool)
+    if has_comma.any():
+        text = text.where(~has_comma, text.str.replace(",", "", regex=False))
+    return pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+
+
+def quoted(*names: str) -> str:
+    return ",".join(f'"?{re.escape(n)}"?' for n in names)
+
+
+def position(header: list[str], names: tuple[str, ...]) -> int | None:
+    low = {}
+    for i, h in enumerate(header):
+        low.setdefault(h.lower(), i)
+    return next((low[n.lower()] for n in names if n.lower() in low), None)
+
+
+def no_header(text: str, source: str, expected: str, hint: str) -> InputError:
+    first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
+    shown = repr(first if len(first) <= 60 else first[:57] + "...")
+    return InputError(where=source, expected=expected, found=f"first line {shown}", hint=hint)
+
+
+def by_line(skipped: list[Skipped]) -> list[Skipped]:
+    return sorted(skipped, key=lambda s: int(s.row.split()[-1]))
+
+
+def header_sniffer(*patterns: re.Pattern) -> Callable[[str, str], bool]:
+    """A sniffer accepting content where every pattern matches (``re.M``: a header line anywhere in the head)."""
+
+    def sniff(head: str, filename: str) -> bool:
+        return all(p.search(head) for p in patterns)
+
+    return sniff
+
+
+def load_json(data: bytes, source: str, hint: str) -> object:
+    """One JSON document, within the depth limit; a syntax error names its line and column."""
+    text = check_text(data, source)
+    limits.check_json_depth(text.encode("utf-8", "surrogatepass"), source)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(where=f"{source}: line {e.lineno}, column {e.colno}", text=f"not valid JSON: {e.msg}.",
+                         hint=hint) from None
+

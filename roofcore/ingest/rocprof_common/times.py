@@ -1,0 +1,63 @@
+"""Kernel times from rocprof's nanosecond timestamps: exact for whole and decimal ns, unknown (NaN, with a warning
+naming the dispatch) for a zero, negative, missing or scientific-notation one (FORMATS §0.11)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .table import MAX_NAMED
+
+
+def no_time_warning(source: str, cols: tuple[str, str], hint: str | None = None) -> str:
+    return (f"{source}: no {cols[0]}/{cols[1]} columns: kernel times are unknown. Hint: "
+            f"{hint or 'profile with timestamps on (rocprof --timestamp on).'}")
+
+
+def _ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ok, whole ns, fraction of a ns) of timestamp texts: whole ns, or decimal ns as rocprof-compute 3.x averages
+    passes; the whole part stays an exact int64 (ns since boot need 16+ digits, beyond a float's exact range)."""
+    m = pd.Series(texts, dtype=object).str.extract(r"^([0-9]{1,18})(\.[0-9]*)?$")
+    ok = m[0].notna().to_numpy(dtype=bool)
+    whole = np.zeros(len(texts), dtype=np.int64)
+    whole[ok] = m[0][ok].astype(np.int64).to_numpy()
+    frac = pd.to_numeric(m[1].where(m[1].notna() & (m[1] != "."), "0").radd("0"), errors="coerce")
+    return ok, whole, frac.fillna(0.0).to_numpy(dtype=np.float64)
+
+
+def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray, names: np.ndarray,
+              source: str, cols: tuple[str, str], no_time: str | None = None) -> tuple[np.ndarray, list[str]]:
+    """Seconds from ns timestamps; unusable ones give NaN and a warning per dispatch (FORMATS §0.11).
+    ``no_time``: the hint when the file has no timestamp columns."""
+    n = len(ids)
+    if start is None or end is None:
+        return np.full(n, np.nan), [no_time_warning(source, cols, no_time)]
+    s_txt = np.array([str(v).strip() for v in start], dtype=object)
+    e_txt = np.array([str(v).strip() for v in end], dtype=object)
+    (s_ok, s, s_frac), (e_ok, e, e_frac) = _ns(s_txt), _ns(e_txt)
+    ok = s_ok & e_ok
+    d = np.where(ok, (e - s).astype(np.float64) + (e_frac - s_frac), 0.0)
+    good = ok & (d > 0)
+    time_s = np.where(good, d * 1e-9, np.nan)
+    bad = np.flatnonzero(~good)
+    warn: list[str] = []
+    for i in bad[:MAX_NAMED]:
+        if ok[i]:
+            why = f"{cols[1]} − {cols[0]} = {int(d[i]) if float(d[i]).is_integer() else round(float(d[i]), 3)} ns"
+            hint = ("the profiler recorded the end before the start (a timestamp glitch); the other dispatches are "
+                    "kept" if d[i] < 0 else "the profiler recorded no positive duration; profile again")
+        else:
+            shown = ", ".join(f"{c} {t!r}" for c, t, g in ((cols[0], s_txt[i], s_ok[i]),
+                                                           (cols[1], e_txt[i], e_ok[i])) if not g)
+            sci = any(re.search(r"\d[eE][+-]?\d", t) for t in (s_txt[i], e_txt[i]))
+            why = f"{'timestamp in scientific notation' if sci else 'not a timestamp in ns'}: {shown}"
+            hint = ("use the CSV as the profiler wrote it; a spreadsheet rewrites long timestamps in scientific "
+                    "notation and loses their last digits")
+        warn.append(f"{source}: dispatch {ids[i]} ({names[i]}): {why}; its time is left unknown. Hint: {hint}.")
+    if len(bad) > MAX_NAMED:
+        warn.append(f"{source}: … and {len(bad) - MAX_NAMED} more dispatch(es) with unusable timestamps; their "
+                    "times are left unknown.")
+    return time_s, warn
+
