@@ -1203,7 +1203,25 @@ def _parse(data: bytes, source: str) -> Workload:
         meta["ncu_rules"] = "; ".join(la.rules)[:1000]
     warnings = [*(f"ncu reported: {x}" for x in notes[:3]), *warnings]
     return Workload(frame=frame, name=source, sources=(source,), formats=("ncu-details" if details else "ncu-raw",),
-                    skipped=tuple(skipped[:1000]), warnings=tuple(warnings), device=device, meta=meta)
+                    skipped=tuple(skipped[:1000]), warnings=tuple(warnings), device=device, meta=meta,
+                    measured=_export_devices(data, source, device, cc or None))
+
+
+def _export_devices(data: bytes, source: str, device: str | None, cc: str | None) -> tuple:
+    """The device the export describes itself (its per-cycle peaks × clocks, a raw page's device attributes), as
+    :func:`roofcore.ingest.ceilings.ncu_export_devices` builds it; reads only the first launch, and nothing past the
+    header when the export carries none of those metrics."""
+    from .ceilings import ncu_export_devices  # ceilings reads ncu's unit table: imported here, not at the top
+
+    at = data.find(_HEADER)
+    window = slice(at, at + (16 << 20)) if at >= 0 else slice(0, 0)
+    if all(data.find(marker, window.start, window.stop) < 0 for marker in _SELF_ROOF_MARKERS):
+        return ()  # most exports: no per-cycle peak or device attribute (a find is ~20x faster than a regex here)
+    return tuple(ncu_export_devices(data, source, device, cc))
+
+
+#: names (as quoted in the CSV) of the metrics an export describes its own device with
+_SELF_ROOF_MARKERS = (b'.peak_sustained"', b'"device__attribute_clock_rate"')
 
 
 @register_format("ncu-details", "Nsight Compute CSV, details page (ncu --csv): one row per launch × metric",
