@@ -30,13 +30,15 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..models import Workload
+from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
 from .rocprof_common import (
     NA,
     Counters,
+    Ids,
     Layout,
     Problems,
+    Table,
     by_line,
     durations,
     factorize_text,
@@ -87,6 +89,36 @@ def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
     table = read_table(text, at, source, pick)
     if any(roles[r] is None for r in ("ids", "name", "cname", "cvalue")):
         raise no_header(text, source, V3_EXPECTED, V3_HINT)
+    found, c_codes, c_uniq, skipped = _v3_rows(table, roles, source)
+    keep = found.keep
+    codes, first = _dispatches(table, roles, found.id_codes[keep], keep)
+    ids, names = found.ids[first], found.names[first]
+    gpus = None
+    if roles["gpu"] is not None:
+        g_codes, g_uniq = factorize_text(table.columns[roles["gpu"]][first])
+        gpus = g_uniq[g_codes]
+    counters = Counters(list(c_uniq))
+    problems = Problems()
+    mats = _pivot(table.columns[roles["cvalue"]][keep], c_codes[keep], c_uniq, counters.needed(), codes,
+                  found.ids[keep], problems)
+
+    def get(name: str) -> np.ndarray | None:
+        plan = counters.plan(name)
+        if plan is None:
+            return None
+        return np.sum([mats[i] for i in plan], axis=0) if len(plan) > 1 else mats[plan[0]]
+
+    times = tuple(None if roles[r] is None else table.columns[roles[r]][first] for r in ("start", "end"))
+    waves = table.columns[roles["wave"]][first] if roles["wave"] is not None else None
+    w = finish("rocprof-v3", source, context, ids, names, gpus, get, times, ("Start_Timestamp", "End_Timestamp"),
+               skipped, problems, waves, no_time=V3_NO_TIME)
+    return replace(w, meta={**w.meta, "row_id": table.header[roles["ids"]]})
+
+
+def _v3_rows(table: Table, roles: dict[str, int | None], source: str) -> tuple[Ids, np.ndarray, np.ndarray,
+                                                                               list[Skipped]]:
+    """The usable counter rows (``found.keep``: a dispatch id, a kernel name and a counter name), the counter
+    names factorised, and the skipped rows by line; no usable row is an error."""
     if table.n == 0:
         if table.skipped:
             first = table.skipped[0]
@@ -107,54 +139,44 @@ def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
         first = skipped[0]
         raise InputError(where=f"{source}: {first.row}", text=f"no usable rows; the first problem: {first.reason}.",
                          hint="load the CSV as rocprofv3 wrote it.")
-    # one dispatch = (process, agent, dispatch id); codes combined pairwise so they cannot overflow
-    codes = found.id_codes[keep]
+    return found, c_codes, c_uniq, skipped
+
+
+def _dispatches(table: Table, roles: dict[str, int | None], codes: np.ndarray,
+                keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dispatch code per kept row, first row of each dispatch): one dispatch = (process, agent, dispatch id), the
+    codes combined pairwise so they cannot overflow."""
     for role in ("gpu", "pid"):
         if roles[role] is not None:
             other = factorize_text(table.columns[roles[role]][keep])[0]
             codes = pd.factorize(other.astype(np.int64) * (int(codes.max()) + 1) + codes)[0]
     codes = pd.factorize(codes)[0]
-    nd = int(codes.max()) + 1
-    first = np.flatnonzero(keep)[np.unique(codes, return_index=True)[1]]  # first row of each dispatch
-    ids, names = found.ids[first], found.names[first]
-    gpus = None
-    if roles["gpu"] is not None:
-        g_codes, g_uniq = factorize_text(table.columns[roles["gpu"]][first])
-        gpus = g_uniq[g_codes]
-    row_ids = found.ids[keep]
-    cname_rows = c_codes[keep]
-    counters = Counters(list(c_uniq))
-    wanted = counters.needed()
-    problems = Problems()
+    return codes, np.flatnonzero(keep)[np.unique(codes, return_index=True)[1]]
+
+
+def _pivot(raw_values: np.ndarray, cname_rows: np.ndarray, c_uniq: np.ndarray, wanted: list[int], codes: np.ndarray,
+           row_ids: np.ndarray, problems: Problems) -> dict[int, np.ndarray]:
+    """Per wanted counter (by its code), its value per dispatch: repeated rows summed, NaN where the dispatch has
+    no row of it; unusable values recorded in ``problems``."""
     mats: dict[int, np.ndarray] = {}
-    if wanted:
-        rows = np.isin(cname_rows, wanted)
-        raw_values = table.columns[roles["cvalue"]][keep]
-        values = np.full(len(codes), np.nan)
-        values[rows] = to_floats(raw_values[rows])
-        values[~np.isfinite(values) | (values < 0)] = np.nan
-        for c in wanted:
-            m = cname_rows == c
-            mat = np.zeros(nd)
-            present = np.zeros(nd, dtype=bool)
-            with np.errstate(over="ignore", invalid="ignore"):
-                np.add.at(mat, codes[m], values[m])
-            present[codes[m]] = True
-            mat[~present] = np.nan
-            problems.add(str(c_uniq[c]), m & np.isnan(values), row_ids, raw_values)
-            mats[c] = mat
-
-    def get(name: str) -> np.ndarray | None:
-        plan = counters.plan(name)
-        if plan is None:
-            return None
-        return np.sum([mats[i] for i in plan], axis=0) if len(plan) > 1 else mats[plan[0]]
-
-    times = tuple(None if roles[r] is None else table.columns[roles[r]][first] for r in ("start", "end"))
-    waves = table.columns[roles["wave"]][first] if roles["wave"] is not None else None
-    w = finish("rocprof-v3", source, context, ids, names, gpus, get, times, ("Start_Timestamp", "End_Timestamp"),
-               skipped, problems, waves, no_time=V3_NO_TIME)
-    return replace(w, meta={**w.meta, "row_id": table.header[roles["ids"]]})
+    if not wanted:
+        return mats
+    nd = int(codes.max()) + 1
+    rows = np.isin(cname_rows, wanted)
+    values = np.full(len(codes), np.nan)
+    values[rows] = to_floats(raw_values[rows])
+    values[~np.isfinite(values) | (values < 0)] = np.nan
+    for c in wanted:
+        m = cname_rows == c
+        mat = np.zeros(nd)
+        present = np.zeros(nd, dtype=bool)
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.add.at(mat, codes[m], values[m])
+        present[codes[m]] = True
+        mat[~present] = np.nan
+        problems.add(str(c_uniq[c]), m & np.isnan(values), row_ids, raw_values)
+        mats[c] = mat
+    return mats
 
 
 # --------------------------------------------------------------------------------------------- kernel_trace.csv
@@ -328,56 +350,7 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
     copies: list[dict] = []
     gpu_names: dict[str, tuple[str, str]] = {}
     for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
-        agents = {_handle(a.get("id")): a for a in tool.get("agents", ()) if isinstance(a, dict)}
-        symbols = _symbols(tool.get("kernel_symbols"))
-        counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in tool.get("counters", ())
-                    if isinstance(c, dict)}
-        buffers = tool.get("buffer_records") if isinstance(tool.get("buffer_records"), dict) else {}
-        callbacks = tool.get("callback_records") if isinstance(tool.get("callback_records"), dict) else {}
-
-        labels: dict[str, str] = {}  # agent handle -> label, worked out once per agent
-
-        def row(info: object, p=p, agents=agents, symbols=symbols, labels=labels) -> dict | None:
-            if not isinstance(info, dict) or not _int_text(info.get("dispatch_id")):
-                return None
-            key = (str(p), _int_text(info["dispatch_id"]))
-            r = rows.get(key)
-            if r is None:
-                handle = _handle(info.get("agent_id"))
-                if handle not in labels:
-                    agent = agents.get(handle, {})
-                    labels[handle] = _agent_label(agent, handle)
-                    if agent.get("product_name") or agent.get("name"):
-                        gpu_names[labels[handle]] = (str(agent.get("product_name") or "").strip(),
-                                                     str(agent.get("name") or ""))
-                kid = _handle(info.get("kernel_id"))
-                r = rows[key] = {"counters": {}, "gpu": labels[handle],
-                                 "name": symbols.get(kid) or (f"kernel {kid}" if kid else "unnamed kernel")}
-            return r
-
-        for d in buffers.get("kernel_dispatch", ()) if isinstance(buffers.get("kernel_dispatch"), list) else ():
-            r = row(d.get("dispatch_info")) if isinstance(d, dict) else None
-            if r is not None:
-                r["start"], r["end"] = _int_text(d.get("start_timestamp")), _int_text(d.get("end_timestamp"))
-        for cc in callbacks.get("counter_collection", ()) if isinstance(callbacks.get("counter_collection"), list) else ():
-            data_ = cc.get("dispatch_data") if isinstance(cc, dict) else None
-            r = row(data_.get("dispatch_info") if isinstance(data_, dict) else None)
-            if r is None:
-                continue
-            for rec in cc.get("records", ()) if isinstance(cc.get("records"), list) else ():
-                if isinstance(rec, dict):
-                    name = counters.get(_handle(rec.get("counter_id")), "")
-                    v = rec.get("value")
-                    if name and isinstance(v, int | float) and not isinstance(v, bool):
-                        r["counters"][name] = r["counters"].get(name, 0.0) + float(v)
-                    elif name:  # present but not a number: -inf marks it bad (NaN means absent)
-                        r["counters"][name] = float("-inf")
-        for m in buffers.get("memory_copy", ()) if isinstance(buffers.get("memory_copy"), list) else ():
-            if isinstance(m, dict):
-                src, dst = agents.get(_handle(m.get("src_agent_id")), {}), agents.get(_handle(m.get("dst_agent_id")), {})
-                copies.append({"src": _agent_type(src), "dst": _agent_type(dst), "bytes": m.get("bytes"),
-                               "start": _int_text(m.get("start_timestamp")), "end": _int_text(m.get("end_timestamp")),
-                               "gpu": _agent_label(dst if _agent_type(dst) == "gpu" else src, "")})
+        _tool_records(str(p), tool, rows, copies, gpu_names)
     if not rows and not copies:
         raise InputError(where=source, text="no kernel dispatch, counter or copy records (buffer_records."
                          "kernel_dispatch, callback_records.counter_collection, buffer_records.memory_copy are empty "
@@ -386,17 +359,7 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
     ids = np.array([k[1] for k in keys], dtype=object)
     names = np.array([rows[k]["name"] for k in keys], dtype=object)
     gpus = np.array([rows[k]["gpu"] for k in keys], dtype=object)
-    dicts = [rows[k]["counters"] for k in keys]
-    cnames = sorted({c for d in dicts for c in d})
-    plan = Counters(cnames)
-    mats = {j: np.fromiter((d.get(c, np.nan) for d in dicts), dtype=np.float64, count=len(dicts))
-            for j, c in enumerate(cnames)}
-    problems = Problems()
-    for j, c in enumerate(cnames):
-        bad = ~np.isnan(mats[j]) & (~np.isfinite(mats[j]) | (mats[j] < 0))  # present, and not a count
-        if bad.any():
-            problems.add(c, bad, ids, np.where(np.isneginf(mats[j]), "not a number", mats[j].astype(str)))
-        mats[j][bad] = np.nan
+    plan, mats, problems = _json_counters([rows[k]["counters"] for k in keys], ids)
 
     def get(name: str) -> np.ndarray | None:
         where = plan.plan(name)
@@ -418,6 +381,77 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
     w = replace(w, device=device, meta=meta)
     frame, warn = _json_copies(copies, source)
     return with_rows(w, frame, warn)
+
+
+def _tool_records(p: str, tool: dict, rows: dict[tuple[str, str], dict], copies: list[dict],
+                  gpu_names: dict[str, tuple[str, str]]) -> None:
+    """One process record's dispatches (into ``rows`` by (process, dispatch id): name, agent, times, counters
+    summed), copies and GPU names."""
+    agents = {_handle(a.get("id")): a for a in tool.get("agents", ()) if isinstance(a, dict)}
+    symbols = _symbols(tool.get("kernel_symbols"))
+    counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in tool.get("counters", ())
+                if isinstance(c, dict)}
+    buffers = tool.get("buffer_records") if isinstance(tool.get("buffer_records"), dict) else {}
+    callbacks = tool.get("callback_records") if isinstance(tool.get("callback_records"), dict) else {}
+    labels: dict[str, str] = {}  # agent handle -> label, worked out once per agent
+
+    def row(info: object) -> dict | None:
+        if not isinstance(info, dict) or not _int_text(info.get("dispatch_id")):
+            return None
+        key = (p, _int_text(info["dispatch_id"]))
+        r = rows.get(key)
+        if r is None:
+            handle = _handle(info.get("agent_id"))
+            if handle not in labels:
+                agent = agents.get(handle, {})
+                labels[handle] = _agent_label(agent, handle)
+                if agent.get("product_name") or agent.get("name"):
+                    gpu_names[labels[handle]] = (str(agent.get("product_name") or "").strip(),
+                                                 str(agent.get("name") or ""))
+            kid = _handle(info.get("kernel_id"))
+            r = rows[key] = {"counters": {}, "gpu": labels[handle],
+                             "name": symbols.get(kid) or (f"kernel {kid}" if kid else "unnamed kernel")}
+        return r
+
+    for d in buffers.get("kernel_dispatch", ()) if isinstance(buffers.get("kernel_dispatch"), list) else ():
+        r = row(d.get("dispatch_info")) if isinstance(d, dict) else None
+        if r is not None:
+            r["start"], r["end"] = _int_text(d.get("start_timestamp")), _int_text(d.get("end_timestamp"))
+    for cc in callbacks.get("counter_collection", ()) if isinstance(callbacks.get("counter_collection"), list) else ():
+        data_ = cc.get("dispatch_data") if isinstance(cc, dict) else None
+        r = row(data_.get("dispatch_info") if isinstance(data_, dict) else None)
+        if r is None:
+            continue
+        for rec in cc.get("records", ()) if isinstance(cc.get("records"), list) else ():
+            if isinstance(rec, dict):
+                name = counters.get(_handle(rec.get("counter_id")), "")
+                v = rec.get("value")
+                if name and isinstance(v, int | float) and not isinstance(v, bool):
+                    r["counters"][name] = r["counters"].get(name, 0.0) + float(v)
+                elif name:  # present but not a number: -inf marks it bad (NaN means absent)
+                    r["counters"][name] = float("-inf")
+    for m in buffers.get("memory_copy", ()) if isinstance(buffers.get("memory_copy"), list) else ():
+        if isinstance(m, dict):
+            src, dst = agents.get(_handle(m.get("src_agent_id")), {}), agents.get(_handle(m.get("dst_agent_id")), {})
+            copies.append({"src": _agent_type(src), "dst": _agent_type(dst), "bytes": m.get("bytes"),
+                           "start": _int_text(m.get("start_timestamp")), "end": _int_text(m.get("end_timestamp")),
+                           "gpu": _agent_label(dst if _agent_type(dst) == "gpu" else src, "")})
+
+
+def _json_counters(dicts: list[dict[str, float]], ids: np.ndarray) -> tuple[Counters, dict[int, np.ndarray], Problems]:
+    """The dispatches' counters as one column each (NaN where absent); a value that is not a count (the -inf
+    mark, negative, infinite) becomes NaN and is recorded."""
+    cnames = sorted({c for d in dicts for c in d})
+    plan = Counters(cnames)
+    mats = {j: np.fromiter((d.get(c, np.nan) for d in dicts), dtype=np.float64, count=len(dicts))
+            for j, c in enumerate(cnames)}
+    problems = Problems()
+    for j, c in enumerate(cnames):
+        bad = ~np.isnan(mats[j]) & (~np.isfinite(mats[j]) | (mats[j] < 0))  # present, and not a count
+        if bad.any():
+            problems.add(c, bad, ids, np.where(np.isneginf(mats[j]), "not a number", mats[j].astype(str)))
+        mats[j][bad] = np.nan
+    return plan, mats, problems
 
 
 def _agent_type(agent: dict) -> str:
