@@ -259,3 +259,215 @@ def measured_devices(raw: bytes, file: str) -> list[Hardware] | None:
                            found="none", hint="check that the measurement finished.")
     return hardware
 
+
+
+# --------------------------------------------------------------------------------------------- Nsight Compute
+
+#: per-cycle peaks an ncu export may carry (``--section SpeedOfLight_HierarchicalSingleRooflineChart`` and the
+#: other roofline sections put them on the raw page; ``--metrics`` on either page): metric -> (kind, name, label
+#: or precision, FLOP per instruction). Memory levels in bytes per cycle, FLOP rates in thread instructions per
+#: cycle (an FMA is 2 FLOP, counted as the export's FLOPs count it: FORMATS §3.6a).
+NCU_PEAKS = {
+    "dram__bytes.sum.peak_sustained": ("level", "hbm", "DRAM", 1.0),
+    "lts__t_bytes.sum.peak_sustained": ("level", "l2", "L2", 1.0),
+    "l1tex__t_bytes.sum.peak_sustained": ("level", "l1", "L1/TEX", 1.0),
+    **{f"{p}__sass_thread_inst_executed_op_{op}_pred_on.sum.peak_sustained": ("ceiling", op, prec, 2.0)
+       for p in ("sm", "smsp") for op, prec in (("ffma", "fp32"), ("dfma", "fp64"), ("hfma", "fp16"))},
+}
+#: the clock each unit's peak is multiplied by: ``<unit>__cycles_elapsed.avg.per_second``, else these
+_CLOCK_FALLBACK = {"l1tex": "sm", "smsp": "sm"}
+#: FP32 lanes per SM by compute capability (CUDA C++ Programming Guide, "Arithmetic Instructions": 32-bit
+#: floating-point add, multiply, multiply-add results per clock cycle per multiprocessor)
+FP32_LANES = {"5.0": 128, "5.2": 128, "5.3": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7.0": 64, "7.2": 64,
+              "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128, "10.3": 128,
+              "11.0": 128, "12.0": 128, "12.1": 128}
+#: raw-page device attributes used, in CUDA's units (kHz for clocks, bits for the bus) when the units row is empty
+_ATTR = "device__attribute_"
+_NCU_ROWS = 20_000  # details-page rows of the first launch read at most (a --set full launch has ~1,000)
+_NCU_WINDOW = 16 << 20  # bytes after the header searched for the per-cycle peaks
+
+
+def ncu_export_devices(data: bytes, source: str, device: str | None, cc: str | None) -> list[Hardware]:
+    """The device an Nsight Compute export describes itself, as it ran: ``[]`` when the export says too little.
+
+    Two sources, each figure marked theoretical with its derivation (the clocks are this machine's, measured
+    by ncu during the first profiled launch, or its attributes' maximum):
+
+    * the per-cycle peaks of :data:`NCU_PEAKS` × the matching ``<unit>__cycles_elapsed.avg.per_second`` (what
+      Nsight Compute's own roofline sections draw): DRAM, L2, L1/TEX bandwidth and the FP32, FP64, FP16 FMA
+      rates; tensor peaks are left out (their FLOPs per instruction depend on the instruction);
+    * a raw page's device attributes, where those peaks are absent: DRAM = 2 transfers per clock × the memory
+      clock × the bus width, FP32 = SMs × FP32 lanes per SM (:data:`FP32_LANES`, by compute capability) × 2 ×
+      the SM clock, FP64 = FP32 ÷ ``single_to_double_precision_perf_ratio``.
+
+    A device needs a DRAM figure and a FLOP rate; an export spanning several GPUs is described by its first
+    launch's. ``device`` and ``cc`` are what the ncu reader found (the display name, ``8.0``)."""
+    cells = _ncu_first_launch(data)
+    if not cells:
+        return []
+    base = PurePath(source).name
+    levels: dict[str, MemoryLevel] = {}
+    ceilings: dict[str, Ceiling] = {}
+    for metric, (kind, name, label, per) in NCU_PEAKS.items():
+        if metric not in cells or (kind == "level" and name in levels) or (kind == "ceiling" and label in ceilings):
+            continue
+        per_cycle = _per_cycle(*cells[metric])
+        unit = metric.split("__", 1)[0]
+        clock_metric = f"{unit}__cycles_elapsed.avg.per_second"
+        if clock_metric not in cells and unit in _CLOCK_FALLBACK:
+            clock_metric = f"{_CLOCK_FALLBACK[unit]}__cycles_elapsed.avg.per_second"
+        hz = _hertz(*cells[clock_metric], assume=1.0) if clock_metric in cells else None
+        if not per_cycle or not hz:
+            continue
+        value = per_cycle * per * hz
+        what = "B" if kind == "level" else "inst"
+        fig = Figure(source=f"{base}: Nsight Compute {metric} × {clock_metric} (first launch)",
+                     derivation=(f"{per_cycle:,.6g} {what}/cycle" + (f" × {per:g} FLOP/inst" if kind != "level" else "")
+                                 + f" × {hz / 1e9:.4g} GHz = {_si(value, 'B/s' if kind == 'level' else 'FLOP/s')}"),
+                     notes="the clock ncu measured during the launch (base clocks unless --clock-control none)")
+        if kind == "level":
+            levels[name] = MemoryLevel(name=name, bandwidth=value, figure=fig, label=label)
+        else:
+            ceilings[label] = Ceiling(precision=Precision(label), unit=Unit.VECTOR, peak=value, figure=fig)
+    _attribute_figures(cells, cc, base, levels, ceilings)
+    if "hbm" not in levels or not ceilings:
+        return []
+    words = [w for w in re.split(r"[^a-z0-9]+", (device or "").lower()) if w and w not in ("nvidia", "geforce", "tesla")]
+    slug = "-".join(words) or "nvidia-gpu"
+    order = [levels[k] for k in ("hbm", "l2", "l1") if k in levels]
+    keys = [c.key for c in ceilings.values()]
+    return [Hardware(
+        id=f"{slug}-ncu-measured", name=f"{device or 'NVIDIA GPU'} (from the ncu export, {base})", vendor="NVIDIA",
+        kind=DeviceKind.GPU, ceilings=tuple(ceilings.values()), levels=tuple(order),
+        default_ceiling="fp32-vector" if "fp32-vector" in keys else keys[0],
+        config=f"compute capability {cc}" if cc else None,
+        notes=("Roofs this export gives itself: Nsight Compute's per-cycle peaks times the clocks it measured, or the "
+               "device attributes' clocks, SM count and memory bus; each figure says which. Theoretical at this "
+               "machine's clocks, not a benchmark."),
+        origin=source)]
+
+
+def _attribute_figures(cells: dict[str, tuple[str, str]], cc: str | None, base: str,
+                       levels: dict[str, MemoryLevel], ceilings: dict[str, Ceiling]) -> None:
+    """DRAM bandwidth and FP32/FP64 peaks from a raw page's device attributes, where the peaks lack them."""
+    def num(name: str) -> float | None:
+        cell = cells.get(_ATTR + name)
+        return _number(cell[0]) if cell else None
+
+    def khz(name: str) -> float | None:
+        cell = cells.get(_ATTR + name)
+        return _hertz(*cell, assume=1e3) if cell else None
+
+    src = f"{base}: Nsight Compute device attributes (raw page)"
+    mem, bus = khz("memory_clock_rate") or khz("max_mem_frequency_khz"), num("global_memory_bus_width")
+    if "hbm" not in levels and mem and bus:
+        bw = 2 * mem * bus / 8
+        levels["hbm"] = MemoryLevel(name="hbm", bandwidth=bw, label="DRAM", figure=Figure(
+            source=src, derivation=(f"2 transfers per clock × {mem / 1e9:.4g} GHz memory_clock_rate × "
+                                    f"{bus:,.0f}-bit global_memory_bus_width / 8 = {_si(bw, 'B/s')}")))
+    sms, clock = num("multiprocessor_count"), khz("clock_rate") or khz("max_gpu_frequency_khz")
+    lanes = FP32_LANES.get(cc or "")
+    if "fp32" not in ceilings and sms and clock and lanes:
+        fp32 = sms * lanes * 2 * clock
+        ceilings["fp32"] = Ceiling(precision=Precision.FP32, unit=Unit.VECTOR, peak=fp32, figure=Figure(
+            source=f"{src}; FP32 lanes per SM for compute capability {cc} from the CUDA C++ Programming Guide",
+            derivation=(f"{sms:,.0f} SMs × {lanes} FP32 lanes × 2 FLOP/FMA × {clock / 1e9:.4g} GHz clock_rate = "
+                        f"{_si(fp32, 'FLOP/s')}")))
+        ratio = num("single_to_double_precision_perf_ratio")
+        if "fp64" not in ceilings and ratio:
+            ceilings["fp64"] = Ceiling(precision=Precision.FP64, unit=Unit.VECTOR, peak=fp32 / ratio, figure=Figure(
+                source=src, derivation=(f"FP32 {_si(fp32, 'FLOP/s')} ÷ single_to_double_precision_perf_ratio "
+                                        f"{ratio:g} = {_si(fp32 / ratio, 'FLOP/s')}")))
+
+
+def _ncu_first_launch(data: bytes) -> dict[str, tuple[str, str]]:
+    """``{metric: (value text, unit text)}`` of the first profiled launch, or ``{}`` when the export carries none
+    of the metrics :func:`ncu_export_devices` reads (most exports: then nothing past the header is parsed)."""
+    import csv
+    import io
+
+    at = data.find(b'"ID","Process ID",')
+    if at < 0:
+        return {}
+    start = data.rfind(b"\n", 0, at) + 1
+    window = data[start: start + _NCU_WINDOW]
+    if not re.search(rb'\.peak_sustained"|"device__attribute_clock_rate"', window):
+        return {}
+    lines = (ln.decode("utf-8", "replace").lstrip("\ufeff") for ln in io.BytesIO(window))
+    rows = csv.reader(lines)
+    header = next(rows, [])
+    wanted = set(NCU_PEAKS) | {c for c in header if c.endswith("cycles_elapsed.avg.per_second")} | {
+        _ATTR + a for a in ("memory_clock_rate", "max_mem_frequency_khz", "global_memory_bus_width",
+                            "multiprocessor_count", "clock_rate", "max_gpu_frequency_khz",
+                            "single_to_double_precision_perf_ratio")}
+    out: dict[str, tuple[str, str]] = {}
+    if "Metric Name" in header and "Metric Value" in header:  # details page: the first launch's rows
+        i_id, i_name, i_value = header.index("ID"), header.index("Metric Name"), header.index("Metric Value")
+        i_unit = header.index("Metric Unit") if "Metric Unit" in header else None
+        first = None
+        for n, row in enumerate(rows):
+            if n >= _NCU_ROWS:
+                break
+            if len(row) <= max(i_id, i_name, i_value) or row[0].startswith("=="):
+                continue  # program output or a rule row cut short
+            if first is None:
+                first = row[i_id]
+            elif row[i_id] != first:
+                break
+            name = _LABEL_METRIC.sub(r"\1", row[i_name].strip())
+            if name in wanted or name.endswith("cycles_elapsed.avg.per_second"):
+                out.setdefault(name, (row[i_value], row[i_unit] if i_unit is not None else ""))
+        return out
+    units = next(rows, [])
+    launch = units
+    if units and units[0] == "":  # the units row (ncu 2020+); without it, base units
+        launch = next(rows, [])
+    else:
+        units = [""] * len(header)
+    for j, name in enumerate(header):
+        if name in wanted and j < len(launch):
+            out[name] = (launch[j], units[j] if j < len(units) else "")
+    return out
+
+
+#: ``Label (metric)`` cells of ``--print-metric-name label-name``: the metric inside
+_LABEL_METRIC = re.compile(r"^.+?\s[(\[]([a-z0-9]+__[\w.]+)[)\]]$")
+
+
+def _number(text: str) -> float | None:
+    """A positive finite number from an ncu cell (thousands separators removed), else None."""
+    try:
+        v = float(text.replace(",", "").strip())
+    except ValueError:
+        return None
+    return v if np.isfinite(v) and v > 0 else None
+
+
+def _per_cycle(text: str, unit: str) -> float | None:
+    """Per-cycle value in bytes or instructions: ``byte/cycle``, ``Kbyte/cycle``, ``inst/cycle`` or no unit."""
+    v = _number(text)
+    u = unit.strip()
+    m = re.fullmatch(r"([KMG]?)(byte|B|inst|)(?:/cycle)?", u)
+    if v is None or m is None:
+        return None
+    return v * {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(1)]
+
+
+def _hertz(text: str, unit: str, *, assume: float) -> float | None:
+    """A clock in Hz: through the ncu unit table when a unit is given (``cycle/second``, ``Ghz``), else the value
+    × ``assume`` (CUDA's device attributes are in kHz, the raw page's rates in base units)."""
+    v = _number(text)
+    if v is None:
+        return None
+    if not unit.strip():
+        return v * assume
+    from .ncu import unit_factor  # the ncu reader's unit table, one for the whole package
+
+    found = unit_factor(unit)
+    return v * found[1] if found and found[0] == "frequency" else None
+
+
+def _si(value: float, unit: str) -> str:
+    from ..units import fmt_si
+
+    return fmt_si(value, unit)
