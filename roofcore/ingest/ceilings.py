@@ -390,9 +390,10 @@ def _ncu_first_launch(data: bytes) -> dict[str, tuple[str, str]]:
     if at < 0:
         return {}
     start = data.rfind(b"\n", 0, at) + 1
-    window = data[start: start + _NCU_WINDOW]
-    if not re.search(rb'\.peak_sustained"|"device__attribute_clock_rate"', window):
-        return {}
+    stop = start + _NCU_WINDOW
+    if data.find(b'.peak_sustained"', start, stop) < 0 and data.find(b'"device__attribute_clock_rate"', start, stop) < 0:
+        return {}  # two scans without a copy: most exports end here
+    window = data[start:stop]
     lines = (ln.decode("utf-8", "replace").lstrip("\ufeff") for ln in io.BytesIO(window))
     rows = csv.reader(lines)
     header = next(rows, [])
