@@ -353,7 +353,57 @@ def parse_xprof(data: bytes, source: str, context: dict | None = None) -> Worklo
                          '"Operation",...', found="none", hint=XPROF_HINT)
     frame = _read_table(text[m.start():], source, text[: m.start()].count("\n"))
     frame.columns = [str(c).strip() for c in frame.columns]
-    cols = list(frame.columns)
+    time_col, rate_col = _xprof_columns(list(frame.columns), source)
+    if frame.empty:
+        raise InputError(where=source, expected="op rows", found="a header only", hint=XPROF_HINT)
+    n_all = len(frame)
+    line = np.array(frame.attrs["lines"]).astype(str)  # file line of each row
+    step = frame["Step"].astype(str).str.strip() if "Step" in frame.columns else pd.Series(["Total"] * n_all)
+    category = (frame["Category"].astype(str).str.strip() if "Category" in frame.columns
+                else pd.Series([""] * n_all))
+    op = frame["Operation"].astype(str).str.strip()
+    sel, label, chosen = _pick_step(step, context.get("xprof_step"), source)
+    other = int((~sel).sum())
+    idx = np.flatnonzero(sel)
+    frame, category, op, line = (frame.iloc[idx].reset_index(drop=True), category.iloc[idx].reset_index(drop=True),
+                                 op.iloc[idx].reset_index(drop=True), line[idx])
+    n = len(frame)
+    program, reasons = _not_ops(category, op)
+    columns, warnings = _xprof_quantities(frame, op, category, time_col, rate_col, program, reasons)
+    gpu = any(c.startswith("SHM/L1") for c in frame.columns)
+    columns["precision"] = np.full(n, None if gpu else "bf16", dtype=object)
+    matrix = (category.str.lower().str.contains(_MATRIX, regex=True)
+              | op.str.lower().str.contains(_MATRIX, regex=True)).to_numpy()
+    columns["unit"] = np.where(matrix, "matrix", None).astype(object)
+    if "Bound by" in frame.columns:
+        columns["xprof_bound"] = _or_none(frame["Bound by"].astype(str).str.strip())
+    columns["source"] = np.full(n, source, dtype=object)
+    columns["row"] = line.astype(object)
+    out = make_frame(columns, n)
+    if "model_flops" in out.columns:
+        out["model_flops"] = out["model_flops"].astype(np.float64)
+    keep = ~program
+    keep[list(reasons)] = False
+    skipped = tuple(skip(source, line[i], reasons[i]) for i in sorted(reasons))
+    if not keep.any():
+        if skipped:
+            first = skipped[0]
+            raise InputError(where=f"{source}: line {first.row}", text=f"no usable op rows; the first problem: "
+                             f"{first.reason}.", hint=XPROF_HINT)
+        raise InputError(where=source, expected="op rows", found="only the Program summary row", hint=XPROF_HINT)
+    out = out[keep].reset_index(drop=True)
+    where = f"Step {label!r}" if chosen is not None else "every numbered step"
+    note = f"; {other} rows of other steps left out" if other else ""
+    warnings.insert(0, f"rows of {where} used{note}. FLOPs = FLOP rate × Total Time and bytes = bandwidth (GiB/s × "
+                    "2^30) × Total Time, as xprof derives its rates; unless the rows are 'Total (HW)' they come from "
+                    "XLA's cost model, not counters.")
+    meta = {"profiler": "xprof Roofline Model", "xprof_step": label, "device_type": "GPU" if gpu else "TPU"}
+    return Workload(frame=out, name=source, sources=(source,), formats=(XPROF,), skipped=skipped,
+                    warnings=tuple(warnings), meta=meta)
+
+
+def _xprof_columns(cols: list[str], source: str) -> tuple[str, str]:
+    """The time and FLOP-rate columns (whatever their unit); without them, or without Operation, an error."""
     time_col = next((c for c in cols if _TIME.match(c)), None)
     rate_col = next((c for c in cols if _RATE.match(c)), None)
     if time_col is None or rate_col is None or "Operation" not in cols:
@@ -362,37 +412,29 @@ def parse_xprof(data: bytes, source: str, context: dict | None = None) -> Worklo
         raise InputError(where=f"{source}: header", expected="columns " + ", ".join(missing),
                          found="columns " + ", ".join(cols[:12]) + (" ..." if len(cols) > 12 else ""),
                          hint=XPROF_HINT)
-    if frame.empty:
-        raise InputError(where=source, expected="op rows", found="a header only", hint=XPROF_HINT)
-    n_all = len(frame)
-    line = np.array(frame.attrs["lines"]).astype(str)  # file line of each row
-    step = frame["Step"].astype(str).str.strip() if "Step" in cols else pd.Series(["Total"] * n_all)
-    category = frame["Category"].astype(str).str.strip() if "Category" in cols else pd.Series([""] * n_all)
-    op = frame["Operation"].astype(str).str.strip()
+    return time_col, rate_col
 
-    wanted = context.get("xprof_step")
+
+def _pick_step(step: pd.Series, wanted: object, source: str) -> tuple[np.ndarray, str, str | None]:
+    """(rows used, their label, the Step record chosen or None): the Step asked for, else the first of
+    :data:`STEP_ORDER` present, else every numbered step."""
     steps = list(dict.fromkeys(step))
     chosen = wanted if wanted in steps else next((s for s in STEP_ORDER if s in steps), None)
     if chosen is not None:
-        sel = (step == chosen).to_numpy()
-        label = chosen
-    else:
-        sel = step.str.fullmatch(r"\d+").to_numpy()
-        label = "per step"
-        if not sel.any():
-            raise InputError(where=f"{source}: Step", expected="Total, Total (HW), Average or step numbers",
-                             found=", ".join(steps[:5]), hint=XPROF_HINT)
-    other = int((~sel).sum())
-    idx = np.flatnonzero(sel)
-    frame, step, category, op, line = (frame.iloc[idx].reset_index(drop=True), step.iloc[idx].reset_index(drop=True),
-                                       category.iloc[idx].reset_index(drop=True), op.iloc[idx].reset_index(drop=True),
-                                       line[idx])
-    n = len(frame)
+        return (step == chosen).to_numpy(), chosen, chosen
+    sel = step.str.fullmatch(r"\d+").to_numpy()
+    if not sel.any():
+        raise InputError(where=f"{source}: Step", expected="Total, Total (HW), Average or step numbers",
+                         found=", ".join(steps[:5]), hint=XPROF_HINT)
+    return sel, "per step", None
+
+
+def _not_ops(category: pd.Series, op: pd.Series) -> tuple[np.ndarray, dict[int, str]]:
+    """(the Program summary rows, left out silently; why each other row that is not an op is skipped): idle
+    time, containers of other ops, an empty name."""
     reasons: dict[int, str] = {}
-    leave = np.zeros(n, dtype=bool)
     low_cat = category.str.lower()
     program = (low_cat.eq("program") | op.eq("Program")).to_numpy()
-    leave |= program
     idle = (low_cat.eq("idle") | op.str.upper().eq("IDLE")).to_numpy()
     for i in np.flatnonzero(idle & ~program):
         reasons[int(i)] = "idle time, not an op"
@@ -402,7 +444,13 @@ def parse_xprof(data: bytes, source: str, context: dict | None = None) -> Worklo
                            "listed separately")
     for i in np.flatnonzero(op.eq("").to_numpy()):
         reasons.setdefault(int(i), "Operation: expected an op name, found an empty cell")
+    return program, reasons
 
+
+def _xprof_quantities(frame: pd.DataFrame, op: pd.Series, category: pd.Series, time_col: str, rate_col: str,
+                      program: np.ndarray, reasons: dict[int, str]) -> tuple[dict[str, object], list[str]]:
+    """Name, FLOPs, time, group, model FLOPs, bytes per level and count per row (FLOPs and bytes = rate × time,
+    as xprof derives its rates), and the warnings; unusable cells add to ``reasons``."""
     scale_t = _TIME_SCALE[_TIME.match(time_col).group(1)]  # type: ignore[union-attr]
     t = _numbers(frame[time_col], time_col, reasons) * scale_t
     for i in np.flatnonzero((t == 0) & ~program):
@@ -441,32 +489,4 @@ def parse_xprof(data: bytes, source: str, context: dict | None = None) -> Worklo
         for i in np.flatnonzero(bad & ~program):
             reasons.setdefault(int(i), f"{occ_col}: expected a whole number ≥ 1, found {_show(frame[occ_col].iloc[i])}")
         columns["count"] = np.where(np.isnan(occ) | bad, 1, occ).astype(np.int64)
-    gpu = any(c.startswith("SHM/L1") for c in frame.columns)
-    columns["precision"] = np.full(n, None if gpu else "bf16", dtype=object)
-    matrix = (low_cat.str.contains(_MATRIX, regex=True) | op.str.lower().str.contains(_MATRIX, regex=True)).to_numpy()
-    columns["unit"] = np.where(matrix, "matrix", None).astype(object)
-    if "Bound by" in frame.columns:
-        columns["xprof_bound"] = _or_none(frame["Bound by"].astype(str).str.strip())
-    columns["source"] = np.full(n, source, dtype=object)
-    columns["row"] = line.astype(object)
-    out = make_frame(columns, n)
-    if "model_flops" in out.columns:
-        out["model_flops"] = out["model_flops"].astype(np.float64)
-    keep = ~leave
-    keep[list(reasons)] = False
-    skipped = tuple(skip(source, line[i], reasons[i]) for i in sorted(reasons))
-    if not keep.any():
-        if skipped:
-            first = skipped[0]
-            raise InputError(where=f"{source}: line {first.row}", text=f"no usable op rows; the first problem: "
-                             f"{first.reason}.", hint=XPROF_HINT)
-        raise InputError(where=source, expected="op rows", found="only the Program summary row", hint=XPROF_HINT)
-    out = out[keep].reset_index(drop=True)
-    where = f"Step {label!r}" if chosen is not None else "every numbered step"
-    note = f"; {other} rows of other steps left out" if other else ""
-    warnings.insert(0, f"rows of {where} used{note}. FLOPs = FLOP rate × Total Time and bytes = bandwidth (GiB/s × "
-                    "2^30) × Total Time, as xprof derives its rates; unless the rows are 'Total (HW)' they come from "
-                    "XLA's cost model, not counters.")
-    meta = {"profiler": "xprof Roofline Model", "xprof_step": label, "device_type": "GPU" if gpu else "TPU"}
-    return Workload(frame=out, name=source, sources=(source,), formats=(XPROF,), skipped=skipped,
-                    warnings=tuple(warnings), meta=meta)
+    return columns, warnings
