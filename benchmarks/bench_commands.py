@@ -1,9 +1,11 @@
 """What users run, timed as whole processes against the peer tools on the same input, in the same run.
 
 Each contender is a separate process (``python -m roofcore …``, exactly as the ``roofline`` command runs it,
-and the peer as a script), run alternately ``--repeat`` times; the median wall time and the peak resident memory
-(``ru_maxrss`` of the child) are reported, with the ratio to the peer. Inputs are generated once into
-``benchmarks/out/``:
+and the peer as a script), run alternately ``--repeat`` times; the median wall time, the median CPU time (user +
+system of the child: on a shared machine it moves less than the wall time) and the peak resident memory
+(``ru_maxrss`` of the child) are reported, with the ratios to the peer. roofcore's bytecode is compiled first, as
+``pip install`` does (an environment with ``PYTHONDONTWRITEBYTECODE`` would otherwise compile every module in
+every run, a cost users do not pay). Inputs are generated once into ``benchmarks/out/``:
 
 * an Nsight Compute details CSV, 20,000 launches × 25 metrics (``bench_ncu.make_csv``), against the NERSC
   pandas post-processing recipe (``peers/nersc_ncu.py``): ``roofline analyze --json`` and the text table;
@@ -32,33 +34,45 @@ OUT = HERE / "out"
 PY = sys.executable
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak resident memory (MB, via GNU time; 0 where it is absent) of one child process."""
-    gnu_time = Path("/usr/bin/time")
-    wrap = [str(gnu_time), "-f", "%M"] if gnu_time.exists() else []
+def timed(cmd: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak resident memory (MB) of one child process."""
     t0 = time.perf_counter()
-    proc = subprocess.run([*wrap, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
-    return wall, (int(proc.stderr.decode().strip().splitlines()[-1]) / 1024 if wrap else 0.0)
+    err = proc.stderr.read() if proc.stderr else b""
+    if status:
+        raise SystemExit(f"{' '.join(cmd)} failed ({status}): {err.decode()[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB
 
 
 def compare(label: str, contenders: dict[str, list[str]], peer: str, repeat: int, size: int) -> dict:
     """Run every contender ``repeat`` times, alternating; medians and ratios to ``peer``."""
     walls: dict[str, list[float]] = {k: [] for k in contenders}
+    cpus: dict[str, list[float]] = {k: [] for k in contenders}
     rss: dict[str, float] = {k: 0.0 for k in contenders}
     for _ in range(repeat):
         for name, cmd in contenders.items():
-            w, m = timed(cmd)
+            w, c, m = timed(cmd)
             walls[name].append(w)
+            cpus[name].append(c)
             rss[name] = max(rss[name], m)
     med = {k: statistics.median(v) for k, v in walls.items()}
-    out = {"input": label, "input_mb": round(size / 1e6, 1), "peer": peer, "results": {}}
+    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    out = {"input": label, "input_mb": round(size / 1e6, 1), "peer": peer, "repeat": repeat,
+           "load_average": os.getloadavg()[0], "results": {}}
     for name in contenders:
         out["results"][name] = {"median_s": round(med[name], 3), "ratio_to_peer": round(med[name] / med[peer], 3),
+                                "median_cpu_s": round(cpu[name], 3), "cpu_ratio_to_peer": round(cpu[name] / cpu[peer], 3),
                                 "peak_rss_mb": round(rss[name], 1), "rss_over_input": round(rss[name] * 1e6 / size, 2)}
     return out
+
+
+def compile_bytecode() -> None:
+    """roofcore's modules compiled to ``__pycache__``, as an installed package has them."""
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "roofcore"), quiet=1)
 
 
 def roofline(*args: str) -> list[str]:
@@ -74,6 +88,7 @@ def main() -> None:
     ap.add_argument("--kernels", type=int, default=200_000)
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
+    compile_bytecode()
     sys.path.insert(0, str(HERE))
     only = set(args.only.split(","))
     report = []
@@ -126,6 +141,7 @@ def main() -> None:
         r = report[-1]["results"]
         for k in ("json", "csv", "table"):
             r[k]["beyond_analyze_s"] = round(r[k]["median_s"] - r["analyze_summary_only"]["median_s"], 3)
+            r[k]["beyond_analyze_cpu_s"] = round(r[k]["median_cpu_s"] - r["analyze_summary_only"]["median_cpu_s"], 3)
 
     (OUT / "commands.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
