@@ -159,11 +159,11 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
                               icon=":material/memory:", key="use_suggested",
                               help=f"Analyse on {suggested[0]} instead of {', '.join(chosen_now) or 'nothing'}.")
                 else:  # devices chosen by hand: ask whether it replaces them or joins them
-                    b1, b2 = st.columns(2)
-                    b1.button(f"Use {suggested[0]} instead", on_click=_use_device, args=(suggested[0], True),
+                    # one under the other: side by side, the sidebar cuts "Use mi250x-gcd instead" short
+                    st.button(f"Use {suggested[0]} instead", on_click=_use_device, args=(suggested[0], True),
                               icon=":material/memory:", key="use_suggested",
                               help=f"Replace {', '.join(chosen_now)} with {suggested[0]}.")
-                    b2.button(f"Add {suggested[0]}", on_click=_add_devices, args=([suggested[0]],),
+                    st.button(f"Add {suggested[0]}", on_click=_add_devices, args=([suggested[0]],),
                               icon=":material/add:", key="add_suggested",
                               help=f"Analyse on {suggested[0]} too, beside {', '.join(chosen_now)}.")
             elif not suggested:

@@ -65,9 +65,12 @@ if len(moves):
                "each one's achieved bandwidth (bytes ÷ measured time) against the roof that binds it, a link (PCIe, "
                "NVLink) for a host copy or off-chip memory for a device copy. Total over launches.")
     shown = moves.head(app.TABLE_ROW_LIMIT)
+    if len(ids) == 1:  # one device: its column says nothing
+        shown = shown.drop(columns="Device")
     st.dataframe(shown, hide_index=True, width="stretch", key="moves_table", placeholder="–",
                  height=min(35 * (len(shown) + 1) + 3, 420), column_config={
-                     "Launches": st.column_config.NumberColumn("Launches", format="%d"),
+                     "Kernel": st.column_config.TextColumn("Kernel", width="large"),  # the numbers stay in view
+                     "Launches": st.column_config.NumberColumn("Launches", format="%d", width="small"),
                      "Bytes (MB)": st.column_config.NumberColumn("Bytes (MB)", format="%.4g"),
                      "Time (ms)": st.column_config.NumberColumn("Time (ms)", format="%.4g", help="measured"),
                      "Achieved (GB/s)": st.column_config.NumberColumn("Achieved (GB/s)", format="%.4g",

@@ -641,6 +641,15 @@ def kernel_detail(analysis: Analysis, row: int) -> dict[str, dict]:
                    "the sum of the per-resource times: compute and memory traffic never overlapping"),
         ]
         bound = rec["bound"] if isinstance(rec["bound"], str) else "unknown"  # None or NaN: no bound
+        kind, _, res_name = bound.partition(":")
+        if flops == 0 and kind in ("memory", "link") and f"bytes_{res_name}" in rec.index:
+            # data movement: FLOP/s are zero by definition; its bandwidth against the roof is the measure
+            res = (hw.level_map if kind == "memory" else hw.link_map)[res_name]
+            beta = (res.achievable or res.bandwidth) if sub.achievable else res.bandwidth
+            moved, t = rec[f"bytes_{res_name}"], rec["time_s"]
+            headline[3] = Metric("Roof", fmt_bandwidth(beta), f"{res.display} bandwidth: the roof that binds it")
+            headline[4] = Metric("Achieved", fmt_bandwidth(moved / t if t and t == t and t > 0 else float("nan")),
+                                 f"{res.display} bytes ÷ measured time (0 FLOP: data movement)")
         out[hw.id] = {"hardware": hw, "metrics": headline, "bound": bound, "resources": pd.DataFrame(rows),
                       "flags": list(rec["flags"]),
                       "source": f"{rec['source']}: {rec['row']}"}

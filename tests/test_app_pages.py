@@ -125,6 +125,11 @@ def test_zero_flop_copies_are_judged_by_bandwidth():
     assert row["Roof (GB/s)"] == pytest.approx(pcie.bandwidth * 1e-9)
     assert row["Of roof (%)"] == pytest.approx(4e8 / 0.02 / pcie.bandwidth * 100)
     assert "k_gemm" not in set(table["Kernel"])
+    goto(at, "pages/kernels.py")  # the copy in detail: bandwidths, not 0 FLOP/s
+    choices = at.selectbox(key="k_detail").options
+    at.selectbox(key="k_detail").set_value(next(i for i, c in enumerate(choices) if c.startswith("k_h2d"))).run()
+    shown = metrics(at)
+    assert shown["Roof"] == ["63 GB/s"] and shown["Achieved"] == ["20 GB/s"]
 
 
 def test_the_recommendations_chart_names_the_roof_its_kernels_hit():
@@ -285,7 +290,7 @@ def test_solver_shapes_print_without_thousands_separators():
 
 def test_no_roof_label_strikes_through_a_line():
     """Three devices overlaid with every ceiling: each placed label's box is clear of every roof and ceiling line
-    (other than its own); those with no such room are named in the caption instead."""
+    (other than its own); those with no such room are said elsewhere (the caption, a key), not drawn across."""
     from roofcore import charts as rc
 
     cat = roofcore.load_catalogs()
@@ -318,4 +323,3 @@ def test_no_roof_label_strikes_through_a_line():
                             lo, hi = (-17, -3) if role.endswith("below") else (3, 17)
                             inside = 1 < s_ < len(r["text"]) * 6.7 - 1 and lo + 1 < n_ < hi - 1
                         assert not inside, (r["text"], s["label"], s["device_id"])
-    assert "No room for a label that crosses no line: " in fig.caption

@@ -1,0 +1,170 @@
+"""Every real export of ../shared/samples through the app in a real browser, as a new user would drop it in:
+one `streamlit run` server and one page; each sample group is uploaded in turn (the files of one run together),
+the detected device taken with its "Use …" button where the app offers one, and every page opened. No page may
+show "Something went wrong" or an exception; a refused upload shows its message and the app goes on with the
+example. Screenshots of every page for four samples of different formats go to tests/artifacts/ for a person.
+
+Driven by tests/samples_expected.yaml (the same expectations as tests/test_samples_app.py): a "sample group" is
+an entry listing several files (the largest where groups nest) or a file that belongs to no group. Skips without
+../shared/samples, Chromium or Playwright (ROOFCORE_REQUIRE_BROWSER=1 makes a missing browser a failure).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from browserkit import ARGS, ARTIFACTS, CHROMIUM, TIMEOUT_MS, require_chromium, streamlit_server
+from test_samples import ENTRIES, SAMPLES, words_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.samples]
+require_chromium()
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+PAGES = ["Overview", "Roofline", "Kernels", "Recommendations", "Planner", "Compare", "History", "Hardware", "Report"]
+#: four samples of different formats whose every page is kept as a screenshot
+SHOTS = {"ncu_details_a100_interpolate_sgemm.csv": "ncu", "nsys2025.3.2_stats_console_log_a100_julia.out": "nsys",
+         "rocprof-compute vcopy MI200 with sysinfo and roofline": "rocprof-compute",
+         "pytorch_kineto_t4_amp_record_shapes.json": "pytorch"}
+CRASH = "Something went wrong"
+PAGE_ERRORS: list[str] = []
+UPLOADED_JS = ("document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stAlertContentError\"]') || "
+               "!document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('transformer_block.yaml · 12')")
+#: true once the app's run is over: no status widget, no spinner
+IDLE_JS = ("!document.querySelector('[data-testid=\"stStatusWidget\"]') && "
+           "!document.querySelector('[data-testid=\"stSpinner\"]')")
+
+
+def sample_groups() -> list[str]:
+    """Entry keys to upload: every group not inside a larger one, and every file in no group."""
+    groups = {k: set(e["files"]) for k, e in ENTRIES.items() if len(e["files"]) > 1}
+    maximal = [k for k, f in groups.items() if not any(f < g for g in groups.values())]
+    grouped = set().union(*groups.values()) if groups else set()
+    return maximal + [k for k, e in ENTRIES.items() if len(e["files"]) == 1 and e["files"][0] not in grouped]
+
+
+def idle(page) -> None:
+    page.wait_for_timeout(150)
+    page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS * 4)
+    page.wait_for_timeout(100)
+
+
+def problems(page, where: str) -> list[str]:
+    main = page.locator('[data-testid="stMain"]')
+    out = [f"{where}: exception: {e.inner_text()[:300]}" for e in main.locator('[data-testid="stException"]').all()]
+    text = page.locator("body").inner_text()
+    if CRASH in text:
+        out.append(f"{where}: {CRASH}: {text[text.index(CRASH):][:300]}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def page():
+    if not SAMPLES.is_dir():
+        pytest.skip("../shared/samples is not here (the real exports live outside the repository; CI has them)")
+    with streamlit_server(ARTIFACTS / "streamlit-samples.log") as server, sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        context = browser.new_context(viewport={"width": 1440, "height": 1800})
+        pg = context.new_page()
+        pg.set_default_timeout(TIMEOUT_MS)
+        PAGE_ERRORS.clear()  # uncaught script errors in the page: none expected
+        pg.on("pageerror", lambda e: PAGE_ERRORS.append(str(e)))
+        pg.goto(server.url + "/")
+        pg.locator('[data-testid="stMain"] h1').first.wait_for()
+        idle(pg)
+        yield pg
+        context.close()
+        browser.close()
+
+
+def open_page(page, name: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name, exact=True).click()
+    page.locator('[data-testid="stMain"] h1').filter(has_text=re.compile(f"^{name}$")).wait_for()
+    idle(page)
+
+
+def upload(page, key: str) -> None:
+    """Clear the previous upload (the uploader keeps adding files otherwise), then give this group's files."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    clear = sidebar.get_by_role("button", name="Clear uploads")
+    if clear.is_enabled():
+        clear.click()
+        sidebar.get_by_text("transformer_block.yaml · 12 kernels").wait_for()
+        idle(page)
+    sidebar.locator('input[type="file"]').first.set_input_files([str(SAMPLES / f) for f in ENTRIES[key]["files"]])
+    # read: the sidebar names another workload than the example, or the main area says why not
+    page.wait_for_function(UPLOADED_JS, timeout=TIMEOUT_MS * 4)
+    idle(page)
+
+
+def set_device(page, hw_id: str) -> None:
+    """Make ``hw_id`` the only device in the sidebar's picker, by typing and clicking as a user does."""
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelect"]')
+    chips = box.locator(".react-aria-ComboBox [data-tag]")
+
+    def mine(i: int) -> bool:
+        return f"({hw_id})" in chips.nth(i).get_attribute("aria-label")  # "… (gtx-1080) · unverified" too
+
+    if not any(mine(i) for i in range(chips.count())):
+        box.locator("input").click()
+        page.keyboard.type(hw_id)
+        page.get_by_role("option", name=re.compile(rf"\({re.escape(hw_id)}\)")).first.click()
+        page.keyboard.press("Escape")
+        idle(page)
+    while chips.count() > 1:
+        chips.nth(next(i for i in range(chips.count()) if not mine(i))).get_by_role("button").click()
+        idle(page)
+
+
+def test_the_first_minute(page):
+    """A fresh session: the example, marked as one, the call to upload a profile, and device chips that show
+    whole names (the default device's "NVIDIA · H100 SXM5 80GB (h100-sxm)", once cut to "NVIDIA · H100 S…")."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("transformer_block.yaml · 12 kernels").wait_for()
+    main = page.locator('[data-testid="stMain"]')
+    sync_api.expect(main).to_contain_text("Upload a profile")
+    sync_api.expect(main).to_contain_text("bundled example")
+    sync_api.expect(sidebar).to_contain_text("Example")
+    chips = sidebar.locator('[data-testid="stMultiSelect"] .react-aria-ComboBox [data-tag] > span')
+    assert chips.count() == 1 and chips.first.inner_text() == "NVIDIA · H100 SXM5 80GB (h100-sxm)"
+    for i in range(chips.count()):  # the whole label is visible: nothing cut off with an ellipsis
+        assert chips.nth(i).evaluate("e => e.scrollWidth <= e.clientWidth + 1"), chips.nth(i).inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "sample-first-minute.png"))
+
+
+def test_every_sample_group_on_every_page(page):
+    found: list[str] = []
+    timings: list[str] = []
+    for key in sample_groups():
+        e = ENTRIES[key]
+        t0 = time.monotonic()
+        upload(page, key)
+        found += problems(page, f"{key}: upload")
+        main = page.locator('[data-testid="stMain"]')
+        errors = [el.inner_text() for el in main.locator('[data-testid="stAlertContentError"]').all()]
+        if e["outcome"] == "refused":
+            if not any(not words_in(err, e["message"]) for err in errors):
+                found.append(f"{key}: refused, but no message names {e['message']}: {errors}")
+            open_page(page, "Overview")  # the app goes on with the example
+            found += problems(page, f"{key}: Overview after the refusal")
+            continue
+        if errors:
+            found.append(f"{key}: a working upload shows errors: {errors}")
+        use = page.locator('[data-testid="stSidebar"]').get_by_role("button", name=re.compile(r"^Use \S+( instead)?$"))
+        if use.count():  # as a user does: take the device the profile names
+            use.first.click()
+            idle(page)
+        set_device(page, e["hardware"])  # the device it ran on (a profile that names none leaves the last one)
+        for name in PAGES:
+            open_page(page, name)
+            found += problems(page, f"{key}: {name}")
+            if key in SHOTS:
+                ARTIFACTS.mkdir(exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / f"sample-{SHOTS[key]}-{name.lower()}.png"))
+        timings.append(f"{key}: {time.monotonic() - t0:.1f} s")
+    print("\n".join(timings))
+    assert not PAGE_ERRORS, PAGE_ERRORS
+    assert not found, "\n".join(found)
