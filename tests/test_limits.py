@@ -138,7 +138,7 @@ def test_cli_exits_2_with_one_line_on_a_bug(monkeypatch, capsys, tmp_path):
     def broken(*a, **k):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr("roofcore.cli.analyze", broken)
+    monkeypatch.setattr("roofcore.cli.analysis.analyze", broken)
     monkeypatch.delenv("ROOFCORE_DEBUG", raising=False)
     assert main(["analyze", str(f), "--hardware", "h100-sxm"]) == 2
     err = capsys.readouterr().err

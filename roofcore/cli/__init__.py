@@ -1,0 +1,58 @@
+"""The ``roofline`` command (also ``python -m roofcore``). Errors print one line and exit with status 2.
+
+The package: :mod:`.parser` builds the argument parser, :mod:`.browse` lists devices, formats and examples,
+:mod:`.analysis` runs ``analyze`` and ``advise``, :mod:`.commands` ``plan``, ``compare``, ``report`` and
+``measure``, :mod:`.common` holds what they share; :func:`main` runs one command.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import RoofcoreError
+from .analysis import (
+    advice_report,
+    analysis_csv,
+    analysis_text,
+    cmd_advise,
+    cmd_analyze,
+    device_line,
+)
+from .browse import cmd_examples, cmd_formats, cmd_hardware_list, cmd_hardware_show
+from .commands import cmd_compare, cmd_measure, cmd_plan, cmd_report
+
+# imported by roofcore.teamcli from here, as before the package was split
+from .common import _catalog, _emit, _max_bytes, _table  # noqa: F401
+from .parser import build_parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    np.seterr(all="ignore")
+    try:
+        return args.func(args)
+    except RoofcoreError as e:
+        print(f"roofline: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug: one line for users, the traceback with ROOFCORE_DEBUG=1
+        if os.environ.get("ROOFCORE_DEBUG"):
+            raise
+        print(f"roofline: internal error: {type(e).__name__}: {' '.join(str(e).split())[:300]} "
+              "(set ROOFCORE_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("roofline: interrupted", file=sys.stderr)
+        return 130
+
+
+
+__all__ = ["advice_report", "analysis_csv", "analysis_text", "build_parser", "cmd_advise", "cmd_analyze",
+           "cmd_compare", "cmd_examples", "cmd_formats", "cmd_hardware_list", "cmd_hardware_show", "cmd_measure",
+           "cmd_plan", "cmd_report", "device_line", "main"]

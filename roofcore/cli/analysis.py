@@ -1,0 +1,198 @@
+"""``analyze`` and ``advise``: the inputs read and placed on each device's roofline (the device named, else the
+one the profile ran on), as text, JSON or CSV, with the ranked recommendations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..advise import advice_text, advise_all
+from ..analyze import Analysis, analyze, coverage_text, speedup_note
+from ..catalog import Catalog
+from ..errors import RoofcoreError
+from ..ingest import aggregate, read_many
+from ..roofline import FLAG_CODES
+from ..units import (
+    fmt_bandwidth,
+    fmt_bytes,
+    fmt_factor,
+    fmt_flops,
+    fmt_intensity,
+    fmt_pct,
+    fmt_rate,
+    fmt_time,
+)
+from .common import _binary_ok, _catalog, _emit, _max_bytes, _short, _table
+
+
+def _analysis(args: argparse.Namespace) -> Analysis:
+    """Read the inputs and analyse them on every --hardware device (shared by `analyze` and `advise`)."""
+    cat = _catalog(args)
+    if args.hardware:
+        cat.get(args.hardware[0]) if not _measured_ids(args.hardware) else None  # fail fast on a typo
+    workload = read_many(args.inputs, fmt=args.format, max_bytes=_max_bytes(args))
+    measured = tuple(getattr(workload, "measured", ()) or ())
+    for hw in measured:
+        if hw.id not in cat:
+            cat = cat.with_device(hw)
+    if args.hardware:
+        hws = [cat.get(h) for h in args.hardware]
+    else:
+        hws = _detected_devices(cat, workload) + list(measured[:1])  # the others: --hardware ID (listed below)
+        if not hws:
+            ran = f"the profile names its device as {workload.device!r}, which the catalog lacks; " if workload.device \
+                else "the input does not say which device it ran on; "
+            raise RoofcoreError(f"{ran}name at least one device with --hardware ID (see `roofline hardware list`).")
+    if args.aggregate:
+        workload = aggregate(workload)
+    return analyze(workload, hws, achievable=args.achievable)
+
+
+def _measured_ids(ids: Sequence[str]) -> bool:
+    """Whether any --hardware id may come from the inputs' own measured ceilings (checked after reading them)."""
+    return any(i.endswith("-measured") for i in ids)
+
+
+def _detected_devices(cat: Catalog, workload) -> list:
+    """The catalog device the profile ran on, when the export names it and the catalog has it."""
+    hits = cat.suggest(workload.device, workload.meta)
+    return [cat.get(hits[0])] if hits else []
+
+
+def device_line(a: Analysis) -> str:
+    """``Profiled on: NVIDIA A100-SXM4-40GB (CC 8.0); closest catalog device a100-40gb-sxm.``"""
+    w = a.workload
+    if not w.device and not w.meta.get("arch") and not getattr(w, "measured", ()):
+        return ""
+    what = w.device or w.meta.get("arch")
+    extra = [f"CC {w.meta['compute_capability']}" if w.meta.get("compute_capability") else "",
+             w.meta.get("arch", "") if w.device and w.meta.get("arch") else ""]
+    extra = [x for x in extra if x]
+    line = f"Profiled on: {what}" + (f" ({', '.join(extra)})" if extra else "") + "."
+    measured = [hw.id for hw in getattr(w, "measured", ()) or ()]
+    if len(measured) > 1:
+        line += (f" The inputs carry measured ceilings of {len(measured)} devices ({', '.join(measured)}): "
+                 "name them with --hardware ID.")
+    return line
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    a = _analysis(args)
+    fmt = "json" if args.json else "csv" if args.csv else None
+    if fmt is None and args.output:
+        fmt = {".json": "json", ".csv": "csv"}.get(os.path.splitext(args.output)[1].lower())
+    if args.advise and fmt == "csv":
+        raise RoofcoreError("--advise adds the recommendations to the text or JSON output, not to --csv "
+                            "(use `roofline advise ... --json` for them alone).")
+    if fmt == "json":
+        from ..output import analysis_json_chunks
+
+        extra = {"advice": [x.to_json() for x in advise_all(a).values()]} if args.advise else None
+        _emit(args, analysis_json_chunks(a, extra, binary=_binary_ok(args)))
+    elif fmt == "csv":
+        from ..output import analysis_csv_chunks
+
+        _emit(args, analysis_csv_chunks(a, binary=_binary_ok(args)))
+    else:
+        text = analysis_text(a, top=args.top)
+        if args.advise:
+            text += "\n\n" + advice_report(a, top=10)
+        _emit(args, text)
+    return 0
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    a = _analysis(args)
+    if args.json:
+        doc = {"schema_version": 1, "workload": {"name": a.workload.name, "sources": list(a.workload.sources)},
+               "roofs": "achievable" if a.achievable else "theoretical",
+               "advice": [x.to_json() for x in advise_all(a).values()]}
+        _emit(args, json.dumps(doc, indent=1, allow_nan=False))
+    else:
+        _emit(args, advice_report(a, top=args.top))
+    return 0
+
+
+def advice_report(a: Analysis, top: int = 10) -> str:
+    """The ranked recommendations for every device of ``a``, as text."""
+    return "\n\n".join(advice_text(x, top=top, hardware=a.result(hw_id).hardware)
+                        for hw_id, x in advise_all(a).items())
+
+
+def analysis_csv(a: Analysis) -> str:
+    """The per-kernel table as CSV (:func:`roofcore.output.analysis_csv`)."""
+    from ..output import analysis_csv as csv_text
+
+    return csv_text(a)
+
+
+def analysis_text(a: Analysis, top: int = 25) -> str:
+    w = a.workload
+    out = [f"Workload: {w.name} — {len(w):,} {'kernel' if len(w) == 1 else 'kernels'} from "
+           f"{', '.join(w.sources) or 'memory'} ({', '.join(w.formats)})"]
+    if device_line(a):
+        out.append(device_line(a))
+    if a.achievable:
+        out.append("Roofs: achievable (measured) ceilings where the catalog has them, else theoretical peaks.")
+    for r in a.results:
+        h = r.hardware
+        s = a.summary(h.id)
+        c = h.default
+        out.append("")
+        out.append(f"== {h.name} ({h.id}) — {c.key} {fmt_rate(c.peak)}, {h.offchip.display} "
+                   f"{fmt_bandwidth(h.offchip.bandwidth)}, ridge {h.ridge()[h.offchip.name]:.0f} FLOP/B ==")
+        tab = a.table(h.id, messages=False)  # flag codes come from the bitmask: no message is built here
+        key = tab["time_s"].fillna(tab["t_roof_s"]).fillna(0).to_numpy()
+        order = np.argsort(-key, kind="stable")
+        shown = order if top <= 0 else order[:top]
+        sub = {c: tab[c].to_numpy()[shown].tolist() for c in ("name", "count", "flops", "t_roof_s", "time_s",
+                                                               "attainable_flops_per_s", "achieved_flops_per_s",
+                                                               "efficiency", "bound", "flags_mask")}
+        off = tab["bytes_hbm"].to_numpy()[shown].tolist() if "bytes_hbm" in tab else [None] * len(shown)
+        inten = tab["intensity_hbm"].to_numpy()[shown].tolist() if "intensity_hbm" in tab else [None] * len(shown)
+        rows = [[_short(sub["name"][k]), str(sub["count"][k]), fmt_flops(sub["flops"][k]), fmt_bytes(off[k]),
+                 fmt_intensity(inten[k]), fmt_time(sub["t_roof_s"][k]), fmt_time(sub["time_s"][k]),
+                 fmt_rate(sub["attainable_flops_per_s"][k]), fmt_rate(sub["achieved_flops_per_s"][k]),
+                 fmt_pct(sub["efficiency"][k]), sub["bound"][k] if isinstance(sub["bound"][k], str) else "–",
+                 ",".join(code for bit, code in FLAG_CODES.items() if int(sub["flags_mask"][k]) & int(bit))]
+                for k in range(len(shown))]
+        out.append(_table(["kernel", "count", "FLOPs", "off-chip", "intensity", "t_roof", "time", "attainable",
+                           "achieved", "of roof", "bound", "flags"], rows, right=set(range(1, 10))))
+        if len(shown) < len(tab):
+            out.append(f"(showing {len(shown)} of {len(tab)} kernels by time; --top 0 shows all)")
+        cov = s["coverage"]
+        partial = cov["kernels_known"] < cov["kernels"]
+        known = " (kernels with a known roofline)" if partial else ""
+        line = f"Total: roofline {fmt_time(s['t_roof_s'])}{known}"
+        if s["time_s"] is not None:
+            line = f"Total: measured {fmt_time(s['time_s'])}, roofline {fmt_time(s['t_roof_s'])}{known}"
+            if s["speedup_if_at_roof"]:
+                line += (f"; {fmt_factor(s['speedup_if_at_roof'])} faster if every kernel "
+                         f"{'with a known roofline ' if partial else ''}reached its roof")
+        out.append(line)
+        for note in (coverage_text(s), speedup_note(s)):
+            if note:
+                out.append(note)
+        share = ", ".join(f"{k} {fmt_pct(v)}" for k, v in s["time_share_by_bound"].items())
+        out.append(f"Time by bound ({'measured time' if s['share_basis'] == 'measured' else 'roofline time'}): {share}")
+        if s["flag_counts"]:
+            out.append("Flags: " + ", ".join(f"{k} ×{v}" for k, v in s["flag_counts"].items())
+                       + " (--json gives each kernel's reasons)")
+        if s["lacking_levels"]:
+            out.append(f"Not on {h.id}: bytes at {', '.join(s['lacking_levels'])} (no such level or link in its catalog).")
+    if w.skipped:
+        out.append("")
+        out.append(f"Skipped {len(w.skipped)} input row(s):")
+        for sk in w.skipped[:20]:
+            where = f"row {sk.row}" if sk.row.isdigit() else sk.row
+            out.append(f"  {sk.source}: {where}: {sk.reason}")
+        if len(w.skipped) > 20:
+            out.append(f"  … and {len(w.skipped) - 20} more (--json lists all)")
+    for warn in w.warnings:
+        out.append(f"Warning: {warn}")
+    return "\n".join(out)
+
