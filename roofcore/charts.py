@@ -1161,6 +1161,7 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
                  "fillOpacity": {"condition": {"test": f"(datum.device === {_js(names[0])})", "value": 0.85},
                                  "value": 0.0}}
     binding = hierarchical and "binding" in data.columns and bool(data["binding"].any())
+    quiet_shape = {**shape, "legend": None} if "field" in shape else shape  # rings: no second shape legend
     if highlight:
         opacity = {"condition": {"test": "datum.hl", "value": 0.95}, "value": HIGHLIGHT_FADE}
     elif binding:  # the level that binds each kernel stands out; its other levels' marks recede
@@ -1176,12 +1177,14 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
                    "encoding": {"x": x, "y": y, "color": color, "shape": shape, "size": size, "opacity": opacity,
                                 "tooltip": tooltip, **style}})
     if binding and not highlight:  # a dark ring on the mark of the binding level, as for highlighted kernels
-        layers.append({"data": kernel_data, "transform": [{"filter": "datum.binding"}],  # the same rows: no copy
+        # the same rows (no copy), and the kernels' tooltip: the ring is on top, so it is what a hover finds
+        layers.append({"data": kernel_data, "transform": [{"filter": "datum.binding"},
+                                                          *({"calculate": e, "as": n} for n, e in calc.items())],
                        "mark": {"type": "point", "filled": False, "stroke": BINDING_COLOR, "strokeWidth": 1.6,
                                 "clip": True},
                        "description": "binding_marks",
-                       "encoding": {"x": x, "y": y, "shape": shape, "opacity": _opacity_by_legend(0.9, 0.08),
-                                    "tooltip": [_tip("name", "Kernel"), _tip("level", "Bound by")],
+                       "encoding": {"x": x, "y": y, "shape": quiet_shape, "opacity": _opacity_by_legend(0.9, 0.08),
+                                    "tooltip": tooltip,
                                     "size": {"field": "size_s", "type": "quantitative", "scale": size_scale,
                                              "legend": None}}})
     if highlight and data["hl"].any():  # a dark ring around each highlighted mark, drawn over the others
@@ -1189,7 +1192,7 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
                        "mark": {"type": "point", "filled": False, "stroke": HIGHLIGHT_COLOR, "strokeWidth": 2.2,
                                 "opacity": 1, "clip": True},
                        "description": "highlighted",
-                       "encoding": {"x": x, "y": y, "shape": shape, "tooltip": [_tip("name", "Kernel")],
+                       "encoding": {"x": x, "y": y, "shape": quiet_shape, "tooltip": [_tip("name", "Kernel")],
                                     "size": {"field": "size_s", "type": "quantitative", "scale": size_scale,
                                              "legend": None}}})
     return layers

@@ -194,7 +194,8 @@ def test_hierarchical_marks_carry_every_levels_intensity_and_ring_the_binding_le
     calc = {c["as"]: c["calculate"] for c in kernels["transform"]}
     assert "datum['x']" in calc["t_int"] and "datum['i_l2']" in calc["t_i_l2"]  # the mark's own level is x
     ring = next(lay for lay in layers(spec) if lay.get("description") == "binding_marks")
-    assert ring["data"] == kernels["data"] and ring["transform"] == [{"filter": "datum.binding"}]  # no copy
+    assert ring["data"] == kernels["data"] and ring["transform"][0] == {"filter": "datum.binding"}  # no copy
+    assert ring["encoding"]["tooltip"] == kernels["encoding"]["tooltip"]  # a hover on the ring finds the numbers
     assert kernels["encoding"]["opacity"]["condition"][1] == {"test": "datum.binding", "value": 0.95}
     assert not regions(spec)
     assert "the ringed mark is the level or link that bounds it" in fig.caption
