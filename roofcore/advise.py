@@ -670,10 +670,10 @@ REUSE_MIN = 4.0
 @rule
 def offchip_reuse(ctx: Context) -> list[Recommendation]:
     """Bound by off-chip memory while the first on-chip cache (L2, or MALL / Infinity Cache) has room: the kernel
-    sits between that cache's roof and the off-chip one. Where it re-reads its data (its innermost level moves at
-    least REUSE_MIN× its off-chip bytes; a stream reads each byte once and is left to fusion and precision),
-    blocking the work so each tile's working set stays in that cache (tile rasterisation or swizzling, smaller
-    working sets per wave) cuts off-chip bytes. The off-chip bytes a perfect tiling still needs are unknown, so
+    sits between that cache's roof and the off-chip one. Where it re-reads its data (a matrix product by its name,
+    or its busiest on-chip level moves at least REUSE_MIN× its off-chip bytes; a stream reads each byte once and
+    is left to fusion and precision), blocking the work so each tile's working set stays in that cache (tile
+    rasterisation or swizzling, smaller working sets per wave) cuts off-chip bytes. The off-chip bytes a perfect tiling still needs are unknown, so
     the gain is an upper bound, down to the next roof (the roof without off-chip memory): low confidence."""
     off = ctx.hw.offchip.name
     cache = next((lv.name for lv in sorted(ctx.hw.levels[1:], key=lambda lv: _DEPTH.get(lv.name, 9))
@@ -694,7 +694,7 @@ def offchip_reuse(ctx: Context) -> list[Recommendation]:
         reuse = inner / b_off
     cache_b = ctx.tab[f"bytes_{cache}"].to_numpy(dtype=np.float64)
     mask = (ctx.movable & (ctx.kind == "memory") & (ctx.level == off) & (flops > 0) & (cache_b > 0)
-            & (reuse >= REUSE_MIN))
+            & ((reuse >= REUSE_MIN) | ctx.matmul_named))
     if not mask.any():
         return []
     parts = {k: v for k, v in ctx.t_res.items() if k != off}
@@ -716,8 +716,11 @@ def offchip_reuse(ctx: Context) -> list[Recommendation]:
             title = f"Tile {s.who()} for {cv} reuse: it sits between the {cv} and the {lv} roof"
             reason = (f"{s.who()} is bound by {lv} at {fmt_intensity(s.intensity(off))} ({where}), while {cv} at "
                       f"{fmt_intensity(s.intensity(cache))} leaves room ({fmt_bandwidth(ctx.bandwidth(cache))}); "
-                      f"{ctx.display(most[i])} moves {_times(ratio)} its {lv} bytes, so it re-reads data: blocking "
-                      "each tile's working "
+                      + (f"{ctx.display(most[i])} moves {_times(ratio)} its {lv} bytes, so it re-reads data"
+                         if ratio >= REUSE_MIN else
+                         f"a matrix product re-reads its operands ({ctx.display(most[i])} moves {_times(ratio)} its "
+                         f"{lv} bytes)")
+                      + f": blocking each tile's working "
                       f"set to fit {fit} (tile rasterisation or swizzling) cuts {lv} bytes, at best until the next "
                       f"roof, {_next_roof(ctx, parts, i)}'s, {fmt_time(new)} instead of {fmt_time(s.roof_s)}.")
         else:

@@ -255,6 +255,13 @@ def test_between_the_l2_and_the_hbm_roof_tile_for_l2_reuse():
     assert "to fit the 40 MB L2 (tile rasterisation" in r.reason
 
 
+def test_a_matrix_product_re_reads_its_operands_whatever_its_on_chip_ratio():
+    # conv: L2 moves only 2x the HBM bytes, but a matrix product re-reads its operands by construction
+    r = one(run([kern("conv2d_fprop", 40e9, 1e9, l2=2e9, l1=1.5e9)], [1.25e-3], hw=L1GPU), "offchip_reuse")
+    assert ("while L2 at 20 FLOP/B leaves room (4 TB/s); a matrix product re-reads its operands (L2 moves 2× its HBM "
+            "bytes): blocking") in r.reason
+
+
 @covers("offchip_reuse", "silent")
 def test_offchip_reuse_is_silent_for_a_stream_and_without_on_chip_bytes():
     # a copy-like kernel reads each byte once (L1 1.2x HBM): tiling cannot cut what it never re-reads
@@ -727,6 +734,17 @@ def test_real_ncu_sgemm_is_below_both_roofs(catalog):
     assert [r.rule for r in advice.items] == ["below_both_roofs", "below_both_roofs"]
     assert advice.items[0].kernels == ("ampere_sgemm_32x32_sliced1x4_tn",)
     assert "which the roofline cannot diagnose further" in advice.items[0].reason
+
+
+@pytestmark_samples
+def test_real_cutlass_gemm_is_told_to_tile_for_l2_reuse(catalog):
+    """The CUTLASS 20480³ GEMMs move 147 GB of HBM each (cuBLAS's kernel in the same file: 26 GB): HBM-bound with
+    L2 room, the largest action is tiling for L2 reuse, down to the L2 roof at most."""
+    advice = sample(catalog, "a100-40gb-pcie", "ncu_details_a100pcie_cutlass_hgemm_20480_no_fp_counters.csv")
+    top = next(r for r in advice.items if r.gain_s > 0)
+    assert top.rule == "offchip_reuse" and top.kernel_count == 6 and top.confidence is Confidence.LOW
+    assert top.title.endswith("for L2 reuse: it sits between the L2 and the HBM2 roof")
+    assert "to fit the 40 MB L2 (tile rasterisation or swizzling)" in top.reason and "L2's, " in top.reason
 
 
 def test_a_time_only_profile_gets_its_data_check_and_no_error():
