@@ -389,17 +389,17 @@ def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Segment]]:
     if len(i := rows(Flag.LEVEL_NOT_ON_DEVICE)):
         has = [col(f"bytes_{lv}", i).astype(np.float64) for lv in r.lacking]
 
-        def listed(pieces: Callable[[str, np.ndarray], list]) -> Callable[[Esc], pa.Array]:
+        def listed(pieces: Callable[[str, np.ndarray], list], m: int = len(i)) -> Callable[[Esc], pa.Array]:
             def build(esc: Esc) -> pa.Array:  # per row, the lacking levels holding bytes, joined with ", "
-                seen = np.zeros(len(i), dtype=bool)
+                seen = np.zeros(m, dtype=bool)
                 arrays = []
                 for lv, b in zip(r.lacking, has, strict=True):
                     here = b > 0
                     sep = Col(["", ", "], seen.astype(np.int64))
-                    arrays.append(pc.if_else(pa.array(here), _join([sep, *pieces(lv, b)], len(i), esc), ""))
+                    arrays.append(pc.if_else(pa.array(here), _join([sep, *pieces(lv, b)], m, esc), ""))
                     seen |= here
                 if not arrays:
-                    return _const("", len(i))
+                    return _const("", m)
                 return arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, "")
             return build
 
@@ -537,14 +537,18 @@ def flag_text(tab: pd.DataFrame, r: DeviceResult) -> list[str]:
 
 
 def _jnum(values: np.ndarray, *, empty_unknown: bool = False) -> pa.Array:
-    """JSON numbers, shortest round-trip form (orjson's, one C pass per column); NaN and ±inf are null (empty text
-    with ``empty_unknown``, as a CSV cell)."""
+    """JSON numbers, shortest round-trip form (orjson's, one C pass per column); NaN and ±inf are null (as CSV cells,
+    ``empty_unknown``: NaN empty, ±inf written ``inf``/``-inf`` as pandas writes them)."""
     v = np.ascontiguousarray(values)
     if not len(v):
         return pa.array([], _STR)
-    empty = ~np.isfinite(v) if empty_unknown and v.dtype.kind == "f" else None
-    return _split_commas(orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY), len(v),
-                         empty if empty is not None and empty.any() else None)
+    empty = np.isnan(v) if empty_unknown and v.dtype.kind == "f" else None
+    out = _split_commas(orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY), len(v),
+                        empty if empty is not None and empty.any() else None)
+    inf = np.isinf(v) if empty is not None else None
+    if inf is not None and inf.any():
+        out = pc.replace_with_mask(out, pa.array(inf), pa.array(np.where(v[inf] > 0, "inf", "-inf").tolist(), _STR))
+    return out
 
 
 def _split_commas(text: bytes, n: int, empty: np.ndarray | None = None) -> pa.Array:

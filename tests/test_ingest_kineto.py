@@ -197,8 +197,8 @@ def test_real_a100_alexnet_sample():
         "aten::uniform_": 1}
     assert f["row"].iloc[0] == "14" and f["row"].is_unique
     assert w.device == "NVIDIA A100-PG509-200"
-    assert w.meta == {"compute_capability": "8.0", "arch": "sm_80", "sm_count": "108",
-                      "profiler": "PyTorch profiler (Kineto trace)", "record_shapes": "false"}
+    assert w.meta == {"compute_capability": "8.0", "arch": "sm_80", "sm_count": "108", "rank": "0",
+                      "profiler": "PyTorch profiler (Kineto trace)", "record_shapes": "false"}  # distributedInfo
     assert w.warnings == ("79 of 79 kernels have unknown FLOPs and bytes (left empty, not zero): the trace has no "
                           "input shapes. Hint: profile with torch.profiler.profile(..., record_shapes=True) so each "
                           "op's input shapes are recorded.",)

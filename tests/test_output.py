@@ -83,6 +83,7 @@ def test_every_flag_and_awkward_text_survive_the_column_writer():
         Kernel("no flops", float("nan"), {"hbm": 1e9, "sram": 5.0}, time_s=0.01),  # lacking level, missing flops
         Kernel("no time", 1e9, {"hbm": float("nan")}),
         Kernel("zero time", 1e9, {"hbm": 1e6}, time_s=0.0, precision="fp64"),  # no fp64 ceiling
+        Kernel("fp64 too", 1e9, {"hbm": 1e6, "sram": 0.0}, time_s=1e-3, precision="fp64"),  # flags on other rows
     ]
     a = roofcore.analyze(workload_of(*kernels), [hw])
     codes = {f["code"] for fl in a.table()["flags"] for f in fl}

@@ -474,6 +474,10 @@ def _build(sc: Scan, source: str, context: dict) -> Workload:
         frame[col] = pd.Categorical(frame[col].astype(object).where(frame[col].notna(), None))
     device, meta = _device(sc, np.array(dev_raw, dtype=object)[keep] if n else np.zeros(0, dtype=object), warnings)
     meta["profiler"] = "PyTorch profiler (Kineto trace)"
+    dist = sc.top.get("distributedInfo")  # {"backend": "nccl", "rank": 3, "world_size": 8} in a job's rank traces
+    for key in ("rank", "world_size") if isinstance(dist, dict) else ():
+        if type(dist.get(key)) is int and dist[key] >= 0:
+            meta[key] = str(dist[key])
     meta["record_shapes"] = "true" if any_shapes or sc.top.get("record_shapes") == 1 else "false"
     if device and "bytes_pcie" in frame.columns and _SUPERCHIP.search(device):
         frame = frame.rename(columns={"bytes_pcie": "bytes_c2c"})  # Grace's copies to its GPU cross NVLink-C2C
