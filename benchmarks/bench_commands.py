@@ -12,9 +12,12 @@ every run, a cost users do not pay). Inputs are generated once into ``benchmarks
 * a PyTorch profiler trace of 1,000,000 events (``bench_kineto.make_trace``), against ``json.load`` of the file
   (and HolisticTraceAnalysis's loader when it is installed);
 * a 200,000-kernel inventory (``bench_engine.make_csv``): the JSON, CSV and table outputs against
-  ``roofline analyze`` writing nothing but the summary (``--top 1``), i.e. the output layer's own cost.
+  ``roofline analyze`` writing nothing but the summary (``--top 1``), i.e. the output layer's own cost;
+* a job's folder of ``--ranks`` PyTorch traces (``rank0.json`` …, ``--rank-events`` events each): ``roofline
+  analyze`` of the folder with its files parsed one after the other (``ROOFCORE_WORKERS=1``) against the default
+  (one worker process per core).
 
-Run: ``python benchmarks/bench_commands.py [--repeat 5] [--only ncu,kineto,inventory]``; results print and go to
+Run: ``python benchmarks/bench_commands.py [--repeat 5] [--only ncu,kineto,inventory,ranks]``; results print and go to
 ``benchmarks/out/commands.json``. The numbers depend on the machine and its load: compare ratios from one run.
 """
 
@@ -82,7 +85,9 @@ def roofline(*args: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", default="ncu,kineto,inventory")
+    ap.add_argument("--only", default="ncu,kineto,inventory,ranks")
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--rank-events", type=int, default=250_000)
     ap.add_argument("--launches", type=int, default=20_000)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--kernels", type=int, default=200_000)
@@ -142,6 +147,22 @@ def main() -> None:
         for k in ("json", "csv", "table"):
             r[k]["beyond_analyze_s"] = round(r[k]["median_s"] - r["analyze_summary_only"]["median_s"], 3)
             r[k]["beyond_analyze_cpu_s"] = round(r[k]["median_cpu_s"] - r["analyze_summary_only"]["median_cpu_s"], 3)
+
+    if "ranks" in only:
+        import bench_kineto
+
+        folder = OUT / f"ranks_{args.ranks}x{args.rank_events}"
+        folder.mkdir(exist_ok=True)
+        for r in range(args.ranks):
+            if not (folder / f"rank{r}.json").exists():
+                bench_kineto.make_trace(folder / f"rank{r}.json", args.rank_events, seed=r)
+        size = sum(f.stat().st_size for f in folder.iterdir())
+        cmd = roofline("analyze", str(folder), "--hardware", "h100-sxm", "-o", null)
+        report.append(compare(f"{args.ranks} rank traces (a folder)", {
+            "one_after_the_other": ["env", "ROOFCORE_WORKERS=1", *cmd],
+            "in_parallel": cmd,
+        }, "one_after_the_other", args.repeat, size))
+        report[-1]["cores"] = len(os.sched_getaffinity(0))
 
     (OUT / "commands.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
