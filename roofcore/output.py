@@ -15,9 +15,14 @@ every sample), ASCII-escaped as ``json.dumps`` writes it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import os
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from json.encoder import encode_basestring_ascii as _enc
 
 import numpy as np
@@ -717,16 +722,35 @@ def _json_text(analysis, extra: dict | None) -> Iterator[str | memoryview]:
         if k != "kernels":
             yield json.dumps(v, indent=1, allow_nan=False).replace("\n", "\n ")
             continue
+        def pieces() -> Iterator[Callable[[], pa.Array]]:
+            for r in analysis.results:
+                tab = analysis._device_table(r, messages=False)
+                for lo in range(0, len(tab), CHUNK_ROWS):
+                    yield partial(_kernels_json, tab.iloc[lo:lo + CHUNK_ROWS], r, byte_names, ",\n")
+
         started = False
-        for r in analysis.results:
-            tab = analysis._device_table(r, messages=False)
-            for lo in range(0, len(tab), CHUNK_ROWS):
-                part = tab.iloc[lo:lo + CHUNK_ROWS]
-                yield "[\n" if not started else ",\n"
-                yield _text_of(_kernels_json(part, r, byte_names, ",\n"))[:-2]  # each row ends ",\n": not the last
-                started = True
+        for rows in _ahead(pieces()):
+            yield "[\n" if not started else ",\n"
+            yield _text_of(rows)[:-2]  # each row ends ",\n": not the last
+            started = True
         yield "\n ]" if started else "[]"
     yield "\n}"
+
+
+def _ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[pa.Array]:
+    """The jobs' results in order, the next ``depth`` computed in threads meanwhile: Arrow's string kernels,
+    orjson and numpy release the GIL, so a second core writes the next piece while this one is handed over."""
+    if (os.cpu_count() or 1) < 2:
+        yield from (job() for job in jobs)
+        return
+    with ThreadPoolExecutor(depth, thread_name_prefix="roofcore-output") as pool:
+        pending: deque = deque()
+        for job in jobs:
+            pending.append(pool.submit(job))
+            if len(pending) > depth:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def analysis_json(analysis, extra: dict | None = None) -> str:
@@ -809,25 +833,34 @@ def analysis_csv_chunks(analysis, *, binary: bool = False) -> Iterator[str | byt
 
 
 def _csv_text_pieces(analysis) -> Iterator[str | memoryview]:
-    header = None
-    for r in analysis.results:
-        tab = analysis._device_table(r, messages=False)
-        cols = [*(c for c in tab.columns if c != "flags_mask"), "flags"]
-        if header is None:
-            header = cols
-            yield ",".join(_csv_quote(c) for c in cols) + "\n"
-        for lo in range(0, len(tab), CHUNK_ROWS):
-            part = tab.iloc[lo:lo + CHUNK_ROWS]
-            n = len(part)
-            parts: list[Part] = []
-            for k, c in enumerate(header):
-                if k:
-                    parts.append(_raw(","))
-                if c == "flags":
-                    parts += _csv_flags(part, r)
-                else:
-                    parts.append(_csv_col(part[c]) if c in part.columns else _raw(""))
-            yield _text_of(_join([*parts, _raw("\n")], n))
+    header: list[str] = []
+
+    def lines(part: pd.DataFrame, r: DeviceResult) -> pa.Array:
+        parts: list[Part] = []
+        for k, c in enumerate(header):
+            if k:
+                parts.append(_raw(","))
+            if c == "flags":
+                parts += _csv_flags(part, r)
+            else:
+                parts.append(_csv_col(part[c]) if c in part.columns else _raw(""))
+        return _join([*parts, _raw("\n")], len(part))
+
+    def pieces() -> Iterator[Callable[[], pa.Array]]:
+        for r in analysis.results:
+            tab = analysis._device_table(r, messages=False)
+            if not header:
+                header.extend([*(c for c in tab.columns if c != "flags_mask"), "flags"])
+            for lo in range(0, len(tab), CHUNK_ROWS):
+                yield partial(lines, tab.iloc[lo:lo + CHUNK_ROWS], r)
+
+    jobs = pieces()
+    first = next(jobs, None)  # the header is known once the first table is
+    if first is None:
+        return
+    yield ",".join(_csv_quote(c) for c in header) + "\n"
+    for rows in _ahead(itertools.chain([first], jobs)):
+        yield _text_of(rows)
 
 
 def analysis_csv(analysis) -> str:
