@@ -8,10 +8,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from roofhelpers import make_hw, watch_tabulation
+from roofhelpers import make_hw, watch_tabulation, workload_of
 
 import roofcore
-from roofcore import charts
+from roofcore import charts, ops, plan
 from roofcore.analyze import analyze
 from roofcore.ingest import make_frame
 from roofcore.models import Workload
@@ -462,6 +462,38 @@ def test_a_100k_kernel_roofline_builds_rows_for_the_drawn_kernels_only(catalog, 
     monkeypatch.undo()
     spec = fig.to_dict()  # validated against the Vega-Lite schema
     assert len(rows(spec, "kernels")) == charts.MAX_MARKS
+
+
+# ---------------------------------------------------------------------------------------- compare (two runs)
+
+
+def test_roofline_compare_draws_an_arrow_per_matched_kernel():
+    hw = make_hw()
+    old = workload_of(*(ops.elementwise(1e8 * (i + 1), name=f"k{i}") for i in range(3)))
+    new = plan.fuse(old, ["k1", "k2"], name="k1")
+    c = plan.compare(old, new, hw)
+    fig = charts.roofline_compare(c.old, c.new, hw.id)
+    spec = fig.to_dict()
+    arrows = [v for v in spec["datasets"].values() if v and "x2" in v[0] and "speedup" in v[0]]
+    assert len(arrows) == 1 and {r["name"] for r in arrows[0]} == {"k0", "k1"}
+    assert fig.kernels == 2
+
+
+def test_roofline_compare_arrowheads_point_from_old_to_new():
+    hw = make_hw()
+    old = workload_of(ops.elementwise(1e9, name="slow"), times=[1e-2])
+    new = workload_of(ops.elementwise(1e9, flops_per_element=8, name="slow"), times=[1e-3])  # same bytes, 8x FLOPs
+    fig = charts.roofline_compare(plan.compare(old, new, hw).old, plan.compare(old, new, hw).new, hw.id)
+    spec = fig.to_dict()
+    (layer,) = [lay for lay in spec["layer"] if lay.get("description") == "compare_arrowheads"]
+    (head,) = spec["datasets"][layer["data"]["name"]]
+    (seg,) = [v for v in spec["datasets"].values() if v and "x2" in v[0] and "speedup" in v[0]]
+    seg = seg[0]
+    # the head sits at the segment's middle in log space and points up and to the right (intensity 8x, rate 80x)
+    assert head["x"] == pytest.approx((seg["x"] * seg["x2"]) ** 0.5)
+    assert head["y"] == pytest.approx((seg["y"] * seg["y2"]) ** 0.5)
+    assert 0 < head["angle"] < 90
+    assert layer["mark"]["shape"] == "triangle"
 
 
 @pytest.mark.samples
