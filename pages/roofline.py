@@ -69,7 +69,7 @@ if len(moves):
         shown = shown.drop(columns="Device")
     st.dataframe(shown, hide_index=True, width="stretch", key="moves_table", placeholder="–",
                  height=min(35 * (len(shown) + 1) + 3, 420), column_config={
-                     "Kernel": st.column_config.TextColumn("Kernel", width="large"),  # the numbers stay in view
+                     "Kernel": st.column_config.TextColumn("Kernel", width="medium"),
                      "Launches": st.column_config.NumberColumn("Launches", format="%d", width="small"),
                      "Bytes (MB)": st.column_config.NumberColumn("Bytes (MB)", format="%.4g"),
                      "Time (ms)": st.column_config.NumberColumn("Time (ms)", format="%.4g", help="measured"),
