@@ -1,4 +1,4 @@
-"""Planning: transformations, solvers, projection, scenarios and comparisons (roofcore/plan.py).
+"""Planning: transformations, solvers, projection, scenarios and comparisons (the roofcore.plan package).
 
 The seeds' planning examples ("Roofline Analysis: A Comprehensive Guide" §4.2–4.4, §6, §10.2, §12 and
 the fusion article) come out right through the engine, as tests/test_seeds.py does for analysis.

@@ -1,0 +1,172 @@
+"""Two runs of a workload on one device (:func:`compare`): kernels matched by name after summing their launches
+(or paired by hand where renamed), per-kernel and total speedups, measured times where both runs have them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..analyze import Analysis
+from ..errors import InputError
+from ..models import OFFCHIP, Hardware, Workload
+from ..units import fmt_time
+from .projection import _clean, evaluate
+from .transforms import HBM, SPLIT, _check_workload
+
+
+def by_name(workload: Workload) -> Workload:
+    """Launches of the same kernel name summed into one row (FLOPs, bytes, time; launches counted)."""
+    f = workload.frame
+    if not f["name"].duplicated().any():
+        return workload
+    sums = [c for c in ["count", "flops", "time_s", *workload.byte_columns, *SPLIT] if c in f]
+    g = f.groupby(f["name"].astype(str), sort=False)
+    agg = g[sums].sum(min_count=1)
+    first = g[[c for c in f.columns if c not in sums and c != "name"]].first()
+    out = pd.concat([first, agg], axis=1).reset_index().rename(columns={"index": "name"})
+    out["row"] = g.size().astype(str).radd("launches: ").to_numpy()
+    out["count"] = out["count"].fillna(1).astype(np.int64)
+    for c in ("precision", "unit", "group"):
+        out[c] = pd.Series(out[c].astype(object).where(out[c].notna(), None), dtype=object)
+    return replace(workload, frame=out[[c for c in f.columns if c in out.columns]])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs of a workload on one device, kernels matched by name."""
+
+    hardware: str
+    old: Analysis  #: launches aggregated by name
+    new: Analysis
+    table: pd.DataFrame  #: one row per matched kernel
+    only_old: tuple[str, ...]
+    only_new: tuple[str, ...]
+    totals: Mapping[str, Any]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        cols = list(self.table.columns)
+        return {"schema_version": 1, "hardware": self.hardware, "old": self.old.workload.name,
+                "new": self.new.workload.name, "totals": {k: _clean(v) for k, v in self.totals.items()},
+                "kernels": [{k: _clean(v) for k, v in zip(cols, row, strict=True)}
+                            for row in self.table.itertuples(index=False)],
+                "only_old": list(self.only_old), "only_new": list(self.only_new), "notes": list(self.notes)}
+
+
+def _side(a: Analysis, hw_id: str) -> pd.DataFrame:
+    tab = a.table(hw_id, messages=False)
+    t = tab["time_s"].to_numpy(dtype=np.float64)
+    timed = ~np.isnan(t) & (t > 0)
+    off = f"intensity_{OFFCHIP}"
+    return pd.DataFrame({
+        "name": tab["name"].astype(str), "time": np.where(timed, t, tab["t_roof_s"]),
+        "basis": np.where(timed, "measured", "roofline"), "t_roof_s": tab["t_roof_s"], "flops": tab["flops"],
+        "bytes_hbm": tab.get(HBM, np.nan), "intensity": tab.get(off, np.nan),
+        "perf": np.where(timed, tab["achieved_flops_per_s"], tab["attainable_flops_per_s"]), "bound": tab["bound"]})
+
+
+def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = False,
+            pairs: Mapping[str, str] | Sequence[tuple[str, str]] | None = None) -> Comparison:
+    """Per-kernel and total speedups of ``new`` over ``old`` on ``hw`` (measured times where both have them,
+    else roofline times); kernels matched by name after summing their launches.
+
+    ``pairs``: (old name, new name) matched by hand, for kernels renamed between the runs (a naive and a tiled
+    GEMM); each name must be one that matches nothing by name. The table's ``name`` is the old name and
+    ``name_new`` the new one. With no kernel matched the total speedup is ``None``: the two sums would compare
+    different kernels."""
+    _check_workload(old, "compare (old)")
+    _check_workload(new, "compare (new)")
+    ao, an = evaluate(by_name(old), hw, achievable=achievable), evaluate(by_name(new), hw, achievable=achievable)
+    so, sn = _side(ao, hw.id), _side(an, hw.id)
+    sn["name_new"] = sn["name"]
+    by_hand = _pairs(pairs, so["name"], sn["name"])
+    if by_hand:
+        sn["name"] = sn["name"].map(lambda n: by_hand.get(n, n))
+    m = so.merge(sn, on="name", suffixes=("_old", "_new"), how="inner", sort=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m["speedup"] = m["time_old"] / m["time_new"]
+    m["basis"] = np.where(m["basis_old"] == m["basis_new"], m["basis_old"], "mixed")
+    m = m.drop(columns=["basis_old", "basis_new"])
+    matched_old, matched_new = set(m["name"]), set(m["name_new"])
+    only_old = tuple(n for n in so["name"] if n not in matched_old)
+    only_new = tuple(n for n in sn["name_new"] if n not in matched_new)
+    old_total, new_total = float(np.nansum(so["time"])), float(np.nansum(sn["time"]))
+    mo, mn = float(np.nansum(m["time_old"])), float(np.nansum(m["time_new"]))
+    totals = {"old_time_s": old_total, "new_time_s": new_total,
+              "speedup": old_total / new_total if new_total > 0 and len(m) else None,
+              "matched_old_time_s": mo, "matched_new_time_s": mn,
+              "matched_speedup": mo / mn if mn > 0 else None, "matched": len(m), "paired": len(by_hand),
+              "matched_share_old": mo / old_total if old_total > 0 else None,
+              "matched_share_new": mn / new_total if new_total > 0 else None,
+              "basis_old": "measured" if (so["basis"] == "measured").all() else
+              ("roofline" if (so["basis"] == "roofline").all() else "mixed"),
+              "basis_new": "measured" if (sn["basis"] == "measured").all() else
+              ("roofline" if (sn["basis"] == "roofline").all() else "mixed")}
+    notes = []
+    if "mixed" in (totals["basis_old"], totals["basis_new"]) or totals["basis_old"] != totals["basis_new"]:
+        notes.append("Times are measured where a run has them, else roofline times: a speedup between a "
+                     "measured and a roofline time compares a run with a bound.")
+    if not len(m):
+        notes.append("No kernel matched by name, so there is no speedup: the two totals would compare different "
+                     "kernels. Pair renamed kernels by hand (a naive and a tiled GEMM have different names).")
+    elif only_old or only_new:
+        notes.append(f"{len(only_old)} kernel(s) only in the old run and {len(only_new)} only in the new one count "
+                     "in the totals but have no per-kernel speedup.")
+    return Comparison(hardware=hw.id, old=ao, new=an, table=m, only_old=only_old, only_new=only_new,
+                      totals=totals, notes=tuple(notes))
+
+
+def _pairs(pairs: Mapping[str, str] | Sequence[tuple[str, str]] | None, old: pd.Series, new: pd.Series
+           ) -> dict[str, str]:
+    """Hand-made pairs as new name -> old name, each checked: both names exist and match nothing by name."""
+    items = list(pairs.items()) if isinstance(pairs, Mapping) else list(pairs or ())
+    if not items:
+        return {}
+    olds, news = set(old), set(new)
+    out: dict[str, str] = {}
+    for i, pair in enumerate(items):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2):
+            raise InputError(where=f"pairs[{i}]", expected="an (old name, new name) pair", found=repr(pair))
+        a, b = map(str, pair)
+        for name, side, other, label in ((a, olds, news, "old"), (b, news, olds, "new")):
+            if name not in side:
+                raise InputError(where=f"pairs[{i}]", expected=f"a kernel of the {label} run",
+                                 found=repr(name), hint="names are matched after summing launches by name.")
+            if name in other:
+                raise InputError(where=f"pairs[{i}]", expected="a kernel that matches nothing by name",
+                                 found=f"{name!r}, in both runs", hint="it is matched by its name already.")
+        if b in out or a in out.values():
+            raise InputError(where=f"pairs[{i}]", expected="each kernel in one pair at most",
+                             found=f"{a!r} -> {b!r}")
+        out[b] = a
+    return out
+
+
+def comparison_text(c: Comparison, top: int = 25) -> str:
+    """A plain-text report of a comparison (the CLI's `roofline compare`)."""
+    t = c.totals
+    lines = [f"{c.old.workload.name} -> {c.new.workload.name} on {c.hardware}: "
+             f"{fmt_time(t['old_time_s'])} -> {fmt_time(t['new_time_s'])}"
+             + (f", speedup {t['speedup']:.2f}x" if t["speedup"] else "")
+             + f" ({t['basis_old']} -> {t['basis_new']} times)", ""]
+    tab = c.table.assign(delta=c.table["time_old"] - c.table["time_new"]).sort_values("delta", ascending=False,
+                                                                                      key=lambda s: s.abs())
+    rows = tab.head(top if top > 0 else len(tab))
+    w = max([6, *(min(len(n), 44) for n in rows["name"])])
+    lines.append(f"{'kernel':<{w}}  {'old':>10}  {'new':>10}  {'speedup':>8}  basis")
+    for r in rows.itertuples(index=False):
+        name = r.name if r.name_new == r.name else f"{r.name} → {r.name_new}"  # paired by hand
+        name = name if len(name) <= 44 else name[:43] + "…"
+        sp = f"{r.speedup:.2f}x" if r.speedup == r.speedup and math.isfinite(r.speedup) else "–"
+        lines.append(f"{name:<{w}}  {fmt_time(r.time_old):>10}  {fmt_time(r.time_new):>10}  {sp:>8}  {r.basis}")
+    if c.only_old:
+        lines.append(f"\nOnly in old ({len(c.only_old)}): " + ", ".join(c.only_old[:10]) + (" …" if len(c.only_old) > 10 else ""))
+    if c.only_new:
+        lines.append(f"Only in new ({len(c.only_new)}): " + ", ".join(c.only_new[:10]) + (" …" if len(c.only_new) > 10 else ""))
+    lines += [f"Note: {n}" for n in c.notes]
+    return "\n".join(lines)

@@ -1,0 +1,197 @@
+"""A workload on the devices one is considering: the roofline with a communication fraction applied
+(:func:`evaluate`), and the projection of a run from the device it was measured on to others (:func:`project`).
+
+**comm_fraction** (:func:`~roofcore.plan.comm_fraction`) is applied here: every roof (ceilings, levels, links) is
+lowered to ``(1 − f)`` of its value (:func:`effective_hardware`), so ``t_roof' = t_roof / (1 − f)``.
+
+**Projection**: per kernel ``t_roof`` on each device; a measured kernel keeps its efficiency from
+the device it ran on (``e = t_roof_source / time``; projected ``= t_roof_target / e``, never below
+``t_roof_target``). The estimate of a run is the projected time where measured, else ``t_roof``.
+Speedups are against the source device (else the first device); cost per run
+``= price_per_hour × estimate_s / 3600``. To another vendor only FLOPs, off-chip and link bytes
+are used (on-chip levels are dropped: cache sizes and names do not carry over), and a note says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..analyze import Analysis, analyze
+from ..errors import InputError, RoofcoreError
+from ..models import Hardware, Workload
+from .transforms import HBM, _check_workload, _is_link
+
+
+def effective_hardware(hw: Hardware, fraction: float) -> Hardware:
+    """``hw`` with every ceiling, memory level and link at ``(1 − fraction)`` of its rate (same id)."""
+    if not fraction:
+        return hw
+    k = 1.0 - float(fraction)
+
+    def sc(x: float | None) -> float | None:
+        return None if x is None else x * k
+
+    return replace(
+        hw, name=f"{hw.name} (roofs × {k:.2f})",
+        ceilings=tuple(replace(c, peak=c.peak * k, achievable=sc(c.achievable), sparse=sc(c.sparse)) for c in hw.ceilings),
+        levels=tuple(replace(lv, bandwidth=lv.bandwidth * k, achievable=sc(lv.achievable)) for lv in hw.levels),
+        links=tuple(replace(lk, bandwidth=lk.bandwidth * k, achievable=sc(lk.achievable)) for lk in hw.links))
+
+
+def evaluate(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achievable: bool = False) -> Analysis:
+    """:func:`~roofcore.analyze.analyze`, with the workload's communication fraction applied to the roofs."""
+    hws = [hardware] if isinstance(hardware, Hardware) else list(hardware)
+    fr = float(workload.meta.get("comm_fraction", 0) or 0)
+    return analyze(workload, [effective_hardware(h, fr) for h in hws], achievable=achievable)
+
+
+@dataclass(frozen=True)
+class DeviceTotal:
+    """A workload's totals on one device of a projection (seconds; ``None`` where unknown)."""
+
+    hardware: str
+    name: str
+    vendor: str
+    t_roof_s: float | None  #: Σ roofline time
+    projected_time_s: float | None  #: Σ projected time of the measured kernels (kept efficiency)
+    estimate_s: float | None  #: Σ (projected where measured, else t_roof): the run's estimate
+    speedup_roof: float | None  #: reference t_roof / this t_roof
+    speedup: float | None  #: reference estimate / this estimate
+    price_per_hour: float | None
+    cost_per_run: float | None  #: price_per_hour × estimate_s / 3600
+    cross_vendor: bool
+    bound_share: Mapping[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A workload projected onto devices: per kernel (:attr:`table`) and per device (:attr:`totals`)."""
+
+    workload: Workload
+    source: str | None  #: the device the measured times come from
+    reference: str  #: speedups are against this device
+    totals: tuple[DeviceTotal, ...]
+    table: pd.DataFrame  #: one row per kernel × device
+    notes: tuple[str, ...]
+    analyses: tuple[Analysis, ...] = ()  #: per device, the analysis the projection used
+
+    def total(self, hw_id: str) -> DeviceTotal:
+        for t in self.totals:
+            if t.hardware == hw_id:
+                return t
+        raise RoofcoreError(f"hardware {hw_id!r} is not in this projection")
+
+    def to_json(self) -> dict:
+        cols = ["name", "hardware", "count", "flops", "bytes_hbm", "t_roof_s", "bound", "time_s", "efficiency",
+                "projected_time_s", "estimate_s"]
+        recs = []
+        for row in self.table[[c for c in cols if c in self.table]].itertuples(index=False):
+            recs.append({k: _clean(v) for k, v in zip(cols, row, strict=False)})
+        return {"schema_version": 1, "workload": self.workload.name, "source": self.source,
+                "reference": self.reference, "totals": [t.to_json() for t in self.totals], "kernels": recs,
+                "notes": list(self.notes)}
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        x = float(v)
+        return x if math.isfinite(x) else None
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    return v
+
+
+def _nsum(a: np.ndarray) -> float | None:
+    return float(np.nansum(a)) if (~np.isnan(a)).any() else None
+
+
+def offchip_only(workload: Workload, hws: Iterable[Hardware] = ()) -> Workload:
+    """The workload with on-chip level bytes dropped (FLOPs, off-chip and link bytes kept)."""
+    drop = [c for c in workload.byte_columns if c != HBM and not _is_link(c[len("bytes_"):], hws)]
+    if not drop:
+        return workload
+    return replace(workload, frame=workload.frame.drop(columns=drop))
+
+
+def project(workload: Workload, source: str | Hardware | None, targets: Sequence[Hardware], *,
+            price_per_hour: Mapping[str, float] | None = None, achievable: bool = False) -> Projection:
+    """Project ``workload`` (measured on ``source``, or built) onto ``targets`` (module docstring)."""
+    _check_workload(workload, "project")
+    targets = list(targets)
+    if not targets:
+        raise RoofcoreError("project needs at least one target device")
+    src: Hardware | None = None
+    if isinstance(source, Hardware):
+        src = source
+        if all(t.id != src.id for t in targets):
+            targets.insert(0, src)
+    elif source:
+        src = next((t for t in targets if t.id == source), None)
+        if src is None:
+            raise InputError(where="source", expected="one of the target devices: " + ", ".join(t.id for t in targets),
+                             found=repr(source), hint="add the device the profile ran on to the devices.")
+    ref = src or targets[0]
+    prices = dict(price_per_hour or {})
+    times = workload.frame["time_s"].to_numpy(dtype=np.float64)
+    timed = ~np.isnan(times) & (times > 0)
+    notes: list[str] = []
+    eff = np.full(len(workload), np.nan)
+    if src is not None and timed.any():
+        t_src = evaluate(workload, src, achievable=achievable).results[0].t_roof
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eff = np.where(timed & (t_src > 0), t_src / times, np.nan)
+    elif timed.any():
+        notes.append("Measured times are not projected: name the device they were measured on (source).")
+    reduced = offchip_only(workload, targets)
+    frames, analyses, per = [], [], []
+    for hw in targets:
+        cross = hw.vendor.strip().lower() != ref.vendor.strip().lower()
+        wl = reduced if cross else workload
+        if cross and wl is not workload:
+            msg = (f"{hw.id}: another vendor than {ref.id}, so only FLOPs, off-chip and link bytes are used "
+                   "(on-chip level bytes dropped).")
+            notes.append(msg)
+        a = evaluate(wl, hw, achievable=achievable)
+        analyses.append(a)
+        r = a.results[0]
+        t_roof = r.t_roof
+        with np.errstate(divide="ignore", invalid="ignore"):
+            proj = np.where(~np.isnan(eff) & (eff > 0), t_roof / eff, np.nan)
+        above = ~np.isnan(proj) & (proj < t_roof)
+        if above.any():
+            notes.append(f"{hw.id}: {int(above.sum())} kernel(s) measured above their roof: projected at the roof.")
+            proj = np.where(above, t_roof, proj)
+        est = np.where(np.isnan(proj), t_roof, proj)
+        tab = a.table(hw.id, messages=False)
+        frames.append(pd.DataFrame({
+            "kid": np.arange(len(tab)), "name": tab["name"], "hardware": hw.id, "count": tab["count"],
+            "flops": tab["flops"], "bytes_hbm": tab.get(HBM, np.nan), "t_roof_s": t_roof,
+            "bound": tab["bound"], "time_s": times if src is not None and hw.id == src.id else np.nan,
+            "efficiency": eff, "projected_time_s": proj, "estimate_s": est}))
+        share = a.summary(hw.id)["time_share_by_bound"]
+        per.append((hw, cross, _nsum(t_roof), _nsum(proj), _nsum(est), share))
+    ref_row = next(p for p in per if p[0].id == ref.id)
+    totals = []
+    for hw, cross, tr, pr, es, share in per:
+        price = prices.get(hw.id)
+        totals.append(DeviceTotal(
+            hardware=hw.id, name=hw.name, vendor=hw.vendor, t_roof_s=tr, projected_time_s=pr, estimate_s=es,
+            speedup_roof=(ref_row[2] / tr) if tr and ref_row[2] else None,
+            speedup=(ref_row[4] / es) if es and ref_row[4] else None,
+            price_per_hour=float(price) if price is not None else None,
+            cost_per_run=float(price) * es / 3600.0 if price is not None and es is not None else None,
+            cross_vendor=cross, bound_share=share))
+    return Projection(workload=workload, source=src.id if src else None, reference=ref.id, totals=tuple(totals),
+                      table=pd.concat(frames, ignore_index=True), notes=tuple(dict.fromkeys(notes)),
+                      analyses=tuple(analyses))
