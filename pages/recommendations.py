@@ -7,6 +7,7 @@ from roofcore import RoofcoreError, charts
 from roofcore import advise as adv
 from roofcore import app_support as app
 from roofcore.analyze import speedup_note
+from roofcore.names import short_names
 
 app_pages.start("pages/recommendations.py", "Recommendations")
 a = app_pages.analysis()
@@ -65,7 +66,8 @@ try:
                     gain.markdown(f"**{app.escape_markdown(c.gain)}**")
                     st.caption(app.escape_markdown(c.meta))
                     st.markdown(app.escape_markdown(c.reason))
-                    st.markdown("Kernels: " + " · ".join(app.escape_markdown(k) for k in c.kernels)
+                    short = short_names(c.kernels)  # a templated name runs to a paragraph: the Kernels page has it
+                    st.markdown("Kernels: " + " · ".join(app.escape_markdown(short[k]) for k in c.kernels)
                                 + (f" ({app.escape_markdown(c.more)})" if c.more else ""))
             if len(advice.items) > len(cards):
                 st.caption(f"… and {len(advice.items) - len(cards):,} more recommendations with smaller gains "
