@@ -259,6 +259,19 @@ def test_kernels_without_flops_or_bytes_are_left_out_and_counted(catalog):
     assert fig.points == 1 and "1 kernel(s) not drawn" in fig.caption
 
 
+def test_the_hierarchical_view_of_a_time_only_profile_draws_no_mark_and_says_why(catalog):
+    """Kernels with times but no bytes at any level have no mark in the hierarchical view: the chart builds (it
+    once failed on the missing columns) and its caption counts them as the flat view does."""
+    w = Workload(frame=make_frame({"name": ["kern_a", "kern_b"], "time_s": [2e-3, 1e-3], "source": ["t"] * 2,
+                                   "row": ["1", "2"]}, 2))
+    a = analyze(w, [catalog.get("h100-sxm")])
+    fig = charts.roofline(a, hierarchical=True)
+    spec = fig.to_dict()  # validated against the Vega-Lite schema
+    assert fig.points == 0 and not rows(spec, "kernels")
+    assert "2 kernel(s) not drawn: FLOPs or bytes unknown" in fig.caption
+    assert "2 kernel(s) not drawn: FLOPs or bytes unknown" in charts.roofline(a).caption
+
+
 def test_several_devices_overlaid_or_faceted(catalog, example):
     a = analyze(example, [catalog.get("h100-sxm"), catalog.get("tpu-v5e")])
     overlay = spec_of(charts.roofline(a))

@@ -109,6 +109,7 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
     Every row carries the kernel's intensity at each level and link as ``i_<name>`` (FLOP/B; for the tooltip).
     """
     frames = []
+    empty: pd.DataFrame | None = None
     for hw_id in hw_ids:
         hw = analysis.result(hw_id).hardware
         tab = analysis.table(hw_id, messages=False)
@@ -130,6 +131,8 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
         for name in names:
             base[f"i_{name}"] = tab[f"intensity_{name}"].to_numpy(dtype=np.float64)
         if hierarchical:
+            # no kernel may have a mark (a time-only profile): then no rows, with a part's columns and types
+            empty = base.iloc[0:0].assign(level="", bytes=0.0, intensity=0.0, binding=False)
             bound = base["bound"].to_numpy(dtype=object)
             for name in names:
                 b = tab[f"bytes_{name}"].to_numpy(dtype=np.float64)
@@ -160,7 +163,7 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
             base["level"], base["bytes"], base["intensity"] = lvl, b, x
             frames.append(base)
     if not frames:
-        return pd.DataFrame(columns=["kid", "device", "intensity", "perf"])
+        return empty if empty is not None else pd.DataFrame(columns=["kid", "device", "intensity", "perf"])
     out = pd.concat(frames, ignore_index=True)
     return out
 

@@ -47,8 +47,8 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     if numbers is not None and len(points):
         points["number"] = sub.workload.frame[_NUMBER_COL].to_numpy()[points["kid"].to_numpy(dtype=np.int64)]
     notes: list[str] = []
-    points = _drawable(points, notes, drawn=len(sub.workload), total=total, capped=capped, max_marks=max_marks,
-                       highlight=highlight)
+    points = _drawable(points, notes, flops=sub.workload.frame["flops"].to_numpy(dtype=np.float64), total=total,
+                       capped=capped, max_marks=max_marks, highlight=highlight)
     if hierarchical:
         notes.append("Each kernel has one mark per memory level it has bytes for, at its intensity there (FLOPs ÷ that "
                      "level's bytes), joined by a line; the ringed mark is the level or link that bounds it; marks are "
@@ -107,20 +107,23 @@ def _numbered(analysis: Analysis, numbers: Sequence[int] | np.ndarray) -> Analys
                                               frame=analysis.workload.frame.assign(**{_NUMBER_COL: num})))
 
 
-def _drawable(points: pd.DataFrame, notes: list[str], *, drawn: int, total: int, capped: bool, max_marks: int,
-              highlight: Sequence[str] | None) -> pd.DataFrame:
+def _drawable(points: pd.DataFrame, notes: list[str], *, flops: np.ndarray, total: int, capped: bool,
+              max_marks: int, highlight: Sequence[str] | None) -> pd.DataFrame:
     """The marks a log-log chart can draw (finite, positive intensity and FLOP/s), the highlighted ones marked
-    (``hl``); ``notes`` gets what was left out and how the rest are placed."""
+    (``hl``); ``notes`` gets what was left out and how the rest are placed. ``flops``: per kernel selected (the
+    points' ``kid``)."""
+    drawn = len(flops)
     if capped:
         notes.append(f"Capped at {max_marks:,} marks: showing the top {drawn:,} of {total:,} kernels by time.")
     elif drawn < total:
         notes.append(f"Showing the top {drawn:,} of {total:,} kernels by time.")
     ok = np.isfinite(points["intensity"].to_numpy(dtype=np.float64)) & (points["intensity"] > 0).to_numpy() & \
         np.isfinite(points["perf"].to_numpy(dtype=np.float64)) & (points["perf"] > 0).to_numpy()
-    if (~ok).any():
-        # a kernel is left out when none of its marks can be drawn (the hierarchical view may lose one level only)
-        gone = points[~points["kid"].isin(points.loc[ok, "kid"])].drop_duplicates("kid")
-        moves = int((gone["flops"] == 0).sum())
+    # a kernel is left out when none of its marks can be drawn (the hierarchical view may lose one level only, or
+    # have no mark at all for a kernel without bytes at any level)
+    gone = np.setdiff1d(np.arange(len(flops)), points.loc[ok, "kid"].to_numpy(dtype=np.int64))
+    if len(gone):
+        moves = int((flops[gone] == 0).sum())
         if moves:
             notes.append(f"{moves:,} kernel(s) not drawn: 0 FLOP (data movement: copies, memsets), so there is no point "
                          "on a log-log chart.")
