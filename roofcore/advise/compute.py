@@ -160,7 +160,7 @@ def compute_near(ctx: Context) -> list[Recommendation]:
     out = []
     for c in _keys(ceil[mask]):
         idx = np.flatnonzero(mask & (ceil == c))
-        ridge = ctx.peak(c) / ctx.bandwidth(off)
+        ridge = ctx.ridge(c, off)
         for s in _subjects(ctx, idx, ctx.base_s[idx]):
             at = (f"at {fmt_pct(s.eff)} of the {fmt_rate(ctx.peak(c))} {c} peak" if s.measured else
                   f"on its {fmt_rate(ctx.peak(c))} {c} roof (no measured time)")

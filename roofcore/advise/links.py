@@ -74,7 +74,7 @@ def link_near(ctx: Context) -> list[Recommendation]:
         for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
             new = float(np.nansum(np.nan_to_num(rest, nan=0.0)[s.idx]))
             first = ctx.ceiling[int(s.idx[0])]
-            ridge = ctx.peak(first if first else ctx.hw.default_ceiling) / ctx.bandwidth(link)
+            ridge = ctx.ridge(first if first else ctx.hw.default_ceiling, link)
             if s.name is not None:
                 title = f"Cut or hide the {lk} traffic of {s.who()}: reshard, compress, overlap"
                 reason = (f"{s.who()} is link-bound on {lk} at {fmt_intensity(s.intensity(link))}, under the ridge "

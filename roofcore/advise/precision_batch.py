@@ -138,7 +138,7 @@ def larger_batch(ctx: Context) -> list[Recommendation]:
     lv = ctx.display(off)
     for c in _keys(ceil[mask]):
         idx = np.flatnonzero(mask & (ceil == c))
-        ridge = ctx.peak(c) / ctx.bandwidth(off)
+        ridge = ctx.ridge(c, off)
         for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
             new_s = float(np.nansum(new[s.idx]))
             if s.name is not None:

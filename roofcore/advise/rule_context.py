@@ -98,6 +98,10 @@ class Context:
         """FLOP/s of ceiling ``key``: the roof the analysis used (measured where it asked for achievable)."""
         return self.hw.ceiling_map[key].rate(self.analysis.achievable)
 
+    def ridge(self, key: str, name: str) -> float:
+        """FLOP/byte where ceiling ``key`` meets level or link ``name``, with the roofs the analysis used."""
+        return self.hw.ridge(key, achievable=self.analysis.achievable)[name]
+
 
 def context(analysis: Analysis, hw_id: str) -> Context:
     """The arrays every rule reads for ``hw_id``, built once per :func:`advise` call (vectorised)."""
