@@ -856,11 +856,11 @@ def _csv_text_pieces(analysis) -> Iterator[str | memoryview]:
 
     jobs = pieces()
     first = next(jobs, None)  # the header is known once the first table is
-    if first is None:
-        return
-    yield ",".join(_csv_quote(c) for c in header) + "\n"
-    for rows in _ahead(itertools.chain([first], jobs)):
-        yield _text_of(rows)
+    if header:
+        yield ",".join(_csv_quote(c) for c in header) + "\n"
+    if first is not None:
+        for rows in _ahead(itertools.chain([first], jobs)):
+            yield _text_of(rows)
 
 
 def analysis_csv(analysis) -> str:
