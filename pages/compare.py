@@ -4,32 +4,20 @@ the matched kernels cover, and the roofline with an arrow from each old dot to i
 
 import streamlit as st
 
-import app_pages
 import roofcore
-from roofcore import RoofcoreError, charts, plan
-from roofcore import app_support as app
+from app import page, state, tables
+from app.keys import content_key
+from app.markdown import escape_message
+from app.memo import remember
+from app.messages import message
+from app.workload import parse_uploads
+from roofcore import RoofcoreError, charts, plan, views
 from roofcore.units import fmt_pct, fmt_time
 
-app_pages.start("pages/compare.py", "Compare")
-ss = st.session_state
-hw_ids = ss.get("hw_ids") or []
-if not hw_ids:
-    st.info("Select at least one device in the sidebar.", icon=":material/memory:")
-    st.stop()
-catalog = ss["catalog"]
+page.start("pages/compare.py", "Compare")
+hw_ids = page.devices_or_stop()
+catalog = state.catalog()
 FILE_TYPES = ["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"]
-
-
-@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
-def read_uploads(key: str, _files: tuple[tuple[bytes, str], ...]) -> tuple[roofcore.Workload | None, tuple[str, ...]]:
-    """One side's files read together (a rocprof-compute run is pmc_perf.csv with its sysinfo.csv), cached per
-    content (``key``) like the sidebar's uploads; a file that cannot be read is reported and left out."""
-    errors: list[str] = []
-    try:
-        w = roofcore.read_many(_files, on_error=lambda name, e: errors.append(str(e)))
-    except RoofcoreError as e:
-        return None, tuple(errors) or (str(e),)
-    return w, tuple(errors)
 
 
 st.caption("Upload the run before and the run after (any format the sidebar reads; the files of one run together), "
@@ -37,57 +25,56 @@ st.caption("Upload the run before and the run after (any format the sidebar read
            "launches, and renamed ones can be paired by hand; times are measured where a run has them, else "
            "roofline times.")
 use_current = st.toggle("Before = the current workload", key="cmp_current",
-                        help=f"The sidebar's workload: {ss['workload']['label']}.")
+                        help=f"The sidebar's workload: {state.workload()['label']}.")
 left, right = st.columns(2, gap="medium")
 with left:
     if use_current:
-        st.info(f"Before: **{app.escape_message(ss['workload']['label'])}**", icon=":material/dataset:")
+        st.info(f"Before: **{escape_message(state.workload()['label'])}**", icon=":material/dataset:")
     before_files = [] if use_current else st.file_uploader("Before", type=FILE_TYPES, key="cmp_before",
                                                            accept_multiple_files=True)
 with right:
     after_files = st.file_uploader("After", type=FILE_TYPES, key="cmp_after", accept_multiple_files=True)
-labels = {h: app.device_label(catalog.get(h)) for h in hw_ids}
-hw_id = st.selectbox("Device", hw_ids, key="cmp_hw", format_func=labels.__getitem__)
+labels = {h: views.device_label(catalog.get(h)) for h in hw_ids}
+hw_id = st.selectbox("Device", hw_ids, key=state.COMPARE_HW.name, format_func=labels.__getitem__)
 
 
 def side(files, where) -> tuple[roofcore.Workload | None, str]:
     if not files:
         return None, ""
     data = tuple((f.getvalue(), f.name) for f in files)
-    key = app.content_key(data)
-    w, errors = read_uploads(key, data)
+    key = content_key(data)
+    w, errors = parse_uploads(key, None, data)  # cached per content, as the sidebar's uploads
     for err in errors:
-        app_pages.message("error", err, where=where)
+        message("error", err, where=where)
     return w, key
 
 
-old, old_key = (ss["workload"]["workload"], ss["workload"]["key"]) if use_current else side(before_files, left)
+old, old_key = (state.workload()["workload"], state.workload()["key"]) if use_current else side(before_files, left)
 new, new_key = side(after_files, right)
-if ss.get("compare_runs"):  # two saved runs, opened from the History page
-    (old, old_key, old_label), (new, new_key, new_label) = ss["compare_runs"]
-    st.info(f"Saved runs: **{app.escape_message(old_label)}** → **{app.escape_message(new_label)}**",
+if state.COMPARE_RUNS.get():  # two saved runs, opened from the History page
+    (old, old_key, old_label), (new, new_key, new_label) = state.COMPARE_RUNS.read()
+    st.info(f"Saved runs: **{escape_message(old_label)}** → **{escape_message(new_label)}**",
             icon=":material/history:")
-    st.button("Compare uploads instead", on_click=ss.pop, args=("compare_runs", None), key="cmp_runs_clear")
+    st.button("Compare uploads instead", on_click=state.COMPARE_RUNS.pop, key="cmp_runs_clear")
 if old is None or new is None:
     st.info("Give both runs to compare them.", icon=":material/compare_arrows:")
     st.stop()
 
-achievable = bool(ss.get("achievable"))
-all_pairs = ss.setdefault("cmp_pairs", {})  # (before, after) -> [(old name, new name)], made by hand
+achievable = state.achievable()
+all_pairs = state.COMPARE_PAIRS.setdefault({})  # (before, after) -> [(old name, new name)], made by hand
 pair_key = (old_key, new_key)
 pairs = all_pairs.get(pair_key, [])
-memo = ss.setdefault("compare_memo", {})
-key = (old_key, new_key, hw_id, achievable, tuple(pairs))
+
+
+def compared() -> tuple[plan.Comparison, object]:
+    c = plan.compare(old, new, catalog.get(hw_id), achievable=achievable, pairs=pairs)
+    return c, charts.roofline_compare(c.old, c.new, hw_id, width=760, height=420) if c.totals["matched"] else None
+
+
 try:
-    if key not in memo:
-        if len(memo) > 8:
-            memo.clear()
-        c = plan.compare(old, new, catalog.get(hw_id), achievable=achievable, pairs=pairs)
-        fig = charts.roofline_compare(c.old, c.new, hw_id, width=760, height=420) if c.totals["matched"] else None
-        memo[key] = (c, fig)
-    c, fig = memo[key]
+    c, fig = remember("compare", (old_key, new_key, hw_id, achievable, tuple(pairs)), compared, keep=8)
 except RoofcoreError as e:
-    app_pages.message("error", e)
+    message("error", e)
     if pairs:  # a pair that no longer fits these files: drop them all and start over
         all_pairs.pop(pair_key, None)
         st.button("Start over without the pairs", key="cmp_pairs_reset", icon=":material/refresh:")
@@ -106,33 +93,33 @@ if t["matched"]:
     st.caption(f"The matched kernels hold {fmt_pct(t['matched_share_old'], 2)} of the time before and "
                f"{fmt_pct(t['matched_share_new'], 2)} after"
                + (f"; over them alone the speedup is {t['matched_speedup']:.2f}×." if t["matched_speedup"] else "."))
-    st.dataframe(app.comparison_frame(c), hide_index=True, width="stretch", key="cmp_table")
+    st.dataframe(views.comparison_frame(c), hide_index=True, width="stretch", key="cmp_table")
 else:
-    app_pages.message("warning", "No kernel of the two runs has the same name, so there is no speedup to show: "
+    message("warning", "No kernel of the two runs has the same name, so there is no speedup to show: "
                       "the totals would compare different kernels. Pair the kernels that correspond below (a naive "
                       "and a tiled GEMM have different names).")
 
 if c.only_old or c.only_new:
     st.subheader("Unmatched kernels")
-    before_only, after_only = app.unmatched_frames(c)
+    before_only, after_only = views.unmatched_frames(c)
     o, n = st.columns(2)
     o.markdown(f"**Only before** ({len(c.only_old):,})")
-    o.dataframe(before_only, hide_index=True, width="stretch", key="cmp_only_old", height=min(
-        35 * (len(before_only) + 1) + 3, 320))
+    o.dataframe(before_only, hide_index=True, width="stretch", key="cmp_only_old",
+                height=tables.height(len(before_only), 320))
     n.markdown(f"**Only after** ({len(c.only_new):,})")
-    n.dataframe(after_only, hide_index=True, width="stretch", key="cmp_only_new", height=min(
-        35 * (len(after_only) + 1) + 3, 320))
+    n.dataframe(after_only, hide_index=True, width="stretch", key="cmp_only_new",
+                height=tables.height(len(after_only), 320))
     if c.only_old and c.only_new:
         with st.form("cmp_pair", border=True):
             st.markdown("**Pair two kernels by hand** (the same work under another name)")
             p1, p2 = st.columns(2)
-            a_pick = p1.selectbox("Before", c.only_old[:app.CHOICE_LIMIT], key="cmp_pair_old")
-            b_pick = p2.selectbox("After", c.only_new[:app.CHOICE_LIMIT], key="cmp_pair_new")
+            a_pick = p1.selectbox("Before", c.only_old[:views.CHOICE_LIMIT], key="cmp_pair_old")
+            b_pick = p2.selectbox("After", c.only_new[:views.CHOICE_LIMIT], key="cmp_pair_new")
             if st.form_submit_button("Pair them", icon=":material/link:", key="cmp_pair_submit"):
                 all_pairs[pair_key] = [*pairs, (a_pick, b_pick)]
                 st.rerun()
 if pairs:
-    st.caption("Paired by hand: " + app.escape_message("; ".join(f"{a} → {b}" for a, b in pairs)))
+    st.caption("Paired by hand: " + escape_message("; ".join(f"{a} → {b}" for a, b in pairs)))
     if st.button("Clear the pairs", key="cmp_pairs_clear", icon=":material/link_off:"):
         all_pairs.pop(pair_key, None)
         st.rerun()
@@ -141,4 +128,4 @@ if fig is not None:
     st.vega_lite_chart(spec=fig.spec(arrow=True), theme=None, width="content", key="cmp_chart")
     st.caption(fig.caption)
 for note in c.notes:
-    st.caption(f"Note: {app.escape_message(note)}")
+    st.caption(f"Note: {escape_message(note)}")

@@ -2,29 +2,30 @@
 
 import streamlit as st
 
-import app_pages
-from roofcore import RoofcoreError, hardware_to_yaml
-from roofcore import app_support as app
+from app import page, state
+from app.device_form import DeviceForm, device_form_yaml, parse_custom_devices
+from app.markdown import escape_message
+from app.messages import message
+from roofcore import RoofcoreError, hardware_to_yaml, views
 from roofcore.models import DTYPE_SIZE
 
-ss = st.session_state
-app_pages.start("pages/hardware.py", "Hardware")
-catalog = ss["catalog"]
-custom = ss.setdefault("custom_devices", {})
-selected = [catalog.get(h) for h in ss.get("hw_ids", []) if h in catalog]
-labels = {h.id: app.device_label(h) for h in catalog}
+page.start("pages/hardware.py", "Hardware")
+catalog = state.catalog()
+custom = state.CUSTOM.setdefault({})
+selected = [catalog.get(h) for h in state.hw_ids() if h in catalog]
+labels = {h.id: views.device_label(h) for h in catalog}
 
-if ss.get("hw_flash"):
-    app_pages.message("success", ss.pop("hw_flash"))
+if state.HW_FLASH.get():
+    message("success", state.HW_FLASH.pop())
 
 
 def add_devices(devices) -> None:
     """Keep the devices in this session, select them, and rerun so the sidebar lists them."""
     for hw, overrides in devices:
         custom[hw.id] = (hw, overrides)
-    ss["select_next"] = [hw.id for hw, _ in devices]
-    ss["hw_flash"] = ("Added " + ", ".join(app.device_label(hw) for hw, _ in devices)
-                      + " to this session's devices and selected it in the sidebar.")
+    state.SELECT_NEXT.set([hw.id for hw, _ in devices])
+    state.HW_FLASH.set("Added " + ", ".join(views.device_label(hw) for hw, _ in devices)
+                       + " to this session's devices and selected it in the sidebar.")
     st.rerun()
 
 
@@ -34,41 +35,41 @@ with compare:
     if not selected:
         st.info("Select devices in the sidebar to compare them.")
     else:
-        comparison = app.hardware_comparison(selected)
+        comparison = views.hardware_comparison(selected)
         st.dataframe(comparison, width="stretch", height=35 * (len(comparison) + 1) + 3)
         st.caption("Dense peaks (sparse figures never make a roof). Ridge = default ceiling ÷ off-chip bandwidth, in "
                    "FLOP per byte: kernels below it are memory-bound. Links are per direction.")
 
 with detail:
-    options = app.device_order(catalog)
+    options = views.device_order(catalog)
     default = options.index(selected[0].id) if selected else 0
     hw_id = st.selectbox("Device", options, index=default, format_func=labels.__getitem__, key="hw_detail")
     hw = catalog.get(hw_id)
-    head = f"**{app.escape_message(hw.name)}** — {app.escape_message(hw.vendor)} {hw.kind.value}, {hw.scope.value} scope"
+    head = f"**{escape_message(hw.name)}** — {escape_message(hw.vendor)} {hw.kind.value}, {hw.scope.value} scope"
     if hw.unverified:
         head += " · :orange[unverified: check the datasheet before relying on these figures]"
     st.markdown(head)
-    meta = [f"Catalog: {app.escape_message(hw.origin)}" + (" (this session)" if hw.id in custom else "")]
+    meta = [f"Catalog: {escape_message(hw.origin)}" + (" (this session)" if hw.id in custom else "")]
     if hw.config:
-        meta.append(f"Configuration: {app.escape_message(hw.config)}")
+        meta.append(f"Configuration: {escape_message(hw.config)}")
     st.caption(" · ".join(meta))
     if hw.notes:
-        st.caption(app.escape_message(hw.notes))
+        st.caption(escape_message(hw.notes))
     st.markdown("**Compute ceilings** (dense peak; achievable = measured sustained)")
-    st.dataframe(app.ceilings_frame(hw), hide_index=True, width="stretch")
+    st.dataframe(views.ceilings_frame(hw), hide_index=True, width="stretch")
     st.markdown("**Memory levels** (off-chip first)")
-    st.dataframe(app.levels_frame(hw), hide_index=True, width="stretch")
+    st.dataframe(views.levels_frame(hw), hide_index=True, width="stretch")
     if hw.links:
         st.markdown("**Links** (bandwidth per direction)")
-        st.dataframe(app.links_frame(hw), hide_index=True, width="stretch")
+        st.dataframe(views.links_frame(hw), hide_index=True, width="stretch")
     with st.expander("Sources"):
-        st.dataframe(app.sources_frame(hw), hide_index=True, width="stretch")
+        st.dataframe(views.sources_frame(hw), hide_index=True, width="stretch")
     b1, b2, _ = st.columns([1, 1, 4])
     b1.download_button("Download YAML", hardware_to_yaml(hw), file_name=f"{hw.id}.yaml", mime="application/x-yaml",
                        icon=":material/download:", on_click="ignore")
     if hw.id in custom and b2.button("Remove from session", icon=":material/delete:"):
         del custom[hw.id]
-        ss["hw_flash"] = f"Removed {hw.id}."
+        state.HW_FLASH.set(f"Removed {hw.id}.")
         st.rerun()
 
 with add:
@@ -106,16 +107,16 @@ with add:
         overrides = st.checkbox("Replace a built-in device with the same id", key="f_overrides")
         submitted = st.form_submit_button("Add device", type="primary", key="f_submit")
     if submitted:
-        form = app.DeviceForm(id=dev_id, name=name, vendor=vendor, kind=kind,
+        form = DeviceForm(id=dev_id, name=name, vendor=vendor, kind=kind,
                               ceilings=[c for c in ceilings if c[2] > 0], hbm_bandwidth=hbm_bw, hbm_capacity=hbm_cap,
                               hbm_label=hbm_label, l2_bandwidth=l2_bw, l2_capacity=l2_cap, link_name=link,
                               link_bandwidth=link_bw, source=source or "entered in the Roofline app",
                               overrides=overrides)
-        text = app.device_form_yaml(form)
+        text = device_form_yaml(form)
         try:
-            devices = app.parse_custom_devices(text.encode(), "the form", ss["builtin_catalog"], custom)
+            devices = parse_custom_devices(text.encode(), "the form", state.BUILTIN.read(), custom)
         except RoofcoreError as e:
-            app_pages.message("error", e, where=left)
+            message("error", e, where=left)
             with left.expander("The catalog YAML this form produced"):
                 st.code(text, language="yaml")
         else:
@@ -124,16 +125,16 @@ with add:
         st.markdown("**Or upload catalog YAML**")
         st.caption("The same grammar as the built-in catalogs (catalogs/README.md); start from any device's "
                    "Download YAML. Devices stay in this session only.")
-        up = st.file_uploader("Catalog YAML", type=["yaml", "yml"], key=f"hw_upload_{ss.get('hw_upload_gen', 0)}")
-        if up is not None and up.file_id != ss.get("hw_upload_done"):
+        up = st.file_uploader("Catalog YAML", type=["yaml", "yml"], key=f"hw_upload_{state.HW_UPLOAD_GEN.get(0)}")
+        if up is not None and up.file_id != state.HW_UPLOAD_DONE.get():
             try:
-                devices = app.parse_custom_devices(up.getvalue(), up.name, ss["builtin_catalog"], custom)
+                devices = parse_custom_devices(up.getvalue(), up.name, state.BUILTIN.read(), custom)
             except RoofcoreError as e:
-                app_pages.message("error", e)
+                message("error", e)
             else:
-                ss["hw_upload_done"] = up.file_id
+                state.HW_UPLOAD_DONE.set(up.file_id)
                 add_devices(devices)
         if custom:
             st.markdown("**This session's devices**")
             for hw_id in list(custom):
-                st.markdown(f"- {app.escape_message(labels.get(hw_id, hw_id))}")
+                st.markdown(f"- {escape_message(labels.get(hw_id, hw_id))}")

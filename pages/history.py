@@ -4,14 +4,14 @@
 import pandas as pd
 import streamlit as st
 
-import app_pages
-import app_runs
-from roofcore import RoofcoreError
-from roofcore import app_support as app
+from app import page, state, tables
+from app import runs as app_runs
+from app.keys import device_key
+from app.messages import message
+from roofcore import RoofcoreError, views
 from roofcore.units import fmt_pct, fmt_time
 
-app_pages.start("pages/history.py", "History")
-ss = st.session_state
+page.start("pages/history.py", "History")
 if not app_runs.available():
     st.info("Saved runs need the database support on this server: `pip install 'roofcore[team]'`.",
             icon=":material/database:")
@@ -22,7 +22,7 @@ st.caption("Runs saved with **Save this run** in the sidebar, or by a pipeline w
            "is frozen at save time."
            + ("" if viewer.login else " No login on this server: everyone who can reach the app sees every run."))
 
-for note in ss.pop("hist_notes", []):
+for note in state.HISTORY_NOTES.pop([]):
     st.success(note, icon=":material/check_circle:")
 projects = store.projects(viewer)
 if not projects:
@@ -49,18 +49,18 @@ st.dataframe(pd.DataFrame({
 
 # --------------------------------------------------------------------------------------------- kernels over time
 
-hw_ids = ss.get("hw_ids") or []
+hw_ids = state.hw_ids()
 if not hw_ids:
     st.info("Select at least one device in the sidebar to see how the kernels moved.", icon=":material/memory:")
     st.stop()
-catalog = ss["catalog"]
+catalog = state.catalog()
 st.subheader("Kernels over time")
 left, right = st.columns([2, 1])
-hw_id = left.selectbox("Device", hw_ids, key="hist_hw", format_func=lambda h: app.device_label(catalog.get(h)))
+hw_id = left.selectbox("Device", hw_ids, key="hist_hw", format_func=lambda h: views.device_label(catalog.get(h)))
 last = right.slider("Last runs", 2, min(50, len(runs)), value=min(10, len(runs)), key="hist_last") \
     if len(runs) > 2 else len(runs)
 window = runs[:last]
-achievable = bool(ss.get("achievable"))
+achievable = state.achievable()
 
 
 @st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
@@ -76,9 +76,9 @@ hw = catalog.get(hw_id)
 try:
     items = tuple((info, w) for info, _files, w, _key in (app_runs.load_run(r.id) for r in window))
 except RoofcoreError as e:
-    app_pages.message("error", e)
+    message("error", e)
     st.stop()
-h = history("|".join([*(r.id for r in window), app.device_key(hw), f"achievable={achievable}"]), items, hw,
+h = history("|".join([*(r.id for r in window), device_key(hw), f"achievable={achievable}"]), items, hw,
             achievable)
 m = h.movers
 if m.empty:
@@ -90,7 +90,7 @@ else:
         "Kernel": m["kernel"], "Runs": m["runs"], "Basis": m["basis"], "First": m["first_s"].map(fmt_time),
         "Last": m["last_s"].map(fmt_time), "Time change (%)": m["time_change"] * 100,
         "Of roof, first": m["first_efficiency"].map(fmt_pct), "Of roof, last": m["last_efficiency"].map(fmt_pct),
-        "Bound (last)": m["bound"].fillna("unknown")}).head(app.TABLE_ROW_LIMIT),
+        "Bound (last)": m["bound"].fillna("unknown")}).head(tables.TABLE_ROW_LIMIT),
         hide_index=True, width="stretch", key="hist_movers",
         column_config={"Time change (%)": st.column_config.NumberColumn(format="%+.1f%%")})
     shown = st.multiselect("Kernels charted", list(m["kernel"]), default=list(m["kernel"][:6]), key="hist_kernels",
@@ -138,29 +138,29 @@ if c3.button("Open in Compare", key="hist_compare", icon=":material/compare_arro
     for rid in (before, after):
         info, _files, w, key = app_runs.load_run(rid)
         sides.append((w, key, labels[rid]))
-    ss["compare_runs"] = tuple(sides)
-    ss["cmp_hw"] = hw_id if hw_id in hw_ids else hw_ids[0]
+    state.COMPARE_RUNS.set(tuple(sides))
+    state.COMPARE_HW.set(hw_id if hw_id in hw_ids else hw_ids[0])
     st.switch_page("pages/compare.py")
 
 
 def _delete(run_id: str) -> None:
     try:
         store.delete(run_id, viewer)
-        ss["hist_notes"] = [f"Deleted {labels.get(run_id, run_id)} and its files."]
+        state.HISTORY_NOTES.set([f"Deleted {labels.get(run_id, run_id)} and its files."])
     except RoofcoreError as e:
-        ss["hist_notes"] = []
-        ss["hist_delete_error"] = str(e)
-    ss["hist_delete_confirm"] = False
+        state.HISTORY_NOTES.set([])
+        state.HISTORY_DELETE_ERROR.set(str(e))
+    state.HISTORY_DELETE_CONFIRM.set(False)
 
 
 mine = [r.id for r in runs if viewer.can_delete(r.owner, r.visibility)]
 with st.expander("Delete a run", icon=":material/delete:"):
-    if err := ss.pop("hist_delete_error", None):
-        app_pages.message("error", err)
+    if err := state.HISTORY_DELETE_ERROR.pop():
+        message("error", err)
     if not mine:
         st.caption("None of these runs is yours to delete.")
     else:
         pick = st.selectbox("Run", mine, key="hist_delete_pick", format_func=labels.get)
-        confirm = st.checkbox("Delete it and its files, for everyone", key="hist_delete_confirm")
+        confirm = st.checkbox("Delete it and its files, for everyone", key=state.HISTORY_DELETE_CONFIRM.name)
         st.button("Delete", key="hist_delete", disabled=not confirm, on_click=_delete, args=(pick,),
                   icon=":material/delete_forever:")

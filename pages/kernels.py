@@ -2,24 +2,22 @@
 
 import streamlit as st
 
-import app_pages
-from roofcore import FLAG_CODES, RoofcoreError
-from roofcore import app_support as app
+from app import page, state, tables
+from app.markdown import escape_message
+from app.memo import remember
+from app.messages import message
+from roofcore import FLAG_CODES, RoofcoreError, views
 from roofcore.cli import analysis_csv
 
-app_pages.start("pages/kernels.py", "Kernels")
-a = app_pages.analysis()
+page.start("pages/kernels.py", "Kernels")
+a = page.analysis()
 
 ids = [h.id for h in a.hardware]
-memo = st.session_state.setdefault("kernels_memo", {})
-key = st.session_state["analysis_token"]
+key = state.token()
 try:
-    if key not in memo:
-        memo.clear()
-        memo[key] = app.kernel_table(a, ids)
-    table = memo[key]
+    table = remember("kernels.table", key, lambda: views.kernel_table(a, ids), keep=1)
 except RoofcoreError as e:
-    app_pages.message("error", e)
+    message("error", e)
     st.stop()
 
 f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
@@ -31,43 +29,37 @@ groups = f3.multiselect("Group", sorted(g for g in table["Group"].unique() if g)
                         disabled=not table["Group"].astype(bool).any())
 text = f4.text_input("Name contains", key="k_text", placeholder="e.g. gemm")
 
-shown = app.filter_kernels(table, bounds=bounds, flags=flags, groups=groups, text=text)
-if len(shown) > app.TABLE_ROW_LIMIT:
-    note = f"Showing the {app.TABLE_ROW_LIMIT:,} longest-running of {len(shown):,} matching rows; the CSV has all."
-    shown = shown.nlargest(app.TABLE_ROW_LIMIT, "_key")
+shown = views.filter_kernels(table, bounds=bounds, flags=flags, groups=groups, text=text)
+if len(shown) > tables.TABLE_ROW_LIMIT:
+    note = (f"Showing the {tables.TABLE_ROW_LIMIT:,} longest-running of {len(shown):,} matching rows; "
+            "the CSV has all.")
+    shown = shown.nlargest(tables.TABLE_ROW_LIMIT, "_key")
 else:
     note = f"{len(shown):,} of {len(table):,} rows (one per kernel and device)."
-config = {col: st.column_config.NumberColumn(col, format=fmt, help=help_)
-          for col, (_f, _s, fmt, help_) in app.KERNEL_COLUMNS.items()}
-config["Launches"] = st.column_config.NumberColumn("Launches", format="%d")
-st.dataframe(shown.drop(columns=["_row", "_flags", "_key"]), hide_index=True, width="stretch", column_config=config,
-             height=min(35 * (len(shown) + 1) + 3, 560), placeholder="–")
+st.dataframe(shown.drop(columns=["_row", "_flags", "_key"]), hide_index=True, width="stretch",
+             column_config=tables.kernel_columns(), height=tables.height(len(shown), 560), placeholder="–")
 c1, c2 = st.columns([4, 1], vertical_alignment="center")
 c1.caption(note + " Click a column header to sort.")
 c2.download_button("Download CSV", lambda: analysis_csv(a), file_name="roofline-kernels.csv", mime="text/csv",
                    icon=":material/download:", on_click="ignore", help="Every kernel on every selected device.")
 
 st.subheader("One kernel in detail")
-choices_memo = st.session_state.setdefault("kernel_choices", {})
-if key not in choices_memo:
-    choices_memo.clear()
-    choices_memo[key] = app.kernel_choices(a, ids[0])
-choices = choices_memo[key]
+choices = remember("kernels.choices", key, lambda: views.kernel_choices(a, ids[0]), keep=1)
 row = st.selectbox("Kernel", list(choices), format_func=choices.__getitem__, key="k_detail",
-                   help=f"Longest-running first (the top {app.CHOICE_LIMIT:,}).")
+                   help=f"Longest-running first (the top {views.CHOICE_LIMIT:,}).")
 if row is not None:
     try:
-        detail = app.kernel_detail(a, row)
+        detail = views.kernel_detail(a, row)
     except RoofcoreError as e:
-        app_pages.message("error", e)
+        message("error", e)
         st.stop()
     for d in detail.values():
         with st.container(border=True):
-            st.markdown(f"**{app.escape_message(app.device_label(d['hardware']))}** — bound by `{d['bound']}`")
+            st.markdown(f"**{escape_message(views.device_label(d['hardware']))}** — bound by `{d['bound']}`")
             for i in range(0, len(d["metrics"]), 3):
                 for col, m in zip(st.columns(3), d["metrics"][i:i + 3], strict=False):
                     col.metric(m.label, m.value, help=m.help)
             st.dataframe(d["resources"], hide_index=True, width="stretch", placeholder="–")
             st.caption(f"Roofline time = the largest resource time (perfect overlap). Input: {d['source']}.")
             for fl in d["flags"]:
-                app_pages.message("warning", f"{fl['code']}: {fl['message']}")
+                message("warning", f"{fl['code']}: {fl['message']}")

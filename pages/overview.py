@@ -2,66 +2,68 @@
 
 import streamlit as st
 
-import app_pages
-from roofcore import RoofcoreError
-from roofcore import app_support as app
+from app import page, state
+from app.markdown import escape_markdown, escape_message
+from app.memo import shared
+from app.messages import message
+from app.sidebar import counted
+from roofcore import RoofcoreError, views
 from roofcore.analyze import coverage_text, speedup_note
 from roofcore.charts import bound_share_chart
 
-app_pages.start("pages/overview.py", "Overview")
-a = app_pages.analysis()
+page.start("pages/overview.py", "Overview")
+a = page.analysis()
 
 w = a.workload
 timed = int(w.frame["time_s"].notna().sum())
 # counted as the sidebar counts (the workload as read, whether or not launches are combined for the analysis)
-entry = st.session_state["workload"]
-unit = "kernel" if st.session_state.get("combine", True) or w.frame["name"].is_unique else "row"  # launches apart
+entry = state.workload()
+unit = "kernel" if state.combine() or w.frame["name"].is_unique else "row"  # launches apart
 timing = ("no measured times: every number is a roofline bound" if not timed else
           f"every {unit} has a measured time" if timed == len(w) else
-          f"{timed:,} of {app.plural(len(w), unit)} have a measured time")
-st.caption(f"**{app.escape_message(w.name)}** · {entry.get('count_text') or app.count_text(entry['workload'])} from "
-           + (app.escape_message(", ".join(w.sources)) or "memory") + f" · {timing}"
+          f"{timed:,} of {views.plural(len(w), unit)} have a measured time")
+st.caption(f"**{escape_message(w.name)}** · {counted(entry)} from "
+           + (escape_message(", ".join(w.sources)) or "memory") + f" · {timing}"
            + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
 
 
 def cached(fn, hw_id: str):
-    """``fn(hw_id)`` once per analysis for every session (app_pages.shared): reruns and page changes are free."""
-    return app_pages.shared(f"overview.{fn.__name__}", hw_id, lambda: fn(hw_id))
+    """``fn(hw_id)`` once per analysis for every session (app.memo.shared): reruns and page changes are free."""
+    return shared(f"overview.{fn.__name__}", hw_id, lambda: fn(hw_id))
 
 
 def top(hw_id: str):
-    return app.top_kernels(a, hw_id, 10)
+    return views.top_kernels(a, hw_id, 10)
 
 
 def flags(hw_id: str):
-    return app.flag_groups(a, hw_id)
+    return views.flag_groups(a, hw_id)
 
 
 def micro(hw_id: str):
-    return app.micro_kernel_note(a, hw_id)
+    return views.micro_kernel_note(a, hw_id)
 
 
 try:
     for hw in a.hardware:
         s = cached(a.summary, hw.id)
         with st.container(border=True):
-            st.subheader(app.device_label(hw))
-            metrics = app.overview_metrics(s)
+            st.subheader(views.device_label(hw))
+            metrics = views.overview_metrics(s)
             for col, m in zip(st.columns(len(metrics)), metrics, strict=True):
                 col.metric(m.label, m.value, help=m.help)
             covered = coverage_text(s)
             if covered:
-                app_pages.message("info", covered + (" The import notes above say what to collect."
-                                                     if w.warnings else ""))
+                message("info", covered + (" The import notes above say what to collect." if w.warnings else ""))
             caveat = speedup_note(s) or (cached(micro, hw.id) if s["time_s"] is not None else "")
             if caveat:
-                app_pages.message("info", caveat)
+                message("info", caveat)
             left, right = st.columns([2, 3], gap="large")
             with left:
                 basis = "measured time" if s["share_basis"] == "measured" else "roofline time"
                 st.markdown(f"**Time by bound** ({basis})")
                 if s["time_share_by_bound"]:
-                    spec = app_pages.shared("overview.bound_chart", hw.id, lambda s=s: bound_share_chart(
+                    spec = shared("overview.bound_chart", hw.id, lambda s=s: bound_share_chart(
                         s["time_share_by_bound"], width=300).to_dict())
                     st.vega_lite_chart(spec=dict(spec), theme=None, width="content")
             with right:
@@ -69,8 +71,8 @@ try:
                 groups = cached(flags, hw.id)
                 for g in groups:
                     with st.expander(f"`{g.code}` × {g.count:,} — {g.help}"):
-                        for name, message in g.examples:
-                            st.markdown(f"- **{app.escape_markdown(name)}**: {app.escape_markdown(message)}")
+                        for name, text in g.examples:
+                            st.markdown(f"- **{escape_markdown(name)}**: {escape_markdown(text)}")
                         if g.count > len(g.examples):
                             st.caption(f"… and {g.count - len(g.examples):,} more: filter by this flag on the "
                                        "Kernels page.")
@@ -81,4 +83,4 @@ try:
                                                          if ranked == "headroom" else ""))
             st.dataframe(table, hide_index=True, width="stretch", placeholder="–")
 except RoofcoreError as e:
-    app_pages.message("error", e)
+    message("error", e)

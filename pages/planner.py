@@ -1,6 +1,9 @@
 """Planner: the current workload projected onto other devices, what-if transformations, workload builders,
 the crossover solvers and scenarios (upload one, or download the What-if steps as one). Thin: every number
-comes from :mod:`roofcore.plan`; the tables are :mod:`roofcore.app_support`'s, the charts :mod:`roofcore.charts`'.
+comes from :mod:`roofcore.plan`; the tables are :mod:`roofcore.views`', the charts :mod:`roofcore.charts`'.
+
+It plans on the workload as loaded, each launch its own row: combining repeated launches (the sidebar's toggle)
+is for display; a plan's numbers never depend on it.
 """
 
 import hashlib
@@ -9,44 +12,43 @@ import json
 import streamlit as st
 import yaml
 
-import app_pages
-from roofcore import RoofcoreError, charts, plan
-from roofcore import app_support as app
+from app import page, state
+from app.markdown import escape_markdown, escape_message
+from app.memo import remember
+from app.messages import message
+from app.planner import BUILDER_DEFAULTS, SCENARIO_EXAMPLES, scenario_base
+from app.sidebar import counted
+from roofcore import RoofcoreError, charts, plan, views, whatif
 from roofcore.builders import BUILDER_PARAMS, BUILDERS, build_workload
 from roofcore.limits import load_yaml
 from roofcore.models import DTYPE_SIZE
 
-app_pages.start("pages/planner.py", "Planner")
-ss = st.session_state
-a = app_pages.analysis()
+page.start("pages/planner.py", "Planner")
+a = page.analysis()
 
-catalog = ss["catalog"]
-achievable = bool(ss.get("achievable"))
-base = a.workload  # the current workload as analysed (launches combined when the sidebar says so)
+catalog = state.catalog()
+achievable = state.achievable()
+entry = state.workload()
+base = entry["workload"]  # as loaded, launches apart: the sidebar combines them for display only
 hw_ids = [h.id for h in a.hardware]
-token = ss["analysis_token"]
-memo = ss.setdefault("planner_memo", {})
+token = state.token()  # names the workload's content, the devices' figures and the options: the memos key on it
 DTYPES = list(DTYPE_SIZE)
 
 
 def cached(key: tuple, build):
     """``build()`` memoised per session (reruns and page changes cost nothing)."""
-    if key not in memo:
-        if len(memo) > 32:
-            memo.clear()
-        memo[key] = build()
-    return memo[key]
+    return remember("planner", key, build)
 
 
-st.caption(f"**{app.escape_message(base.name)}** · {app.plural(len(base), 'kernel')} · devices: {', '.join(hw_ids)} · "
+st.caption(f"**{escape_message(base.name)}** · {counted(entry)} · devices: {', '.join(hw_ids)} · "
            + ("achievable roofs" if achievable else "theoretical roofs"))
 project_tab, whatif_tab, build_tab, solver_tab, scenario_tab = st.tabs(
     ["Project", "What-if", "Build", "Solvers", "Scenario"])
 
 # ------------------------------------------------------------------------------------------------ project
 with project_tab:
-    options = app.device_order(catalog)
-    labels = {h.id: app.device_label(h) for h in catalog}
+    options = views.device_order(catalog)
+    labels = {h.id: views.device_label(h) for h in catalog}
     extra = st.multiselect("More target devices", [o for o in options if o not in hw_ids], key="plan_targets",
                            format_func=labels.__getitem__, placeholder="Add devices to project onto",
                            help="The sidebar's devices come first; add others to see the same workload there.")
@@ -69,30 +71,32 @@ with project_tab:
         proj = cached(("project", token, tuple(targets), source, tuple(sorted(prices.items())), achievable),
                       lambda: plan.project(base, source, [catalog.get(h) for h in targets],
                                            price_per_hour=prices, achievable=achievable))
-        st.dataframe(app.projection_frame(proj), hide_index=True, width="stretch", key="plan_projection")
-        st.altair_chart(charts.projection_chart(app.projection_totals(proj)), theme=None, width="content")
+        st.dataframe(views.projection_frame(proj), hide_index=True, width="stretch", key="plan_projection")
+        st.altair_chart(charts.projection_chart(views.projection_totals(proj)), theme=None, width="content")
         st.caption(f"Speedups are against **{proj.reference}** "
                    + ("(where the times were measured). " if proj.source else "(the first device). ")
                    + "Estimate: a measured kernel's projected time (it keeps its measured efficiency), else its "
                    "roofline time. Across vendors only FLOPs, off-chip and link bytes carry over (on-chip cache "
                    "levels are dropped): a cross-vendor projection is a bound, not a port.")
         for note in proj.notes:
-            st.caption(f"Note: {app.escape_markdown(note)}")
+            st.caption(f"Note: {escape_markdown(note)}")
     except RoofcoreError as e:
-        app_pages.message("error", e)
+        message("error", e)
 
 # ------------------------------------------------------------------------------------------------ what-if
 with whatif_tab:
     names = [str(n) for n in base.frame["name"]]
     st.caption("Pick transformations of the current workload; they apply in this order (fuse → precision → batch → "
-               "shard → communication) and give a new variant (the workload itself is unchanged).")
+               "shard → communication) and give a new variant (the workload itself is unchanged)."
+               + ("" if len(set(names)) == len(names) else " Repeated launches are listed one by one: fuse the "
+                  "launches you mean."))
     steps: list[dict] = []
     c1, c2 = st.columns(2, gap="medium")
     with c1:
         fuse_pick = st.multiselect("Fuse a chain (in workload order)", range(len(names)), key="wi_fuse",
                                    format_func=lambda i: f"{i}: {names[i]}",
                                    help="Two or more kernels become one: the intermediate reads and writes leave "
-                                        "off-chip memory (roofcore/plan.py documents the split).")
+                                        "off-chip memory (roofcore/plan/transforms.py documents the split).")
         if len(fuse_pick) >= 2:
             chain = [names[i] for i in sorted(fuse_pick)]
             steps.append({"name": "fuse " + " + ".join(chain),
@@ -125,20 +129,20 @@ with whatif_tab:
                          help="Every roof is lowered to (1 − f) of its value.")
         if frac > 0:
             steps.append({"name": f"comm {frac:.0%}", "comm_fraction": float(frac)})
-    ss["whatif_steps"] = steps
+    state.WHATIF_STEPS.set(steps)
     if not steps:
         st.info("No transformation picked: the variant is the workload itself.", icon=":material/tune:")
-        ss.pop("whatif_variant", None)
+        state.WHATIF_VARIANT.pop()
     else:
         try:
             key = ("variant", token, json.dumps(steps, sort_keys=True))
             variant, va, ba = cached(key, lambda: (
-                (v := app.apply_steps(base, steps)),
+                (v := whatif.apply_steps(base, steps)),
                 plan.evaluate(v, a.hardware, achievable=achievable),
                 plan.evaluate(base, a.hardware, achievable=achievable)))
-            ss["whatif_variant"] = variant
-            units = app.batch_units(steps)
-            st.dataframe(app.variant_totals(ba, va, units), hide_index=True, width="stretch", key="wi_totals")
+            state.WHATIF_VARIANT.set(variant)
+            units = whatif.batch_units(steps)
+            st.dataframe(views.variant_totals(ba, va, units), hide_index=True, width="stretch", key="wi_totals")
             if units != 1.0:
                 st.caption(f"A run of the variant does {units:g}× the base's work (the batch step), so times are "
                            "compared per unit of work, per sample or per token: the variant's Σ t_roof ÷ "
@@ -152,17 +156,17 @@ with whatif_tab:
             st.vega_lite_chart(spec=fig.spec(arrow=True), theme=None, width="content", key="wi_chart")
             st.caption(fig.caption + " A fused kernel has a new name, so it has no arrow.")
             for note in dict.fromkeys(variant.warnings):
-                st.caption(f"Note: {app.escape_markdown(note)}")
+                st.caption(f"Note: {escape_markdown(note)}")
         except RoofcoreError as e:
-            ss.pop("whatif_variant", None)
-            app_pages.message("error", e)
+            state.WHATIF_VARIANT.pop()
+            message("error", e)
 
 # ------------------------------------------------------------------------------------------------ build
 with build_tab:
     builder = st.selectbox("Builder", sorted(BUILDERS), key="b_name",
                            index=sorted(BUILDERS).index("transformer") if "transformer" in BUILDERS else 0)
     spec = BUILDER_PARAMS[builder]
-    defaults = app.BUILDER_DEFAULTS.get(builder, {})
+    defaults = BUILDER_DEFAULTS.get(builder, {})
     params: dict = {}
     cols = st.columns(4)
     for i, (pname, (kind, required)) in enumerate(spec.items()):
@@ -187,19 +191,19 @@ with build_tab:
             params[pname] = int(v) if kind == "int" else v
     try:
         built = cached(("build", builder, json.dumps(params, sort_keys=True)), lambda: build_workload(builder, params))
-        st.caption(f"**{app.escape_markdown(built.name)}**: {len(built):,} kernels.")
+        st.caption(f"**{escape_markdown(built.name)}**: {len(built):,} kernels.")
 
         def use_built(w, name: str, p: dict) -> None:
             digest = hashlib.sha1(json.dumps(p, sort_keys=True).encode()).hexdigest()[:12]
-            st.session_state["workload"] = {"workload": w, "label": f"{name} builder: {w.name}",
-                                            "key": f"builder:{name}:{digest}", "builder": name, "params": p}
+            state.WORKLOAD.set({"workload": w, "label": f"{name} builder: {w.name}",
+                                "key": f"builder:{name}:{digest}", "builder": name, "params": p})
 
         st.button("Use as workload", on_click=use_built, args=(built, builder, dict(params)), type="primary", icon=":material/input:", key="b_use",
                   help="Every page then analyses this built workload (until you upload or clear).")
         with st.expander("Kernels"):
-            st.dataframe(app.inline_kernels(built), hide_index=True, width="stretch")
+            st.dataframe(whatif.inline_kernels(built), hide_index=True, width="stretch")
     except RoofcoreError as e:
-        app_pages.message("error", e)
+        message("error", e)
 
 # ------------------------------------------------------------------------------------------------ solvers
 with solver_tab:
@@ -223,7 +227,7 @@ with solver_tab:
         st.altair_chart(cached(("mi-chart", tuple(hw_ids)), lambda: charts.matmul_intensity_chart(a.hardware)),
                         theme=None, width="content")
     except RoofcoreError as e:
-        app_pages.message("error", e)
+        message("error", e)
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**2-chip sharded matmul: link- or compute-bound?**")
@@ -239,7 +243,7 @@ with solver_tab:
                       help="X[B,D] @ W[D,F] sharded on D over 2 chips, bf16, ring all-reduce of the B×F partial "
                            "sums: D = |bf16|·π/β.")
         except RoofcoreError as e:
-            app_pages.message("error", e)
+            message("error", e)
     with right:
         st.markdown("**Tile size for a target intensity**")
         t1, t2, t3 = st.columns(3)
@@ -251,7 +255,7 @@ with solver_tab:
             st.metric("Smallest tile (bm × bn)", f"{bm:,} × {bn:,}",
                       help=f"bm·bn/(bm+bn) = {plan.tiled_intensity(bm, bn):,.1f} FLOP/byte (writes ignored).")
         except RoofcoreError as e:
-            app_pages.message("error", e)
+            message("error", e)
 
 # ------------------------------------------------------------------------------------------------ scenario
 with scenario_tab:
@@ -271,27 +275,26 @@ with scenario_tab:
                 return plan.run_scenario(doc, catalog, allow_files=False)
 
             result = cached(("scenario", up.file_id), lambda: run_uploaded(up.getvalue(), up.name))
-            st.subheader(app.escape_markdown(result.name))
+            st.subheader(escape_markdown(result.name))
             if result.description:
-                st.caption(app.escape_markdown(result.description))
-            st.dataframe(app.scenario_frame(result), hide_index=True, width="stretch", key="sc_table")
+                st.caption(escape_markdown(result.description))
+            st.dataframe(views.scenario_frame(result), hide_index=True, width="stretch", key="sc_table")
             st.download_button("Download result JSON", lambda: json.dumps(result.to_json(), indent=1),
                                file_name="scenario-result.json", mime="application/json", icon=":material/download:")
         except RoofcoreError as e:
-            app_pages.message("error", e)
+            message("error", e)
     st.markdown("**The What-if steps as a scenario**")
-    entry = ss["workload"]
-    wsteps = ss.get("whatif_steps") or []
-    sbase, note = app.scenario_base({**entry, "workload": base})
-    st.caption(app.escape_markdown(note) + f" Steps: {len(wsteps)} from the What-if tab; devices: the sidebar's.")
+    wsteps = state.WHATIF_STEPS.get() or []
+    sbase, note = scenario_base(entry)
+    st.caption(escape_markdown(note) + f" Steps: {len(wsteps)} from the What-if tab; devices: the sidebar's.")
     if sbase is not None:
-        text = app.scenario_yaml(f"What-if on {base.name}", sbase, hw_ids, wsteps,
+        text = whatif.scenario_yaml(f"What-if on {base.name}", sbase, hw_ids, wsteps,
                                  measured_on=source if timed and not entry.get("builder") else None,
                                  price_per_hour={k: v for k, v in prices.items() if k in hw_ids})
         st.download_button("Download scenario YAML", text, file_name="whatif-scenario.yaml", mime="application/x-yaml",
                            icon=":material/download:", key="sc_download")
     st.markdown("**Example scenarios**")
-    examples = sorted(app.SCENARIO_EXAMPLES.glob("*.yaml"))
+    examples = sorted(SCENARIO_EXAMPLES.glob("*.yaml"))
     ecols = st.columns(2)
     for i, path in enumerate(examples):
         text = path.read_text(encoding="utf-8")

@@ -2,15 +2,17 @@
 
 import streamlit as st
 
-import app_pages
-from roofcore import RoofcoreError, charts
+from app import page, state
+from app.markdown import escape_markdown
+from app.memo import remember
+from app.messages import message
+from roofcore import RoofcoreError, charts, views
 from roofcore import advise as adv
-from roofcore import app_support as app
 from roofcore.analyze import speedup_note
 from roofcore.names import short_names
 
-app_pages.start("pages/recommendations.py", "Recommendations")
-a = app_pages.analysis()
+page.start("pages/recommendations.py", "Recommendations")
+a = page.analysis()
 
 #: cards shown per device (the rest are counted below them)
 SHOWN = 15
@@ -18,18 +20,12 @@ st.caption("Ranked by the seconds each action would save over the whole workload
            "kernel's seconds are counted once: an action ranked lower counts only what it adds to those above it. "
            "Data checks come first: until they are fixed, the other advice rests on wrong or missing numbers.")
 
-token = st.session_state["analysis_token"]
-memo = st.session_state.setdefault("advice_memo", {})
+token = state.token()
 
 
 def cached(kind: str, hw_id: str, build):
     """``build()`` memoised per session and analysis (reruns and page changes cost nothing)."""
-    key = (token, kind, hw_id)
-    if key not in memo:
-        if len(memo) > 32:
-            memo.clear()
-        memo[key] = build()
-    return memo[key]
+    return remember("recommendations", (token, kind, hw_id), build)
 
 
 def chart_spec(hw_id: str, names: tuple[str, ...]) -> dict:
@@ -40,12 +36,12 @@ def chart_spec(hw_id: str, names: tuple[str, ...]) -> dict:
 try:
     for hw in a.hardware:
         advice = cached("advice", hw.id, lambda hw_id=hw.id: adv.advise(a, hw_id))
-        st.subheader(app.device_label(hw))
-        st.markdown(f"**{app.escape_markdown(advice.summary())}**")
-        caveat = speedup_note(a.summary(hw.id)) or cached("micro", hw.id, lambda hw_id=hw.id: app.micro_kernel_note(
+        st.subheader(views.device_label(hw))
+        st.markdown(f"**{escape_markdown(advice.summary())}**")
+        caveat = speedup_note(a.summary(hw.id)) or cached("micro", hw.id, lambda hw_id=hw.id: views.micro_kernel_note(
             a, hw_id))
         if caveat and advice.items:
-            app_pages.message("info", caveat)
+            message("info", caveat)
         if not advice.items:
             continue
         cards = adv.cards(advice, SHOWN)
@@ -62,15 +58,15 @@ try:
             for c in cards:
                 with st.container(border=True):
                     head, gain = st.columns([4, 2], vertical_alignment="top")
-                    head.markdown(f"**{c.rank}. {app.escape_markdown(c.title)}**")
-                    gain.markdown(f"**{app.escape_markdown(c.gain)}**")
-                    st.caption(app.escape_markdown(c.meta))
-                    st.markdown(app.escape_markdown(c.reason))
+                    head.markdown(f"**{c.rank}. {escape_markdown(c.title)}**")
+                    gain.markdown(f"**{escape_markdown(c.gain)}**")
+                    st.caption(escape_markdown(c.meta))
+                    st.markdown(escape_markdown(c.reason))
                     short = short_names(c.kernels)  # a templated name runs to a paragraph: the Kernels page has it
-                    st.markdown("Kernels: " + " · ".join(app.escape_markdown(short[k]) for k in c.kernels)
-                                + (f" ({app.escape_markdown(c.more)})" if c.more else ""))
+                    st.markdown("Kernels: " + " · ".join(escape_markdown(short[k]) for k in c.kernels)
+                                + (f" ({escape_markdown(c.more)})" if c.more else ""))
             if len(advice.items) > len(cards):
                 st.caption(f"… and {len(advice.items) - len(cards):,} more recommendations with smaller gains "
                            "(`roofline advise --top 0` lists them all).")
 except RoofcoreError as e:
-    app_pages.message("error", e)
+    message("error", e)

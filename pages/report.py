@@ -5,16 +5,18 @@ import json
 import streamlit as st
 import yaml
 
-import app_pages
+from app import page, state
+from app.memo import remember
+from app.messages import message
 from roofcore import RoofcoreError, report
 from roofcore.advise import advise_all
 from roofcore.cli import analysis_csv
 from roofcore.limits import load_yaml
 from roofcore.plan import run_scenario
 
-app_pages.start("pages/report.py", "Report")
-a = app_pages.analysis()
-token = st.session_state["analysis_token"]
+page.start("pages/report.py", "Report")
+a = page.analysis()
+token = state.token()
 
 try:
     up = st.file_uploader("Attach a planning scenario (YAML, optional)", type=["yaml", "yml"], key="report_scenario",
@@ -23,9 +25,9 @@ try:
     scenario = None
     if up is not None:
         try:
-            scenario = run_scenario(load_yaml(up.getvalue(), up.name), st.session_state["catalog"], allow_files=False)
+            scenario = run_scenario(load_yaml(up.getvalue(), up.name), state.catalog(), allow_files=False)
         except (RoofcoreError, yaml.YAMLError) as e:
-            app_pages.message("error", f"Scenario not attached: {e}")
+            message("error", f"Scenario not attached: {e}")
     title = st.text_input("Title", value=report.default_title(a), key="report_title")
     opts = st.columns(3)
     top = opts[0].number_input("Top kernels", min_value=1, max_value=50, value=report.TOP, step=1, key="report_top",
@@ -36,17 +38,17 @@ try:
         help=f"Kernels listed with their full names: 'auto' lists every kernel up to {report.APPENDIX_ALL_MAX:,}, "
              "else the top ones (the CSV has them all).")]
     paper = opts[2].selectbox("Paper", report.PAPERS, key="report_paper", format_func=str.upper)
-    memo = st.session_state.setdefault("report_memo", {})
     key = (token, title, up.file_id if up is not None and scenario is not None else None, top, mode, paper)
     options = {"title": title, "scenario": scenario, "top": int(top), "appendix": mode, "paper": paper}
-    if key not in memo:
-        memo.clear()
+
+    def build() -> tuple[str, dict]:
         advice = advise_all(a)
-        memo[key] = (report.build_html(a, advice=advice, **options), advice)
-    page, advice = memo[key]
+        return report.build_html(a, advice=advice, **options), advice
+
+    html, advice = remember("report", key, build, keep=1)
 
     cols = st.columns(4)
-    cols[0].download_button("HTML", page.encode("utf-8"), "roofline-report.html", "text/html",
+    cols[0].download_button("HTML", html.encode("utf-8"), "roofline-report.html", "text/html",
                             icon=":material/description:", on_click="ignore")  # no rerun: nothing changes
     missing = report.pdf_available()
     if missing:
@@ -62,6 +64,6 @@ try:
         "JSON", lambda: json.dumps({**a.to_json(), "advice": [x.to_json() for x in advice.values()]},
                                    indent=1, allow_nan=False).encode("utf-8"),
         "roofline-analysis.json", "application/json", icon=":material/data_object:", on_click="ignore")
-    st.iframe(page, height=900)  # the page is escaped and has no script
+    st.iframe(html, height=900)  # the page is escaped and has no script
 except RoofcoreError as e:
-    app_pages.message("error", e)
+    message("error", e)

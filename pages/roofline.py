@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-import app_pages
-from roofcore import RoofcoreError, charts
-from roofcore import app_support as app
+from app import page, tables
+from app.memo import shared
+from app.messages import message
+from roofcore import RoofcoreError, charts, views
 
-app_pages.start("pages/roofline.py", "Roofline")
-a = app_pages.analysis()
+page.start("pages/roofline.py", "Roofline")
+a = page.analysis()
 
 ids = [h.id for h in a.hardware]
 total = len(a.workload)
@@ -31,23 +32,22 @@ all_ceilings = t2.toggle("All compute ceilings", key="rl_all",
 achievable = t3.toggle("Draw achievable roofs", value=True, key="rl_ach",
                        help="Dashed lines at the measured sustained figures from the catalog, where it has them.")
 
-opts = (st.session_state["analysis_token"], color_by or "bound", layout or "overlay", top_n, hierarchical,
-        all_ceilings, achievable)
-try:  # built once per analysis and options for every session (app_pages.shared), then free on reruns
-    fig = app_pages.shared("roofline.figure", opts[1:], lambda: charts.roofline(
+opts = (color_by or "bound", layout or "overlay", top_n, hierarchical, all_ceilings, achievable)
+try:  # built once per analysis and options for every session (app.memo.shared), then free on reruns
+    fig = shared("roofline.figure", opts, lambda: charts.roofline(
         a, ids, color_by=color_by or "bound", top_n=top_n if top_n < total else None, hierarchical=hierarchical,
         all_ceilings=all_ceilings, achievable=achievable, layout="facet" if layout == "facets" else "overlay"))
 except RoofcoreError as e:
-    app_pages.message("error", e)
+    message("error", e)
     st.stop()
 
-gaps = app_pages.shared("roofline.gaps", opts[1:], lambda: app.chart_gaps(a, fig.kernels))
+gaps = shared("roofline.gaps", opts, lambda: views.chart_gaps(a, fig.kernels))
 with st.container(border=True, key="roofline_area"):  # the chart area: the chart says what it leaves out
     if gaps.text:
-        app_pages.message("info" if gaps.drawn else "warning", gaps.text, icon=":material/info:")
+        message("info" if gaps.drawn else "warning", gaps.text, icon=":material/info:")
         for command in gaps.commands:
             st.code(command, language=None, wrap_lines=True)
-    spec = app_pages.shared("roofline.spec", opts[1:], lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
+    spec = shared("roofline.spec", opts, lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
     st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")
     st.caption(fig.caption + " Click a legend entry to highlight its kernels; hover a mark for its numbers.")
 
@@ -58,27 +58,16 @@ row.download_button("Download SVG", lambda: charts.to_svg(fig), file_name=f"{ste
 row.download_button("Download PNG", lambda: charts.to_png(fig), file_name=f"{stem}.png", mime="image/png",
                    icon=":material/download:", on_click="ignore")
 
-moves = app_pages.shared("roofline.moves", None, lambda: app.data_movement(a, ids))
+moves = shared("roofline.moves", None, lambda: views.data_movement(a, ids))
 if len(moves):
     st.subheader("Data movement (0 FLOP)")
     st.caption("Copies, memsets and copy kernels do no arithmetic, so the roofline has no place for them: here is "
                "each one's achieved bandwidth (bytes ÷ measured time) against the roof that binds it, a link (PCIe, "
                "NVLink) for a host copy or off-chip memory for a device copy. Total over launches.")
-    shown = moves.head(app.TABLE_ROW_LIMIT)
+    shown = moves.head(tables.TABLE_ROW_LIMIT)
     if len(ids) == 1:  # one device: its column says nothing
         shown = shown.drop(columns="Device")
     st.dataframe(shown, hide_index=True, width="stretch", key="moves_table", placeholder="–",
-                 height=min(35 * (len(shown) + 1) + 3, 420), column_config={
-                     "Kernel": st.column_config.TextColumn("Kernel", width="medium"),
-                     "Launches": st.column_config.NumberColumn("Launches", format="%d", width="small"),
-                     "Bytes (MB)": st.column_config.NumberColumn("Bytes (MB)", format="%.4g"),
-                     "Time (ms)": st.column_config.NumberColumn("Time (ms)", format="%.4g", help="measured"),
-                     "Achieved (GB/s)": st.column_config.NumberColumn("Achieved (GB/s)", format="%.4g",
-                                                                      help="bytes ÷ measured time"),
-                     "Roof (GB/s)": st.column_config.NumberColumn(
-                         "Roof (GB/s)", format="%.4g", help="the bandwidth of the level or link that binds it"
-                         + (" (achievable)" if a.achievable else "")),
-                     "Of roof (%)": st.column_config.ProgressColumn("Of roof", format="%.3g%%", min_value=0,
-                                                                    max_value=100)})
+                 height=tables.height(len(shown), 420), column_config=tables.movement_columns(a.achievable))
     if len(moves) > len(shown):
         st.caption(f"The {len(shown):,} longest of {len(moves):,}; the Kernels page's CSV has all.")

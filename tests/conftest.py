@@ -1,6 +1,15 @@
 """Fixtures shared by the AppTest suites."""
 
+import sys
+from pathlib import Path
+
 import pytest
+
+# the app's own package (app/, beside streamlit_app.py) is not installed: tests import it from the repository root,
+# as `streamlit run streamlit_app.py` does
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,10 @@ from roofhelpers import watch_tabulation
 from streamlit.testing.v1 import AppTest
 
 import roofcore
-from roofcore import app_support as app
-from roofcore import load_catalogs
+from app import state
+from app.markdown import unescape_markdown
+from app.workload import BUNDLED_EXAMPLE, BUNDLED_NAME
+from roofcore import load_catalogs, views
 from roofcore.catalog import load_bytes
 from roofcore.units import fmt_factor, fmt_pct, fmt_time
 
@@ -84,7 +86,7 @@ def roofline_spec(at: AppTest) -> dict:
 
 def said(elements) -> list[str]:
     """The text alerts show (their Markdown escapes undone: an engine message is escaped to read as itself)."""
-    return [app.unescape_markdown(e.value) for e in elements]
+    return [unescape_markdown(e.value) for e in elements]
 
 
 def metrics(at: AppTest) -> dict[str, list[str]]:
@@ -96,9 +98,9 @@ def metrics(at: AppTest) -> dict[str, list[str]]:
 
 def engine(workload_bytes: bytes | None, ids: list[str], name: str = "inventory.csv") -> roofcore.Analysis:
     cat = roofcore.load_catalogs()
-    w = (roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME) if workload_bytes is None
+    w = (roofcore.read(BUNDLED_EXAMPLE, name=BUNDLED_NAME) if workload_bytes is None
          else roofcore.read(workload_bytes, name=name))
-    return roofcore.analyze(app.combine_launches(w), [cat.get(i) for i in ids])
+    return roofcore.analyze(views.combine_launches(w), [cat.get(i) for i in ids])
 
 
 # --------------------------------------------------------------------------------------------- pages
@@ -124,7 +126,7 @@ def test_overview_numbers_are_the_engines(bundled):
     s = engine(None, ["h100-sxm"]).summary("h100-sxm")
     shown = metrics(bundled)
     assert shown["Roofline time"] == [fmt_time(s["t_roof_s"])] == ["40.8 ms"]
-    kinds = app.bound_kind_shares(s)
+    kinds = views.bound_kind_shares(s)
     assert shown["Memory-bound"] == [fmt_pct(kinds["memory"])]
     assert shown["Compute-bound"] == [fmt_pct(kinds["compute"])]
     assert "Measured time" not in shown  # the example is analytic: no measured times, no speedup
@@ -210,7 +212,7 @@ def test_achievable_roofs_change_every_number():
     at = start()
     at.sidebar.toggle(key="achievable").set_value(True).run()
     cat = roofcore.load_catalogs()
-    w = app.combine_launches(roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME))
+    w = views.combine_launches(roofcore.read(BUNDLED_EXAMPLE, name=BUNDLED_NAME))
     s = roofcore.analyze(w, [cat.get("h100-sxm")], achievable=True).summary("h100-sxm")
     assert metrics(at)["Roofline time"] == [fmt_time(s["t_roof_s"])] != ["40.8 ms"]
     assert any("achievable roofs" in c.value for c in at.caption)
@@ -321,7 +323,7 @@ def test_add_a_device_by_uploading_catalog_yaml():
     assert at.sidebar.multiselect[0].value == ["h100-sxm", "acme-x1"]
     assert at.sidebar.multiselect[0].options[0] == "Acme · X1 (acme-x1)"  # grouped by vendor, A first
     goto(at, "pages/overview.py")
-    acme = roofcore.analyze(roofcore.read(app.BUNDLED_EXAMPLE), [load_bytes(raw, "acme.yaml")[0][0]]).summary("acme-x1")
+    acme = roofcore.analyze(roofcore.read(BUNDLED_EXAMPLE), [load_bytes(raw, "acme.yaml")[0][0]]).summary("acme-x1")
     assert metrics(at)["Roofline time"][1] == fmt_time(acme["t_roof_s"])
 
 
@@ -349,7 +351,7 @@ def test_add_a_device_with_the_form():
     at.button(key="f_submit").click().run()
     assert not at.exception and not at.error
     assert "lab-gpu" in at.sidebar.multiselect[0].value
-    lab = at.session_state["custom_devices"]["lab-gpu"][0]
+    lab = at.session_state[state.CUSTOM.name]["lab-gpu"][0]
     assert lab.default.peak == 500e12 and lab.offchip.bandwidth == 4e12
     assert [lv.name for lv in lab.levels] == ["hbm", "l2"] and lab.link_map["nvlink"].bandwidth == 400e9
     goto(at, "pages/roofline.py")
@@ -364,7 +366,7 @@ def test_the_form_reports_a_clashing_id_like_the_loader_does():
     at.button(key="f_submit").click().run()
     errors = said(at.error)
     assert len(errors) == 1 and errors[0].startswith("the form: expected a new id, or `overrides: true`, found id 'h100-sxm'")
-    assert "h100-sxm" not in at.session_state["custom_devices"]
+    assert "h100-sxm" not in at.session_state[state.CUSTOM.name]
 
 
 # --------------------------------------------------------------------------------------------- profiler uploads

@@ -16,11 +16,13 @@ from streamlit.testing.v1 import AppTest
 from test_app import APP, DATA, charts, goto, metrics, said, start, upload
 
 import roofcore
-from roofcore import app_support as app
-from roofcore import plan
+from app.markdown import escape_message, unescape_markdown
+from app.workload import BUNDLED_EXAMPLE, BUNDLED_NAME
+from roofcore import plan, views
 from roofcore.errors import InputError
 from roofcore.ingest import ncu
 from roofcore.units import fmt_cost, fmt_money, fmt_time
+from roofcore.whatif import batch_units
 
 pytestmark = pytest.mark.usefixtures("navigation_only")  # tests/conftest.py
 
@@ -31,7 +33,7 @@ MOVES = b"name,count,flops,bytes_hbm,bytes_pcie,time_us\nk_h2d,4,0,0,4e8,20000\n
 
 
 def captions(at: AppTest, sidebar: bool = False) -> str:
-    return app.unescape_markdown(" ".join(c.value for c in (at.sidebar.caption if sidebar else at.caption)))
+    return unescape_markdown(" ".join(c.value for c in (at.sidebar.caption if sidebar else at.caption)))
 
 
 # ------------------------------------------------------------------------------------------ first minute
@@ -166,14 +168,14 @@ def test_a_message_with_dollars_is_shown_verbatim():
 @pytest.mark.parametrize("text", ["price $3.50 and $x^2$", "a *b* _c_ `d` ns::a::b :x:", "- one\n1. two\n# three",
                                   "<b>x</b> [l](http://e.vil) ~~s~~ |t| &amp; \\\\ done"])
 def test_escape_message_round_trips(text):
-    shown = app.escape_message(text)
-    assert app.unescape_markdown(shown) == text
+    shown = escape_message(text)
+    assert unescape_markdown(shown) == text
     assert "$" not in shown.replace("\\$", "") and "`" not in shown.replace("\\`", "")
 
 
 def test_escape_message_leaves_inner_underscores():
-    assert app.escape_message("ERR_NVGPUCTRPERM dram__bytes.sum") == "ERR_NVGPUCTRPERM dram__bytes.sum"
-    assert app.escape_message("_x_ a_ ns::k") == "\\_x\\_ a\\_ ns\\:\\:k"
+    assert escape_message("ERR_NVGPUCTRPERM dram__bytes.sum") == "ERR_NVGPUCTRPERM dram__bytes.sum"
+    assert escape_message("_x_ a_ ns::k") == "\\_x\\_ a\\_ ns\\:\\:k"
 
 
 # ------------------------------------------------------------------------------------------ compare
@@ -247,7 +249,7 @@ def test_a_batch_step_is_compared_per_unit_of_work():
     table = next(d.value for d in at.dataframe if "Variant Σ t_roof" in d.value.columns)
     assert "Speedup per unit" in table.columns and "Speedup" not in table.columns
     cat = roofcore.load_catalogs()
-    base = app.combine_launches(roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME))
+    base = views.combine_launches(roofcore.read(BUNDLED_EXAMPLE, name=BUNDLED_NAME))
     tb = plan.evaluate(base, [cat.get("h100-sxm")]).summary("h100-sxm")["t_roof_s"]
     tv = plan.evaluate(plan.scale_batch(base, 8.0), [cat.get("h100-sxm")]).summary("h100-sxm")["t_roof_s"]
     assert tv > tb  # a run of the variant takes longer ...
@@ -257,8 +259,8 @@ def test_a_batch_step_is_compared_per_unit_of_work():
 
 
 def test_batch_units_counts_whole_workload_batch_steps_only():
-    assert app.batch_units([{"batch": 8.0}, {"precision": {"dtype": "fp8"}}, {"batch": {"factor": 2}}]) == 16.0
-    assert app.batch_units([{"batch": {"factor": 4, "kernels": ["k"]}}]) == 1.0
+    assert batch_units([{"batch": 8.0}, {"precision": {"dtype": "fp8"}}, {"batch": {"factor": 2}}]) == 16.0
+    assert batch_units([{"batch": {"factor": 4, "kernels": ["k"]}}]) == 1.0
 
 
 @pytest.mark.parametrize(("value", "runs", "text"), [
@@ -294,7 +296,7 @@ def test_no_roof_label_strikes_through_a_line():
     from roofcore import charts as rc
 
     cat = roofcore.load_catalogs()
-    w = app.combine_launches(roofcore.read(app.BUNDLED_EXAMPLE))
+    w = views.combine_launches(roofcore.read(BUNDLED_EXAMPLE))
     a = roofcore.analyze(w, [cat.get(h) for h in ("h100-sxm", "mi300x", "b200")])
     fig = rc.roofline(a, all_ceilings=True)
     spec = fig.to_dict()

@@ -24,9 +24,9 @@ def catalog():
 
 @pytest.fixture(scope="module")
 def example():
-    from roofcore.app_support import BUNDLED_EXAMPLE
+    from roofcore.resources import examples
 
-    return roofcore.read(BUNDLED_EXAMPLE)
+    return roofcore.read(examples()["transformer_block"])
 
 
 def spec_of(fig: charts.RooflineFigure) -> dict:

@@ -17,6 +17,7 @@ pytest.importorskip("sqlalchemy", reason="the team extra (pip install -e '.[dev]
 
 from streamlit.testing.v1 import AppTest
 
+from app import state
 from roofcore.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +128,7 @@ def test_save_from_the_sidebar_then_open_the_link_in_a_new_session(db):
     b = app(run_id=run_id)  # a colleague opens the link: the same workload, devices and page
     assert [t.value for t in b.title] == ["Roofline"]
     assert label(b).startswith("**build 7 (saved run)** · 2 kernels")
-    assert b.session_state["hw_ids"] == ["h100-sxm", "mi300x"]
+    assert b.session_state[state.HW_IDS.name] == ["h100-sxm", "mi300x"]
     goto(b, "pages/kernels.py")
     assert set(b.dataframe[0].value["Kernel"]) == {"sv_gemm", "sv_softmax"}
     run(b)  # later runs keep it (the link is opened once)
@@ -153,11 +154,11 @@ def test_the_bundled_example_and_custom_devices_travel_with_the_link(db):
     device = (ROOT / "tests" / "data" / "good_catalog.yaml").read_bytes()
     a.file_uploader(key="hw_upload_0").set_value(("acme.yaml", device, "application/x-yaml"))
     run(a)
-    assert "acme-x1" in a.session_state["hw_ids"]
+    assert "acme-x1" in a.session_state[state.HW_IDS.name]
     run_id = save(a, "example on acme")
     b = app(run_id=run_id)
     assert [t.value for t in b.title] == ["Hardware"]
-    assert "acme-x1" in b.session_state["custom_devices"] and "acme-x1" in b.session_state["hw_ids"]
+    assert "acme-x1" in b.session_state[state.CUSTOM.name] and "acme-x1" in b.session_state[state.HW_IDS.name]
     assert label(b).startswith("**example on acme (saved run)** · 12 kernels")
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import state
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
 
@@ -157,12 +159,12 @@ def test_two_sessions_do_not_share_uploads_or_custom_devices():
     device = (ROOT / "tests" / "data" / "good_catalog.yaml").read_bytes()
     a.file_uploader(key="hw_upload_0").set_value(("mine.yaml", device, "application/x-yaml"))
     run(a)
-    custom_a = set(a.session_state["custom_devices"])
+    custom_a = set(a.session_state[state.CUSTOM.name])
     assert custom_a
     run(b)
-    assert not b.session_state["custom_devices"]
+    assert not b.session_state[state.CUSTOM.name]
     assert "mine.csv" not in " ".join(c.value for c in b.sidebar.caption)
-    assert not set(b.session_state["catalog"].ids) & custom_a
+    assert not set(b.session_state[state.CATALOG.name].ids) & custom_a
     b.switch_page("pages/kernels.py")
     run(b)
     assert "zeta_gemm" not in set(b.dataframe[0].value["Kernel"])
@@ -208,7 +210,7 @@ def test_a_shared_read_only_catalog_folder_reaches_every_session(monkeypatch, tm
         for _ in range(2):  # two sessions
             at = run(AppTest.from_file(APP, default_timeout=60))
             assert "Acme · X1 (acme-x1)" in at.sidebar.multiselect[0].options
-            assert "acme-x1" not in at.session_state["custom_devices"]  # shared, not the session's own
+            assert "acme-x1" not in at.session_state[state.CUSTOM.name]  # shared, not the session's own
     finally:
         shared.chmod(0o755)
         monkeypatch.delenv("ROOFCORE_CATALOG_PATH")

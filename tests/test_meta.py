@@ -1,6 +1,7 @@
 """Meta-tests that keep the house honest."""
 
 import ast
+import re
 from pathlib import Path
 
 import roofcore
@@ -8,6 +9,9 @@ from roofcore import FORMATS, OPS
 from roofcore.catalog import BUILTIN_DIR, load_file
 
 PKG = Path(roofcore.__file__).parent
+ROOT = PKG.parent
+#: the app's own package (beside streamlit_app.py and pages/), never imported by the engine
+APP = ROOT / "app"
 
 
 def test_roofcore_never_imports_streamlit():
@@ -20,6 +24,53 @@ def test_roofcore_never_imports_streamlit():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), py
+
+
+def _imports(py: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(py.read_text(encoding="utf-8"), filename=str(py))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return names
+
+
+def test_roofcore_never_imports_the_app_nor_names_a_page():
+    """Engine -> app, never back: no module of roofcore imports the app (its package, its entry point) or
+    Streamlit, or names a page file; what a page needs, the engine offers as a public function."""
+    app_modules = ("app", "streamlit_app", "streamlit", "pages")
+    for py in PKG.rglob("*.py"):
+        bad = [n for n in _imports(py) if n.split(".")[0] in app_modules]
+        assert not bad, f"{py.relative_to(ROOT)} imports {bad}"
+        pages = re.findall(r"\bpages/\w+\.py|\bstreamlit_app\b", py.read_text(encoding="utf-8"))
+        assert not pages, f"{py.relative_to(ROOT)} names {pages}"
+
+
+#: a session key written as a string where the state is read or written
+_STRING_KEY = re.compile(r"""session_state\s*(?:\[|\.(?:get|pop|setdefault)\()\s*[rbfu]*['"]""")
+
+
+def _app_sources() -> list[Path]:
+    """The app's code: its entry point, its pages and its package."""
+    return [ROOT / "streamlit_app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted(APP.rglob("*.py"))]
+
+
+def test_session_keys_live_in_the_state_module():
+    """Every session key is named once, in app/state.py: the app's code reaches the session only through it, and
+    no test or benchmark writes a key as a string."""
+    state = APP / "state.py"
+    if not state.exists():
+        import pytest
+
+        pytest.skip("no app package beside the engine (an installed roofcore)")
+    touching = [py.relative_to(ROOT).as_posix() for py in _app_sources() if py != state
+                and "session_state" in py.read_text(encoding="utf-8")]
+    assert not touching, f"only app/state.py reads or writes st.session_state: {touching}"
+    strings = [f"{py.relative_to(ROOT).as_posix()}:{n}" for folder in ("tests", "benchmarks", "roofcore")
+               for py in sorted((ROOT / folder).rglob("*.py")) if py.name != "test_meta.py"
+               for n, line in enumerate(py.read_text(encoding="utf-8").splitlines(), 1) if _STRING_KEY.search(line)]
+    assert not strings, f"session keys as strings (use app.state's keys): {strings}"
 
 
 def test_only_charts_imports_altair():
@@ -51,7 +102,7 @@ def test_public_api_is_explicit():
 
 #: modules still above the limits while their split is under way elsewhere: split pending (issue 16)
 PENDING_SPLIT = {
-    "app_support.py", "output.py",  # split pending (issue 16)
+    "output.py",  # split pending (issue 16)
     "ingest/__init__.py", "ingest/ncu.py", "ingest/kineto.py", "ingest/kineto_events.py",  # split pending (issue 16)
     "builders.py", "ingest/inventory.py", "ingest/nvprof.py",  # a function above 80 lines: split pending (issue 16)
 }
@@ -63,13 +114,18 @@ def _modules() -> list[Path]:
     return sorted(p for p in PKG.rglob("*.py") if "migrations" not in p.relative_to(PKG).parts)
 
 
+def _app_modules() -> list[Path]:
+    """The app's package (the same limits as the engine's modules); absent in an installed roofcore."""
+    return sorted(APP.rglob("*.py")) if APP.is_dir() else []
+
+
 def _pending(py: Path) -> bool:
-    return py.relative_to(PKG).as_posix() in PENDING_SPLIT
+    return py.is_relative_to(PKG) and py.relative_to(PKG).as_posix() in PENDING_SPLIT
 
 
 def test_no_module_above_500_lines():
     """One concern per module: a module above the limit is a package of smaller ones waiting to happen."""
-    long = {py.relative_to(PKG).as_posix(): n for py in _modules() if not _pending(py)
+    long = {py.relative_to(ROOT).as_posix(): n for py in [*_modules(), *_app_modules()] if not _pending(py)
             and (n := len(py.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules above {MAX_MODULE_LINES} lines (split them): {long}"
 
@@ -77,7 +133,7 @@ def test_no_module_above_500_lines():
 def test_no_function_above_80_lines_without_a_reason():
     """A function above the limit says why on the comment line above it (one containing "80 lines")."""
     long = []
-    for py in _modules():
+    for py in [*_modules(), *_app_modules()]:
         if _pending(py):
             continue
         lines = py.read_text(encoding="utf-8").splitlines()
@@ -86,7 +142,7 @@ def test_no_function_above_80_lines_without_a_reason():
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 reason = first >= 2 and "80 lines" in lines[first - 2] and lines[first - 2].lstrip().startswith("#")
                 if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES and not reason:
-                    long.append(f"{py.relative_to(PKG).as_posix()}:{node.lineno} {node.name}")
+                    long.append(f"{py.relative_to(ROOT).as_posix()}:{node.lineno} {node.name}")
     assert not long, f"functions above {MAX_FUNCTION_LINES} lines with no reason given: {long}"
 
 
@@ -105,9 +161,9 @@ def test_pending_splits_are_still_pending():
     assert not done, f"split already: take these out of PENDING_SPLIT: {done}"
 
 
-#: imported before the modules are tried one by one (third-party, so no cycle of roofcore's is hidden): each
-#: child then imports only roofcore's own modules
-_PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.csv", "yaml", "jsonschema", "orjson")
+#: imported before the modules are tried one by one (third-party, so no cycle of roofcore's or the app's is
+#: hidden): each child then imports only roofcore's and the app's own modules
+_PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.csv", "yaml", "jsonschema", "orjson", "altair", "streamlit")
 
 _ISOLATED = r"""
 import importlib, json, os, sys
@@ -126,7 +182,7 @@ for name in json.loads(sys.argv[1]):
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if not (e.name or "").startswith("roofcore"):
+            if (e.name or "").split(".")[0] not in ("roofcore", "app"):
                 msg = ""  # an optional extra that is not installed (sqlalchemy for roofcore.store)
             else:
                 msg = f"{type(e).__name__}: {e}"
@@ -147,8 +203,9 @@ print(json.dumps(failures))
 
 
 def test_every_module_imports_on_its_own():
-    """No import cycle: each module imported first, in a fresh interpreter, loads (a cycle shows as a partially
-    initialised module). One interpreter with the third-party libraries loaded forks a child per module."""
+    """No import cycle: each module of roofcore and of the app's package imported first, in a fresh interpreter,
+    loads (a cycle shows as a partially initialised module). One interpreter with the third-party libraries
+    loaded forks a child per module."""
     import json
     import os
     import subprocess
@@ -159,8 +216,8 @@ def test_every_module_imports_on_its_own():
     if not hasattr(os, "fork"):
         pytest.skip("needs os.fork (one fresh child per module)")
     names = []
-    for py in _modules():
-        parts = py.relative_to(PKG.parent).with_suffix("").parts
+    for py in [*_modules(), *_app_modules()]:
+        parts = py.relative_to(ROOT).with_suffix("").parts
         if parts[-1] == "__main__":
             continue  # runs the CLI
         names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))

@@ -11,9 +11,12 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 import roofcore
-from roofcore import app_support as app
-from roofcore import plan
+from app import state
+from app.planner import BUILDER_DEFAULTS, scenario_base
+from app.workload import BUNDLED_EXAMPLE, BUNDLED_NAME
+from roofcore import plan, views
 from roofcore.units import fmt_money, fmt_time
+from roofcore.whatif import apply_steps, scenario_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
@@ -44,7 +47,7 @@ def cat() -> roofcore.Catalog:
 
 @pytest.fixture(scope="module")
 def bundled() -> roofcore.Workload:
-    return roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME)
+    return roofcore.read(BUNDLED_EXAMPLE, name=BUNDLED_NAME)
 
 
 #: a column only each page table has
@@ -97,7 +100,7 @@ def test_fusing_two_kernels_changes_the_variant_total_as_plan_fuse_says(cat, bun
     totals = frame(at, "wi_totals")
     assert totals["Variant Σ t_roof"].tolist() == [fmt_time(expected)] != [fmt_time(base)]
     assert totals["Base Σ t_roof"].tolist() == [fmt_time(base)]
-    assert len(at.session_state["whatif_variant"]) == len(bundled) - 1
+    assert len(at.session_state[state.WHATIF_VARIANT.name]) == len(bundled) - 1
     assert has_arrows(at)
     # a bad shard link is the engine's error, shown, and the page keeps working
     at.number_input(key="wi_chips").set_value(2).run()
@@ -110,11 +113,11 @@ def test_builder_button_replaces_the_workload(cat):
     at = planner()
     at.button(key="b_use").click().run()
     ok(at)
-    entry = at.session_state["workload"]
+    entry = at.session_state[state.WORKLOAD.name]
     assert entry["key"].startswith("builder:transformer:") and entry["builder"] == "transformer"
     at = goto(at, "pages/overview.py")
     roof = [m.value for m in at.metric if m.label == "Roofline time"]
-    built = app.BUILDER_DEFAULTS["transformer"]
+    built = BUILDER_DEFAULTS["transformer"]
     w = roofcore.builders.build_workload("transformer", built)
     expected = plan.evaluate(w, cat.get("h100-sxm")).summary("h100-sxm")["t_roof_s"]
     assert roof == [fmt_time(expected)] != ["40.8 ms"]
@@ -148,7 +151,7 @@ def test_an_uploaded_example_scenario_shows_its_variants(cat):
     assert not errors(at)
     result = plan.run_scenario(path, cat, allow_files=False)
     shown = frame(at, "sc_table")
-    assert shown.equals(app.scenario_frame(result))
+    assert shown.equals(views.scenario_frame(result))
     assert set(shown["Variant"]) == {v.name for v in result.variants}
 
 
@@ -162,11 +165,11 @@ def test_an_uploaded_scenario_may_not_read_server_files():
 
 def test_whatif_steps_download_as_a_scenario_that_reproduces_the_variant(cat, bundled):
     entry = {"workload": bundled}
-    base, _ = app.scenario_base(entry)
+    base, _ = scenario_base(entry)
     steps = [{"name": "fuse", "fuse": {"kernels": ["ffn_up", "gelu"]}}, {"name": "fp8", "precision": {"dtype": "fp8"}}]
-    text = app.scenario_yaml("x", base, ["h100-sxm"], steps)
+    text = scenario_yaml("x", base, ["h100-sxm"], steps)
     result = plan.run_scenario(yaml.safe_load(text), cat, allow_files=False)
-    variant = app.apply_steps(bundled, steps)
+    variant = apply_steps(bundled, steps)
     hw = cat.get("h100-sxm")
     assert result.variants[0].projection.totals[0].t_roof_s == pytest.approx(
         plan.evaluate(bundled, hw).summary("h100-sxm")["t_roof_s"])

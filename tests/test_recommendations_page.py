@@ -16,9 +16,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import roofcore
+from app.markdown import escape_markdown
+from app.workload import BUNDLED_EXAMPLE, BUNDLED_NAME, DEFAULT_DEVICE
 from roofcore import advise as adv
-from roofcore import app_support as app
-from roofcore import charts
+from roofcore import charts, views
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "streamlit_app.py")
@@ -48,9 +49,9 @@ def chart_rows(at: AppTest, role: str) -> list[dict]:
     return [r for lay in spec["layer"] if lay.get("description") == role for r in data[lay["data"]["name"]]]
 
 
-def engine_advice(workload: roofcore.Workload, hw_id: str = app.DEFAULT_DEVICE) -> adv.Advice:
+def engine_advice(workload: roofcore.Workload, hw_id: str = DEFAULT_DEVICE) -> adv.Advice:
     cat = roofcore.load_catalogs()
-    return adv.advise(roofcore.analyze(app.combine_launches(workload), [cat.get(hw_id)]), hw_id)
+    return adv.advise(roofcore.analyze(views.combine_launches(workload), [cat.get(hw_id)]), hw_id)
 
 
 def card_titles(at: AppTest) -> list[str]:
@@ -63,24 +64,24 @@ def bundled() -> AppTest:
 
 
 def test_cards_are_the_engines_advice_in_order(bundled):
-    expected = engine_advice(roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME))
+    expected = engine_advice(roofcore.read(BUNDLED_EXAMPLE, name=BUNDLED_NAME))
     assert bundled.title[0].value == "Recommendations"
     assert not bundled.error
     md = [m.value for m in bundled.markdown]
-    assert f"**{app.escape_markdown(expected.summary())}**" in md
+    assert f"**{escape_markdown(expected.summary())}**" in md
     shown = expected.items[:15]
-    assert card_titles(bundled) == [f"**{i}. {app.escape_markdown(r.title)}**" for i, r in enumerate(shown, 1)]
+    assert card_titles(bundled) == [f"**{i}. {escape_markdown(r.title)}**" for i, r in enumerate(shown, 1)]
     first = adv.cards(expected)[0]
     assert first.title == "Fuse attn_scores (QK^T) → softmax → attn_pv (PV)"
-    assert f"**{app.escape_markdown(first.gain)}**" in md  # "8.01 ms (19.6% of the workload)"
-    assert app.escape_markdown(first.reason) in md
-    assert any(c.value == app.escape_markdown(first.meta) for c in bundled.caption)
+    assert f"**{escape_markdown(first.gain)}**" in md  # "8.01 ms (19.6% of the workload)"
+    assert escape_markdown(first.reason) in md
+    assert any(c.value == escape_markdown(first.meta) for c in bundled.caption)
     assert "Kernels: attn\\_scores \\(QK^T\\) · softmax · attn\\_pv \\(PV\\)" in md
     assert len(bundled.get("vega_lite_chart")) == 1  # one chart per device, not one per card
 
 
 def test_the_chart_rings_the_picked_recommendations_kernels(bundled):
-    expected = engine_advice(roofcore.read(app.BUNDLED_EXAMPLE, name=app.BUNDLED_NAME))
+    expected = engine_advice(roofcore.read(BUNDLED_EXAMPLE, name=BUNDLED_NAME))
     pick = bundled.selectbox(key="rec_pick_h100-sxm")
     assert pick.value == 0
     assert {r["name"] for r in chart_rows(bundled, "highlighted")} == set(expected.items[0].kernels)
@@ -113,14 +114,14 @@ def test_uploaded_kernel_names_are_escaped_and_measured_advice_shown():
     assert not any("<b>" in m or "](http" in m for m in md)  # no live HTML or link from a kernel name
     assert ("Kernels: \\<…\\>bias\\_add\\<…\\> \\*not bold\\* \\[x\\] · \\`gelu\\` \\| table "  # short names
             "· layernorm") in md
-    assert f"**{app.escape_markdown(expected.summary())}**" in md
+    assert f"**{escape_markdown(expected.summary())}**" in md
 
 
 def test_two_devices_get_a_section_each():
     at = start()
     at.sidebar.multiselect[0].set_value(["h100-sxm", "tpu-v5e"]).run()
     goto(at)
-    assert [s.value for s in at.subheader][:2] == [app.device_label(roofcore.load_catalogs().get(h))
+    assert [s.value for s in at.subheader][:2] == [views.device_label(roofcore.load_catalogs().get(h))
                                                    for h in ("h100-sxm", "tpu-v5e")]
     assert len(at.get("vega_lite_chart")) == 2
 
@@ -131,7 +132,7 @@ def test_two_devices_get_a_section_each():
 @pytest.fixture(scope="module")
 def example() -> roofcore.Analysis:
     cat = roofcore.load_catalogs()
-    return roofcore.analyze(roofcore.read(app.BUNDLED_EXAMPLE), [cat.get("h100-sxm")])
+    return roofcore.analyze(roofcore.read(BUNDLED_EXAMPLE), [cat.get("h100-sxm")])
 
 
 def rows(fig: charts.RooflineFigure, role: str) -> list[dict]:

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from test_samples import ENTRIES, sample_paths, words_in
 
 import roofcore
-from roofcore import app_support as app
+from roofcore import views
 from roofcore.ingest import make_frame
 from roofcore.models import Workload
 
@@ -97,7 +97,7 @@ def test_kernel_pages_take_a_workload_without_precisions():
     w = Workload(frame=make_frame(cols, n), name="no precisions", sources=("t",), formats=("test",))
     assert w.frame["precision"].isna().all()
     a = roofcore.analyze(w, [roofcore.load_catalogs().get("h100-sxm")])
-    assert list(app.kernel_choices(a, "h100-sxm").values()) == ["b", "a", "c"]
-    table = app.kernel_table(a, ["h100-sxm"])
+    assert list(views.kernel_choices(a, "h100-sxm").values()) == ["b", "a", "c"]
+    table = views.kernel_table(a, ["h100-sxm"])
     assert list(table["Precision"]) == ["", "", ""] and list(table["Bound"])[1:] == ["unknown", "unknown"]
-    assert app.kernel_detail(a, 1)["h100-sxm"]["bound"] == "unknown"
+    assert views.kernel_detail(a, 1)["h100-sxm"]["bound"] == "unknown"

@@ -99,7 +99,7 @@ def matmul_intensity_chart(hws: Sequence[Hardware], sizes: Sequence[float] | Non
 
 def projection_chart(totals: pd.DataFrame, *, width: int = 520, height: int | None = None) -> alt.Chart:
     """Horizontal bars of a projection's per-device estimate (``device``, ``t_roof_s``, ``estimate_s`` columns, as
-    :func:`roofcore.app_support.projection_totals` gives), labelled with the time; Σ t_roof as a tick."""
+    :func:`roofcore.views.projection_totals` gives), labelled with the time; Σ t_roof as a tick."""
     df = totals.copy()
     df["label"] = df["estimate_s"].map(fmt_time)
     top = float(np.nanmax(df["estimate_s"].to_numpy(dtype=np.float64), initial=0.0))

@@ -1,7 +1,7 @@
 """Saved runs for a team: a SQL database (SQLAlchemy 2; SQLite in a file by default, PostgreSQL by URL) of uploaded
 workloads with their devices and options, who saved them and when; share links; per-project history.
 
-No Streamlit here: the app (``app_runs.py``) and the CLI (``roofline save``, ``roofline check --db``) use this.
+No Streamlit here: the app (``app/runs.py``) and the CLI (``roofline save``, ``roofline check --db``) use this.
 Needs the ``team`` extra (``pip install 'roofcore[team]'``: SQLAlchemy, Alembic, psycopg); the rest of roofcore
 works without it.
 

@@ -12,14 +12,18 @@ import importlib.util
 
 import streamlit as st
 
-import app_pages
 from roofcore import RoofcoreError, Workload, read_many
-from roofcore import app_support as app
+
+from . import state
+from .device_form import parse_custom_devices
+from .keys import content_key
+from .login import auth_config
+from .markdown import escape_markdown
+from .messages import message
+from .workload import BUNDLED_EXAMPLE
 
 #: the share link's query parameter
 RUN_PARAM = "run"
-#: session keys: a run id waiting to be opened, the last one opened, the last one saved (for its link)
-PENDING, OPENED, SAVED = "open_run", "opened_run", "saved_run"
 
 
 def available() -> bool:
@@ -46,7 +50,7 @@ def viewer():
     (the login gate has let only signed-in users through), else anyone."""
     from roofcore.store import Viewer
 
-    if app_pages.auth_config() is None:
+    if auth_config() is None:
         return Viewer()
     user = st.user
     ident = user.get("email") or user.get("sub") or user.get("name")
@@ -66,8 +70,8 @@ def who(owner: str | None) -> str:
 def remember_link() -> None:
     """Keep the share link's run id for this session (the app's first page switch drops the query string)."""
     rid = st.query_params.get(RUN_PARAM)
-    if rid and rid != st.session_state.get(OPENED):
-        st.session_state[PENDING] = rid
+    if rid and rid != state.OPENED_RUN.get():
+        state.PENDING_RUN.set(rid)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32, ttl=3600)
@@ -96,7 +100,7 @@ def load_run(run_id: str, parse=None) -> tuple[object, tuple, Workload, str]:
     s.info(run_id, v)  # the permission check, on every call (the files below are cached by id)
     info, files = _files(run_id, s, v)
     fmt = info.options.get("format") or None
-    key = app.content_key(files, fmt)
+    key = content_key(files, fmt)
     w, errors = parse(key, fmt, files)
     if w is None:
         raise RoofcoreError(f"saved run {info.name!r} cannot be read any more: " + " ".join(errors))
@@ -106,37 +110,36 @@ def load_run(run_id: str, parse=None) -> tuple[object, tuple, Workload, str]:
 def open_pending(parse, pages: list) -> None:
     """Open the run a share link named, once: its workload, devices (its own custom devices too), options and page
     replace the session's. An unknown or forbidden id leaves everything as it was, with a message."""
-    ss = st.session_state
-    rid = ss.pop(PENDING, None)
+    rid = state.PENDING_RUN.pop()
     if not rid:
         return
-    ss[OPENED] = rid
+    state.OPENED_RUN.set(rid)
     if not available():
         st.error("This link opens a saved run, but this server has no run database (the team extra).",
                  icon=":material/error:")
         return
     try:
         info, files, w, key = load_run(rid, parse)
-        session = ss["custom_devices"]
+        session = state.CUSTOM.read()
         for hw_id, text in info.custom_devices.items():
-            for hw, overrides in app.parse_custom_devices(text.encode(), f"saved run {info.id}: {hw_id}",
-                                                          ss["builtin_catalog"], session):
+            for hw, overrides in parse_custom_devices(text.encode(), f"saved run {info.id}: {hw_id}",
+                                                      state.BUILTIN.read(), session):
                 session[hw.id] = (hw, overrides)
     except RoofcoreError as e:  # shown once, above the page; the session keeps what it had
-        app_pages.message("error", f"This link's run cannot be opened: {e}", icon=":material/link_off:")
+        message("error", f"This link's run cannot be opened: {e}", icon=":material/link_off:")
         return
-    ss["workload"] = {"workload": w, "label": f"{info.name} (saved run)", "key": key, "run": info.id,
-                      "files": files, "format": info.options.get("format") or None}
-    ss["loaded_key"] = None
+    state.WORKLOAD.set({"workload": w, "label": f"{info.name} (saved run)", "key": key, "run": info.id,
+                        "files": files, "format": info.options.get("format") or None})
+    state.LOADED_KEY.set(None)
     if info.devices:
-        ss["hw_ids"] = list(info.devices)
-    for opt, default in (("combine", True), ("achievable", False)):
+        state.HW_IDS.set(list(info.devices))
+    for key, opt, default in ((state.COMBINE, "combine", True), (state.ACHIEVABLE, "achievable", False)):
         value = info.options.get(opt)
-        if isinstance(value, bool) and (value != default or opt in ss):  # a widget's default needs no setting
-            ss[opt] = value
+        if isinstance(value, bool) and (value != default or key.present()):  # a widget's default needs no setting
+            key.set(value)
     page = next((p for p in pages if p.url_path == info.options.get("page")), None)
     if page is not None:
-        ss["start_page"] = page
+        state.START_PAGE.set(page)
 
 
 # --------------------------------------------------------------------------------------------------- saving
@@ -146,17 +149,17 @@ def _current_files(uploads) -> tuple[tuple[bytes, str], ...]:
     """What the sidebar's workload was read from: the uploads, an opened run's files, or the bundled example."""
     if uploads:
         return tuple((f.getvalue(), f.name) for f in uploads)
-    wl = st.session_state["workload"]
+    wl = state.workload()
     if wl.get("files"):
         return wl["files"]
-    return ((app.BUNDLED_EXAMPLE.read_bytes(), app.BUNDLED_EXAMPLE.name),)
+    return ((BUNDLED_EXAMPLE.read_bytes(), BUNDLED_EXAMPLE.name),)
 
 
 def _custom_yaml(hw_ids: list[str]) -> dict[str, str]:
     """The session's own devices among the chosen ones, as catalog YAML (a link must bring them along)."""
     from roofcore import hardware_to_yaml
 
-    session = st.session_state.get("custom_devices", {})
+    session = state.CUSTOM.get({})
     return {h: hardware_to_yaml(session[h][0]) for h in hw_ids if h in session}
 
 
@@ -172,16 +175,15 @@ def share_url(run_id: str) -> str:
 
 def save_control(uploads, fmt: str | None) -> None:
     """The sidebar's "Save run": name, project, tags and (with a login) who may see it."""
-    ss = st.session_state
     st.subheader("Saved runs")
     if not available():
         st.caption("Saving runs needs the database support: `pip install 'roofcore[team]'`.")
         return
-    login = app_pages.auth_config() is not None
-    with st.expander("Save this run", icon=":material/save:", expanded=bool(ss.get(SAVED))):
+    login = auth_config() is not None
+    with st.expander("Save this run", icon=":material/save:", expanded=bool(state.SAVED_RUN.get())):
         with st.form("save_run", clear_on_submit=False, border=False):
-            name = st.text_input("Name", value=ss["workload"]["label"][:200], key="save_name", max_chars=200)
-            project = st.text_input("Project", value=ss.get("save_project_last", "default"), key="save_project",
+            name = st.text_input("Name", value=state.workload()["label"][:200], key="save_name", max_chars=200)
+            project = st.text_input("Project", value=state.SAVE_PROJECT.get("default"), key="save_project",
                                     max_chars=100)
             tags = st.text_input("Tags", key="save_tags", placeholder="comma-separated, e.g. nightly, h100")
             visibility = st.radio("Who can open it", ["project", "private"], key="save_visibility", horizontal=True,
@@ -192,29 +194,27 @@ def save_control(uploads, fmt: str | None) -> None:
             st.caption("No login on this server: every saved run is visible to everyone who can reach the app.")
         if submitted:
             _save(uploads, fmt, name, project, tags, visibility if login else "project")
-        saved = ss.get(SAVED)
+        saved = state.SAVED_RUN.get()
         if saved:
-            st.success(f"Saved **{app.escape_markdown(saved['name'])}** in project "
-                       f"**{app.escape_markdown(saved['project'])}**. Its link (the files are read again with "
+            st.success(f"Saved **{escape_markdown(saved['name'])}** in project "
+                       f"**{escape_markdown(saved['project'])}**. Its link (the files are read again with "
                        "the current catalog when it is opened):", icon=":material/check_circle:")
             st.code(saved["url"], language=None)
 
 
 def _save(uploads, fmt: str | None, name: str, project: str, tags: str, visibility: str) -> None:
-    ss = st.session_state
-    hw_ids = list(ss.get("hw_ids") or [])
-    wl = ss["workload"]
+    hw_ids = state.hw_ids()
+    wl = state.workload()
     fmt = fmt if uploads else wl.get("format")
     try:
         info = store().save(_current_files(uploads), name=name, project=project, tags=tags,
                             owner=viewer().user, visibility=visibility, devices=hw_ids,
                             custom_devices=_custom_yaml(hw_ids), fmt=fmt,
-                            options={"combine": bool(ss.get("combine", True)),
-                                     "achievable": bool(ss.get("achievable", False)),
-                                     "page": ss.get("current_page_url")})
+                            options={"combine": state.combine(), "achievable": state.achievable(),
+                                     "page": state.CURRENT_PAGE_URL.get()})
     except RoofcoreError as e:
-        ss[SAVED] = None
-        app_pages.message("error", f"Not saved: {e}")
+        state.SAVED_RUN.set(None)
+        message("error", f"Not saved: {e}")
         return
-    ss["save_project_last"] = info.project
-    ss[SAVED] = {"id": info.id, "name": info.name, "project": info.project, "url": share_url(info.id)}
+    state.SAVE_PROJECT.set(info.project)
+    state.SAVED_RUN.set({"id": info.id, "name": info.name, "project": info.project, "url": share_url(info.id)})

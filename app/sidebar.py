@@ -1,0 +1,207 @@
+"""The sidebar every page shares: the workload (uploads, the format, the device it was profiled on, combining
+repeated launches), the devices and their roofs, and "Save run"; and the line at the top of every page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import roofcore
+from roofcore.views import count_text, device_label, device_order
+
+from . import runs, state
+from .keys import content_key
+from .markdown import escape_message
+from .workload import BUNDLED_NAME, DEFAULT_DEVICE, bundled_workload, parse_uploads
+
+#: what the app is, in one line (the top of every page)
+TAGLINE = ("how close each GPU kernel of a profile runs to the device's compute and memory limits, what bounds it, "
+           "and what to try next")
+#: the exports the uploader reads, as a user names them
+FORMATS_TEXT = ("Nsight Compute CSV (details or raw page), Nsight Systems stats (CSV or console text), nvprof, "
+                "rocprof / rocprofv3 / rocprof-compute (pmc_perf.csv with its sysinfo.csv), PyTorch profiler traces "
+                "(.json, .json.gz), JAX cost_analysis JSON, xprof roofline CSV, or your own kernel inventory (CSV/YAML)")
+#: the sidebar's device chips show whole names (Streamlit cuts a chip at a fixed width: "NVIDIA · H100 S…")
+CHIP_CSS = """<style>
+[data-testid="stSidebar"] [data-testid="stMultiSelect"] [data-tag] {height: auto; max-width: 100%;}
+[data-testid="stSidebar"] [data-testid="stMultiSelect"] [data-tag] > span {white-space: normal; overflow: visible;
+  text-overflow: clip; line-height: 1.3; padding: 2px 0;}
+</style>"""
+
+
+def _bundled() -> state.WorkloadEntry:
+    return {"workload": bundled_workload(), "label": BUNDLED_NAME, "key": "bundled"}
+
+
+def defaults() -> None:
+    """A new session's state: no devices of its own, the bundled example, nothing uploaded."""
+    state.CUSTOM.setdefault({})  # id -> (Hardware, overrides); this session only
+    state.UPLOADER_GEN.setdefault(0)
+    state.LOADED_KEY.setdefault(None)
+    state.LOAD_ERRORS.setdefault([])
+    if not state.WORKLOAD.present():
+        state.WORKLOAD.set(_bundled())
+
+
+def _clear_uploads() -> None:
+    state.UPLOADER_GEN.set(state.UPLOADER_GEN.read() + 1)  # a new key gives an empty uploader
+    state.WORKLOAD.set(_bundled())
+    state.LOADED_KEY.set(None)
+    state.LOAD_ERRORS.set([])
+
+
+def _load(files, fmt: str | None) -> None:
+    """Read the uploads (cached); keep the previous workload when none of them can be read."""
+    key = (*(f.file_id for f in files), fmt or "")
+    if key == state.LOADED_KEY.read():
+        return
+    state.LOADED_KEY.set(key)
+    files_data = tuple((f.getvalue(), f.name) for f in files)
+    digest = content_key(files_data, fmt)
+    w, errors = parse_uploads(digest, fmt, files_data)
+    state.LOAD_ERRORS.set(list(errors))
+    if w is not None:
+        state.WORKLOAD.set({"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources)
+                            or w.name, "key": digest})
+
+
+def _chosen_now() -> list[str]:
+    return state.HW_IDS.get([DEFAULT_DEVICE])
+
+
+def _use_device(hw_id: str, replace: bool = False) -> None:
+    """Analyse on ``hw_id``: it replaces the untouched default device (or every chosen one: ``replace``), else
+    it joins the chosen ones first."""
+    now = _chosen_now()
+    state.HW_IDS.set([hw_id] if replace or now in ([DEFAULT_DEVICE], []) else
+                     [hw_id, *(h for h in now if h != hw_id)])
+
+
+def _add_devices(hw_ids: list[str]) -> None:
+    now = _chosen_now()
+    state.HW_IDS.set([*now, *(h for h in hw_ids if h not in now)])
+
+
+def counted(entry: state.WorkloadEntry) -> str:
+    """The workload's count ("18 kernels (98 launches)"), once per upload: the sidebar and the Overview say it."""
+    if "count_text" not in entry:
+        entry["count_text"] = count_text(entry["workload"])
+    return entry["count_text"]
+
+
+def _uploads() -> tuple[list, str | None]:
+    """The uploader and the format override; the uploads read (or cleared). Returns the files and the format."""
+    files = st.file_uploader(
+        "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"],
+        accept_multiple_files=True, key=f"uploads_{state.UPLOADER_GEN.read()}",
+        help=FORMATS_TEXT + ". Several files are read together: the files of one run (pmc_perf.csv with "
+             "sysinfo.csv and roofline.csv, a kernel trace with its counters), or an nsys time summary with an "
+             "inventory, joined by kernel name.")
+    formats = ["detect", *sorted(roofcore.FORMATS)]
+    fmt = st.selectbox("Format", formats, key="format_override", disabled=not files,
+                       format_func=lambda f: "Detect from content" if f == "detect" else f,
+                       help="Detected from each file's content; pick one to force it for every upload.")
+    fmt = None if fmt == "detect" else fmt
+    if files:
+        _load(files, fmt)
+    elif state.LOADED_KEY.read() is not None:  # the user removed every file
+        _clear_uploads()
+    return files, fmt
+
+
+def _suggest_device(catalog: roofcore.Catalog, w: roofcore.Workload) -> None:
+    """The catalog device closest to the one the profile names, with a button to use it (or add it)."""
+    if not w.device:
+        return
+    suggested = catalog.suggest(w.device, w.meta)
+    chosen_now = _chosen_now()
+    if suggested and suggested[0] not in chosen_now:
+        st.caption(f"Profiled on **{escape_message(w.device)}**; closest catalog device: "
+                   f"**{escape_message(catalog.get(suggested[0]).name)}** (`{suggested[0]}`).")
+        if chosen_now in ([DEFAULT_DEVICE], []):  # nothing chosen by hand: take its place
+            st.button(f"Use {suggested[0]}", on_click=_use_device, args=(suggested[0],),
+                      icon=":material/memory:", key="use_suggested",
+                      help=f"Analyse on {suggested[0]} instead of {', '.join(chosen_now) or 'nothing'}.")
+        else:  # devices chosen by hand: ask whether it replaces them or joins them
+            # one under the other: side by side, the sidebar cuts "Use mi250x-gcd instead" short
+            st.button(f"Use {suggested[0]} instead", on_click=_use_device, args=(suggested[0], True),
+                      icon=":material/memory:", key="use_suggested",
+                      help=f"Replace {', '.join(chosen_now)} with {suggested[0]}.")
+            st.button(f"Add {suggested[0]}", on_click=_add_devices, args=([suggested[0]],),
+                      icon=":material/add:", key="add_suggested",
+                      help=f"Analyse on {suggested[0]} too, beside {', '.join(chosen_now)}.")
+    elif not suggested:
+        st.caption(f"Profiled on **{escape_message(w.device)}**, which is not in the catalog: add it "
+                   "on the Hardware page.")
+
+
+def _workload_section(catalog: roofcore.Catalog) -> tuple[list, str | None, bool]:
+    """The sidebar's Workload part; the session's catalog gains the devices the upload measured."""
+    files, fmt = _uploads()
+    entry = state.workload()
+    w = entry["workload"]
+    for hw in getattr(w, "measured", ()) or ():  # ceilings measured on the profiled machine (roofline.csv, ERT)
+        if hw.id not in catalog:
+            catalog = catalog.with_device(hw)
+    state.CATALOG.set(catalog)
+    st.caption(f"**{escape_message(entry['label'])}** · {counted(entry)} · " + ", ".join(w.formats))
+    if entry["key"] == "bundled":
+        st.caption(":orange-badge[:material/science: Example] The bundled example: upload a profile above to "
+                   "see your own kernels.")
+    _suggest_device(catalog, w)
+    measured = [hw for hw in getattr(w, "measured", ()) or () if hw.id in catalog]
+    missing = [hw.id for hw in measured if hw.id not in _chosen_now()]
+    if missing:
+        st.caption(f"The upload carries measured ceilings of {len(measured)} "
+                   f"{'device' if len(measured) == 1 else 'devices'} ({', '.join(f'`{m}`' for m in missing)}).")
+        st.button("Add the measured roofs", on_click=_add_devices, args=(missing,), icon=":material/speed:",
+                  key="use_measured")
+    st.button("Clear uploads", on_click=_clear_uploads, disabled=not files, icon=":material/delete:")
+    combine = st.toggle("Combine repeated launches", value=True, key=state.COMBINE.name,
+                        help="Sum launches of the same kernel (name, precision, unit, group) into one row.")
+    return files, fmt, combine
+
+
+def _hardware_section(catalog: roofcore.Catalog) -> tuple[list[str], bool]:
+    """The sidebar's Hardware part: the devices (a removed custom device drops out) and the roofs used."""
+    st.subheader("Hardware")
+    options = device_order(catalog)
+    labels = {h.id: device_label(h) for h in catalog}
+    for hw_id in state.SELECT_NEXT.pop([]):  # devices just added on the Hardware page
+        state.HW_IDS.set([*_chosen_now(), hw_id])
+    if state.HW_IDS.present():  # a custom device that was removed drops out of the selection
+        state.HW_IDS.set([h for h in dict.fromkeys(state.HW_IDS.read()) if h in options])
+    chosen = st.multiselect(
+        "Devices", options, default=[DEFAULT_DEVICE] if not state.HW_IDS.present() else None,
+        format_func=labels.__getitem__, key=state.HW_IDS.name, placeholder="Type to search devices",
+        help="Every page shows the workload on each selected device. Add your own on the Hardware page.")
+    achievable = st.toggle("Use achievable roofs", value=False, key=state.ACHIEVABLE.name,
+                           help="Use the measured (achievable) ceilings and bandwidths where the catalog has "
+                                "them, instead of the theoretical peaks, for every number in the app.")
+    return chosen, achievable
+
+
+def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
+    """The sidebar; returns the chosen device ids, whether launches are combined and whether roofs are achievable."""
+    with st.sidebar:
+        st.subheader("Workload")
+        files, fmt, combine = _workload_section(catalog)
+        catalog = state.catalog()  # with the measured devices
+        chosen, achievable = _hardware_section(catalog)
+        runs.save_control(files, fmt)  # "Save run" (saved runs, share links)
+    return chosen, combine, achievable
+
+
+def header(bundled: bool) -> None:
+    """What the app is, in one line; while the bundled example is shown, the call to upload a profile."""
+    st.markdown(f"**Roofline** · {TAGLINE}.")
+    if bundled:
+        with st.container(border=True, key="welcome"):
+            st.markdown("#### :material/upload_file: Upload a profile")
+            st.markdown("Drop one or more exports into **Profiles and kernel inventories** in the sidebar: "
+                        + FORMATS_TEXT + ". Give the files of one run together; each file's format is detected "
+                        "from its content.")
+            st.markdown(":orange-badge[:material/science: Example] Until then every page shows the **bundled "
+                        "example**, a transformer block computed from its shapes (no profiler, no measured times).")
+
+
+__all__ = ["CHIP_CSS", "FORMATS_TEXT", "TAGLINE", "counted", "defaults", "header", "sidebar"]

@@ -1,0 +1,103 @@
+"""Planning results as display tables (times, speedups and costs formatted): a projection, a What-if variant
+against its base, a scenario's variants, and the comparison of two runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..analyze import Analysis
+from ..units import fmt_money, fmt_pct, fmt_time
+
+
+def _fmt_x(v: float | None) -> str:
+    return f"{v:.2f}×" if v is not None and v == v and math.isfinite(v) else "–"
+
+
+def _costs(v: float | None) -> dict[str, str]:
+    """A cost per run as two columns a reader can quote: "$0.0036" per run and "$3.56" per 1,000 runs."""
+    return {"Cost per run": fmt_money(v), "Cost per 1,000 runs": fmt_money(v * 1000 if v is not None else None)}
+
+
+def projection_frame(p) -> pd.DataFrame:
+    """A :class:`roofcore.plan.Projection`'s per-device totals for display (times, speedups and cost formatted)."""
+    rows = []
+    for t in p.totals:
+        top = next(iter(t.bound_share), None)
+        rows.append({"Device": t.hardware, "Name": t.name, "Σ t_roof": fmt_time(t.t_roof_s),
+                     "Estimate": fmt_time(t.estimate_s),
+                     "Speedup": _fmt_x(t.speedup), "Speedup (roof)": _fmt_x(t.speedup_roof),
+                     **_costs(t.cost_per_run),
+                     "Mostly bound by": f"{top} ({t.bound_share[top]:.0%})" if top else "–",
+                     "Cross-vendor": "yes" if t.cross_vendor else ""})
+    return pd.DataFrame(rows)
+
+
+def projection_totals(p) -> pd.DataFrame:
+    """Per device the Σ t_roof and estimate in seconds (numbers, for the Planner's bar chart)."""
+    return pd.DataFrame([{"device": t.hardware, "t_roof_s": t.t_roof_s, "estimate_s": t.estimate_s}
+                         for t in p.totals])
+
+
+def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.DataFrame:
+    """Per device: Σ t_roof of the base and of the variant, and the speedup (formatted).
+
+    ``units``: how many times the base's work one run of the variant does (a batch step of ×8: 8). The speedup
+    then compares work per unit (per sample, per token): the variant's time ÷ ``units`` against the base's, so
+    a batch of 8 that takes 3× as long is 2.67× faster per sample, not 0.33× per run."""
+    rows = []
+    per_unit = units != 1.0
+    for hw in base.hardware:
+        tb, tv = base.summary(hw.id)["t_roof_s"], variant.summary(hw.id)["t_roof_s"]
+        row = {"Device": hw.id, "Base Σ t_roof": fmt_time(tb), "Variant Σ t_roof": fmt_time(tv)}
+        if per_unit:
+            row |= {"Base per unit": fmt_time(tb), "Variant per unit": fmt_time(tv / units if tv else None),
+                    "Speedup per unit": _fmt_x(tb * units / tv if tb and tv else None)}
+        else:
+            row["Speedup"] = _fmt_x(tb / tv if tb and tv else None)
+        row["Kernels"] = f"{len(base.workload)} → {len(variant.workload)}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def scenario_frame(result) -> pd.DataFrame:
+    """A :class:`roofcore.plan.ScenarioResult` as one row per variant × device (formatted)."""
+    rows = []
+    for v in result.variants:
+        for t in v.projection.totals:
+            rows.append({"Variant": v.name, "Step": v.kind, "Device": t.hardware, "Σ t_roof": fmt_time(t.t_roof_s),
+                         "Estimate": fmt_time(t.estimate_s), "vs base": _fmt_x(v.speedup_vs_base.get(t.hardware)),
+                         **_costs(t.cost_per_run)})
+    return pd.DataFrame(rows)
+
+
+def comparison_frame(c) -> pd.DataFrame:
+    """A :class:`roofcore.plan.Comparison`'s matched kernels, most time saved first (times formatted)."""
+    t = c.table.assign(saved=(c.table["time_old"] - c.table["time_new"]).abs())
+    t = t.sort_values("saved", ascending=False, kind="stable")
+    names = t["name"].astype(str)
+    if "name_new" in t:  # a pair made by hand shows both names
+        names = names.where(t["name_new"] == t["name"], names + " → " + t["name_new"].astype(str))
+    return pd.DataFrame({"Kernel": names.to_numpy(), "Before": t["time_old"].map(fmt_time).to_numpy(),
+                         "After": t["time_new"].map(fmt_time).to_numpy(),
+                         "Speedup": t["speedup"].map(_fmt_x).to_numpy(), "Basis": t["basis"].to_numpy(),
+                         "Bound before": t["bound_old"].to_numpy(), "Bound after": t["bound_new"].to_numpy()})
+
+
+def unmatched_frames(c) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The kernels of a :class:`roofcore.plan.Comparison` found in one run only (before, after), each with its
+    time (measured, else roofline) and share of its run's time, longest first: what pairing by hand would add."""
+    out = []
+    for a, names, total in ((c.old, c.only_old, c.totals["old_time_s"]), (c.new, c.only_new, c.totals["new_time_s"])):
+        f = a.workload.frame
+        sel = f["name"].astype(str).isin(set(names)).to_numpy()
+        t = f["time_s"].to_numpy(dtype=np.float64)[sel]
+        timed = ~np.isnan(t) & (t > 0)
+        tt = np.where(timed, t, a.result(c.hardware).t_roof[sel])
+        frame = pd.DataFrame({"Kernel": f["name"].astype(str).to_numpy()[sel], "_t": tt,
+                              "Time": [fmt_time(v) for v in tt], "Basis": np.where(timed, "measured", "roofline"),
+                              "Share": [fmt_pct(v / total, 2) if total and v == v else "–" for v in tt]})
+        out.append(frame.sort_values("_t", ascending=False, kind="stable").drop(columns="_t").reset_index(drop=True))
+    return out[0], out[1]

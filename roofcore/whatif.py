@@ -1,0 +1,78 @@
+"""What-if steps as a front end gathers them (the Planner, a notebook): scenario steps applied in order, how many
+units of work one run of the result does, and the scenario document they make with their base."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import yaml
+
+from .models import Workload
+
+#: the What-if steps in the order the Planner applies them
+WHATIF_KINDS = ("fuse", "precision", "batch", "shard", "comm_fraction")
+
+
+def apply_steps(workload: Workload, steps: Sequence[dict]) -> Workload:
+    """``workload`` through What-if ``steps`` in order; each step is a scenario step (``{"name": ..., KIND: value}``
+    with KIND one of :data:`WHATIF_KINDS`), parsed exactly as :func:`roofcore.plan.run_scenario` parses it."""
+    from . import plan
+
+    w = workload
+    for i, step in enumerate(steps):
+        kind = next(k for k in WHATIF_KINDS if k in step)
+        w = plan._apply(kind, step[kind], w, f"steps[{i}].{kind}")
+    return w
+
+
+def batch_units(steps: Sequence[dict]) -> float:
+    """How many times the base's work a run of the What-if ``steps`` does: the product of their whole-workload
+    batch factors (a batch step limited to some kernels changes no unit)."""
+    units = 1.0
+    for step in steps:
+        b = step.get("batch")
+        if isinstance(b, int | float) and not isinstance(b, bool):
+            units *= float(b)
+        elif isinstance(b, dict) and not b.get("kernels") and isinstance(b.get("factor"), int | float):
+            units *= float(b["factor"])
+    return units
+
+
+def _clean_value(v):
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        return float(v) if math.isfinite(v) else None
+    return v
+
+
+def inline_kernels(workload: Workload) -> list[dict]:
+    """The workload's kernels as inventory YAML entries (totals over launches; unknown values left out)."""
+    f = workload.frame
+    cols = ["name", "count", "flops", *workload.byte_columns,
+            *(c for c in ("read_bytes", "written_bytes", "weight_bytes", "time_s") if c in f),
+            "precision", "unit", "group"]
+    out = []
+    for rec in f[[c for c in cols if c in f]].to_dict("records"):
+        k = {}
+        for c, v in rec.items():
+            v = _clean_value(v)
+            if v is None or (isinstance(v, float) and v != v):
+                continue
+            k[c] = v
+        out.append(k)
+    return out
+
+
+def scenario_yaml(name: str, base: dict, hardware: Sequence[str], steps: Sequence[dict], *,
+                  measured_on: str | None = None, price_per_hour: dict[str, float] | None = None) -> str:
+    """A scenario document (``roofline plan`` and the Planner's Scenario tab read it back)."""
+    doc: dict = {"name": name, "base": base, "hardware": list(hardware)}
+    if measured_on:
+        doc["measured_on"] = measured_on
+    if price_per_hour:
+        doc["price_per_hour"] = {k: float(v) for k, v in price_per_hour.items()}
+    doc["steps"] = [dict(s) for s in steps]
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
