@@ -177,6 +177,30 @@ def test_whatif_steps_download_as_a_scenario_that_reproduces_the_variant(cat, bu
         plan.evaluate(variant, hw).summary("h100-sxm")["t_roof_s"])
 
 
+#: two launches of one kernel, 1 MB of weights in each one's 2 MB (issue 16: 131 MB after batch ×64, not 4.35 GB)
+REPEATS = b"name,count,flops,bytes,weight_bytes,time_ms,precision\nk,1,1e9,2e6,1e6,1.0,bf16\nk,1,1e9,2e6,1e6,1.0,bf16\n"
+
+
+@pytest.mark.parametrize("combine", [True, False])
+def test_the_planner_plans_on_the_workload_as_loaded(cat, combine):
+    """Combining repeated launches is for display: the What-if variant is the loaded rows transformed (one per
+    launch), its bytes keep the weights fixed under a batch step, and its total is plan's on the raw workload."""
+    at = ok(AppTest.from_file(APP, default_timeout=60).run())
+    at.sidebar.file_uploader[0].set_value([("repeats.csv", REPEATS, "text/csv")]).run()
+    at.sidebar.toggle(key=state.COMBINE.name).set_value(combine).run()
+    at = goto(ok(at), PLANNER)
+    at.number_input(key="wi_batch").set_value(64.0).run()
+    ok(at)
+    assert not errors(at)
+    raw = roofcore.read(REPEATS, name="repeats.csv")
+    variant = at.session_state[state.WHATIF_VARIANT.name]
+    assert len(variant) == len(raw) == 2
+    assert variant.frame["bytes_hbm"].sum() == pytest.approx(2 * (1e6 + 64 * 1e6))  # 130 MB: weights read once
+    hw = cat.get("h100-sxm")
+    expected = plan.evaluate(plan.scale_batch(raw, 64.0), hw).summary("h100-sxm")["t_roof_s"]
+    assert frame(at, "wi_totals")["Variant Σ t_roof"].tolist() == [fmt_time(expected)]
+
+
 BEFORE = b"name,count,flops,bytes,time_ms,precision\ngemm,1,8e12,2e9,20.0,bf16\nsoftmax,1,2e10,1.6e10,8.0,bf16\n"
 AFTER = b"name,count,flops,bytes,time_ms,precision\ngemm,1,8e12,2e9,10.0,bf16\nsoftmax,1,2e10,8e9,5.0,bf16\nnew_op,1,1e9,1e8,1.0,bf16\n"
 
