@@ -102,7 +102,6 @@ def test_public_api_is_explicit():
 
 #: modules still above the limits while their split is under way elsewhere: split pending (issue 16)
 PENDING_SPLIT = {
-    "output.py",  # split pending (issue 16)
     "ingest/__init__.py", "ingest/ncu.py", "ingest/kineto.py", "ingest/kineto_events.py",  # split pending (issue 16)
     "builders.py", "ingest/inventory.py", "ingest/nvprof.py",  # a function above 80 lines: split pending (issue 16)
 }

@@ -1,0 +1,30 @@
+"""The output layer: an analysis's columnar table as JSON, CSV and flag messages, built over arrays.
+
+:meth:`Analysis.table` is the one columnar table (kernels × devices, every field in base units, flags as a
+bitmask). Everything a user exports is a view of it, built here without a Python loop over kernels:
+
+* numbers in messages are rounded in numpy and each distinct rounded value is formatted once by Python (a few
+  thousand texts, whatever the number of kernels), so the text is exactly ``units.fmt_*``'s;
+* flag messages, JSON objects and CSV lines are joined column by column with Arrow's string kernels from those
+  texts, the numbers (orjson, one C pass per column) and each distinct string escaped once;
+* the JSON writer and the CSV writer stream the kernels in pieces of :data:`CHUNK_ROWS`.
+
+The JSON is the README's contract: the same keys and nulls as ``Analysis.to_json()`` (a test compares them on
+every sample), ASCII-escaped as ``json.dumps`` writes it.
+
+The package: :mod:`.cells` text columns and Arrow joins, :mod:`.formatting` the ``units.fmt_*`` texts over
+arrays, :mod:`.messages` the flag messages, :mod:`.columns` what the writers share (numbers, streaming),
+:mod:`.json_out` the JSON, :mod:`.csv_out` the CSV.
+"""
+
+from __future__ import annotations
+
+from .cells import Col  # noqa: F401
+from .columns import CHUNK_ROWS, finite_or_none  # noqa: F401
+from .csv_out import analysis_csv, analysis_csv_chunks, neutralise
+from .formatting import _f0, _g3, _sig3, vfmt_pct, vfmt_si, vfmt_time  # noqa: F401 (the tests check them)
+from .json_out import KERNEL_KEYS, analysis_json, analysis_json_chunks, kernels_json  # noqa: F401
+from .messages import above_roof_messages, flag_lists, flag_messages, flag_text
+
+__all__ = ["above_roof_messages", "analysis_csv", "analysis_csv_chunks", "analysis_json", "analysis_json_chunks",
+           "flag_lists", "flag_messages", "flag_text", "kernels_json", "neutralise", "vfmt_pct", "vfmt_si", "vfmt_time"]

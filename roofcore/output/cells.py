@@ -1,0 +1,173 @@
+"""Text columns built once per distinct value (:class:`Col`) and joined row-wise in Arrow: the pieces the flag
+messages, the JSON and the CSV are written with. Escaping is per destination (:data:`Esc`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from json.encoder import encode_basestring_ascii as _enc
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_STR = pa.string()
+Esc = Callable[[str], str] | None  #: how text is escaped for its destination (None: plain text)
+
+
+def _esc_json(text: str) -> str:
+    """The inside of a JSON string literal (``json.dumps``'s ASCII escapes); escaping pieces one by one and joining
+    them gives the escape of the whole, as every character is escaped on its own."""
+    return _enc(text)[1:-1]
+
+
+def _csv_esc(text: str) -> str:
+    return text.replace('"', '""')
+
+
+# ------------------------------------------------------------------------------------ text by distinct value
+
+
+class Col:
+    """A text column held as its distinct texts and one code per row: formatting and escaping are done once per
+    distinct text, and Arrow expands the codes."""
+
+    __slots__ = ("codes", "texts")
+
+    def __init__(self, texts: list[str], codes: np.ndarray) -> None:
+        self.texts, self.codes = texts, codes
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def take(self, idx: np.ndarray) -> Col:
+        return Col(self.texts, self.codes[idx])
+
+    def map(self, f: Callable[[str], str]) -> Col:
+        return Col([f(t) for t in self.texts], self.codes)
+
+    def arrow(self, esc: Esc = None) -> pa.Array:
+        texts = self.texts if esc is None else _escape_all(self.texts, esc)
+        return pa.array(texts, _STR).take(pa.array(np.asarray(self.codes, dtype=np.int64)))
+
+    def tolist(self) -> list[str]:
+        return np.asarray([*self.texts, ""], dtype=object)[self.codes].tolist()
+
+
+def _escape_all(texts: list[str], esc: Callable[[str], str]) -> list[str]:
+    """``esc`` of every text. The escapes here work character by character, so the texts are escaped in one call,
+    joined by NUL, and split again where the NUL (or its JSON escape) is; one by one if a text holds its own."""
+    if len(texts) > 8 and (esc is _esc_json or esc is _csv_esc):
+        joined = "\x00".join(texts)
+        parts = _enc(joined)[1:-1].split("\\u0000") if esc is _esc_json else _csv_esc(joined).split("\x00")
+        if len(parts) == len(texts):
+            return parts
+    return [esc(t) for t in texts]
+
+
+def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for integer keys; by a presence table where their range is small
+    (no sort)."""
+    if len(key) and int(key.max()) - int(key.min()) < 1 << 20:
+        lo = int(key.min())
+        k = key - lo
+        present = np.zeros(int(k.max()) + 1, dtype=bool)
+        present[k] = True
+        return np.flatnonzero(present) + lo, (np.cumsum(present) - 1)[k]
+    uniq, inv = np.unique(key, return_inverse=True)
+    return uniq, inv.reshape(-1)
+
+
+def _by_bits(values: np.ndarray, fmt: Callable[[float], str]) -> Col:
+    """``fmt`` once per distinct float (by bit pattern, so 0.0 and -0.0 stay apart)."""
+    v = np.ascontiguousarray(values, dtype=np.float64)
+    uniq, inv = np.unique(v.view(np.int64), return_inverse=True)
+    return Col([fmt(x) for x in uniq.view(np.float64).tolist()], inv.reshape(-1).astype(np.int64))
+
+
+def _strs(values: np.ndarray) -> Col:
+    """``str(v)`` of every value (as an f-string writes it: None is "None"), once per distinct value."""
+    arr = np.asarray(values, dtype=object)
+    codes, uniq = pd.factorize(arr, use_na_sentinel=True)
+    codes = np.asarray(codes, dtype=np.int64).copy()
+    texts = [str(u) for u in uniq]
+    seen: dict[str, int] = {}
+    for k in np.flatnonzero(codes < 0).tolist():  # None and NaN, each written as itself
+        codes[k] = seen.setdefault(str(arr[k]), len(texts) + len(seen))
+    return Col(texts + list(seen), codes)
+
+
+# ------------------------------------------------------------------------------------------ Arrow helpers
+
+#: a part of a row's text: text the same on every row (escaped for its destination), a :class:`Col` (escaped),
+#: an Arrow scalar or array (taken as it is), or a function of the escape that builds such an array
+Part = str | Col | pa.Scalar | pa.Array | Callable[[Esc], pa.Array]
+
+
+def _join(parts: Sequence[Part], n: int, esc: Esc = None) -> pa.Array:
+    """Row-wise concatenation of ``parts`` (one pass of Arrow's string kernel)."""
+    if n == 0:
+        return pa.array([], _STR)
+    args: list = []
+    arrays = False
+    for p in parts:
+        if isinstance(p, str):
+            args.append(pa.scalar(esc(p) if esc else p, _STR))
+        elif isinstance(p, pa.Scalar):
+            args.append(p)
+        else:
+            args.append(p.arrow(esc) if isinstance(p, Col) else p if isinstance(p, pa.Array) else p(esc))
+            arrays = True
+    if not arrays:
+        return _const("".join(a.as_py() for a in args), n)
+    if len(args) == 1:
+        return args[0]
+    return pc.binary_join_element_wise(*args, "")
+
+
+def _raw(text: str) -> pa.Scalar:
+    """Text that is already escaped for its destination (JSON syntax around a message)."""
+    return pa.scalar(text, _STR)
+
+
+def _const(text: str, n: int) -> pa.Array:
+    return pa.array([text], _STR).take(pa.array(np.zeros(n, dtype=np.int64)))
+
+
+def _scatter(items: pa.Array, idx: np.ndarray, n: int) -> pa.Array:
+    """An ``n``-row array holding ``items`` at rows ``idx`` (ascending) and "" elsewhere."""
+    if len(idx) == n:
+        return items
+    mask = np.zeros(n, dtype=bool)
+    mask[idx] = True
+    return pc.replace_with_mask(_const("", n), pa.array(mask), items)
+
+
+def _text_of(arr: pa.Array) -> memoryview:
+    """The characters of a string array's rows, back to back (its data buffer, not copied)."""
+    if len(arr) == 0:
+        return memoryview(b"")
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr) + 1, offset=arr.offset * 4)
+    return memoryview(arr.buffers()[2])[int(offsets[0]):int(offsets[-1])]
+
+
+_CSV_SPECIAL = ',"\n\r'
+
+
+def _special(parts: Sequence[Part], n: int) -> np.ndarray:
+    """Per row, whether the joined text holds a character that makes a CSV cell need quotes."""
+    out = np.zeros(n, dtype=bool)
+    for p in parts:
+        if isinstance(p, str):
+            if any(c in p for c in _CSV_SPECIAL):
+                return np.ones(n, dtype=bool)
+        elif isinstance(p, Col):
+            out |= np.append(_has_special(pa.array(p.texts, _STR)), False)[p.codes]
+        else:
+            out |= _has_special(p if isinstance(p, pa.Array) else p(None))
+    return out
+
+
+def _has_special(arr: pa.Array) -> np.ndarray:
+    return np.asarray(pc.fill_null(pc.match_substring_regex(arr, '[,"\n\r]'), False).to_numpy(zero_copy_only=False),
+                      dtype=bool)

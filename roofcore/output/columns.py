@@ -1,0 +1,112 @@
+"""What the JSON and CSV writers share: numbers as text in one C pass per column (orjson), a column's values as
+Arrow or numpy, and the streaming of pieces (computed ahead in threads, handed over without a copy)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .cells import _STR
+
+
+def _jnum(values: np.ndarray, *, empty_unknown: bool = False) -> pa.Array:
+    """JSON numbers, shortest round-trip form (orjson's, one C pass per column); NaN and ±inf are null (as CSV cells,
+    ``empty_unknown``: NaN empty, ±inf written ``inf``/``-inf`` as pandas writes them)."""
+    v = np.ascontiguousarray(values)
+    if not len(v):
+        return pa.array([], _STR)
+    empty = np.isnan(v) if empty_unknown and v.dtype.kind == "f" else None
+    out = _split_commas(orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY), len(v),
+                        empty if empty is not None and empty.any() else None)
+    inf = np.isinf(v) if empty is not None else None
+    if inf is not None and inf.any():
+        out = pc.replace_with_mask(out, pa.array(inf), pa.array(np.where(v[inf] > 0, "inf", "-inf").tolist(), _STR))
+    return out
+
+
+def _split_commas(text: bytes, n: int, empty: np.ndarray | None = None) -> pa.Array:
+    """orjson's ``[a,b,…]`` of ``n`` numbers as a string array, cut at the commas in numpy (no Python string per
+    number): the bytes without the commas are the data, the commas' positions the offsets; ``empty`` rows left
+    without text."""
+    raw = np.frombuffer(text, dtype=np.uint8)[1:-1]
+    comma = np.flatnonzero(raw == ord(","))
+    if len(comma) != n - 1:
+        raise ValueError(f"expected {n} numbers, found {len(comma) + 1}")
+    start = np.concatenate(([0], comma + 1))
+    end = np.append(comma, len(raw))
+    keep = np.ones(len(raw) + 1, dtype=np.int8)
+    keep[comma] = 0
+    lengths = end - start
+    if empty is not None:  # drop the bytes of those rows: +1/-1 marks at their ends, summed
+        mark = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.add.at(mark, start[empty], 1)
+        np.add.at(mark, end[empty], -1)
+        keep[np.cumsum(mark) > 0] = 0
+        lengths[empty] = 0
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(raw[keep[:-1].astype(bool)]))
+
+
+def _values(col: pd.Series) -> pa.Array | np.ndarray:
+    """A column's values: Arrow strings where pandas holds them so (its ``str`` dtype, no copy), else numpy."""
+    if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
+        a = pa.array(col.array)
+        a = a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+        return a if a.type == _STR else a.cast(_STR)
+    return col.to_numpy(dtype=object) if col.dtype == object or not isinstance(col.dtype, np.dtype) else col.to_numpy()
+
+
+def _distinct(values: pa.Array | np.ndarray) -> tuple[np.ndarray, list]:
+    """Codes (-1 missing) and the distinct values of a column with few of them."""
+    if isinstance(values, pa.Array):
+        d = values.dictionary_encode()
+        uniq = d.dictionary.to_pylist()
+        return np.asarray(pc.fill_null(d.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64), uniq
+    codes, uniq = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), uniq.tolist()
+
+
+#: kernels encoded per piece of :func:`analysis_json_chunks` (bounds the text held in memory at once)
+CHUNK_ROWS = 20_000
+
+
+def _pieces(pieces: Iterator[str | memoryview], binary: bool, encoding: str) -> Iterator[str | bytes | memoryview]:
+    """Text pieces as text, or (``binary``) as bytes: the large ones are Arrow buffers, written without a copy."""
+    for p in pieces:
+        if binary:
+            yield p.encode(encoding) if isinstance(p, str) else p
+        else:
+            yield p if isinstance(p, str) else str(p, encoding)
+
+
+def _ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[pa.Array]:
+    """The jobs' results in order, the next ``depth`` computed in threads meanwhile: Arrow's string kernels,
+    orjson and numpy release the GIL, so a second core writes the next piece while this one is handed over."""
+    if (os.cpu_count() or 1) < 2:
+        yield from (job() for job in jobs)
+        return
+    with ThreadPoolExecutor(depth, thread_name_prefix="roofcore-output") as pool:
+        pending: deque = deque()
+        for job in jobs:
+            pending.append(pool.submit(job))
+            if len(pending) > depth:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def finite_or_none(v: object) -> float | None:
+    if v is None:
+        return None
+    x = float(v)
+    return x if math.isfinite(x) else None

@@ -1,0 +1,124 @@
+"""The per-kernel table as CSV: one row per kernel × device, cells quoted where CSV needs it and text a spreadsheet
+would run as a formula neutralised; written column-wise and streamed like the JSON."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..roofline import FLAG_CODES, DeviceResult
+from .cells import _STR, Col, Part, _csv_esc, _join, _raw, _strs, _text_of
+from .columns import CHUNK_ROWS, _ahead, _jnum, _pieces, _values
+from .messages import _flag_cells
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(col: pd.Series) -> pd.Series:
+    """Text a spreadsheet would run as a formula (``= + - @``, tab, CR) prefixed with a quote, over a column."""
+    s = col.astype(object)
+    text = s.map(lambda v: isinstance(v, str) and v[:1] in _FORMULA) if len(s) < 64 else \
+        s.where(s.map(type) == str, None).str[:1].isin(_FORMULA)  # noqa: E721
+    if not text.any():
+        return col
+    out = s.copy()
+    out[text] = "'" + s[text].astype(str)
+    return out
+
+
+def _csv_quote(v: str) -> str:
+    return '"' + v.replace('"', '""') + '"' if any(c in v for c in ',"\n\r') else v
+
+
+def _csv_text(values) -> pa.Array:
+    """Text cells: a leading formula character neutralised with a quote, quoted where needed; empty when missing.
+    In Arrow for strings; other objects are written as ``str()`` once per distinct value."""
+    try:
+        arr = values if isinstance(values, pa.Array) else pa.array(values, _STR, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        codes, uniq = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+        cells = []
+        for x in uniq.tolist():
+            text = x if isinstance(x, str) else str(x)
+            cells.append(_csv_quote("'" + text if text[:1] in _FORMULA else text))
+        return Col([*cells, ""], np.where(codes < 0, len(cells), codes).astype(np.int64)).arrow()
+    n = len(arr)
+    d = arr.dictionary_encode()
+    if len(d.dictionary) * 4 < n:  # few distinct texts (devices, precisions, sources): each written once
+        codes = np.asarray(pc.fill_null(d.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        cells = [_csv_quote("'" + x if x[:1] in _FORMULA else x) for x in d.dictionary.to_pylist()]
+        return Col([*cells, ""], np.where(codes < 0, len(cells), codes)).arrow()
+    formula = pc.match_substring_regex(arr, "^[=+\\-@\t\r]")
+    if pc.any(formula).as_py():
+        arr = pc.if_else(formula, _join(["'", arr], n), arr)
+    special = pc.match_substring_regex(arr, '[,"\n\r]')
+    if pc.any(special).as_py():
+        arr = pc.if_else(special, _join(['"', pc.replace_substring(arr, '"', '""'), '"'], n), arr)
+    return pc.fill_null(arr, "")
+
+
+def _csv_col(col: pd.Series) -> pa.Array:
+    """One column as CSV cells: numbers in shortest round-trip form (empty when unknown), text as :func:`_csv_text`."""
+    kind = col.dtype.kind if isinstance(col.dtype, np.dtype) else "O"
+    if kind == "f":
+        return _jnum(col.to_numpy(dtype=np.float64), empty_unknown=True)
+    if kind in "iu":
+        return _jnum(col.to_numpy(dtype=np.int64))
+    if kind == "b":
+        return _strs(col.to_numpy()).arrow()
+    return _csv_text(_values(col))
+
+
+def _csv_flags(tab: pd.DataFrame, r: DeviceResult) -> list[Part]:
+    """The flags cell of each row: ``code: message; …``, quoted (its quotes doubled) where CSV needs it."""
+    pieces, special = _flag_cells(tab, r, _csv_esc, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ", csv=True)
+    quote = Col(["", '"'], special.astype(np.int64))
+    return [quote, *pieces, quote]
+
+
+def analysis_csv_chunks(analysis, *, binary: bool = False) -> Iterator[str | bytes | memoryview]:
+    """The per-kernel table as CSV pieces (one row per kernel × device, the columns of ``Analysis.table`` less the
+    bitmask, flags as ``code: message; …``), written column-wise like the JSON (``binary``: as UTF-8 bytes)."""
+    return _pieces(_csv_text_pieces(analysis), binary, "utf-8")
+
+
+def _csv_text_pieces(analysis) -> Iterator[str | memoryview]:
+    header: list[str] = []
+
+    def lines(part: pd.DataFrame, r: DeviceResult) -> pa.Array:
+        parts: list[Part] = []
+        for k, c in enumerate(header):
+            if k:
+                parts.append(_raw(","))
+            if c == "flags":
+                parts += _csv_flags(part, r)
+            else:
+                parts.append(_csv_col(part[c]) if c in part.columns else _raw(""))
+        return _join([*parts, _raw("\n")], len(part))
+
+    def pieces() -> Iterator[Callable[[], pa.Array]]:
+        for r in analysis.results:
+            tab = analysis._device_table(r, messages=False)
+            if not header:
+                header.extend([*(c for c in tab.columns if c != "flags_mask"), "flags"])
+            for lo in range(0, len(tab), CHUNK_ROWS):
+                yield partial(lines, tab.iloc[lo:lo + CHUNK_ROWS], r)
+
+    jobs = pieces()
+    first = next(jobs, None)  # the header is known once the first table is
+    if header:
+        yield ",".join(_csv_quote(c) for c in header) + "\n"
+    if first is not None:
+        for rows in _ahead(itertools.chain([first], jobs)):
+            yield _text_of(rows)
+
+
+def analysis_csv(analysis) -> str:
+    """:func:`analysis_csv_chunks` joined into one string."""
+    return "".join(analysis_csv_chunks(analysis))

@@ -1,0 +1,202 @@
+"""Flag messages: one sentence per flag with the numbers behind it, written per segment of rows from
+:class:`~.cells.Col` pieces and escaped for their destination (plain text, JSON, CSV)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..roofline import FLAG_CODES, DeviceResult, Flag
+from .cells import Col, Esc, _const, _join, _raw, _scatter, _special, _strs
+from .formatting import _f0, _g3, _pct, _si, _time
+
+#: the rows of one device's table a message recipe is for (ascending), and the parts of those rows' messages
+Segment = tuple[np.ndarray, list]
+
+
+def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Segment]]:
+    """Per flag set on some rows of ``tab`` (one device's rows), how its messages are written: segments of rows
+    with the parts of their messages. Each message is one sentence with the numbers behind the flag; the numbers
+    are formatted once per distinct value, and nothing is joined yet (the destination escapes and joins)."""
+    mask = np.asarray(tab["flags_mask"].to_numpy(), dtype=np.int64)
+    hw = r.hardware
+    out: dict[Flag, list[Segment]] = {}
+
+    def rows(bit: Flag) -> np.ndarray:
+        return np.flatnonzero(mask & int(bit))
+
+    def col(name: str, idx: np.ndarray) -> np.ndarray:
+        return tab[name].to_numpy()[idx]
+
+    if len(i := rows(Flag.ABOVE_ROOF)):
+        out[Flag.ABOVE_ROOF] = _above_roof(tab, i, hw)
+    if len(i := rows(Flag.FAR_BELOW)):
+        eff = col("efficiency", i).astype(np.float64)
+        with np.errstate(divide="ignore"):
+            ratio = 1 / eff
+        out[Flag.FAR_BELOW] = [(i, [
+            "Measured ", _time(col("time_s", i)), " is ", _f0(ratio), "× the roofline time ", _time(col("t_roof_s", i)),
+            " (efficiency ", _pct(eff), "): latency, launch overhead, synchronisation or occupancy dominate, which the "
+            "roofline cannot diagnose."])]
+    if len(i := rows(Flag.TINY)):
+        t, tr = col("time_s", i).astype(np.float64), col("t_roof_s", i).astype(np.float64)
+        per = np.where(np.isnan(t), tr, t) / np.maximum(col("count", i).astype(np.float64), 1)
+        out[Flag.TINY] = [(i, [_time(per), " per launch is under 1 µs: launch-bound, and replaying profilers (cache "
+                                           "flush, base clocks) distort such kernels; batch or fuse them rather than "
+                                           "tuning them."])]
+    if len(i := rows(Flag.MISSING_TIME)):
+        out[Flag.MISSING_TIME] = [(i, ["No measured time: only the roofline bound is known for this kernel."])]
+    if len(i := rows(Flag.ZERO_TIME)):
+        out[Flag.ZERO_TIME] = [(i, ["The measured time is zero or negative (a corrupt timestamp?): achieved rate and "
+                                    "efficiency are left unknown rather than divided by zero."])]
+    if len(i := rows(Flag.MISSING_FLOPS)):
+        out[Flag.MISSING_FLOPS] = [(i, ["FLOPs are unknown (not zero): this kernel's roofline time and bound are "
+                                        "unknown."])]
+    if len(i := rows(Flag.MISSING_BYTES)):
+        out[Flag.MISSING_BYTES] = [(i, [f"Off-chip ({hw.offchip.display}) bytes are unknown (not zero): this "
+                                        "kernel's roofline time and bound are unknown."])]
+    if len(i := rows(Flag.LEVEL_NOT_ON_DEVICE)):
+        has = [col(f"bytes_{lv}", i).astype(np.float64) for lv in r.lacking]
+
+        def listed(pieces: Callable[[str, np.ndarray], list], m: int = len(i)) -> Callable[[Esc], pa.Array]:
+            def build(esc: Esc) -> pa.Array:  # per row, the lacking levels holding bytes, joined with ", "
+                seen = np.zeros(m, dtype=bool)
+                arrays = []
+                for lv, b in zip(r.lacking, has, strict=True):
+                    here = b > 0
+                    sep = Col(["", ", "], seen.astype(np.int64))
+                    arrays.append(pc.if_else(pa.array(here), _join([sep, *pieces(lv, b)], m, esc), ""))
+                    seen |= here
+                if not arrays:
+                    return _const("", m)
+                return arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, "")
+            return build
+
+        out[Flag.LEVEL_NOT_ON_DEVICE] = [(i, [
+            "Bytes at ", listed(lambda lv, b: [lv]), " (", listed(lambda lv, b: [_g3(b), " B"]),
+            f") are not on any roof: {hw.id} has no such memory level or link in its catalog."])]
+    if len(i := rows(Flag.NO_CEILING)):
+        out[Flag.NO_CEILING] = [(i, [f"{hw.id} publishes no ", _strs(col("precision", i)),
+                                     " ceiling: the compute time is unknown and the bound uses memory and links only."])]
+    return out
+
+
+def _above_roof(tab: pd.DataFrame, i: np.ndarray, hw) -> list[Segment]:
+    """Why a kernel beats its roof, most likely cause first (see PRODUCT.md: FLOPs, bytes, units, precision, scope):
+    one segment per cause."""
+    n = len(i)
+    eff = tab["efficiency"].to_numpy(dtype=np.float64)[i]
+    bcodes, buniq = pd.factorize(tab["bound"].to_numpy()[i], use_na_sentinel=True)
+    compute = np.array([isinstance(b, str) and b.startswith("compute") for b in buniq] + [False])[bcodes]
+    lcodes, luniq = pd.factorize(tab["binding_level"].to_numpy()[i], use_na_sentinel=True)
+    level = Col([u if isinstance(u, str) and u else hw.offchip.name for u in luniq] + [hw.offchip.name],
+                np.where(lcodes < 0, len(luniq), lcodes).astype(np.int64))
+    t = tab["time_s"].to_numpy(dtype=np.float64)[i]
+    bw = np.full(n, np.nan)
+    for k, lv in enumerate(level.texts):
+        sel = level.codes == k
+        if sel.any() and f"bytes_{lv}" in tab.columns:
+            b = tab[f"bytes_{lv}"].to_numpy(dtype=np.float64)[i][sel]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bw[sel] = np.where(t[sel] > 0, b / t[sel], np.nan)
+    ceiling = _strs(tab["ceiling"].to_numpy()[i])
+    head = ["Measured ", _time(t), " beats the roofline minimum ", _time(tab["t_roof_s"].to_numpy()[i]), " (",
+            _g3(eff), "× the roof), so an input is wrong: "]
+    with np.errstate(invalid="ignore"):
+        two = (eff >= 1.8) & (eff <= 2.2)
+        case = np.where(compute, np.where(two, 0, 1),
+                        np.where(eff >= 500, 2, np.where(two & (hw.scope.value == "die"), 3, 4)))
+    causes: list[list] = [
+        ["most likely the precision or unit (", ceiling, " assumed; a 2× gap is the next precision, FP16 accumulate, "
+         "or a 2:4-sparse rate) or FLOPs counted twice."],
+        ["most likely the FLOP count or its unit, or the precision (", ceiling, " assumed)."],
+        ["most likely the units: the bytes look about 1000× too small (KB or MB read as bytes?)."],
+        ["most likely per-die vs per-package scope: the time or bytes cover both dies of the package."],
+        ["most likely the ", level, " bytes are undercounted (traffic counted at another level, or bytes per launch "
+         "with time over all launches) — achieved ", _si(bw, "B/s"), " vs the roof."],
+    ]
+    out = []
+    for c, cause in enumerate(causes):
+        sub = np.flatnonzero(case == c)
+        if len(sub):
+            out.append((i[sub], [p.take(sub) if isinstance(p, Col) else p for p in (*head, *cause)]))
+    return out
+
+
+def _plain(segments: list[Segment]) -> tuple[np.ndarray, pa.Array]:
+    """One flag's messages as plain text: the rows (ascending) and their messages."""
+    if len(segments) == 1:
+        idx, parts = segments[0]
+        return idx, _join(parts, len(idx))
+    idx = np.concatenate([s[0] for s in segments])
+    order = np.argsort(idx, kind="stable")
+    msgs = pa.concat_arrays([_join(parts, len(rows)) for rows, parts in segments])
+    return idx[order], msgs.take(pa.array(order))
+
+
+def flag_messages(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, np.ndarray]:
+    """Per flag, an object array aligned with ``tab`` (one device's rows): the message where the flag is set, else
+    None (``Analysis.table(..)["flags"]``)."""
+    out: dict[Flag, np.ndarray] = {}
+    for bit, segments in _recipes(tab, r).items():
+        idx, msgs = _plain(segments)
+        arr = np.full(len(tab), None, dtype=object)
+        arr[idx] = msgs.to_numpy(zero_copy_only=False)
+        out[bit] = arr
+    return out
+
+
+def above_roof_messages(tab: pd.DataFrame, i: np.ndarray, hw) -> list[str]:
+    """The above-roof message of rows ``i`` of one device's table, in the order of ``i``."""
+    i = np.asarray(i, dtype=np.int64)
+    order = np.argsort(i, kind="stable")
+    _, msgs = _plain(_above_roof(tab, i[order], hw))
+    out = np.empty(len(i), dtype=object)
+    out[order] = msgs.to_numpy(zero_copy_only=False)
+    return out.tolist()
+
+
+def flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
+    """``[{code, message}]`` per row, flags in :class:`Flag` order (the app's and ``to_json()``'s shape)."""
+    msgs = flag_messages(tab, r)
+    out: list[list[dict]] = [[] for _ in range(len(tab))]
+    for bit in Flag:
+        if bit in msgs:
+            code = FLAG_CODES[bit]
+            arr = msgs[bit]
+            for k in np.flatnonzero(arr != None).tolist():  # noqa: E711 (elementwise on an object array)
+                out[k].append({"code": code, "message": arr[k]})
+    return out
+
+
+def _flag_cells(tab: pd.DataFrame, r: DeviceResult, esc: Esc, before: Callable[[Flag], pa.Scalar], after: str,
+                sep: str, *, csv: bool = False) -> tuple[list[pa.Array], np.ndarray]:
+    """Per row, its flags written one after the other in :class:`Flag` order: ``sep`` between them, each as
+    ``before(flag)`` + the message escaped with ``esc`` + ``after``; and (for ``csv``) whether the row's text needs
+    CSV quotes (``sep`` and the codes hold no character that needs them). Each segment of messages is joined once
+    and placed on its rows; the caller joins the pieces (row-aligned, "" where a flag is absent) into its rows."""
+    n = len(tab)
+    earlier = np.zeros(n, dtype=bool)  # rows where a flag was already written: the next one starts with sep
+    pieces = []
+    special = np.zeros(n, dtype=bool)
+    recipes = _recipes(tab, r)
+    for bit in (b for b in Flag if b in recipes):
+        segments = recipes[bit]
+        for idx, parts in segments:
+            lead = Col(["", sep], earlier[idx].astype(np.int64))
+            pieces.append(_scatter(_join([lead, before(bit), *parts, _raw(after)], len(idx), esc), idx, n))
+            if csv:
+                special[idx] |= _special(parts, len(idx))
+        for idx, _ in segments:
+            earlier[idx] = True
+    return pieces, special
+
+
+def flag_text(tab: pd.DataFrame, r: DeviceResult) -> list[str]:
+    """``"code: message; code: message"`` per row (the CSV's flags column, before CSV quoting)."""
+    pieces, _ = _flag_cells(tab, r, None, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ")
+    return _join(pieces or [_raw("")], len(tab)).to_pylist()
