@@ -462,7 +462,7 @@ def _hertz(text: str, unit: str, *, assume: float) -> float | None:
         return None
     if not unit.strip():
         return v * assume
-    from .ncu import unit_factor  # the ncu reader's unit table, one for the whole package
+    from .readers import unit_factor  # the one unit table of the ingest package
 
     found = unit_factor(unit)
     return v * found[1] if found and found[0] == "frequency" else None
