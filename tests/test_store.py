@@ -12,7 +12,9 @@ import gzip
 import hashlib
 import logging
 import multiprocessing
+import sys
 import threading
+import types
 from pathlib import Path
 
 import pytest
@@ -340,8 +342,11 @@ def test_eight_sessions_saving_at_once_in_one_server(url):
     store.close()
 
 
-def test_eight_processes_open_an_empty_database_and_save_at_once(url):
+def test_eight_processes_open_an_empty_database_and_save_at_once(url, monkeypatch):
     """Eight processes (app replicas, CI jobs) on one empty database: they race to migrate it, then save."""
+    # A spawned child re-runs the parent's __main__ from its path; after an AppTest in the same pytest run that is
+    # streamlit_app.py, which cannot run outside Streamlit. The children need only this module's _save_one.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Manager().Barrier(SESSIONS)
     with ctx.Pool(SESSIONS) as pool:
