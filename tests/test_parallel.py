@@ -73,7 +73,7 @@ def test_the_trace_says_its_rank_where_the_file_name_does_not(tmp_path):
 
 
 def test_parallel_processes_read_the_same_workload_as_one_after_the_other(job, monkeypatch):
-    monkeypatch.setattr(ingest, "PARALLEL_MIN_BYTES", 0)  # small files: in processes all the same
+    monkeypatch.setattr(ingest.reading, "PARALLEL_MIN_BYTES", 0)  # small files: in processes all the same
     alone = roofcore.read_many([job], workers=1)
     spread = roofcore.read_many([job], workers=2)
     pd.testing.assert_frame_equal(alone.frame, spread.frame)
@@ -94,7 +94,7 @@ def test_any_executor_maps_the_per_file_read(job, pool):
 
 
 def test_a_bad_file_read_in_a_worker_is_the_usual_message(job, monkeypatch):
-    monkeypatch.setattr(ingest, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(ingest.reading, "PARALLEL_MIN_BYTES", 0)
     (job / "rank3.pt.trace.json").write_bytes(b'{"schemaVersion": 1, "traceEvents": [')  # cut short
     with pytest.raises(InputError) as e:
         roofcore.read_many([job], workers=2)

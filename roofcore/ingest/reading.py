@@ -1,0 +1,345 @@
+"""Reading inputs: one file or bytes (:func:`read`), several files and folders (:func:`read_many`), in worker
+processes where that pays (:func:`read_file`), all within :mod:`roofcore.limits`."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import limits
+from ..errors import InputError, RoofcoreError
+from ..models import Workload
+from .compression import GZIP_MAGIC, gunzip_bounded
+from .frames import combine, with_rank
+from .registry import Format, detect, get_format, max_input_bytes
+
+
+def _load(source: str | Path | bytes, name: str | None, max_bytes: int) -> tuple[bytes, str]:
+    if isinstance(source, bytes):
+        data, label = source, name or "input"
+    else:
+        path = Path(source)
+        from ..catalog import display_path
+
+        label = name or display_path(path)
+        try:
+            size = path.stat().st_size
+        except OSError as e:
+            raise InputError(where=label, text=f"cannot read the file ({e.strerror}).") from None
+        if size > max_bytes:
+            raise _too_big(label, "the file", size, max_bytes)
+        data = path.read_bytes()
+    if len(data) > max_bytes:
+        raise _too_big(label, "the input", len(data), max_bytes)
+    return data, label
+
+
+def _too_big(label: str, what: str, size: int, max_bytes: int) -> limits.LimitError:
+    return limits.LimitError(f"{label}: {what} is {size / 1e6:,.1f} MB, above the input size limit of "
+                             f"{max_bytes / 1e6:,.0f} MB ({limits.INPUT_MB.env}). {limits.INPUT_MB.hint()}")
+
+
+def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: int | None = None
+           ) -> Workload | dict:
+    """One parser on one input, within the limits: size (gzip decompression bounded), rows, kernels, time."""
+    max_bytes = max_bytes or max_input_bytes()
+    limits.tick()
+    if data[:2] == GZIP_MAGIC and not f.gzip:
+        data = gunzip_bounded(data, max_bytes, label)
+    if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
+        limits.check_rows(data, label)
+    try:
+        out = f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
+    except RecursionError:
+        raise InputError(where=label, text="the input is nested too deeply to read.") from None
+    if isinstance(out, Workload):
+        limits.KERNELS.check(len(out), label, f"{len(out):,} kernels read")
+    limits.tick()
+    return out
+
+
+def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = None, *,
+         max_bytes: int | None = None, context: dict | None = None) -> Workload:
+    """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected.
+
+    Within :mod:`roofcore.limits`: ``max_bytes`` (default ``ROOFCORE_MAX_INPUT_MB``), rows, kernels, JSON
+    depth and the parse time (``ROOFCORE_PARSE_TIMEOUT_S``)."""
+    max_bytes = max_bytes or max_input_bytes()
+    with limits.deadline(name or ("input" if isinstance(source, bytes) else str(source))):
+        return _read(source, name, fmt, max_bytes, context)
+
+
+def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_bytes: int, context: dict | None
+          ) -> Workload:
+    data, label = _load(source, name, max_bytes)
+    f = get_format(fmt) if fmt else detect(data, label, max_bytes)
+    if f.companion:
+        hint = "load it together with the workload file it belongs to."
+        measured = _parse(f, data, label, context, max_bytes).get("measured_hardware") or ()
+        if measured:  # measured ceilings: also a device to analyse any workload against
+            hint = (f"load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline analyze "
+                    f"WORKLOAD --catalog {label} --hardware {measured[0].id}`.")
+        raise InputError(where=label, text=f"this is {f.description[0].lower() + f.description[1:]}, not a workload.",
+                         hint=hint)
+    return _parse(f, data, label, context, max_bytes)
+
+
+def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None = None, *,
+              max_bytes: int | None = None,
+              on_error: Callable[[str, RoofcoreError], None] | None = None,
+              workers: int | None = None, executor: Executor | None = None) -> Workload:
+    """Read several inputs (paths, folders, or ``(bytes, name)`` pairs) into one workload.
+
+    Companion files (e.g. rocprof-compute ``sysinfo.csv``) become context for the others; a time-only
+    profile (``nsys``) is joined by kernel name to the inventories read with it. With ``on_error``, a file
+    that cannot be read is reported to it (``on_error(name, error)``) and left out instead of failing the
+    whole read (the app keeps the good files of an upload). Within the limits of :func:`read`; the parse
+    time counts for all the files together.
+
+    A folder stands for the files in it, e.g. a job's per-rank traces: in name order (numbers counted, so rank10
+    follows rank9), hidden files skipped, and a file that no format recognises left out with a warning (a file
+    named on its own is refused instead). Files given by path and together larger than
+    :data:`PARALLEL_MIN_BYTES` are parsed in parallel, one process per core (``workers``, else
+    ``ROOFCORE_WORKERS``: how many; 1 reads them one after the other), or by ``executor``, any
+    :class:`concurrent.futures.Executor` (a Dask cluster's ``client.get_executor()`` spreads a fleet of traces
+    over its machines): each runs :func:`read_file`. Every row keeps its file in ``source`` and, where the file
+    name (``rank3``, ``rank_03``) or the trace (``distributedInfo``) says, its ``rank``.
+    """
+    items = _expand_folders(list(sources))
+    max_bytes = max_bytes or max_input_bytes()
+    names = [s[1] if isinstance(s, tuple) else Path(s).name for s, _ in items]
+    what = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    with limits.deadline(what or "the inputs"):
+        w = _read_many(items, fmt, max_bytes, on_error, workers, executor)
+    limits.KERNELS.check(len(w), what, f"{len(w):,} kernels read from these files")
+    return w
+
+
+#: files given by path and together at least this large are parsed in parallel (below it, starting worker
+#: processes costs more than it saves)
+PARALLEL_MIN_BYTES = 32_000_000
+_HEAD = 1 << 20  #: bytes read to detect the format of one of several files (the rest is read when it is parsed)
+
+
+@dataclass
+class _Input:
+    source: str | Path | tuple[bytes, str]
+    label: str
+    fmt: Format
+    data: bytes | None  #: None: a large file of several, read when it is parsed
+    size: int
+
+
+def _natural(p: Path) -> list:
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", p.name)]
+
+
+def _expand_folders(sources: list) -> list[tuple[object, bool]]:
+    """``(source, from a folder)`` for every input, a folder's files in its place."""
+    out: list[tuple[object, bool]] = []
+    for s in sources:
+        if isinstance(s, tuple) or not Path(s).is_dir():
+            out.append((s, False))
+            continue
+        files = sorted((p for p in Path(s).iterdir() if p.is_file() and not p.name.startswith(".")), key=_natural)
+        if not files:
+            from ..catalog import display_path
+
+            raise InputError(where=display_path(s), text="the folder holds no files to read.",
+                             hint="point at the folder of the traces themselves, or name the files.")
+        out += [(p, True) for p in files]
+    return out
+
+
+def _head(path: str | Path, max_bytes: int) -> tuple[bytes, str, int, bool]:
+    """``(head or whole file, label, size, whole)``: the first :data:`_HEAD` bytes of a large file (enough to
+    detect its format), the whole of a small or gzip-compressed one."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size <= _HEAD:
+            data, label = _load(p, None, max_bytes)
+            return data, label, size, True
+        with p.open("rb") as fh:
+            head = fh.read(_HEAD)
+    except OSError:
+        data, label = _load(p, None, max_bytes)  # its own message: cannot read the file
+        return data, label, len(data), True
+    if head[:2] == GZIP_MAGIC or size > max_bytes:
+        data, label = _load(p, None, max_bytes)  # sniffed on its first decompressed piece / refused for its size
+        return data, label, size, True
+    from ..catalog import display_path
+
+    return head, display_path(p), size, False
+
+
+def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int,
+               on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
+               executor: Executor | None) -> Workload:
+    inputs: list[_Input] = []
+    left_out: list[str] = []
+    for s, in_folder in items:
+        label = s[1] if isinstance(s, tuple) else str(s)
+        try:
+            if isinstance(s, tuple):
+                data, label = _load(s[0], s[1], max_bytes)
+                whole, size = True, len(data)
+            elif len(items) > 1:
+                data, label, size, whole = _head(s, max_bytes)
+            else:
+                data, label = _load(s, None, max_bytes)
+                whole, size = True, len(data)
+            f = get_format(fmt) if fmt else detect(data, label, max_bytes)
+            inputs.append(_Input(s, label, f, data if whole else None, size))
+        except InputError as e:
+            if in_folder and not fmt:  # a folder's README, log or binary report: not a profile
+                left_out.append(f"{label} ({e.found or e.text or 'not readable'})")
+                continue
+            if on_error is None:
+                raise
+            on_error(label, e)
+        except RoofcoreError as e:
+            if on_error is None:
+                raise
+            on_error(label, e)
+    context: dict = {}
+    measured: list = []  # measured ceilings (roofline.csv, ERT roofline.json): devices that go with the workload
+    for i in inputs:
+        if i.fmt.companion:
+            out = dict(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes))
+            measured.extend(out.pop("measured_hardware", ()))
+            context.update(out)
+    jobs = [i for i in inputs if not i.fmt.companion]
+    workloads = []
+    for i, got in zip(jobs, _parse_all(jobs, context, max_bytes, workers, executor), strict=True):
+        if isinstance(got, RoofcoreError):
+            if on_error is None:
+                raise got
+            on_error(i.label, got)
+        else:
+            workloads.append(got)
+    loaded = [(i.data, i.label, i.fmt) for i in inputs]
+    if not workloads and len(loaded) == 1 and (on_error is None or loaded[0][2].companion):
+        # that format's own message (what it is, how to use it)
+        return _read(_data(inputs[0], max_bytes), inputs[0].label, inputs[0].fmt.name, max_bytes, None)
+    if not workloads and loaded and all(f.companion for _, _, f in loaded):
+        raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
+                         "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
+    if not workloads:
+        names = ", ".join(label for _, label, _ in loaded) or "the inputs"
+        raise InputError(where=names, text="no workload could be read from these files.",
+                         hint="companion files (sysinfo.csv, roofline.csv) need the profile they belong to "
+                              "(e.g. pmc_perf.csv); see the messages above for the others.")
+    from .rocprof import reconcile
+
+    workloads = reconcile(workloads)  # the files of one rocprof run: joined, never counted twice
+    timing = [w for w in workloads if w.meta.get("time_only") == "true"]
+    models = [w for w in workloads if w.meta.get("time_only") != "true"]
+    if timing and models:
+        from .nsys import join_times
+
+        model = combine(models)
+        out = combine([join_times(t, model) for t in timing])
+    else:
+        out = combine(workloads)
+    if measured:
+        out = replace(out, measured=tuple({h.id: h for h in (*out.measured, *measured)}.values()))
+    if left_out:
+        out = replace(out, warnings=(*out.warnings, f"Left out {len(left_out)} file(s) of the folder that are not "
+                                     "profiles: " + "; ".join(left_out[:5])
+                                     + (f" and {len(left_out) - 5} more." if len(left_out) > 5 else ".")))
+    return out
+
+
+def _data(i: _Input, max_bytes: int) -> bytes:
+    return i.data if i.data is not None else _load(i.source, None, max_bytes)[0]
+
+
+def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int | None,
+               executor: Executor | None) -> list[Workload | RoofcoreError]:
+    """Each job's workload (with its rank), or the error that refused it: in worker processes where that pays
+    (several files read from disk, together large), else here one after the other, each file's bytes let go once
+    it is read."""
+    on_disk = [i for i in jobs if not isinstance(i.source, tuple)]
+    cpus = workers or int(os.environ.get("ROOFCORE_WORKERS") or 0) or _cpus()
+    if executor is None and (cpus < 2 or len(on_disk) < 2 or sum(i.size for i in on_disk) < PARALLEL_MIN_BYTES):
+        out: list[Workload | RoofcoreError] = []
+        for i in jobs:
+            try:
+                out.append(with_rank(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes), i.label))
+            except RoofcoreError as e:
+                out.append(e)
+            i.data = None
+        return out
+    left = _time_left()
+    pool = executor or _process_pool(min(cpus, len(on_disk)))
+    try:
+        futures = {id(i): pool.submit(read_file, i.source, i.fmt.name, max_bytes=max_bytes, context=context or None,
+                                      timeout_s=left) for i in on_disk}
+        out = []
+        for i in jobs:
+            try:
+                if id(i) in futures:
+                    out.append(futures[id(i)].result())
+                else:  # uploaded bytes: read here while the workers read the files
+                    out.append(with_rank(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes), i.label))
+            except RoofcoreError as e:
+                out.append(e)
+        return out
+    finally:
+        if executor is None:
+            pool.shutdown(cancel_futures=True)
+
+
+def _time_left() -> float | None:
+    """Seconds left of the parse time limit in force here (None: no limit), for the workers to keep to."""
+    import time
+
+    d = limits._DEADLINE.get()
+    return None if d is None else max(d[0] - time.monotonic(), 0.001)
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _process_pool(n: int) -> Executor:
+    """Worker processes: forked where this process runs no other thread (they start at once, with everything
+    imported), else started fresh (a server's threads may hold locks a fork would copy)."""
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    methods = multiprocessing.get_all_start_methods()
+    method = "fork" if "fork" in methods and threading.active_count() == 1 else \
+        "forkserver" if "forkserver" in methods else "spawn"
+    return ProcessPoolExecutor(n, mp_context=multiprocessing.get_context(method))
+
+
+def read_file(source: str | Path | tuple[bytes, str], fmt: str | None = None, *, max_bytes: int | None = None,
+              context: dict | None = None, timeout_s: float | None = None) -> Workload:
+    """One file's workload, with its ``rank`` where the file name or the trace says (:func:`with_rank`).
+
+    A plain top-level function of picklable arguments: :func:`read_many` maps it over worker processes, and a
+    Dask cluster can map it over a fleet of traces (``client.map(read_file, paths)``, then :func:`combine`).
+    ``timeout_s`` bounds this read (the rest of a caller's parse time limit)."""
+    label = source[1] if isinstance(source, tuple) else str(source)
+    if timeout_s is None:
+        return _read_with_rank(source, fmt, max_bytes, context)
+    with limits.deadline(label, timeout_s):
+        return _read_with_rank(source, fmt, max_bytes, context)
+
+
+def _read_with_rank(source, fmt: str | None, max_bytes: int | None, context: dict | None) -> Workload:
+    if isinstance(source, tuple):
+        w = read(source[0], source[1], fmt, max_bytes=max_bytes, context=context)
+    else:
+        w = read(source, None, fmt, max_bytes=max_bytes, context=context)
+    return with_rank(w, w.name)

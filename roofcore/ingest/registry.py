@@ -1,0 +1,115 @@
+"""The registry of input formats: registration, lookup by name, detection from content, and the checks every
+text format makes first (empty, binary, not UTF-8)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import limits
+from ..errors import InputError
+from ..models import Workload
+from .compression import GZIP_MAGIC, gunzip_chunks
+
+Parser = Callable[..., "Workload | dict"]  # (data: bytes, name: str, context: Mapping | None) -> Workload
+Sniffer = Callable[[str, str], bool]
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    description: str
+    parse: Parser
+    sniff: Sniffer
+    priority: int = 0  #: higher sniffs first (specific formats before generic CSV)
+    companion: bool = False  #: context for other inputs (returns a dict), not a workload
+    gzip: bool = False  #: the parser reads gzip data itself (streaming); others get it decompressed
+
+
+FORMATS: dict[str, Format] = {}
+
+
+def max_input_bytes() -> int:
+    """The input size limit in bytes: ``ROOFCORE_MAX_INPUT_MB`` (default 512 MB; 0 = no limit)."""
+    mb = limits.INPUT_MB.value()
+    return int(mb * 1e6) if mb else 1 << 62
+
+
+def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
+                    gzip: bool = False):
+    """Decorator registering ``parse`` under ``name``; a duplicate name is an error."""
+
+    def deco(parse: Parser) -> Parser:
+        if name in FORMATS:
+            raise ValueError(f"format {name!r} is already registered")
+        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip)
+        return parse
+
+    return deco
+
+
+def get_format(name: str) -> Format:
+    if name in FORMATS:
+        return FORMATS[name]
+    close = difflib.get_close_matches(name, list(FORMATS), n=1)
+    raise InputError(where="--format", expected="one of " + ", ".join(sorted(FORMATS)), found=repr(name),
+                     hint=f"did you mean {close[0]!r}?" if close else "see `roofline formats`.")
+
+
+_MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive",
+          b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data",
+          # rocprofv3's rocpd database (ROCm 7's default output) or an nsys .sqlite export: say what to export instead
+          b"SQLite format 3\x00": "an SQLite database, e.g. rocprofv3's rocpd output: profile again with "
+                                  "`rocprofv3 --output-format csv` (or json)"}
+
+
+def check_binary(data: bytes, name: str) -> None:
+    """Refuse empty and binary files with a clear message."""
+    if not data or data.isspace():  # no copy of a large input
+        raise InputError(where=name, expected="a workload file (CSV or YAML)", found="an empty file",
+                         hint="export again, or check that the right file was chosen.")
+    for magic, what in _MAGIC.items():
+        if magic == GZIP_MAGIC:
+            continue  # decompressed (bounded) before this check: see detect() and _parse()
+        if data.startswith(magic):
+            raise InputError(where=name, expected="a text workload file (CSV or YAML)", found=f"binary data ({what})",
+                             hint="is this the right file? A renamed file keeps its content.")
+    if b"\x00" in data[:8192]:
+        raise InputError(where=name, expected="a text workload file (CSV or YAML)", found="binary data",
+                         hint="is this the right file? A renamed file keeps its content.")
+
+
+def decode_error(data: bytes, name: str, e: UnicodeDecodeError) -> InputError:
+    return InputError(where=name, expected="UTF-8 text", found=f"byte 0x{data[e.start]:02x} at offset {e.start}",
+                      hint="save the file as UTF-8.")
+
+
+def check_text(data: bytes, name: str) -> str:
+    """Decode ``data`` as UTF-8 text (BOM stripped, newlines normalised), refusing empty and binary files."""
+    check_binary(data, name)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise decode_error(data, name, e) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def detect(data: bytes, name: str, max_bytes: int | None = None) -> Format:
+    """The registered format whose sniffer accepts this content (the file name is only a tie-breaker).
+
+    Gzip data is sniffed on its first decompressed piece (bounded by the input limit)."""
+    if data[:2] == GZIP_MAGIC:
+        data = next(gunzip_chunks(data, max_bytes or max_input_bytes(), name), b"")
+    check_binary(data, name)
+    try:
+        head = data[:65536].decode("utf-8-sig", errors="strict" if len(data) <= 65536 else "ignore")
+    except UnicodeDecodeError as e:
+        raise decode_error(data, name, e) from None
+    head = head.replace("\r\n", "\n").replace("\r", "\n")
+    for fmt in sorted(FORMATS.values(), key=lambda f: -f.priority):
+        if fmt.sniff(head, name):
+            return fmt
+    raise InputError(where=name, expected="a known format: " + ", ".join(sorted(FORMATS)),
+                     found="content none of them recognises",
+                     hint="see `roofline formats`; force one with --format NAME.")
