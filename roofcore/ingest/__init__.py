@@ -12,6 +12,9 @@ it (rocprof-compute's ``sysinfo.csv`` gives the GPU architecture): its parser re
 
 from __future__ import annotations
 
+# the names this module offered before it was split (ingest.Workload, ingest.InputError, ...)
+from ..errors import InputError, RoofcoreError  # noqa: F401
+from ..models import KERNEL_COLUMNS, Skipped, Workload, canonical_level  # noqa: F401
 from .frames import aggregate, combine, make_frame, rank_of, skip, with_rank  # noqa: F401
 from .reading import PARALLEL_MIN_BYTES, read, read_file, read_many  # noqa: F401
 from .registry import (  # noqa: F401
