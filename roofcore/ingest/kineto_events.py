@@ -223,24 +223,18 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
     """The events of ``traceEvents`` (``i`` just after ``[``), each decoded alone and bucketed by category.
 
     The hot loop of the parser: one C-scanner call per event, a few dict look-ups, one tuple appended to a
-    flat list; an event cut by the end of the window is decoded again once the next window is read. CPU ops
-    named in ``costed`` keep their recorded inputs once per distinct signature.
+    flat list; an event cut by the end of the window is decoded again once the next window is read. The rare
+    counts (entries that are no object, string times, empty objects) go to ``out`` directly.
     """
-    scan = _DECODER.scan_once
-    ws = _WS.match
-    comma = _COMMA.match
-    cats = CATS
-    names: dict[str, str] = {}
-    intern = names.setdefault
+    scan, comma, cats = _DECODER.scan_once, _COMMA.match, CATS
+    intern = {}.setdefault  # one string object per distinct name
     gpu, runtime, ops, ranges = out.gpu.append, out.runtime.append, out.ops.append, out.ranges.append
     signatures = out.signatures
     memo: dict[str, int] = {}
     empty: dict = {}
     idx = out.events
-    not_objects = string_times = empty_objects = 0
     i = _skip_ws(tx, i)
-    s = tx.s
-    n = len(s)
+    s, n = tx.s, len(tx.s)
     if i < n and s[i] == "]":
         return i + 1
     want_value = True
@@ -255,15 +249,9 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
                         continue
                     i = j
                 except (StopIteration, json.JSONDecodeError) as ex:
-                    if not tx.final:
-                        i = tx.more(i)
-                        s, n = tx.s, len(tx.s)
-                        i = ws(s, i).end()
-                        continue
-                    pos, msg = (ex.value, "Expecting value") if isinstance(ex, StopIteration) else (ex.pos, ex.msg)
-                    if pos >= len(s.rstrip()) or msg.startswith("Unterminated string"):
-                        raise _Truncated(tx.offset + pos) from None
-                    raise tx.error(pos, msg) from None
+                    i = _read_on(tx, i, ex)
+                    s, n = tx.s, len(tx.s)
+                    continue
                 want_value = False
                 if type(e) is dict:
                     cat = e.get("cat")
@@ -285,43 +273,64 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
                             if corr is not None:
                                 runtime((e.get("pid"), e.get("tid"), e.get("ts"), corr, nm))
                         elif c == K_CPUOP:
-                            res = -1
                             shapes = "Input Dims" in a
-                            if shapes and type(nm) is str and nm in costed:
-                                dims, types, conc = a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")
-                                key = repr((nm, dims, types, conc))
-                                res = memo.get(key, -2)
-                                if res == -2:
-                                    signatures.append((nm, dims, types, conc))
-                                    res = memo[key] = len(signatures) - 1
+                            res = _signature(nm, a, memo, signatures) if shapes and type(nm) is str and nm in costed \
+                                else -1
                             ops((e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur"), nm, a.get("External id"), res,
                                  shapes))
                         else:
                             ranges((idx, nm, a))
                     elif not e:
-                        empty_objects += 1
+                        out.empty_objects += 1
                     elif type(e.get("ts")) is str:
-                        string_times += 1
+                        out.string_times += 1
                 else:
-                    not_objects += 1
+                    out.not_objects += 1
                 idx += 1
             m = comma(s, i)
             if m is not None:
                 i = m.end()
                 want_value = True
                 continue
-            i = ws(s, i).end()
-            if i >= n:
-                if tx.final:
-                    raise _Truncated(tx.offset + i)
-                i = tx.more(i)
-                s, n = tx.s, len(tx.s)
-                continue
-            if s[i] == "]":
-                return i + 1
-            raise tx.error(i, "Expecting ',' delimiter")
+            i, done = _close(tx, i)
+            if done:
+                return i
+            s, n = tx.s, len(tx.s)
     finally:
         out.events = idx
-        out.not_objects += not_objects
-        out.string_times += string_times
-        out.empty_objects += empty_objects
+
+
+def _read_on(tx: _Text, i: int, ex: StopIteration | json.JSONDecodeError) -> int:
+    """After an event that did not decode: where to decode again once more text is read, or the error (the text
+    ends inside the event: truncated)."""
+    if not tx.final:
+        i = tx.more(i)
+        return _WS.match(tx.s, i).end()
+    pos, msg = (ex.value, "Expecting value") if isinstance(ex, StopIteration) else (ex.pos, ex.msg)
+    if pos >= len(tx.s.rstrip()) or msg.startswith("Unterminated string"):
+        raise _Truncated(tx.offset + pos) from None
+    raise tx.error(pos, msg) from None
+
+
+def _signature(nm: str, a: dict, memo: dict[str, int], signatures: list) -> int:
+    """The index of a CPU op's (name, input dims, types, concrete inputs) in ``signatures``, added once."""
+    dims, types, conc = a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")
+    key = repr((nm, dims, types, conc))
+    res = memo.get(key, -2)
+    if res == -2:
+        signatures.append((nm, dims, types, conc))
+        res = memo[key] = len(signatures) - 1
+    return res
+
+
+def _close(tx: _Text, i: int) -> tuple[int, bool]:
+    """After an event not followed by a comma: ``(after "]", True)`` at the array's end, ``(i, False)`` once more
+    text is read; anything else is an error."""
+    i = _WS.match(tx.s, i).end()
+    if i >= len(tx.s):
+        if tx.final:
+            raise _Truncated(tx.offset + i)
+        return tx.more(i), False
+    if tx.s[i] == "]":
+        return i + 1, True
+    raise tx.error(i, "Expecting ',' delimiter")

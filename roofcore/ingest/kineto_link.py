@@ -1,0 +1,132 @@
+"""PyTorch traces: event values as numbers and ids, and the links from kernels to the ops that launched them
+(threads, time containment)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+# --------------------------------------------------------------------------------------------- numbers
+
+
+def _numbers(values: Sequence[object], what: str, reasons: dict[int, str] | None, *, negative_ok: bool = False
+             ) -> np.ndarray:
+    """Floats (NaN for missing); a present but non-numeric, non-finite or negative value records a reason."""
+    try:
+        arr = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        arr = None
+    if arr is not None and arr.shape == (len(values),):
+        with np.errstate(invalid="ignore"):
+            if not np.isinf(arr).any() and (negative_ok or not (arr < 0).any()):
+                return arr
+    arr = np.full(len(values), np.nan)
+    want = "a number" if negative_ok else "a non-negative number"
+    for k, v in enumerate(values):
+        if v is None:
+            continue
+        x = _as_float(v)
+        if x is not None and math.isnan(x):
+            continue
+        if x is not None and math.isfinite(x) and (negative_ok or x >= 0):
+            arr[k] = x
+        elif reasons is not None and k not in reasons:
+            shown = json.dumps(v)[:40] if isinstance(v, (str, list, dict, bool)) else repr(v)[:40]
+            reasons[k] = f"{what}: expected {want}, found {shown}"
+    return arr
+
+
+def _as_float(v: object) -> float | None:
+    """A JSON number or numeric string as a float (None: anything else, or too large for a float)."""
+    if type(v) not in (int, float, str):
+        return None
+    try:
+        return float(v)  # type: ignore[arg-type]
+    except (ValueError, OverflowError):
+        return None
+
+
+def _ids(values: Sequence[object]) -> pd.Index:
+    """Correlation / External ids as an index (ints stay ints; anything unhashable becomes missing)."""
+    clean = [v if type(v) in (int, str) else None for v in values]
+    try:
+        return pd.Index(np.array(clean, dtype=np.int64))
+    except (TypeError, ValueError, OverflowError):
+        return pd.Index(pd.array(clean, dtype=object))
+
+
+# --------------------------------------------------------------------------------------------- linking
+
+
+def innermost(op_group: np.ndarray, op_start: np.ndarray, op_end: np.ndarray, q_group: np.ndarray,
+              q_time: np.ndarray) -> np.ndarray:
+    """Per query (thread, time), the index of the innermost op on that thread whose [start, end] holds it, or -1.
+
+    Ops sorted by (thread, start, longest first); each op's parent (the innermost op holding its start) found by
+    pointer jumping, vectorised; a query starts at the last op starting at or before it and climbs parents
+    until one ends at or after it. Properly nested intervals assumed (as profiler ranges on one thread are).
+    """
+    res = np.full(len(q_time), -1, dtype=np.int64)
+    usable = np.flatnonzero(~np.isnan(op_start) & ~np.isnan(op_end))
+    n = len(usable)
+    if n == 0 or len(q_time) == 0:
+        return res
+    op_group, op_start, op_end = op_group[usable], op_start[usable], op_end[usable]
+    sort = np.lexsort((np.arange(n), -op_end, op_start, op_group))
+    order = usable[sort]
+    g, s, e = op_group[sort], op_start[sort], op_end[sort]
+    par = np.arange(-1, n - 1, dtype=np.int64)
+    par[np.r_[True, g[1:] != g[:-1]]] = -1
+    active = np.flatnonzero(par >= 0)
+    while active.size:
+        bad = e[par[active]] < s[active]
+        active = active[bad]
+        par[active] = par[par[active]]
+        active = active[par[active] >= 0]
+    valid = ~np.isnan(q_time)
+    groups, lo = np.unique(g, return_index=True)
+    hi = np.r_[lo[1:], n]
+    qpos = np.searchsorted(groups, q_group)
+    qpos_c = np.minimum(qpos, len(groups) - 1)
+    known = valid & (qpos < len(groups)) & (groups[qpos_c] == q_group)
+    cand = np.full(len(q_time), -1, dtype=np.int64)
+    qi = np.flatnonzero(known)
+    qi = qi[np.argsort(qpos_c[qi], kind="stable")]
+    ks = qpos_c[qi]
+    cuts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1], True]) if len(qi) else np.zeros(1, dtype=np.int64)
+    for a, b in itertools.pairwise(cuts):  # one searchsorted per thread
+        k, sel = ks[a], qi[a:b]
+        pos = lo[k] + np.searchsorted(s[lo[k]:hi[k]], q_time[sel], side="right") - 1
+        cand[sel] = np.where(pos >= lo[k], pos, -1)
+    active = np.flatnonzero(cand >= 0)
+    while active.size:
+        bad = e[cand[active]] < q_time[active]
+        active = active[bad]
+        cand[active] = par[cand[active]]
+        active = active[cand[active] >= 0]
+    hit = cand >= 0
+    res[hit] = order[cand[hit]]
+    return res
+
+
+def _valid_ids(values: Sequence[object]) -> np.ndarray:
+    """Which ids are usable for linking (JSON integers or strings)."""
+    return np.array([type(v) in (int, str) for v in values], dtype=bool)
+
+
+def _thread_codes(pids: Sequence[object], tids: Sequence[object]) -> np.ndarray:
+    def codes(vals: Sequence[object]) -> np.ndarray:
+        clean = np.array([v if type(v) in (int, str) else None for v in vals], dtype=object)
+        c, _ = pd.factorize(clean, use_na_sentinel=False)
+        return c.astype(np.int64)
+
+    pc, tc = codes(pids), codes(tids)
+    return pc * (int(tc.max(initial=0)) + 1) + tc
+
+
+# --------------------------------------------------------------------------------------------- parse
