@@ -170,18 +170,10 @@ LOGITS = ("last", "all")
 GROUP_BY = ("op", "layer", "layer/op")
 
 
-def transformer(*, layers: int, hidden: int, heads: int, ffn: int, vocab: int, batch: int, seq: int,
-                kv_heads: int | None = None, head_dim: int | None = None, phase: str = "prefill",
-                context: int | None = None, weight_dtype: str = "bf16", act_dtype: str = "bf16",
-                kv_dtype: str = "bf16", gated_ffn: bool = True, flash: bool = True, logits: str = "last",
-                group_by: str = "op", name: str | None = None) -> Workload:
-    """One forward step of a decoder-only transformer as a kernel list (see the module docstring).
-
-    Kernel names are ``layer{i}/{op}`` (``embedding``, ``final_norm``, ``lm_head`` outside the layers);
-    ``group`` is the op key (``group_by="op"``: ``qkv_proj``, ``attention``, ...), the layer
-    (``"layer"``: ``layer{i}``, ``embed``, ``head``) or both (``"layer/op"``). Returns the workload of one
-    prefill of ``batch × seq`` tokens, or of one decode step (one new token per sequence).
-    """
+def _check_transformer(*, layers: int, hidden: int, heads: int, ffn: int, vocab: int, batch: int, seq: int,
+                       kv_heads: int | None, head_dim: int | None, phase: str, context: int | None, logits: str,
+                       group_by: str) -> tuple[int, int, int]:
+    """``(kv_heads, head_dim, context)`` of :func:`transformer`'s arguments, checked (one message per mistake)."""
     if phase not in PHASES:
         raise InputError(where="phase", expected=" or ".join(PHASES), found=repr(phase))
     if logits not in LOGITS:
@@ -202,6 +194,24 @@ def transformer(*, layers: int, hidden: int, heads: int, ffn: int, vocab: int, b
     if ctx < 1 or (phase == "prefill" and ctx < seq):
         raise InputError(where="context", expected=f"a KV length ≥ {'seq (' + str(seq) + ')' if phase == 'prefill' else '1'}",
                          found=str(context), hint="context is the number of keys attended, the new tokens included.")
+    return kvh, head_dim, ctx
+
+
+def transformer(*, layers: int, hidden: int, heads: int, ffn: int, vocab: int, batch: int, seq: int,
+                kv_heads: int | None = None, head_dim: int | None = None, phase: str = "prefill",
+                context: int | None = None, weight_dtype: str = "bf16", act_dtype: str = "bf16",
+                kv_dtype: str = "bf16", gated_ffn: bool = True, flash: bool = True, logits: str = "last",
+                group_by: str = "op", name: str | None = None) -> Workload:
+    """One forward step of a decoder-only transformer as a kernel list (see the module docstring).
+
+    Kernel names are ``layer{i}/{op}`` (``embedding``, ``final_norm``, ``lm_head`` outside the layers);
+    ``group`` is the op key (``group_by="op"``: ``qkv_proj``, ``attention``, ...), the layer
+    (``"layer"``: ``layer{i}``, ``embed``, ``head``) or both (``"layer/op"``). Returns the workload of one
+    prefill of ``batch × seq`` tokens, or of one decode step (one new token per sequence).
+    """
+    kvh, head_dim, ctx = _check_transformer(layers=layers, hidden=hidden, heads=heads, ffn=ffn, vocab=vocab,
+                                            batch=batch, seq=seq, kv_heads=kv_heads, head_dim=head_dim, phase=phase,
+                                            context=context, logits=logits, group_by=group_by)
     act, wdt, kvdt = canonical_dtype(act_dtype), canonical_dtype(weight_dtype), canonical_dtype(kv_dtype)
     sa, sw, skv = DTYPE_SIZE[act], DTYPE_SIZE[wdt], DTYPE_SIZE[kvdt]
     tokens = batch * seq if phase == "prefill" else batch

@@ -116,10 +116,6 @@ def test_every_engine_package_ships_in_the_wheel():
 
 # ------------------------------------------------------------------------------------------------ shape (issue 16)
 
-#: modules still above the limits while their split is under way elsewhere: split pending (issue 16)
-PENDING_SPLIT = {
-    "builders.py", "ingest/inventory.py", "ingest/nvprof.py",  # a function above 80 lines: split pending (issue 16)
-}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 
@@ -133,14 +129,10 @@ def _app_modules() -> list[Path]:
     return sorted(APP.rglob("*.py")) if APP.is_dir() else []
 
 
-def _pending(py: Path) -> bool:
-    return py.is_relative_to(PKG) and py.relative_to(PKG).as_posix() in PENDING_SPLIT
-
-
 def test_no_module_above_500_lines():
     """One concern per module: a module above the limit is a package of smaller ones waiting to happen."""
-    long = {py.relative_to(ROOT).as_posix(): n for py in [*_modules(), *_app_modules()] if not _pending(py)
-            and (n := len(py.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    long = {py.relative_to(ROOT).as_posix(): n for py in [*_modules(), *_app_modules()]
+            if (n := len(py.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules above {MAX_MODULE_LINES} lines (split them): {long}"
 
 
@@ -148,8 +140,6 @@ def test_no_function_above_80_lines_without_a_reason():
     """A function above the limit says why on the comment line above it (one containing "80 lines")."""
     long = []
     for py in [*_modules(), *_app_modules()]:
-        if _pending(py):
-            continue
         lines = py.read_text(encoding="utf-8").splitlines()
         for node in ast.walk(ast.parse("\n".join(lines), filename=str(py))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -158,21 +148,6 @@ def test_no_function_above_80_lines_without_a_reason():
                 if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES and not reason:
                     long.append(f"{py.relative_to(ROOT).as_posix()}:{node.lineno} {node.name}")
     assert not long, f"functions above {MAX_FUNCTION_LINES} lines with no reason given: {long}"
-
-
-def test_pending_splits_are_still_pending():
-    """The list above shrinks as modules are split: a listed file that is gone or within the limits leaves it."""
-    done = []
-    for name in sorted(PENDING_SPLIT):
-        py = PKG / name
-        if not py.exists():
-            done.append(name)
-            continue
-        lines = py.read_text(encoding="utf-8").splitlines()
-        funcs = [n for n in ast.walk(ast.parse("\n".join(lines))) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-        if len(lines) <= MAX_MODULE_LINES and all(f.end_lineno - f.lineno + 1 <= MAX_FUNCTION_LINES for f in funcs):
-            done.append(name)
-    assert not done, f"split already: take these out of PENDING_SPLIT: {done}"
 
 
 #: imported before the modules are tried one by one (third-party, so no cycle of roofcore's or the app's is

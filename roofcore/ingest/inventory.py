@@ -113,7 +113,9 @@ def parse_csv(data: bytes, source: str, context: dict | None = None) -> Workload
     return _from_columns(frame, source)
 
 
-def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
+def _header(frame: pd.DataFrame, source: str) -> tuple[list[str], list[str], list[str]]:
+    """``(columns, byte columns, time columns)`` of an inventory's header, checked: each column once, known names,
+    name, flops and an off-chip bytes column present, one time column at most."""
     cols = list(frame.columns)
     dup = [c for c in set(cols) if cols.count(c) > 1]
     if dup:
@@ -145,6 +147,34 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
         raise InputError(where=f"{source}: header", expected="an off-chip bytes column (bytes, bytes_hbm or bytes_dram)",
                          found="none" if not byte_cols else ", ".join(byte_cols),
                          hint="the off-chip roof needs the bytes each kernel moves to and from DRAM/HBM.")
+    return cols, byte_cols, times
+
+
+def _labels(values: pd.Series, key: str, allowed: tuple[str, ...] | None, reasons: dict[int, str]) -> pd.Categorical:
+    """A precision (``allowed`` None: any known dtype, canonical) or unit column; a value not allowed records why
+    its row is left out."""
+    raw = values.astype("string").str.strip().str.lower()
+    mapping: dict[object, object] = {}
+    for value in raw.dropna().unique():
+        if not value:
+            mapping[value] = None
+        elif allowed is None:
+            try:
+                mapping[value] = canonical_dtype(value)
+            except InputError:
+                mapping[value] = InputError
+        else:
+            mapping[value] = value if value in allowed else InputError
+    mapped = np.array(raw.map(mapping).astype(object).to_numpy(), dtype=object)
+    for i in np.flatnonzero(mapped == InputError):
+        want = ", ".join(DTYPE_SIZE) if allowed is None else " or ".join(allowed)
+        reasons.setdefault(int(i), f"{key}: expected {want}, found {_show(values.iloc[i])}")
+    mapped[(mapped == InputError) | pd.isna(mapped)] = None
+    return pd.Categorical(mapped)
+
+
+def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
+    cols, byte_cols, times = _header(frame, source)
     n = len(frame)
     if n == 0:
         raise InputError(where=source, expected="at least one kernel row", found="a header only")
@@ -172,26 +202,8 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
             reasons.setdefault(int(i), f"count: expected a whole number of launches ≥ 1, found {_show(frame['count'].iloc[i])}")
         columns["count"] = np.where(whole, count, 1).astype(np.int64)
     for key, allowed in (("precision", None), ("unit", UNITS)):
-        if key not in cols:
-            continue
-        raw = frame[key].astype("string").str.strip().str.lower()
-        mapping: dict[object, object] = {}
-        for value in raw.dropna().unique():
-            if not value:
-                mapping[value] = None
-            elif allowed is None:
-                try:
-                    mapping[value] = canonical_dtype(value)
-                except InputError:
-                    mapping[value] = InputError
-            else:
-                mapping[value] = value if value in allowed else InputError
-        mapped = np.array(raw.map(mapping).astype(object).to_numpy(), dtype=object)
-        for i in np.flatnonzero(mapped == InputError):
-            want = ", ".join(DTYPE_SIZE) if allowed is None else " or ".join(allowed)
-            reasons.setdefault(int(i), f"{key}: expected {want}, found {_show(frame[key].iloc[i])}")
-        mapped[(mapped == InputError) | pd.isna(mapped)] = None
-        columns[key] = pd.Categorical(mapped)
+        if key in cols:
+            columns[key] = _labels(frame[key], key, allowed, reasons)
     if "match" in cols:
         pattern = frame["match"].astype("string").str.strip()
         columns["match"] = np.where(pattern.isna().to_numpy() | pattern.eq("").fillna(True).to_numpy(), None,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -116,6 +117,49 @@ def _plural(n: int, word: str) -> str:
 _PRECISIONS = (("dp", "fp64"), ("sp", "fp32"), ("hp", "fp16"))
 
 
+def _flop_counts(total: Callable[[str], np.ndarray | None], warnings: list[str]) -> dict[str, np.ndarray]:
+    """FLOPs per kernel by precision: ``flop_count_<tag>``, else the sum of its parts (warned where some are
+    missing); a precision none of whose counts is in the export is left out."""
+    by_prec: dict[str, np.ndarray] = {}
+    for tag, prec in _PRECISIONS:
+        v = total(f"flop_count_{tag}")
+        if v is None:  # the parts: a multiply-add counts 2 FLOPs, as in flop_count_<tag> itself
+            add, mul, fma = (total(f"flop_count_{tag}_{p}") for p in ("add", "mul", "fma"))
+            if any(x is not None for x in (add, mul, fma)):
+                v = np.sum([x * w for x, w in ((add, 1), (mul, 1), (fma, 2)) if x is not None], axis=0)
+                missing = [f"flop_count_{tag}_{p}" for p, x in (("add", add), ("mul", mul), ("fma", fma)) if x is None]
+                if missing:
+                    warnings.append(f"{prec} FLOPs leave out {', '.join(missing)} (not in the export).")
+        if v is not None:
+            by_prec[prec] = v
+    return by_prec
+
+
+def _precisions(by_prec: dict[str, np.ndarray], df: pd.DataFrame, metric: np.ndarray, codes: np.ndarray,
+                flops: np.ndarray, precision: np.ndarray, unit: np.ndarray, warnings: list[str]) -> None:
+    """Each kernel's precision (the one with most FLOPs) and unit; ``flops`` unknown where tensor cores were busy."""
+    stack = np.nan_to_num(np.vstack(list(by_prec.values())), nan=-1.0)
+    has = stack.max(axis=0) > 0
+    precision[has] = np.array(list(by_prec), dtype=object)[stack.argmax(axis=0)][has]
+    unit[has] = "vector"
+    absent = [p for _, p in _PRECISIONS if p not in by_prec]
+    if absent:
+        warnings.append(f"FLOPs leave out {', '.join(absent)} (flop_count_"
+                        f"{', flop_count_'.join(t for t, p in _PRECISIONS if p in absent)} not in the export).")
+    # nvprof counts no tensor-core FLOPs: a kernel that kept the tensor units busy did most of its work
+    # uncounted, so its CUDA-core count would be a gross undercount, not its FLOPs
+    level = pd.to_numeric(df["Avg"].str.extract(r"\((\d+)\)\s*$")[0], errors="coerce").to_numpy()
+    busy = np.isin(metric, ["tensor_precision_fu_utilization", "tensor_int_fu_utilization"]) & (level > 0)
+    tensor = np.zeros(len(flops), dtype=bool)
+    tensor[codes[busy]] = True
+    if tensor.any():
+        flops[tensor] = np.nan
+        unit[tensor] = "matrix"
+        warnings.append(f"FLOPs unknown for {_plural(int(tensor.sum()), 'kernel')} that used tensor cores "
+                        "(tensor_*_fu_utilization above Idle): nvprof counts no tensor-core FLOPs; Nsight Compute's "
+                        "sm__inst_executed_pipe_tensor.sum or sm__ops_path_tensor_* counts them.")
+
+
 def _metrics(text: str, source: str) -> Workload:
     if _EVENTS_HEADER.search(text) and not _METRICS_HEADER.search(text):
         raise InputError(where=source, text="this is nvprof --events output (raw hardware events, per kernel): no "
@@ -156,18 +200,7 @@ def _metrics(text: str, source: str) -> Workload:
         return None if len(got) < len(parts) else np.sum(got, axis=0)
 
     warnings: list[str] = []
-    by_prec: dict[str, np.ndarray] = {}
-    for tag, prec in _PRECISIONS:
-        v = total(f"flop_count_{tag}")
-        if v is None:  # the parts: a multiply-add counts 2 FLOPs, as in flop_count_<tag> itself
-            add, mul, fma = (total(f"flop_count_{tag}_{p}") for p in ("add", "mul", "fma"))
-            if any(x is not None for x in (add, mul, fma)):
-                v = np.sum([x * w for x, w in ((add, 1), (mul, 1), (fma, 2)) if x is not None], axis=0)
-                missing = [f"flop_count_{tag}_{p}" for p, x in (("add", add), ("mul", mul), ("fma", fma)) if x is None]
-                if missing:
-                    warnings.append(f"{prec} FLOPs leave out {', '.join(missing)} (not in the export).")
-        if v is not None:
-            by_prec[prec] = v
+    by_prec = _flop_counts(total, warnings)
     flops = np.sum(list(by_prec.values()), axis=0) if by_prec else np.full(n, np.nan)
     hbm = plus(total("dram_read_bytes", _BYTES), total("dram_write_bytes", _BYTES))
     if hbm is None:
@@ -184,26 +217,7 @@ def _metrics(text: str, source: str) -> Workload:
     precision = np.full(n, None, dtype=object)
     unit = np.full(n, None, dtype=object)
     if by_prec:
-        stack = np.nan_to_num(np.vstack(list(by_prec.values())), nan=-1.0)
-        has = stack.max(axis=0) > 0
-        precision[has] = np.array(list(by_prec), dtype=object)[stack.argmax(axis=0)][has]
-        unit[has] = "vector"
-        absent = [p for _, p in _PRECISIONS if p not in by_prec]
-        if absent:
-            warnings.append(f"FLOPs leave out {', '.join(absent)} (flop_count_"
-                            f"{', flop_count_'.join(t for t, p in _PRECISIONS if p in absent)} not in the export).")
-        # nvprof counts no tensor-core FLOPs: a kernel that kept the tensor units busy did most of its work
-        # uncounted, so its CUDA-core count would be a gross undercount, not its FLOPs
-        level = pd.to_numeric(df["Avg"].str.extract(r"\((\d+)\)\s*$")[0], errors="coerce").to_numpy()
-        busy = np.isin(metric, ["tensor_precision_fu_utilization", "tensor_int_fu_utilization"]) & (level > 0)
-        tensor = np.zeros(n, dtype=bool)
-        tensor[codes[busy]] = True
-        if tensor.any():
-            flops[tensor] = np.nan
-            unit[tensor] = "matrix"
-            warnings.append(f"FLOPs unknown for {_plural(int(tensor.sum()), 'kernel')} that used tensor cores "
-                            "(tensor_*_fu_utilization above Idle): nvprof counts no tensor-core FLOPs; Nsight Compute's "
-                            "sm__inst_executed_pipe_tensor.sum or sm__ops_path_tensor_* counts them.")
+        _precisions(by_prec, df, metric, codes, flops, precision, unit, warnings)
     else:
         warnings.append(f"no FLOP counts (flop_count_sp, flop_count_dp, flop_count_hp): FLOPs unknown; {PROFILE_HINT}")
     if hbm is None:
