@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import numpy as np
+import pytest
 import yaml
 
 from roofcore.catalog import load_bytes
@@ -121,3 +125,20 @@ def mutated(seeds: list[bytes], junk: list[bytes], replacements: list[bytes] = (
         return bytes(data)
 
     return strategy()
+
+
+#: the real exports (../shared/samples beside the repository; absent in a fresh clone, present in CI)
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+
+
+def sample(name: str) -> Path:
+    """A real export from ../shared/samples; the test skips, saying why, where that folder is absent."""
+    path = SAMPLES / name
+    if not path.is_file():
+        pytest.skip(f"real sample {name} not found: ../shared/samples is absent (a fresh clone); CI has it")
+    return path
+
+
+def col(w: Workload, key: str) -> list:
+    """A workload column as a list, unknown (NaN) as None."""
+    return [None if isinstance(v, float) and math.isnan(v) else v for v in w.frame[key].tolist()]

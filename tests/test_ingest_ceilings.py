@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from roofhelpers import sample
 
 from roofcore import CatalogError, InputError, analyze, ingest, load_catalogs
 from roofcore.catalog import load_bytes
@@ -20,12 +21,6 @@ CEIL = Path(__file__).parent / "data" / "ceilings"
 ROC = Path(__file__).parent / "data" / "rocprof"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "samples"
 
-
-def sample(name: str) -> Path:
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"real sample {name} not found: ../shared/samples is absent (a fresh clone); CI has it")
-    return path
 
 
 def measured(path: Path, name: str | None = None) -> list[Hardware]:

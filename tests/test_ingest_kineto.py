@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from roofhelpers import mutated
+from roofhelpers import mutated, sample
 
 from roofcore import InputError, LimitError, ingest
 from roofcore.cli import main
@@ -203,12 +203,6 @@ def test_real_a100_alexnet_sample():
                           "input shapes. Hint: profile with torch.profiler.profile(..., record_shapes=True) so each "
                           "op's input shapes are recorded.",)
 
-
-def sample(name: str) -> Path:
-    path = SAMPLE.parent / name
-    if not path.exists():
-        pytest.skip(f"../shared/samples/{name} is absent (the shared samples are not checked out next to the project)")
-    return path
 
 
 def events(path: Path) -> dict:

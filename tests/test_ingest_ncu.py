@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from roofhelpers import mutated
+from roofhelpers import mutated, sample
 
 from roofcore import InputError, aggregate, analyze, ingest, load_catalogs
 from roofcore.ingest import ncu, ncu_read, ncu_tensor
@@ -35,12 +35,6 @@ FLOPS = ",".join(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in
 def read(name: str) -> Workload:
     return ingest.read(DATA / name, name=name)
 
-
-def sample(name: str) -> Path:
-    path = SAMPLES / name
-    if not path.exists():
-        pytest.skip(f"../shared/samples/{name} is not here (the real exports live outside the repository)")
-    return path
 
 
 def col(w: Workload, c: str) -> list:

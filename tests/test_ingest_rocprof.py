@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import math
 import os
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from roofhelpers import mutated
+from roofhelpers import col, mutated, sample
 
 from roofcore import InputError, RoofcoreError, analyze, ingest, load_catalogs
 from roofcore.ingest import aggregate, rocprof
@@ -38,12 +37,6 @@ def load(name: str, **kw) -> Workload:
     return ingest.read(raw(name), name=name, **kw)
 
 
-def sample(name: str) -> Path:
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"real sample {name} not found: ../shared/samples is absent (a fresh clone); CI has it")
-    return path
-
 
 def ctx(*names: str) -> dict:
     out: dict = {}
@@ -51,9 +44,6 @@ def ctx(*names: str) -> dict:
         out.update(ingest.FORMATS[ingest.detect(raw(n), n).name].parse(raw(n), n, {}))
     return out
 
-
-def col(w: Workload, key: str) -> list:
-    return [None if isinstance(v, float) and math.isnan(v) else v for v in w.frame[key].tolist()]
 
 
 # --------------------------------------------------------------------------------------------- detection

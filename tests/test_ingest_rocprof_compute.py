@@ -8,15 +8,14 @@ Expected numbers for the real samples are computed here from the CSV cells with 
 from __future__ import annotations
 
 import csv
-import math
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from roofhelpers import col, sample
 
 from roofcore import InputError, ingest
 from roofcore.catalog import display_path
-from roofcore.models import Workload
 
 DATA = Path(__file__).parent / "data" / "rocprof"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "samples"
@@ -26,15 +25,6 @@ def raw(name: str) -> bytes:
     return (DATA / name).read_bytes()
 
 
-def sample(name: str) -> Path:
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"real sample {name} not found: ../shared/samples is absent (a fresh clone); CI has it")
-    return path
-
-
-def col(w: Workload, key: str) -> list:
-    return [None if isinstance(v, float) and math.isnan(v) else v for v in w.frame[key].tolist()]
 
 
 def rows_of(path: Path) -> list[dict[str, str]]:

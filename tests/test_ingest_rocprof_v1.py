@@ -13,23 +13,14 @@ import re
 from pathlib import Path
 
 import pytest
+from roofhelpers import col, sample
 
 from roofcore import InputError, ingest
-from roofcore.models import Workload
 
 DATA = Path(__file__).parent / "data" / "rocprof"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "samples"
 
 
-def sample(name: str) -> Path:
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"real sample {name} not found: ../shared/samples is absent (a fresh clone); CI has it")
-    return path
-
-
-def col(w: Workload, key: str) -> list:
-    return [None if isinstance(v, float) and math.isnan(v) else v for v in w.frame[key].tolist()]
 
 
 # --------------------------------------------------------------------------------------------- --stats

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import sqlite3
 from pathlib import Path
 
 import pytest
+from roofhelpers import col, sample
 
 from roofcore import InputError, ingest
-from roofcore.models import Workload
 
 DATA = Path(__file__).parent / "data" / "rocprof"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "samples"
@@ -25,15 +24,6 @@ def raw(name: str) -> bytes:
     return (DATA / name).read_bytes()
 
 
-def sample(name: str) -> Path:
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"real sample {name} not found: ../shared/samples is absent (a fresh clone); CI has it")
-    return path
-
-
-def col(w: Workload, key: str) -> list:
-    return [None if isinstance(v, float) and math.isnan(v) else v for v in w.frame[key].tolist()]
 
 
 # --------------------------------------------------------------------------------------------- kernel trace
