@@ -50,8 +50,7 @@ from .rocprof_common import (
     no_header,
     no_time_warning,
     parse_wide,
-    position,
-    read_table,
+    read_roles,
     to_floats,
     with_rows,
 )
@@ -76,17 +75,10 @@ def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
     at = find_header(text, V3_HEADER)
     if at is None:
         raise no_header(text, source, V3_EXPECTED, V3_HINT)
-    roles: dict[str, int | None] = {}
     spec = {"ids": ("Dispatch_Id", "Correlation_Id"), "name": ("Kernel_Name",), "gpu": ("Agent_Id",),
             "pid": ("Process_Id",), "start": ("Start_Timestamp",), "end": ("End_Timestamp",),
             "cname": ("Counter_Name",), "cvalue": ("Counter_Value",), "wave": ("Wave_Front_Size",)}
-
-    def pick(header: list[str]) -> list[int]:
-        for role, names in spec.items():
-            roles[role] = position(header, names)
-        return sorted({p for p in roles.values() if p is not None})
-
-    table = read_table(text, at, source, pick)
+    table, roles = read_roles(text, at, source, spec)
     if any(roles[r] is None for r in ("ids", "name", "cname", "cvalue")):
         raise no_header(text, source, V3_EXPECTED, V3_HINT)
     found, c_codes, c_uniq, skipped = _v3_rows(table, roles, source)
@@ -289,14 +281,7 @@ def parse_agent_info(data: bytes, source: str, context: dict | None = None) -> d
                         "load the <pid>_agent_info.csv rocprofv3 wrote beside the trace.")
     keys = {"type": ("Agent_Type",), "node_id": ("Node_Id",), "logical_node_id": ("Logical_Node_Id",),
             "name": ("Name",), "product_name": ("Product_Name",), "cu_count": ("Cu_Count",)}
-    pos: dict[str, int | None] = {}
-
-    def pick(header: list[str]) -> list[int]:
-        for k, names in keys.items():
-            pos[k] = position(header, names)
-        return sorted(p for p in pos.values() if p is not None)
-
-    table = read_table(text, at, source, pick)
+    table, pos = read_roles(text, at, source, keys)
     cells = {k: [str(v).strip() for v in table.columns[p]] for k, p in pos.items() if p is not None}
     gpus = [{k: cells[k][i] for k in cells if k != "type"} for i in range(table.n)
             if cells.get("type", [""] * table.n)[i].upper() == "GPU"]

@@ -76,6 +76,7 @@ from .table import (
     quoted,
     read_fast,
     read_records,
+    read_roles,
     read_table,
     to_floats,
     whole_numbers,
@@ -89,5 +90,5 @@ __all__ = ["ALL_COUNTERS", "DIGITS", "FLOP_COUNTERS", "L1_COUNTERS", "L2_COUNTER
            "Layout", "Problems", "Result", "Table", "by_line", "cell_text", "context_dict", "context_meta",
            "derive", "durations", "factorize_text", "find_header", "finish", "gpu_family", "header_sniffer",
            "ids_and_names", "load_json", "no_header", "no_time_warning", "parse_summary", "parse_wide",
-           "position", "quoted", "read_fast", "read_records", "read_table", "summary", "to_floats",
+           "position", "quoted", "read_fast", "read_records", "read_roles", "read_table", "summary", "to_floats",
            "whole_numbers", "with_rows"]

@@ -8,7 +8,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -177,6 +177,19 @@ def to_floats(values: np.ndarray) -> np.ndarray:
 
 def quoted(*names: str) -> str:
     return ",".join(f'"?{re.escape(n)}"?' for n in names)
+
+
+def read_roles(text: str, at: tuple[int, int], source: str, roles: Mapping[str, tuple[str, ...]]
+               ) -> tuple[Table, dict[str, int | None]]:
+    """:func:`read_table` keeping the columns ``roles`` name (per role, the header names it accepts, first found
+    wins, any case), and each role's position (None: the file has no such column)."""
+    pos: dict[str, int | None] = {}
+
+    def pick(header: list[str]) -> list[int]:
+        pos.update({role: position(header, names) for role, names in roles.items()})
+        return sorted({p for p in pos.values() if p is not None})
+
+    return read_table(text, at, source, pick), pos
 
 
 def position(header: list[str], names: tuple[str, ...]) -> int | None:

@@ -24,6 +24,7 @@ from .table import (
     find_header,
     no_header,
     position,
+    read_roles,
     read_table,
     to_floats,
     whole_numbers,
@@ -222,14 +223,7 @@ def parse_summary(data: bytes, source: str, fmt: str, header: re.Pattern, roles:
     at = find_header(text, header)
     if at is None:
         raise no_header(text, source, expected, how)
-    pos: dict[str, int | None] = {}
-
-    def pick(cols: list[str]) -> list[int]:
-        for role, names in roles.items():
-            pos[role] = position(cols, names)
-        return sorted(p for p in pos.values() if p is not None)
-
-    table = read_table(text, at, source, pick)
+    table, pos = read_roles(text, at, source, roles)
     if any(pos[r] is None for r in ("name", "count", "total")):
         raise no_header(text, source, expected, how)
     if table.n == 0:
