@@ -139,7 +139,7 @@ def _workload_section(catalog: roofcore.Catalog) -> tuple[list, str | None, bool
     files, fmt = _uploads()
     entry = state.workload()
     w = entry["workload"]
-    for hw in getattr(w, "measured", ()) or ():  # ceilings measured on the profiled machine (roofline.csv, ERT)
+    for hw in w.measured:  # ceilings measured on the profiled machine (roofline.csv, ERT)
         if hw.id not in catalog:
             catalog = catalog.with_device(hw)
     state.CATALOG.set(catalog)
@@ -148,7 +148,7 @@ def _workload_section(catalog: roofcore.Catalog) -> tuple[list, str | None, bool
         st.caption(":orange-badge[:material/science: Example] The bundled example: upload a profile above to "
                    "see your own kernels.")
     _suggest_device(catalog, w)
-    measured = [hw for hw in getattr(w, "measured", ()) or () if hw.id in catalog]
+    measured = [hw for hw in w.measured if hw.id in catalog]
     missing = [hw.id for hw in measured if hw.id not in _chosen_now()]
     if missing:
         st.caption(f"The upload carries measured ceilings of {len(measured)} "

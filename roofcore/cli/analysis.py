@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,10 +31,11 @@ from .common import _binary_ok, _catalog, _emit, _max_bytes, _short, _table
 def _analysis(args: argparse.Namespace) -> Analysis:
     """Read the inputs and analyse them on every --hardware device (shared by `analyze` and `advise`)."""
     cat = _catalog(args)
-    if args.hardware:
-        cat.get(args.hardware[0]) if not _measured_ids(args.hardware) else None  # fail fast on a typo
+    for hw_id in args.hardware or ():  # a typo fails before a large input is read; measured ids come with it
+        if not hw_id.endswith("-measured"):
+            cat.get(hw_id)
     workload = read_many(args.inputs, fmt=args.format, max_bytes=_max_bytes(args))
-    measured = tuple(getattr(workload, "measured", ()) or ())
+    measured = workload.measured
     for hw in measured:
         if hw.id not in cat:
             cat = cat.with_device(hw)
@@ -52,11 +52,6 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     return analyze(workload, hws, achievable=args.achievable)
 
 
-def _measured_ids(ids: Sequence[str]) -> bool:
-    """Whether any --hardware id may come from the inputs' own measured ceilings (checked after reading them)."""
-    return any(i.endswith("-measured") for i in ids)
-
-
 def _detected_devices(cat: Catalog, workload) -> list:
     """The catalog device the profile ran on, when the export names it and the catalog has it."""
     hits = cat.suggest(workload.device, workload.meta)
@@ -66,14 +61,14 @@ def _detected_devices(cat: Catalog, workload) -> list:
 def device_line(a: Analysis) -> str:
     """``Profiled on: NVIDIA A100-SXM4-40GB (CC 8.0); closest catalog device a100-40gb-sxm.``"""
     w = a.workload
-    if not w.device and not w.meta.get("arch") and not getattr(w, "measured", ()):
+    if not w.device and not w.meta.get("arch") and not w.measured:
         return ""
     what = w.device or w.meta.get("arch")
     extra = [f"CC {w.meta['compute_capability']}" if w.meta.get("compute_capability") else "",
              w.meta.get("arch", "") if w.device and w.meta.get("arch") else ""]
     extra = [x for x in extra if x]
     line = f"Profiled on: {what}" + (f" ({', '.join(extra)})" if extra else "") + "."
-    measured = [hw.id for hw in getattr(w, "measured", ()) or ()]
+    measured = [hw.id for hw in w.measured]
     if len(measured) > 1:
         line += (f" The inputs carry measured ceilings of {len(measured)} devices ({', '.join(measured)}): "
                  "name them with --hardware ID.")
