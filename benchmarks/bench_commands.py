@@ -8,7 +8,9 @@ system of the child: on a shared machine it moves less than the wall time) and t
 every run, a cost users do not pay). Inputs are generated once into ``benchmarks/out/``:
 
 * an Nsight Compute details CSV, 20,000 launches × 25 metrics (``bench_ncu.make_csv``), against the NERSC
-  pandas post-processing recipe (``peers/nersc_ncu.py``): ``roofline analyze --json`` and the text table;
+  pandas post-processing recipe (``peers/nersc_ncu.py``): ``roofline analyze --json`` and the text table, with
+  two floors beside them for scale: ``import pandas`` alone, and pyarrow's CSV reader on the five columns a
+  roofline needs (no pandas, no analysis, no output);
 * a PyTorch profiler trace of 1,000,000 events (``bench_kineto.make_trace``), against ``json.load`` of the file
   (and HolisticTraceAnalysis's loader when it is installed);
 * a 200,000-kernel inventory (``bench_engine.make_csv``): the JSON, CSV and table outputs against
@@ -78,6 +80,13 @@ def compile_bytecode() -> None:
     compileall.compile_dir(str(HERE.parent / "roofcore"), quiet=1)
 
 
+#: the least a Python reader of the ncu CSV does: pyarrow's multi-threaded CSV reader, the five columns a roofline
+#: needs (launch, kernel, metric, unit, value), no pandas, no analysis, no output
+ARROW_READ = ("import pyarrow as pa, pyarrow.csv as c; c.read_csv({path!r}, convert_options=c.ConvertOptions("
+              "include_columns=['ID', 'Kernel Name', 'Metric Name', 'Metric Unit', 'Metric Value'], "
+              "column_types={{'ID': pa.int64()}}))")
+
+
 def roofline(*args: str) -> list[str]:
     return [PY, "-m", "roofcore", *args]
 
@@ -109,6 +118,9 @@ def main() -> None:
             "nersc_pipeline": [PY, str(HERE / "peers" / "nersc_ncu.py"), str(csv)],
             "roofline_analyze_json": roofline("analyze", str(csv), "--hardware", "a100-80gb-sxm", "--json", "-o", null),
             "roofline_analyze_table": roofline("analyze", str(csv), "--hardware", "a100-80gb-sxm", "-o", null),
+            # floors, for scale: what any Python tool pays before its own work
+            "floor_import_pandas": [PY, "-c", "import pandas"],
+            "floor_arrow_read": [PY, "-c", ARROW_READ.format(path=str(csv))],
         }, "nersc_pipeline", args.repeat, csv.stat().st_size))
 
     if "kineto" in only:
