@@ -30,25 +30,34 @@ def _csv_esc(text: str) -> str:
 
 class Col:
     """A text column held as its distinct texts and one code per row: formatting and escaping are done once per
-    distinct text, and Arrow expands the codes."""
+    distinct text, and Arrow expands the codes. The distinct texts, escaped for a destination, are kept in Arrow
+    and shared by every :meth:`take` and :meth:`slice` of the column (a writer cuts one column into pieces)."""
 
-    __slots__ = ("codes", "texts")
+    __slots__ = ("_arrow", "codes", "texts")
 
-    def __init__(self, texts: list[str], codes: np.ndarray) -> None:
+    def __init__(self, texts: list[str], codes: np.ndarray, _arrow: dict | None = None) -> None:
         self.texts, self.codes = texts, codes
+        self._arrow = {} if _arrow is None else _arrow
 
     def __len__(self) -> int:
         return len(self.codes)
 
     def take(self, idx: np.ndarray) -> Col:
-        return Col(self.texts, self.codes[idx])
+        return Col(self.texts, self.codes[idx], self._arrow)
+
+    def slice(self, lo: int, hi: int) -> Col:
+        """Rows ``lo:hi`` (a view of the codes)."""
+        return Col(self.texts, self.codes[lo:hi], self._arrow)
 
     def map(self, f: Callable[[str], str]) -> Col:
         return Col([f(t) for t in self.texts], self.codes)
 
     def arrow(self, esc: Esc = None) -> pa.Array:
-        texts = self.texts if esc is None else _escape_all(self.texts, esc)
-        return pa.array(texts, _STR).take(pa.array(np.asarray(self.codes, dtype=np.int64)))
+        key = (esc, len(self.texts))  # the length: a text appended after a first use is not missed
+        texts = self._arrow.get(key)
+        if texts is None:
+            texts = self._arrow[key] = pa.array(self.texts if esc is None else _escape_all(self.texts, esc), _STR)
+        return texts.take(pa.array(np.asarray(self.codes, dtype=np.int64)))
 
     def tolist(self) -> list[str]:
         return np.asarray([*self.texts, ""], dtype=object)[self.codes].tolist()
@@ -95,6 +104,31 @@ def _strs(values: np.ndarray) -> Col:
     for k in np.flatnonzero(codes < 0).tolist():  # None and NaN, each written as itself
         codes[k] = seen.setdefault(str(arr[k]), len(texts) + len(seen))
     return Col(texts + list(seen), codes)
+
+
+def merge_runs(items: Sequence[object], n: int) -> list[object]:
+    """``items`` with every run of constant texts and whole-column :class:`Col` s (already escaped for their
+    destination) joined into one item: a text, or a :class:`Col` of the run's distinct combinations (a row's
+    template, written once per combination; Arrow then joins fewer, longer pieces). Other items are kept."""
+    out: list[object] = []
+    texts: list[str] | None = None  # the run so far: its distinct texts, and their codes (None: constant)
+    codes: np.ndarray | None = None
+    for it in [*items, None]:
+        if isinstance(it, str):
+            texts = [t + it for t in texts] if texts is not None else [it]
+        elif isinstance(it, Col):
+            base = texts if texts is not None else [""]
+            key = (codes if codes is not None else np.zeros(n, dtype=np.int64)) * len(it.texts) + it.codes
+            uniq, codes = _unique(np.asarray(key, dtype=np.int64))
+            m = len(it.texts)
+            texts = [base[u // m] + it.texts[u % m] for u in uniq.tolist()]
+        else:
+            if texts is not None:
+                out.append(texts[0] if codes is None else Col(texts, codes))
+            texts, codes = None, None
+            if it is not None:
+                out.append(it)
+    return out
 
 
 # ------------------------------------------------------------------------------------------ Arrow helpers

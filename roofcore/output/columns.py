@@ -15,21 +15,46 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .cells import _STR
+from ..roofline import DeviceResult
+from .cells import _STR, Col
+from .messages import _recipes, recipes_in
 
 
-def _jnum(values: np.ndarray, *, empty_unknown: bool = False) -> pa.Array:
+def _jnum(values: np.ndarray, *, empty_unknown: bool = False, comma: bool = False) -> pa.Array:
     """JSON numbers, shortest round-trip form (orjson's, one C pass per column); NaN and ±inf are null (as CSV cells,
-    ``empty_unknown``: NaN empty, ±inf written ``inf``/``-inf`` as pandas writes them)."""
+    ``empty_unknown``: NaN empty, ±inf written ``inf``/``-inf`` as pandas writes them). ``comma``: each followed by
+    the comma that ends it in its row (orjson's text is then the array's data, not copied)."""
     v = np.ascontiguousarray(values)
     if not len(v):
         return pa.array([], _STR)
+    if comma:
+        return _with_commas(v, empty_unknown)
     empty = np.isnan(v) if empty_unknown and v.dtype.kind == "f" else None
     out = _split_commas(orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY), len(v),
                         empty if empty is not None and empty.any() else None)
     inf = np.isinf(v) if empty is not None else None
     if inf is not None and inf.any():
         out = pc.replace_with_mask(out, pa.array(inf), pa.array(np.where(v[inf] > 0, "inf", "-inf").tolist(), _STR))
+    return out
+
+
+def _with_commas(v: np.ndarray, empty_unknown: bool) -> pa.Array:
+    """``n`` numbers each with its trailing comma: orjson writes ``[a,b,…,0]`` (one number more, so the last has its
+    comma too) and the commas' positions are the offsets into that text."""
+    n = len(v)
+    text = orjson.dumps(np.append(v, np.zeros(1, dtype=v.dtype)), option=orjson.OPT_SERIALIZE_NUMPY)
+    comma = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord(","))
+    if len(comma) != n:
+        raise ValueError(f"expected {n + 1} numbers, found {len(comma) + 1}")
+    offsets = np.empty(n + 1, dtype=np.int32)
+    offsets[0] = 1
+    offsets[1:] = comma + 1
+    out = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text))
+    if empty_unknown and v.dtype.kind == "f":
+        odd = ~np.isfinite(v)
+        if odd.any():
+            cells = np.where(np.isnan(v[odd]), ",", np.where(v[odd] > 0, "inf,", "-inf,")).tolist()
+            out = pc.replace_with_mask(out, pa.array(odd), pa.array(cells, _STR))
     return out
 
 
@@ -78,6 +103,36 @@ def _distinct(values: pa.Array | np.ndarray) -> tuple[np.ndarray, list]:
 
 #: kernels encoded per piece of :func:`analysis_json_chunks` (bounds the text held in memory at once)
 CHUNK_ROWS = 20_000
+
+
+class Rows:
+    """One device's table readied for writing in pieces: its columns as arrays (Arrow strings, numpy otherwise, not
+    copied) and its flag-message recipes, computed once for the whole table; what a writer derives from a whole
+    column (a :class:`Col` of a column with few distinct values) is kept in :meth:`whole`."""
+
+    def __init__(self, tab: pd.DataFrame, r: DeviceResult) -> None:
+        self.n, self.r = len(tab), r
+        self.columns = list(tab.columns)
+        self.cols = {c: _values(tab[c]) for c in tab.columns}
+        self.recipes = _recipes(tab, r)
+        self._whole: dict = {}
+
+    def num(self, c: str, lo: int, hi: int, dtype: type = np.float64) -> np.ndarray:
+        return np.asarray(self.cols[c][lo:hi], dtype=dtype)
+
+    def text(self, c: str, lo: int, hi: int) -> pa.Array | np.ndarray:
+        return self.cols[c][lo:hi]
+
+    def whole(self, key: tuple, build: Callable[[], Col | None]) -> Col | None:
+        if key not in self._whole:
+            self._whole[key] = build()
+        return self._whole[key]
+
+    def recipes_in(self, lo: int, hi: int) -> dict:
+        return recipes_in(self.recipes, lo, hi)
+
+    def pieces(self, rows: int = CHUNK_ROWS) -> Iterator[tuple[int, int]]:
+        return ((lo, min(lo + rows, self.n)) for lo in range(0, self.n, rows))
 
 
 def _pieces(pieces: Iterator[str | memoryview], binary: bool, encoding: str) -> Iterator[str | bytes | memoryview]:

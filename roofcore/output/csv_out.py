@@ -12,9 +12,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..roofline import FLAG_CODES, DeviceResult
-from .cells import _STR, Col, Part, _csv_esc, _join, _raw, _strs, _text_of
-from .columns import CHUNK_ROWS, _ahead, _jnum, _pieces, _values
+from ..roofline import FLAG_CODES
+from .cells import _STR, Col, Part, _csv_esc, _join, _raw, _strs, _text_of, merge_runs
+from .columns import Rows, _ahead, _jnum, _pieces
 from .messages import _flag_cells
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -63,21 +63,72 @@ def _csv_text(values) -> pa.Array:
     return pc.fill_null(arr, "")
 
 
-def _csv_col(col: pd.Series) -> pa.Array:
-    """One column as CSV cells: numbers in shortest round-trip form (empty when unknown), text as :func:`_csv_text`."""
-    kind = col.dtype.kind if isinstance(col.dtype, np.dtype) else "O"
-    if kind == "f":
-        return _jnum(col.to_numpy(dtype=np.float64), empty_unknown=True)
-    if kind in "iu":
-        return _jnum(col.to_numpy(dtype=np.int64))
-    if kind == "b":
-        return _strs(col.to_numpy()).arrow()
-    return _csv_text(_values(col))
+def _csv_few(values) -> Col | None:
+    """The text cells of a whole column as a :class:`Col` when it has few distinct values (devices, precisions,
+    sources: each cell written once), else None (written piece by piece by :func:`_csv_text`)."""
+    if isinstance(values, pa.Array):
+        d = values.dictionary_encode()
+        if len(d.dictionary) * 4 >= len(values):
+            return None
+        codes = np.asarray(pc.fill_null(d.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        uniq = d.dictionary.to_pylist()
+    else:
+        try:
+            return _csv_few(pa.array(values, _STR, from_pandas=True))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            codes, uniq = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+            uniq = [x if isinstance(x, str) else str(x) for x in uniq.tolist()]
+    cells = [_csv_quote("'" + x if x[:1] in _FORMULA else x) for x in uniq]
+    return Col([*cells, ""], np.where(codes < 0, len(cells), codes).astype(np.int64))
 
 
-def _csv_flags(tab: pd.DataFrame, r: DeviceResult) -> list[Part]:
+def _template(rows: Rows, header: list[str]) -> list[object]:
+    """A CSV line as items: separators and whole-table :class:`Col` s (columns with few distinct values) merged into
+    runs, and for the other cells what :func:`_csv_lines` computes per piece: ``("num", column, dtype, empty,
+    comma)`` (numbers carry the comma that ends them), ``("text", column)``, ``("flags",)``."""
+    items: list[object] = []
+    for k, c in enumerate(header):
+        last = k == len(header) - 1
+        v = rows.cols.get(c)
+        kind = v.dtype.kind if isinstance(v, np.ndarray) else "O"
+        if c == "flags":
+            items.append(("flags",))
+        elif v is None:
+            pass  # a column this device's table lacks: empty cells
+        elif kind in "fiu":
+            items.append(("num", c, np.float64 if kind == "f" else np.int64, kind == "f", not last))
+            if not last:
+                continue  # the number carries its comma
+        elif kind == "b":
+            items.append(_strs(v))
+        else:
+            few = _csv_few(v)
+            items.append(few if few is not None else ("text", c))
+        items.append("\n" if last else ",")
+    return merge_runs(items, rows.n)
+
+
+def _csv_lines(rows: Rows, header: list[str], lo: int, hi: int) -> pa.Array:
+    """Rows ``lo:hi`` as CSV lines: numbers in shortest round-trip form (empty when unknown), text as
+    :func:`_csv_text`, the flags as :func:`_csv_flags`."""
+    parts: list[Part] = []
+    for it in rows.whole(("csv", tuple(header)), partial(_template, rows, header)):
+        if isinstance(it, str):
+            parts.append(_raw(it))
+        elif isinstance(it, Col):
+            parts.append(it.slice(lo, hi))
+        elif it[0] == "flags":
+            parts += _csv_flags(hi - lo, rows.recipes_in(lo, hi))
+        elif it[0] == "num":
+            parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), empty_unknown=it[3], comma=it[4]))
+        else:
+            parts.append(_csv_text(rows.text(it[1], lo, hi)))
+    return _join(parts, hi - lo)
+
+
+def _csv_flags(n: int, recipes: dict) -> list[Part]:
     """The flags cell of each row: ``code: message; …``, quoted (its quotes doubled) where CSV needs it."""
-    pieces, special = _flag_cells(tab, r, _csv_esc, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ", csv=True)
+    pieces, special = _flag_cells(n, recipes, _csv_esc, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ", csv=True)
     quote = Col(["", '"'], special.astype(np.int64))
     return [quote, *pieces, quote]
 
@@ -91,24 +142,13 @@ def analysis_csv_chunks(analysis, *, binary: bool = False) -> Iterator[str | byt
 def _csv_text_pieces(analysis) -> Iterator[str | memoryview]:
     header: list[str] = []
 
-    def lines(part: pd.DataFrame, r: DeviceResult) -> pa.Array:
-        parts: list[Part] = []
-        for k, c in enumerate(header):
-            if k:
-                parts.append(_raw(","))
-            if c == "flags":
-                parts += _csv_flags(part, r)
-            else:
-                parts.append(_csv_col(part[c]) if c in part.columns else _raw(""))
-        return _join([*parts, _raw("\n")], len(part))
-
     def pieces() -> Iterator[Callable[[], pa.Array]]:
         for r in analysis.results:
-            tab = analysis._device_table(r, messages=False)
+            rows = Rows(analysis._device_table(r, messages=False), r)
             if not header:
-                header.extend([*(c for c in tab.columns if c != "flags_mask"), "flags"])
-            for lo in range(0, len(tab), CHUNK_ROWS):
-                yield partial(lines, tab.iloc[lo:lo + CHUNK_ROWS], r)
+                header.extend([*(c for c in rows.columns if c != "flags_mask"), "flags"])
+            for lo, hi in rows.pieces():
+                yield partial(_csv_lines, rows, header, lo, hi)
 
     jobs = pieces()
     first = next(jobs, None)  # the header is known once the first table is

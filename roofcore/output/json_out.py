@@ -14,17 +14,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, DeviceResult
-from .cells import _STR, Col, Part, _esc_json, _join, _raw, _text_of
-from .columns import CHUNK_ROWS, _ahead, _distinct, _jnum, _pieces, _values
+from .cells import _STR, Col, Part, _esc_json, _join, _raw, _text_of, merge_runs
+from .columns import Rows, _ahead, _distinct, _jnum, _pieces
 from .messages import _flag_cells
 
 
-def _jdict(values, *, empty_is_null: bool = False) -> pa.Array:
+def _jdict(values, *, empty_is_null: bool = False) -> Col:
     """JSON strings of a column with few distinct values (devices, precisions, bounds), each encoded once; None,
     NaN and other non-strings are null."""
     codes, uniq = _distinct(values)
     enc = [(_enc(x) if isinstance(x, str) and (x or not empty_is_null) else "null") for x in uniq]
-    return Col([*enc, "null"], np.where(codes < 0, len(enc), codes)).arrow()
+    return Col([*enc, "null"], np.where(codes < 0, len(enc), codes))
 
 
 #: printable ASCII but the quote and the backslash: text that needs no JSON escape
@@ -46,20 +46,11 @@ def _jdistinct(values) -> pa.Array:
     return out
 
 
-def _jflags(tab: pd.DataFrame, r: DeviceResult) -> list[Part]:
-    """The ``flags`` value of each row: ``[{"code": …, "message": …}, …]``."""
-    pieces, _ = _flag_cells(tab, r, _esc_json, lambda bit: _raw('{"code": ' + _enc(FLAG_CODES[bit]) + ', "message": "'),
-                            '"}', ", ")
-    return [_raw("["), *pieces, _raw("]")]
-
-
-def _jobj(names: list[str], cols: list[pa.Array], n: int) -> list[Part]:
-    if not names:
-        return [_raw("{}")]
-    parts: list[Part] = []
-    for k, (name, c) in enumerate(zip(names, cols, strict=True)):
-        parts += [_raw(("{" if k == 0 else ", ") + _enc(name) + ": "), c]
-    return [*parts, _raw("}")]
+def _jflags(n: int, recipes: dict) -> list[Part]:
+    """The ``flags`` value of each row, inside its brackets: ``{"code": …, "message": …}, …``."""
+    pieces, _ = _flag_cells(n, recipes, _esc_json,
+                            lambda bit: _raw('{"code": ' + _enc(FLAG_CODES[bit]) + ', "message": "'), '"}', ", ")
+    return pieces
 
 
 #: the kernel record's keys in the JSON contract's order (README "JSON output")
@@ -69,35 +60,64 @@ KERNEL_KEYS = ("name", "hardware", "group", "count", "precision", "unit", "ceili
                "source", "row")
 
 
-def _kernels_json(tab: pd.DataFrame, r: DeviceResult, byte_names: list[str], end: str = "") -> pa.Array:
-    """One JSON object per row (each followed by ``end``), keys and nulls as ``Analysis.to_json()``'s kernels."""
-    n = len(tab)
+#: the keys whose values have few distinct strings (a :class:`Col` of the whole table, encoded once)
+_DICT_KEYS = ("hardware", "group", "precision", "unit", "ceiling", "bound", "binding_level", "source")
 
-    def num(c: str) -> pa.Array:
-        return _jnum(tab[c].to_numpy(dtype=np.float64))
 
-    def text(c: str) -> pa.Array | np.ndarray:
-        return _values(tab[c])
+def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
+    """A row's JSON as items: JSON syntax and whole-table :class:`Col` s merged into runs, and for the other values
+    what :func:`_rows_json` computes per piece: ``("num", column, dtype, comma)``, ``("text", column)``, ``("flags",)``.
+    Numbers followed by a comma carry it (orjson's text is their data), so the next key's separator lacks it."""
+    items: list[object] = []
+    comma = False  # whether the previous value carries the comma that ends it
 
-    values: dict[str, pa.Array | list[Part]] = {
-        "name": _jdistinct(text("name")), "hardware": _jdict(text("hardware")),
-        "group": _jdict(text("group")), "count": _jnum(tab["count"].to_numpy(dtype=np.int64)),
-        "precision": _jdict(text("precision")), "unit": _jdict(text("unit")),
-        "ceiling": _jdict(text("ceiling"), empty_is_null=True), "flops": num("flops"),
-        "bytes": _jobj(byte_names, [num(f"bytes_{b}") for b in byte_names], n), "time_s": num("time_s"),
-        "intensity": _jobj(byte_names, [num(f"intensity_{b}") for b in byte_names], n),
-        "t_roof_s": num("t_roof_s"), "t_serial_s": num("t_serial_s"),
-        "attainable_flops_per_s": num("attainable_flops_per_s"), "bound": _jdict(text("bound")),
-        "binding_level": _jdict(text("binding_level")), "achieved_flops_per_s": num("achieved_flops_per_s"),
-        "efficiency": num("efficiency"), "pct_peak_compute": num("pct_peak_compute"),
-        "pct_peak_bandwidth": num("pct_peak_bandwidth"), "headroom_s": num("headroom_s"),
-        "flags": _jflags(tab, r), "source": _jdict(text("source")), "row": _jdistinct(text("row")),
-    }
+    def key(k: str, first: bool = False) -> None:
+        items.append(("{" if first else " " if comma else ", ") + _enc(k) + ": ")
+
+    for k, name in enumerate(KERNEL_KEYS):
+        key(name, k == 0)
+        comma = False
+        if name in _DICT_KEYS:
+            items.append(_jdict(rows.cols[name], empty_is_null=name == "ceiling"))
+        elif name in ("name", "row"):
+            items.append(("text", name))
+        elif name == "flags":
+            items += ["[", ("flags",), "]"]
+        elif name in ("bytes", "intensity"):  # {"hbm": 1.0, "l2": 2.0}: the last number has no comma
+            for j, b in enumerate(byte_names):
+                key(b, j == 0)
+                comma = j < len(byte_names) - 1
+                items.append(("num", f"{name}_{b}", np.float64, comma))
+            items.append("}" if byte_names else "{}")
+            comma = False
+        else:
+            items.append(("num", name, np.int64 if name == "count" else np.float64, True))
+            comma = True
+    items.append("}" + end)
+    return merge_runs(items, rows.n)
+
+
+def _rows_json(rows: Rows, byte_names: list[str], lo: int, hi: int, end: str = "") -> pa.Array:
+    """Rows ``lo:hi`` as JSON objects (each followed by ``end``), keys and nulls as ``Analysis.to_json()``'s kernels."""
+    n = hi - lo
     parts: list[Part] = []
-    for k, key in enumerate(KERNEL_KEYS):
-        v = values[key]
-        parts += [_raw(("{" if k == 0 else ", ") + _enc(key) + ": "), *(v if isinstance(v, list) else [v])]
-    return _join([*parts, _raw("}" + end)], n)
+    for it in rows.whole(("json", tuple(byte_names), end), partial(_template, rows, byte_names, end)):
+        if isinstance(it, str):
+            parts.append(_raw(it))
+        elif isinstance(it, Col):
+            parts.append(it.slice(lo, hi))
+        elif it[0] == "flags":
+            parts += _jflags(n, rows.recipes_in(lo, hi))
+        elif it[0] == "num":
+            parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), comma=it[3]))
+        else:
+            parts.append(_jdistinct(rows.text(it[1], lo, hi)))
+    return _join(parts, n)
+
+
+def _kernels_json(tab: pd.DataFrame, r: DeviceResult, byte_names: list[str], end: str = "") -> pa.Array:
+    """One JSON object per row of one device's table (each followed by ``end``)."""
+    return _rows_json(Rows(tab, r), byte_names, 0, len(tab), end)
 
 
 def kernels_json(tab: pd.DataFrame, r: DeviceResult, byte_names: list[str]) -> list[str]:
@@ -131,9 +151,9 @@ def _json_text(analysis, extra: dict | None) -> Iterator[str | memoryview]:
             continue
         def pieces() -> Iterator[Callable[[], pa.Array]]:
             for r in analysis.results:
-                tab = analysis._device_table(r, messages=False)
-                for lo in range(0, len(tab), CHUNK_ROWS):
-                    yield partial(_kernels_json, tab.iloc[lo:lo + CHUNK_ROWS], r, byte_names, ",\n")
+                rows = Rows(analysis._device_table(r, messages=False), r)
+                for lo, hi in rows.pieces():
+                    yield partial(_rows_json, rows, byte_names, lo, hi, ",\n")
 
         started = False
         for rows in _ahead(pieces()):

@@ -61,27 +61,54 @@ def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Segment]]:
                                         "kernel's roofline time and bound are unknown."])]
     if len(i := rows(Flag.LEVEL_NOT_ON_DEVICE)):
         has = [col(f"bytes_{lv}", i).astype(np.float64) for lv in r.lacking]
-
-        def listed(pieces: Callable[[str, np.ndarray], list], m: int = len(i)) -> Callable[[Esc], pa.Array]:
-            def build(esc: Esc) -> pa.Array:  # per row, the lacking levels holding bytes, joined with ", "
-                seen = np.zeros(m, dtype=bool)
-                arrays = []
-                for lv, b in zip(r.lacking, has, strict=True):
-                    here = b > 0
-                    sep = Col(["", ", "], seen.astype(np.int64))
-                    arrays.append(pc.if_else(pa.array(here), _join([sep, *pieces(lv, b)], m, esc), ""))
-                    seen |= here
-                if not arrays:
-                    return _const("", m)
-                return arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, "")
-            return build
-
         out[Flag.LEVEL_NOT_ON_DEVICE] = [(i, [
-            "Bytes at ", listed(lambda lv, b: [lv]), " (", listed(lambda lv, b: [_g3(b), " B"]),
+            "Bytes at ", _Listed(r.lacking, has, lambda lv, b: [lv]), " (",
+            _Listed(r.lacking, has, lambda lv, b: [_g3(b), " B"]),
             f") are not on any roof: {hw.id} has no such memory level or link in its catalog."])]
     if len(i := rows(Flag.NO_CEILING)):
         out[Flag.NO_CEILING] = [(i, [f"{hw.id} publishes no ", _strs(col("precision", i)),
                                      " ceiling: the compute time is unknown and the bound uses memory and links only."])]
+    return out
+
+
+class _Listed:
+    """A part of a message: per row, the lacking levels that hold bytes, each written by ``pieces`` (of the level and
+    its bytes) and joined with ", "; built for its destination when the message is joined."""
+
+    __slots__ = ("has", "levels", "pieces")
+
+    def __init__(self, levels: tuple[str, ...], has: list[np.ndarray], pieces: Callable[[str, np.ndarray], list]):
+        self.levels, self.has, self.pieces = levels, has, pieces
+
+    def slice(self, lo: int, hi: int) -> _Listed:
+        return _Listed(self.levels, [b[lo:hi] for b in self.has], self.pieces)
+
+    def __call__(self, esc: Esc) -> pa.Array:
+        m = len(self.has[0]) if self.has else 0
+        seen = np.zeros(m, dtype=bool)
+        arrays = []
+        for lv, b in zip(self.levels, self.has, strict=True):
+            here = b > 0
+            sep = Col(["", ", "], seen.astype(np.int64))
+            arrays.append(pc.if_else(pa.array(here), _join([sep, *self.pieces(lv, b)], m, esc), ""))
+            seen |= here
+        if not arrays:
+            return _const("", m)
+        return arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, "")
+
+
+def recipes_in(recipes: dict[Flag, list[Segment]], lo: int, hi: int) -> dict[Flag, list[Segment]]:
+    """The recipes of rows ``lo:hi`` of the table they were made for, those rows numbered from 0 (a writer's
+    piece): the numbers are formatted once for the whole table, each piece takes its rows' codes."""
+    out: dict[Flag, list[Segment]] = {}
+    for bit, segments in recipes.items():
+        part = []
+        for idx, parts in segments:
+            a, b = (int(k) for k in np.searchsorted(idx, (lo, hi)))
+            if b > a:
+                part.append((idx[a:b] - lo, [p.slice(a, b) if isinstance(p, Col | _Listed) else p for p in parts]))
+        if part:
+            out[bit] = part
     return out
 
 
@@ -173,17 +200,15 @@ def flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
     return out
 
 
-def _flag_cells(tab: pd.DataFrame, r: DeviceResult, esc: Esc, before: Callable[[Flag], pa.Scalar], after: str,
+def _flag_cells(n: int, recipes: dict[Flag, list[Segment]], esc: Esc, before: Callable[[Flag], pa.Scalar], after: str,
                 sep: str, *, csv: bool = False) -> tuple[list[pa.Array], np.ndarray]:
-    """Per row, its flags written one after the other in :class:`Flag` order: ``sep`` between them, each as
+    """Per row of ``n`` (the rows ``recipes`` are for), its flags written one after the other in :class:`Flag` order: ``sep`` between them, each as
     ``before(flag)`` + the message escaped with ``esc`` + ``after``; and (for ``csv``) whether the row's text needs
     CSV quotes (``sep`` and the codes hold no character that needs them). Each segment of messages is joined once
     and placed on its rows; the caller joins the pieces (row-aligned, "" where a flag is absent) into its rows."""
-    n = len(tab)
     earlier = np.zeros(n, dtype=bool)  # rows where a flag was already written: the next one starts with sep
     pieces = []
     special = np.zeros(n, dtype=bool)
-    recipes = _recipes(tab, r)
     for bit in (b for b in Flag if b in recipes):
         segments = recipes[bit]
         for idx, parts in segments:
@@ -198,5 +223,5 @@ def _flag_cells(tab: pd.DataFrame, r: DeviceResult, esc: Esc, before: Callable[[
 
 def flag_text(tab: pd.DataFrame, r: DeviceResult) -> list[str]:
     """``"code: message; code: message"`` per row (the CSV's flags column, before CSV quoting)."""
-    pieces, _ = _flag_cells(tab, r, None, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ")
+    pieces, _ = _flag_cells(len(tab), _recipes(tab, r), None, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ")
     return _join(pieces or [_raw("")], len(tab)).to_pylist()
