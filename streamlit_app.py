@@ -16,11 +16,14 @@ import roofcore
 from app import login, messages, runs, state
 from app.markdown import escape_markdown, escape_message
 from app.sidebar import CHIP_CSS, defaults, header, sidebar
+from app.trace import mark
+from app.uploads import share_upload_bytes
 from app.workload import analysis_for, base_catalog, parse_uploads
 from roofcore.views import effective_catalog, skipped_frame
 
 # a local icon: a :material/...: page icon is fetched from Google's font server, which an offline host cannot reach
 st.set_page_config(page_title="Roofline", page_icon=str(Path(__file__).parent / "assets" / "icon.png"), layout="wide")
+share_upload_bytes()  # an upload's bytes are not copied on every run (see app.uploads)
 
 
 def _pages() -> list:
@@ -39,6 +42,7 @@ def _pages() -> list:
 
 def main() -> None:
     """The login gate, then the app; no error reaches the user as a traceback (see app.messages.guard)."""
+    mark("run start")
     pages = _pages()
     runs.remember_link()  # a share link's ?run=<id>, before the first page switch drops it
     if not state.ENTERED.present():
@@ -78,6 +82,7 @@ def _main(pages: list) -> None:
     runs.open_pending(parse_uploads, pages)  # a share link's run: its workload, devices, options and page
     chosen, combine, achievable = sidebar(effective_catalog(state.BUILTIN.read(), state.CUSTOM.read().values()))
     catalog = state.catalog()  # with the measured devices the upload carries (see app.sidebar)
+    mark("sidebar done")
 
     entry = state.workload()
     header(entry["key"] == "bundled")
@@ -94,12 +99,14 @@ def _main(pages: list) -> None:
         except roofcore.RoofcoreError as e:
             messages.message("error", e)
 
+    mark("analysis done")
     nav = st.navigation(pages)
     if state.START_PAGE.present():  # see app.page.start, at the top of each page
         st.switch_page(state.START_PAGE.pop())
     state.CURRENT_PAGE.set(nav.title)
     state.CURRENT_PAGE_URL.set(nav.url_path)  # what a saved run reopens on
     nav.run()
+    mark("run end")
 
 
 main()

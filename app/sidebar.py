@@ -11,6 +11,7 @@ from roofcore.views import count_text, device_label, device_order
 from . import runs, state
 from .keys import content_key
 from .markdown import escape_message
+from .trace import mark
 from .workload import BUNDLED_NAME, DEFAULT_DEVICE, bundled_workload, parse_uploads
 
 #: what the app is, in one line (the top of every page)
@@ -55,9 +56,12 @@ def _load(files, fmt: str | None) -> None:
     if key == state.LOADED_KEY.read():
         return
     state.LOADED_KEY.set(key)
+    mark("load start")
     files_data = tuple((f.getvalue(), f.name) for f in files)
     digest = content_key(files_data, fmt)
+    mark("content key")
     w, errors = parse_uploads(digest, fmt, files_data)
+    mark("parsed")
     state.LOAD_ERRORS.set(list(errors))
     if w is not None:
         state.WORKLOAD.set({"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources)

@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3, help="fresh servers per file (default 3)")
     ap.add_argument("--launches", type=int, default=20_000, help="launches of the generated ncu export")
-    ap.add_argument("--files", nargs="*", help="sample file names instead of the largest one")
+    ap.add_argument("--files", nargs="*", help="sample file names instead of the largest one (none: only the "
+                    "generated export)")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -110,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{CHROMIUM} is missing: apt-get install chromium (never `playwright install`)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        cases = [SAMPLES / f for f in args.files] if args.files else ([largest_sample()] if SAMPLES.is_dir() else [])
+        if args.files is not None:
+            cases = [SAMPLES / f for f in args.files]
+        else:
+            cases = [largest_sample()] if SAMPLES.is_dir() else []
         generated = Path(tmp) / f"ncu_details_{args.launches}_launches.csv"
         make_csv(generated, args.launches)
         cases.append(generated)

@@ -5,8 +5,10 @@ import streamlit as st
 from app import page, tables
 from app.memo import shared
 from app.messages import message
+from app.trace import mark
 from roofcore import RoofcoreError, charts, views
 
+mark("roofline page")
 page.start("pages/roofline.py", "Roofline")
 a = page.analysis()
 
@@ -49,6 +51,7 @@ with st.container(border=True, key="roofline_area"):  # the chart area: the char
             st.code(command, language=None, wrap_lines=True)
     spec = shared("roofline.spec", opts, lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
     st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")
+    mark("chart sent")
     st.caption(fig.caption + " Click a legend entry to highlight its kernels; hover a mark for its numbers.")
 
 stem = "roofline-" + "-".join(ids)
