@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
+from . import filemap
 from .errors import InputError, LimitError
 
 
@@ -84,10 +85,11 @@ LIMITS: tuple[Limit, ...] = (INPUT_MB, ROWS, KERNELS, JSON_DEPTH, PARSE_TIMEOUT)
 
 
 def check_rows(data: bytes, where: str) -> None:
-    """Refuse a text input with more lines than ``ROOFCORE_MAX_ROWS`` (counted without decoding it)."""
+    """Refuse a text input with more lines than ``ROOFCORE_MAX_ROWS`` (counted without decoding it; a mapped
+    file piece by piece, its pages let go as counted: :mod:`roofcore.filemap`)."""
     limit = ROWS.value()
     if limit and len(data) > limit:  # fewer bytes than the limit: fewer lines too
-        ROWS.check(data.count(b"\n") + (not data.endswith(b"\n")), where)
+        ROWS.check(filemap.count(data, b"\n") + (data[-1:] != b"\n"), where)
 
 
 # ---------------------------------------------------------------------------------------------------- YAML

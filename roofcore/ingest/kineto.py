@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .. import limits
+from .. import filemap, limits
 from ..errors import InputError
 from ..models import Workload
 from . import check_binary, max_input_bytes, register_format
@@ -89,13 +89,13 @@ def _sniff(head: str, name: str) -> bool:
 
 
 def _chunks(data: bytes, source: str, context: dict) -> Iterator[bytes]:
-    """The input as byte pieces: gzip decompressed as a stream (bounded), plain data as views of ``data``."""
+    """The input as byte pieces: gzip decompressed as a stream (bounded), plain data as views of ``data`` (copies
+    of a mapped file's pieces, its pages let go once read: :mod:`roofcore.filemap`)."""
     if data[:2] == GZIP_MAGIC:
         limit = int(context.get("max_bytes") or max_input_bytes())
         return gunzip_chunks(data, limit, source)
     _check_head(data, source)
-    view = memoryview(data)
-    return (view[k:k + _WINDOW] for k in range(0, len(data), _WINDOW))
+    return filemap.pieces(data, _WINDOW)
 
 
 def _check_head(data: bytes, source: str) -> None:
@@ -106,7 +106,7 @@ def _check_head(data: bytes, source: str) -> None:
 
 
 @register_format(FORMAT, "PyTorch profiler trace (Kineto export_chrome_trace JSON, plain or .gz): GPU kernels, "
-                 "FLOPs/bytes from recorded shapes or CUPTI counters", _sniff, priority=20, gzip=True)
+                 "FLOPs/bytes from recorded shapes or CUPTI counters", _sniff, priority=20, gzip=True, mapped=True)
 def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     """One row per GPU kernel, memcpy and memset event (or CUPTI range); see the module docstring.
 

@@ -69,6 +69,7 @@ import re
 
 import numpy as np
 
+from .. import filemap
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_binary, make_frame, register_format
@@ -92,7 +93,7 @@ from .ncu_pages import (
     _raw,
     nvtx_range,  # noqa: F401
 )
-from .ncu_read import _split_header, _table
+from .ncu_read import _split_header, _table, release_arrow_memory
 from .readers import UNITS, unit_factor  # noqa: F401
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -115,6 +116,7 @@ def _parse(data: bytes, source: str) -> Workload:
                              hint="export again with ncu --csv (details page) or ncu --csv --page raw; columns are "
                              "read by name: ID, Kernel Name, Metric Name, Metric Unit, Metric Value.")
     la = (_details if details else _raw)(data, block, names, source, skipped)
+    release_arrow_memory()  # the table and its conversions are gone: their pages, kept by pyarrow's pool
     outside = data[:start] + b"\n" + data[max(end, len(data) - 65536):]
     notes = list(dict.fromkeys(ln[:200] for ln in re.findall(r"^==(?:ERROR|ERR|WARNING)==.*$",
                                                              outside.decode("utf-8", "replace"), re.M)))
@@ -161,7 +163,9 @@ def _export_devices(data: bytes, source: str, device: str | None, cc: str | None
 
     at = data.find(_HEADER)
     window = slice(at, at + (16 << 20)) if at >= 0 else slice(0, 0)
-    if all(data.find(marker, window.start, window.stop) < 0 for marker in _SELF_ROOF_MARKERS):
+    found = any(data.find(marker, window.start, window.stop) >= 0 for marker in _SELF_ROOF_MARKERS)
+    filemap.release(data, window.start, window.stop)  # a mapped file: the pages just searched
+    if not found:
         return ()  # most exports: no per-cycle peak or device attribute (a find is ~20x faster than a regex here)
     return tuple(ncu_export_devices(data, source, device, cc))
 
@@ -171,14 +175,14 @@ _SELF_ROOF_MARKERS = (b'.peak_sustained"', b'"device__attribute_clock_rate"')
 
 
 @register_format("ncu-details", "Nsight Compute CSV, details page (ncu --csv): one row per launch × metric",
-                 _sniff_details, priority=20)
+                 _sniff_details, priority=20, mapped=True)
 def parse_details(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Read an ``ncu --csv`` details export (or explain a failed run); one row per launch."""
     return _parse(data, source)
 
 
 @register_format("ncu-raw", "Nsight Compute CSV, raw page (ncu --csv --page raw): one row per launch, units row",
-                 _sniff_raw, priority=20)
+                 _sniff_raw, priority=20, mapped=True)
 def parse_raw(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Read an ``ncu --csv --page raw`` export; one row per launch."""
     return _parse(data, source)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from .. import limits
+from .. import filemap, limits
 from ..models import Skipped
 from . import skip
 from .ncu_metrics import _HEADER, _HEADER_RE, _locale_error
@@ -109,14 +109,15 @@ def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: li
 
     Read in pieces of ~16 MB cut at line ends (values hold no newlines): one ``read_csv`` over a whole
     136 MB export holds about the file's size in parsed blocks, pieces keep pyarrow near 50 MB, and both are
-    faster than the streaming reader. UTF-8 is checked once on the result (the distinct strings of the
-    dictionary columns, the values), not cell by cell while reading.
+    faster than the streaming reader. A mapped file's piece is copied out and its pages let go once read
+    (:mod:`roofcore.filemap`). UTF-8 is checked once on the result (the distinct strings of the dictionary
+    columns, the values), not cell by cell while reading.
     """
     types = {c: id_type if c == "ID" else DICT if c in dict_cols else STRING for c in include}
     for _ in range(skip_rows):
         nl = data.find(b"\n", start, end)
         start = end if nl < 0 else nl + 1
-    buf = pa.py_buffer(data)
+    buf = pa.py_buffer(data)  # a map's too: the tables read hold copies, no view of it outlives the read
     # an invalid-row handler is called in file order only when one thread reads
     ro = pcsv.ReadOptions(column_names=names, use_threads=parse is None, block_size=_BLOCK_SIZE)
     co = pcsv.ConvertOptions(include_columns=include, check_utf8=False, column_types=types)
@@ -129,12 +130,20 @@ def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: li
             stop = end if nl < 0 else nl + 1
         tables.append(pcsv.read_csv(pa.BufferReader(buf.slice(start, stop - start)), read_options=ro,
                                     parse_options=parse, convert_options=co))
+        filemap.release(data, start, stop)
         start = stop
     if not tables:
         return pa.table({c: pa.array([], type=t) for c, t in types.items()})
     table = pa.concat_tables(tables)
+    del tables
+    release_arrow_memory()
     table.validate(full=True)  # ArrowInvalid on bad UTF-8: the line reader then decodes with replacement
     return table
+
+
+def release_arrow_memory() -> None:
+    """Hand the memory pyarrow's pool keeps for reuse back to the system (tens of MB after reading pieces)."""
+    pa.default_memory_pool().release_unused()
 
 
 def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: set[str], skip_rows: int,
@@ -279,13 +288,13 @@ def _without_noise(data: bytes, start: int, end: int, skip_rows: int) -> tuple[b
     maybe = maybe[(maybe >= skip_rows) & (starts[maybe] + 1 < end)]
     for i in maybe[a[starts[maybe] + 1] == ord("I")]:  # candidates for a repeated "ID",... header
         s = int(starts[i])
-        if not data.startswith(_HEADER, s):
+        if data[s: s + len(_HEADER)] != _HEADER:
             continue
         e = data.find(b"\n", s, end)
         if data[s: e if e >= 0 else end].rstrip(b"\r") != header:
             return None
         drop[i] = True
-        if skip_rows == 2 and i + 1 < len(starts) and data.startswith(b'"",', int(starts[i + 1])):
+        if skip_rows == 2 and i + 1 < len(starts) and data[int(starts[i + 1]): int(starts[i + 1]) + 3] == b'"",':
             drop[i + 1] = True  # the raw page's units row under the repeated header
     keep = ~drop
     ends = np.append(starts[1:], end)
@@ -312,6 +321,7 @@ def _read_block(data: bytes, block: tuple[int, int, int], names: list[str], incl
     if got is not None:
         return got[0], got[1], np.arange(got[0].num_rows) + line + skip_rows, []
     cleaned = _without_noise(data, start, end, skip_rows)
+    filemap.release(data, start, end)  # a mapped file: its pages, all read for the cleaned copy
     if cleaned is not None:
         got = _try_arrow(cleaned[0], 0, len(cleaned[0]), names, include, dict_cols, skip_rows)
         if got is None and width:
@@ -334,11 +344,11 @@ def _table(data: bytes) -> tuple[int, int, int] | None:
     """``(start, end, line number)`` of the table: from the first header line to the last row (noise after it
     trimmed). Later headers (several tables in one output) are handled by the line reader."""
     pos = data.find(_HEADER)
-    while pos >= 0 and not (pos == 0 or data[pos - 1] in b"\n\r" or (pos == 3 and data.startswith(b"\xef\xbb\xbf"))):
+    while pos >= 0 and not (pos == 0 or data[pos - 1] in b"\n\r" or (pos == 3 and data[:3] == b"\xef\xbb\xbf")):
         pos = data.find(_HEADER, pos + 1)
     if pos < 0:
         return None
-    return pos, _trim_tail(data, pos, len(data)), 1 + data.count(b"\n", 0, pos)
+    return pos, _trim_tail(data, pos, len(data)), 1 + filemap.count(data, b"\n", 0, pos)
 
 
 def _trim_tail(data: bytes, start: int, end: int, max_lines: int = 10_000) -> int:

@@ -3,14 +3,15 @@ processes where that pays (:func:`read_file`), all within :mod:`roofcore.limits`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import limits
+from .. import filemap, limits
 from ..errors import InputError, RoofcoreError
 from ..models import Workload
 from .compression import GZIP_MAGIC, gunzip_bounded
@@ -75,17 +76,22 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
 
 def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_bytes: int, context: dict | None
           ) -> Workload:
-    data, label = _load(source, name, max_bytes)
+    if isinstance(source, bytes):
+        data, label = _load(source, name, max_bytes)
+        whole, size = True, len(data)
+    else:  # a large file: its format detected on its head, then read whole or mapped (_opened)
+        data, label, size, whole = _head(source, max_bytes, name, filemap.MAP_MIN_BYTES)
     f = get_format(fmt) if fmt else detect(data, label, max_bytes)
-    if f.companion:
-        hint = "load it together with the workload file it belongs to."
-        measured = _parse(f, data, label, context, max_bytes).get("measured_hardware") or ()
-        if measured:  # measured ceilings: also a device to analyse any workload against
-            hint = (f"load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline analyze "
-                    f"WORKLOAD --catalog {label} --hardware {measured[0].id}`.")
-        raise InputError(where=label, text=f"this is {f.description[0].lower() + f.description[1:]}, not a workload.",
-                         hint=hint)
-    return _parse(f, data, label, context, max_bytes)
+    with _opened(_Input(source, label, f, data if whole else None, size), max_bytes) as data:
+        if f.companion:
+            hint = "load it together with the workload file it belongs to."
+            measured = _parse(f, data, label, context, max_bytes).get("measured_hardware") or ()
+            if measured:  # measured ceilings: also a device to analyse any workload against
+                hint = (f"load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline "
+                        f"analyze WORKLOAD --catalog {label} --hardware {measured[0].id}`.")
+            raise InputError(where=label, text=f"this is {f.description[0].lower() + f.description[1:]}, not a "
+                             "workload.", hint=hint)
+        return _parse(f, data, label, context, max_bytes)
 
 
 def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None = None, *,
@@ -155,26 +161,28 @@ def _expand_folders(sources: list) -> list[tuple[object, bool]]:
     return out
 
 
-def _head(path: str | Path, max_bytes: int) -> tuple[bytes, str, int, bool]:
-    """``(head or whole file, label, size, whole)``: the first :data:`_HEAD` bytes of a large file (enough to
-    detect its format), the whole of a small or gzip-compressed one."""
+def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int = _HEAD
+          ) -> tuple[bytes, str, int, bool]:
+    """``(head or whole file, label, size, whole)``: the first :data:`_HEAD` bytes of a file larger than
+    ``small`` (enough to detect its format), the whole of a smaller or gzip-compressed one, or of one whose head
+    is blank (detection would call it empty)."""
     p = Path(path)
     try:
         size = p.stat().st_size
-        if size <= _HEAD:
-            data, label = _load(p, None, max_bytes)
+        if size <= small:
+            data, label = _load(p, name, max_bytes)
             return data, label, size, True
         with p.open("rb") as fh:
             head = fh.read(_HEAD)
     except OSError:
-        data, label = _load(p, None, max_bytes)  # its own message: cannot read the file
+        data, label = _load(p, name, max_bytes)  # its own message: cannot read the file
         return data, label, len(data), True
-    if head[:2] == GZIP_MAGIC or size > max_bytes:
-        data, label = _load(p, None, max_bytes)  # sniffed on its first decompressed piece / refused for its size
+    if head[:2] == GZIP_MAGIC or size > max_bytes or head.isspace():
+        data, label = _load(p, name, max_bytes)  # sniffed on its first decompressed piece / refused for its size
         return data, label, size, True
     from ..catalog import display_path
 
-    return head, display_path(p), size, False
+    return head, name or display_path(p), size, False
 
 
 def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int,
@@ -188,11 +196,8 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
             if isinstance(s, tuple):
                 data, label = _load(s[0], s[1], max_bytes)
                 whole, size = True, len(data)
-            elif len(items) > 1:
-                data, label, size, whole = _head(s, max_bytes)
-            else:
-                data, label = _load(s, None, max_bytes)
-                whole, size = True, len(data)
+            else:  # one file: read whole unless it is large enough to map
+                data, label, size, whole = _head(s, max_bytes, small=_HEAD if len(items) > 1 else filemap.MAP_MIN_BYTES)
             f = get_format(fmt) if fmt else detect(data, label, max_bytes)
             inputs.append(_Input(s, label, f, data if whole else None, size))
         except InputError as e:
@@ -256,7 +261,19 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
 
 
 def _data(i: _Input, max_bytes: int) -> bytes:
-    return i.data if i.data is not None else _load(i.source, None, max_bytes)[0]
+    return i.data if i.data is not None else _load(i.source, i.label, max_bytes)[0]
+
+
+@contextlib.contextmanager
+def _opened(i: _Input, max_bytes: int) -> Iterator[bytes]:
+    """The input's data for its parse: a read-only map of a large file whose format reads one (closed after the
+    parse; :mod:`roofcore.filemap`), else its bytes."""
+    if i.data is None and i.fmt.mapped and i.size >= filemap.MAP_MIN_BYTES:
+        with filemap.mapped(i.source) as m:
+            if m is not None and len(m) <= max_bytes and m[:2] != GZIP_MAGIC:  # else: changed since; read it
+                yield m
+                return
+    yield _data(i, max_bytes)
 
 
 def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int | None,
@@ -270,7 +287,8 @@ def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int |
         out: list[Workload | RoofcoreError] = []
         for i in jobs:
             try:
-                out.append(with_rank(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes), i.label))
+                with _opened(i, max_bytes) as data:
+                    out.append(with_rank(_parse(i.fmt, data, i.label, context, max_bytes), i.label))
             except RoofcoreError as e:
                 out.append(e)
             i.data = None

@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import limits
+from .. import filemap, limits
 from ..errors import InputError
 from ..models import Workload
 from .compression import GZIP_MAGIC, gunzip_chunks
@@ -25,6 +25,8 @@ class Format:
     priority: int = 0  #: higher sniffs first (specific formats before generic CSV)
     companion: bool = False  #: context for other inputs (returns a dict), not a workload
     gzip: bool = False  #: the parser reads gzip data itself (streaming); others get it decompressed
+    #: the parser takes a large file as a read-only memory map (:mod:`roofcore.filemap`), not only ``bytes``
+    mapped: bool = False
 
 
 FORMATS: dict[str, Format] = {}
@@ -37,13 +39,14 @@ def max_input_bytes() -> int:
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
-                    gzip: bool = False):
-    """Decorator registering ``parse`` under ``name``; a duplicate name is an error."""
+                    gzip: bool = False, mapped: bool = False):
+    """Decorator registering ``parse`` under ``name``; a duplicate name is an error. ``mapped``: the parser
+    reads a large file given by path from a memory map (``len``, slices, ``find``; see :mod:`roofcore.filemap`)."""
 
     def deco(parse: Parser) -> Parser:
         if name in FORMATS:
             raise ValueError(f"format {name!r} is already registered")
-        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip)
+        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped)
         return parse
 
     return deco
@@ -64,15 +67,21 @@ _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "
                                   "`rocprofv3 --output-format csv` (or json)"}
 
 
+def _blank(data: bytes) -> bool:
+    if not filemap.is_mapped(data):
+        return not data or data.isspace()  # no copy of a large input
+    return all(p.isspace() for p in filemap.pieces(data, 1 << 20))  # stops at the first piece with text
+
+
 def check_binary(data: bytes, name: str) -> None:
-    """Refuse empty and binary files with a clear message."""
-    if not data or data.isspace():  # no copy of a large input
+    """Refuse empty and binary files with a clear message (``data``: bytes or a mapped file)."""
+    if _blank(data):
         raise InputError(where=name, expected="a workload file (CSV or YAML)", found="an empty file",
                          hint="export again, or check that the right file was chosen.")
     for magic, what in _MAGIC.items():
         if magic == GZIP_MAGIC:
             continue  # decompressed (bounded) before this check: see detect() and _parse()
-        if data.startswith(magic):
+        if data[:len(magic)] == magic:
             raise InputError(where=name, expected="a text workload file (CSV or YAML)", found=f"binary data ({what})",
                              hint="is this the right file? A renamed file keeps its content.")
     if b"\x00" in data[:8192]:
