@@ -59,6 +59,15 @@ class Col:
             texts = self._arrow[key] = pa.array(self.texts if esc is None else _escape_all(self.texts, esc), _STR)
         return texts.take(pa.array(np.asarray(self.codes, dtype=np.int64)))
 
+    def special(self) -> np.ndarray:
+        """Per distinct text, whether it holds a character that makes a CSV cell need quotes (kept like
+        :meth:`arrow`'s texts)."""
+        key = ("special", len(self.texts))
+        out = self._arrow.get(key)
+        if out is None:
+            out = self._arrow[key] = _has_special(pa.array(self.texts, _STR))
+        return out
+
     def tolist(self) -> list[str]:
         return np.asarray([*self.texts, ""], dtype=object)[self.codes].tolist()
 
@@ -106,22 +115,27 @@ def _strs(values: np.ndarray) -> Col:
     return Col(texts + list(seen), codes)
 
 
-def merge_runs(items: Sequence[object], n: int) -> list[object]:
-    """``items`` with every run of constant texts and whole-column :class:`Col` s (already escaped for their
-    destination) joined into one item: a text, or a :class:`Col` of the run's distinct combinations (a row's
-    template, written once per combination; Arrow then joins fewer, longer pieces). Other items are kept."""
+def merge_runs(items: Sequence[object], n: int, limit: int | None = None) -> list[object]:
+    """``items`` with every run of constant texts and :class:`Col` s of the same ``n`` rows (already escaped for
+    their destination) joined into one item: a text, or a :class:`Col` of the run's distinct combinations (a row's
+    template, written once per combination; Arrow then joins fewer, longer pieces). Two columns are merged only
+    where that makes at most ``limit`` distinct texts (a text is always merged). Other items are kept."""
     out: list[object] = []
     texts: list[str] | None = None  # the run so far: its distinct texts, and their codes (None: constant)
     codes: np.ndarray | None = None
     for it in [*items, None]:
         if isinstance(it, str):
             texts = [t + it for t in texts] if texts is not None else [it]
-        elif isinstance(it, Col):
+        elif isinstance(it, Col) and (codes is None or len(it.texts) == 1 or limit is None
+                                      or len(it.texts) * len(texts) <= limit):
             base = texts if texts is not None else [""]
             key = (codes if codes is not None else np.zeros(n, dtype=np.int64)) * len(it.texts) + it.codes
             uniq, codes = _unique(np.asarray(key, dtype=np.int64))
             m = len(it.texts)
             texts = [base[u // m] + it.texts[u % m] for u in uniq.tolist()]
+        elif isinstance(it, Col):  # too many combinations: the run ends here and a new one starts with it
+            out.append(Col(texts, codes))
+            texts, codes = list(it.texts), it.codes
         else:
             if texts is not None:
                 out.append(texts[0] if codes is None else Col(texts, codes))
@@ -196,7 +210,7 @@ def _special(parts: Sequence[Part], n: int) -> np.ndarray:
             if any(c in p for c in _CSV_SPECIAL):
                 return np.ones(n, dtype=bool)
         elif isinstance(p, Col):
-            out |= np.append(_has_special(pa.array(p.texts, _STR)), False)[p.codes]
+            out |= p.special()[p.codes]
         else:
             out |= _has_special(p if isinstance(p, pa.Array) else p(None))
     return out

@@ -15,9 +15,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..roofline import DeviceResult
-from .cells import _STR, Col
-from .messages import _recipes, recipes_in
+from ..roofline import DeviceResult, Flag
+from .cells import _STR, Col, Esc
+from .messages import _recipes, flag_segments
 
 
 def _jnum(values: np.ndarray, *, empty_unknown: bool = False, comma: bool = False) -> pa.Array:
@@ -101,8 +101,9 @@ def _distinct(values: pa.Array | np.ndarray) -> tuple[np.ndarray, list]:
     return np.asarray(codes, dtype=np.int64), uniq.tolist()
 
 
-#: kernels encoded per piece of :func:`analysis_json_chunks` (bounds the text held in memory at once)
-CHUNK_ROWS = 20_000
+#: kernels encoded per piece of the writers: bounds the text held at once (a few MB per piece, a few pieces in
+#: flight) and keeps a piece's columns in cache while they are joined
+CHUNK_ROWS = 4096
 
 
 class Rows:
@@ -128,8 +129,12 @@ class Rows:
             self._whole[key] = build()
         return self._whole[key]
 
-    def recipes_in(self, lo: int, hi: int) -> dict:
-        return recipes_in(self.recipes, lo, hi)
+    def flags(self, esc: Esc, before: Callable[[Flag], str], after: str, sep: str) -> list:
+        """The flag messages readied for one destination (:func:`flag_segments`), made once."""
+        key = ("flags", esc, after, sep)
+        if key not in self._whole:
+            self._whole[key] = flag_segments(self.recipes, self.n, esc, before, after, sep)
+        return self._whole[key]
 
     def pieces(self, rows: int = CHUNK_ROWS) -> Iterator[tuple[int, int]]:
         return ((lo, min(lo + rows, self.n)) for lo in range(0, self.n, rows))

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from ..roofline import FLAG_CODES
 from .cells import _STR, Col, Part, _csv_esc, _join, _raw, _strs, _text_of, merge_runs
 from .columns import Rows, _ahead, _jnum, _pieces
-from .messages import _flag_cells
+from .messages import flag_cells
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
@@ -67,6 +67,8 @@ def _csv_few(values) -> Col | None:
     """The text cells of a whole column as a :class:`Col` when it has few distinct values (devices, precisions,
     sources: each cell written once), else None (written piece by piece by :func:`_csv_text`)."""
     if isinstance(values, pa.Array):
+        if len(values.slice(0, 4096).unique()) * 4 >= min(len(values), 4096):
+            return None  # many distinct values already in the first rows (names, row numbers)
         d = values.dictionary_encode()
         if len(d.dictionary) * 4 >= len(values):
             return None
@@ -118,7 +120,7 @@ def _csv_lines(rows: Rows, header: list[str], lo: int, hi: int) -> pa.Array:
         elif isinstance(it, Col):
             parts.append(it.slice(lo, hi))
         elif it[0] == "flags":
-            parts += _csv_flags(hi - lo, rows.recipes_in(lo, hi))
+            parts += _csv_flags(rows, lo, hi)
         elif it[0] == "num":
             parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), empty_unknown=it[3], comma=it[4]))
         else:
@@ -126,11 +128,15 @@ def _csv_lines(rows: Rows, header: list[str], lo: int, hi: int) -> pa.Array:
     return _join(parts, hi - lo)
 
 
-def _csv_flags(n: int, recipes: dict) -> list[Part]:
-    """The flags cell of each row: ``code: message; …``, quoted (its quotes doubled) where CSV needs it."""
-    pieces, special = _flag_cells(n, recipes, _csv_esc, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ", csv=True)
+def _csv_flags(rows: Rows, lo: int, hi: int) -> list[Part]:
+    """The flags cell of rows ``lo:hi``: ``code: message; …``, quoted (its quotes doubled) where CSV needs it."""
+    pieces, special = flag_cells(rows.flags(_csv_esc, _csv_code, "", "; "), lo, hi, csv=True)
     quote = Col(["", '"'], special.astype(np.int64))
     return [quote, *pieces, quote]
+
+
+def _csv_code(bit) -> str:
+    return f"{FLAG_CODES[bit]}: "
 
 
 def analysis_csv_chunks(analysis, *, binary: bool = False) -> Iterator[str | bytes | memoryview]:

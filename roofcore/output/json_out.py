@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from ..roofline import FLAG_CODES, DeviceResult
 from .cells import _STR, Col, Part, _esc_json, _join, _raw, _text_of, merge_runs
 from .columns import Rows, _ahead, _distinct, _jnum, _pieces
-from .messages import _flag_cells
+from .messages import flag_cells
 
 
 def _jdict(values, *, empty_is_null: bool = False) -> Col:
@@ -46,11 +46,8 @@ def _jdistinct(values) -> pa.Array:
     return out
 
 
-def _jflags(n: int, recipes: dict) -> list[Part]:
-    """The ``flags`` value of each row, inside its brackets: ``{"code": …, "message": …}, …``."""
-    pieces, _ = _flag_cells(n, recipes, _esc_json,
-                            lambda bit: _raw('{"code": ' + _enc(FLAG_CODES[bit]) + ', "message": "'), '"}', ", ")
-    return pieces
+def _jcode(bit) -> str:
+    return '{"code": ' + _enc(FLAG_CODES[bit]) + ', "message": "'
 
 
 #: the kernel record's keys in the JSON contract's order (README "JSON output")
@@ -106,8 +103,8 @@ def _rows_json(rows: Rows, byte_names: list[str], lo: int, hi: int, end: str = "
             parts.append(_raw(it))
         elif isinstance(it, Col):
             parts.append(it.slice(lo, hi))
-        elif it[0] == "flags":
-            parts += _jflags(n, rows.recipes_in(lo, hi))
+        elif it[0] == "flags":  # [{"code": …, "message": …}, …]
+            parts += flag_cells(rows.flags(_esc_json, _jcode, '"}', ", "), lo, hi)[0]
         elif it[0] == "num":
             parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), comma=it[3]))
         else:

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, DeviceResult, Flag
-from .cells import Col, Esc, _const, _join, _raw, _scatter, _special, _strs
+from .cells import Col, Esc, _const, _escape_all, _join, _raw, _scatter, _special, _strs, merge_runs
 from .formatting import _f0, _g3, _pct, _si, _time
 
 #: the rows of one device's table a message recipe is for (ascending), and the parts of those rows' messages
@@ -95,21 +95,6 @@ class _Listed:
         if not arrays:
             return _const("", m)
         return arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, "")
-
-
-def recipes_in(recipes: dict[Flag, list[Segment]], lo: int, hi: int) -> dict[Flag, list[Segment]]:
-    """The recipes of rows ``lo:hi`` of the table they were made for, those rows numbered from 0 (a writer's
-    piece): the numbers are formatted once for the whole table, each piece takes its rows' codes."""
-    out: dict[Flag, list[Segment]] = {}
-    for bit, segments in recipes.items():
-        part = []
-        for idx, parts in segments:
-            a, b = (int(k) for k in np.searchsorted(idx, (lo, hi)))
-            if b > a:
-                part.append((idx[a:b] - lo, [p.slice(a, b) if isinstance(p, Col | _Listed) else p for p in parts]))
-        if part:
-            out[bit] = part
-    return out
 
 
 def _above_roof(tab: pd.DataFrame, i: np.ndarray, hw) -> list[Segment]:
@@ -200,28 +185,68 @@ def flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
     return out
 
 
-def _flag_cells(n: int, recipes: dict[Flag, list[Segment]], esc: Esc, before: Callable[[Flag], pa.Scalar], after: str,
-                sep: str, *, csv: bool = False) -> tuple[list[pa.Array], np.ndarray]:
-    """Per row of ``n`` (the rows ``recipes`` are for), its flags written one after the other in :class:`Flag` order: ``sep`` between them, each as
-    ``before(flag)`` + the message escaped with ``esc`` + ``after``; and (for ``csv``) whether the row's text needs
-    CSV quotes (``sep`` and the codes hold no character that needs them). Each segment of messages is joined once
-    and placed on its rows; the caller joins the pieces (row-aligned, "" where a flag is absent) into its rows."""
+class _Built:
+    """A :class:`_Listed` part built for one destination (``esc``), cut like the others."""
+
+    __slots__ = ("esc", "listed")
+
+    def __init__(self, listed: _Listed, esc: Esc) -> None:
+        self.listed, self.esc = listed, esc
+
+    def slice(self, lo: int, hi: int) -> _Built:
+        return _Built(self.listed.slice(lo, hi), self.esc)
+
+    def __call__(self, esc: Esc) -> pa.Array:
+        return self.listed(self.esc)
+
+
+def _escaped(p: object, esc: Esc) -> object:
+    if isinstance(p, _Listed):
+        return _Built(p, esc)
+    if esc is None:
+        return p
+    return esc(p) if isinstance(p, str) else Col(_escape_all(p.texts, esc), p.codes)
+
+
+def flag_segments(recipes: dict[Flag, list[Segment]], n: int, esc: Esc, before: Callable[[Flag], str], after: str,
+                  sep: str) -> list[Segment]:
+    """The flag messages of ``n`` rows readied for one destination: per segment (in :class:`Flag` order), its rows
+    and the parts of their texts, the message escaped with ``esc`` between ``before(flag)`` and ``after`` (text as
+    it is written) and ``sep`` before a row's second and later flags; constant texts merged into the columns beside
+    them (:func:`merge_runs`), so each piece joins a few long parts. Made once for a table, cut by :func:`flag_cells`."""
     earlier = np.zeros(n, dtype=bool)  # rows where a flag was already written: the next one starts with sep
+    out: list[Segment] = []
+    for bit in (b for b in Flag if b in recipes):
+        for idx, parts in recipes[bit]:
+            items = [Col(["", sep], earlier[idx].astype(np.int64)), before(bit), *(_escaped(p, esc) for p in parts),
+                     after]
+            out.append((idx, merge_runs(items, len(idx), limit=4096)))
+        for idx, _ in recipes[bit]:
+            earlier[idx] = True
+    return out
+
+
+def flag_cells(segments: list[Segment], lo: int, hi: int, *, csv: bool = False) -> tuple[list[pa.Array], np.ndarray]:
+    """Rows ``lo:hi`` of :func:`flag_segments`: per segment with rows there, its texts joined and placed on its rows
+    (row-aligned, "" where the segment's flag is absent; the caller joins them into its rows); and (for ``csv``)
+    whether a row's text needs CSV quotes (the separators and codes hold no character that needs them)."""
+    n = hi - lo
     pieces = []
     special = np.zeros(n, dtype=bool)
-    for bit in (b for b in Flag if b in recipes):
-        segments = recipes[bit]
-        for idx, parts in segments:
-            lead = Col(["", sep], earlier[idx].astype(np.int64))
-            pieces.append(_scatter(_join([lead, before(bit), *parts, _raw(after)], len(idx), esc), idx, n))
-            if csv:
-                special[idx] |= _special(parts, len(idx))
-        for idx, _ in segments:
-            earlier[idx] = True
+    for idx, items in segments:
+        a, b = (int(k) for k in np.searchsorted(idx, (lo, hi)))
+        if b <= a:
+            continue
+        rows = idx[a:b] - lo
+        parts = [p.slice(a, b) if isinstance(p, Col | _Built) else p for p in items]
+        pieces.append(_scatter(_join(parts, b - a), rows, n))
+        if csv:
+            special[rows] |= _special(parts, b - a)
     return pieces, special
 
 
 def flag_text(tab: pd.DataFrame, r: DeviceResult) -> list[str]:
     """``"code: message; code: message"`` per row (the CSV's flags column, before CSV quoting)."""
-    pieces, _ = _flag_cells(len(tab), _recipes(tab, r), None, lambda bit: _raw(f"{FLAG_CODES[bit]}: "), "", "; ")
+    segments = flag_segments(_recipes(tab, r), len(tab), None, lambda bit: f"{FLAG_CODES[bit]}: ", "", "; ")
+    pieces, _ = flag_cells(segments, 0, len(tab))
     return _join(pieces or [_raw("")], len(tab)).to_pylist()
