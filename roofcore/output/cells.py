@@ -183,12 +183,19 @@ def _const(text: str, n: int) -> pa.Array:
 
 
 def _scatter(items: pa.Array, idx: np.ndarray, n: int) -> pa.Array:
-    """An ``n``-row array holding ``items`` at rows ``idx`` (ascending) and "" elsewhere."""
+    """An ``n``-row array holding ``items`` at rows ``idx`` (ascending) and "" elsewhere: the items' characters in
+    the same order, so their data buffer is kept as it is and only the offsets are new."""
     if len(idx) == n:
         return items
-    mask = np.zeros(n, dtype=bool)
-    mask[idx] = True
-    return pc.replace_with_mask(_const("", n), pa.array(mask), items)
+    if items.null_count or items.type != _STR:
+        mask = np.zeros(n, dtype=bool)
+        mask[idx] = True
+        return pc.replace_with_mask(_const("", n), pa.array(mask), items)
+    before = np.zeros(n + 1, dtype=np.int64)  # per row, how many items lie before it
+    before[np.asarray(idx, dtype=np.int64) + 1] = 1
+    np.cumsum(before, out=before)
+    offsets = np.frombuffer(items.buffers()[1], dtype=np.int32, count=len(items) + 1, offset=items.offset * 4)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets[before]), items.buffers()[2])
 
 
 def _text_of(arr: pa.Array) -> memoryview:
