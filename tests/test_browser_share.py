@@ -122,8 +122,13 @@ class User:
 
     def history(self) -> str:
         bk.open_page(self.page, "History")
-        self.main().locator('[data-testid="stDataFrame"]').first.wait_for()
-        return self.main().locator('[data-testid="stDataFrame"]').first.inner_html()
+        table = self.main().locator('[data-testid="stDataFrame"]').first
+        table.wait_for()
+        for _ in range(50):  # the grid fills its accessible copy of the cells a moment after it appears
+            if f"{self.first} " in table.inner_html():  # every user has runs of their own, named "<first> ..."
+                break
+            self.page.wait_for_timeout(200)
+        return table.inner_html()
 
     def shot(self, step: str) -> None:
         bk.shot(self.page, f"share-{self.first}-{step}")
