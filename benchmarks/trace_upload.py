@@ -115,7 +115,7 @@ def trace(browser, url: str, path: Path, log: Path) -> None:
     return [(ts - t0, what) for ts, what in sorted(events) if ts >= t0 - 1]
 
 
-#: the phases, each from the first event matching its start to the first matching its end (after the start)
+#: the phases, each from the first event naming its start to the first naming its end (after the start)
 PHASES = [
     ("upload (browser PUT 136 MB to server)", "browser: upload request", "browser: upload response"),
     ("rerun request", "browser: upload response", "server: run start"),
@@ -125,7 +125,8 @@ PHASES = [
     ("rest of sidebar", "server: parsed", "server: sidebar done"),
     ("analysis", "server: sidebar done", "server: analysis done"),
     ("roofline page", "server: roofline page", "server: run end"),
-    ("run end to chart drawn (deliver, render)", "server: run end", "browser: chart drawn"),
+    ("run end to the chart's frame in the browser", "server: run end", "(vega_lite_chart)"),
+    ("chart's frame to chart drawn (render)", "(vega_lite_chart)", "browser: chart drawn"),
     ("total", "browser: set_input_files", "browser: chart drawn"),
 ]
 
@@ -142,8 +143,8 @@ def _cpu(events: list, start: str, end: str) -> float:
 def phases(events: list) -> dict[str, float]:
     out = {"server CPU, run start to run end": _cpu(events, "server: run start", "server: run end")}
     for name, start, end in PHASES:
-        a = next((t for t, w in events if w.startswith(start)), None)
-        b = next((t for t, w in events if w.startswith(end) and a is not None and t >= a), None)
+        a = next((t for t, w in events if start in w), None)
+        b = next((t for t, w in events if end in w and a is not None and t >= a), None)
         out[name] = (b - a) if a is not None and b is not None else float("nan")
     return out
 
