@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import DeviceResult, Flag
-from .cells import _STR, Col, Esc
+from .cells import _STR, Esc
 from .messages import _recipes, flag_segments
 
 
@@ -108,15 +109,16 @@ CHUNK_ROWS = 4096
 
 class Rows:
     """One device's table readied for writing in pieces: its columns as arrays (Arrow strings, numpy otherwise, not
-    copied) and its flag-message recipes, computed once for the whole table; what a writer derives from a whole
-    column (a :class:`Col` of a column with few distinct values) is kept in :meth:`whole`."""
+    copied); what a writer derives from whole columns (its template, the flag messages formatted once for the whole
+    table) is made once, by the first piece that needs it, and kept (:meth:`whole`; the pieces run in threads)."""
 
     def __init__(self, tab: pd.DataFrame, r: DeviceResult) -> None:
         self.n, self.r = len(tab), r
         self.columns = list(tab.columns)
         self.cols = {c: _values(tab[c]) for c in tab.columns}
-        self.recipes = _recipes(tab, r)
+        self._tab: pd.DataFrame | None = tab
         self._whole: dict = {}
+        self._lock = threading.RLock()
 
     def num(self, c: str, lo: int, hi: int, dtype: type = np.float64) -> np.ndarray:
         return np.asarray(self.cols[c][lo:hi], dtype=dtype)
@@ -124,19 +126,25 @@ class Rows:
     def text(self, c: str, lo: int, hi: int) -> pa.Array | np.ndarray:
         return self.cols[c][lo:hi]
 
-    def whole(self, key: tuple, build: Callable[[], Col | None]) -> Col | None:
-        if key not in self._whole:
-            self._whole[key] = build()
-        return self._whole[key]
+    def whole(self, key: tuple, build: Callable[[], object]) -> object:
+        """``build()``, made once per ``key`` (another piece waits for it rather than making it again)."""
+        with self._lock:
+            if key not in self._whole:
+                self._whole[key] = build()
+            return self._whole[key]
+
+    @property
+    def recipes(self) -> dict:
+        """The flag-message recipes of the whole table (:func:`~.messages._recipes`)."""
+        return self.whole(("recipes",), lambda: _recipes(self._tab, self.r))
 
     def flags(self, esc: Esc, before: Callable[[Flag], str], after: str, sep: str) -> list:
-        """The flag messages readied for one destination (:func:`flag_segments`), made once."""
-        key = ("flags", esc, after, sep)
-        if key not in self._whole:
-            self._whole[key] = flag_segments(self.recipes, self.n, esc, before, after, sep)
-        return self._whole[key]
+        """The flag messages readied for one destination (:func:`flag_segments`)."""
+        return self.whole(("flags", esc, after, sep), lambda: flag_segments(self.recipes, self.n, esc, before, after, sep))
 
-    def pieces(self, rows: int = CHUNK_ROWS) -> Iterator[tuple[int, int]]:
+    def pieces(self, rows: int | None = None) -> Iterator[tuple[int, int]]:
+        """``(lo, hi)`` of each piece of :data:`CHUNK_ROWS` rows."""
+        rows = rows or CHUNK_ROWS
         return ((lo, min(lo + rows, self.n)) for lo in range(0, self.n, rows))
 
 

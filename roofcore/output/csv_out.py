@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from ..roofline import FLAG_CODES
 from .cells import _STR, Col, Part, _csv_esc, _join, _raw, _strs, _text_of, merge_runs
 from .columns import Rows, _ahead, _jnum, _pieces
+from .json_out import _plain
 from .messages import flag_cells
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -87,7 +88,8 @@ def _csv_few(values) -> Col | None:
 def _template(rows: Rows, header: list[str]) -> list[object]:
     """A CSV line as items: separators and whole-table :class:`Col` s (columns with few distinct values) merged into
     runs, and for the other cells what :func:`_csv_lines` computes per piece: ``("num", column, dtype, empty,
-    comma)`` (numbers carry the comma that ends them), ``("text", column)``, ``("flags",)``."""
+    comma)`` (numbers carry the comma that ends them), ``("text", column)`` (quoted per piece), ``("raw", column)``
+    (text that needs no quotes and is no formula), ``("flags",)``."""
     items: list[object] = []
     for k, c in enumerate(header):
         last = k == len(header) - 1
@@ -103,9 +105,10 @@ def _template(rows: Rows, header: list[str]) -> list[object]:
                 continue  # the number carries its comma
         elif kind == "b":
             items.append(_strs(v))
+        elif (few := _csv_few(v)) is not None:
+            items.append(few)
         else:
-            few = _csv_few(v)
-            items.append(few if few is not None else ("text", c))
+            items.append(("raw", c) if _plain(v, '[,"\n\r]|^[=+\\-@\t\r]') else ("text", c))
         items.append("\n" if last else ",")
     return merge_runs(items, rows.n)
 
@@ -123,6 +126,8 @@ def _csv_lines(rows: Rows, header: list[str], lo: int, hi: int) -> pa.Array:
             parts += _csv_flags(rows, lo, hi)
         elif it[0] == "num":
             parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), empty_unknown=it[3], comma=it[4]))
+        elif it[0] == "raw":
+            parts.append(rows.text(it[1], lo, hi))
         else:
             parts.append(_csv_text(rows.text(it[1], lo, hi)))
     return _join(parts, hi - lo)

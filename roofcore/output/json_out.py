@@ -31,6 +31,13 @@ def _jdict(values, *, empty_is_null: bool = False) -> Col:
 _NEEDS_ESCAPE = '[^ !#-\\[\\]-~]'
 
 
+def _plain(values, special: str) -> bool:
+    """Whether a whole column is Arrow text without nulls and without a character matching ``special``: its text is
+    then written as it is (the pieces take it without a copy)."""
+    return (isinstance(values, pa.Array) and values.type == _STR and not values.null_count
+            and not pc.any(pc.match_substring_regex(values, special)).as_py())
+
+
 def _jdistinct(values) -> pa.Array:
     """JSON strings of a column of mostly distinct values (names, rows): quoted in Arrow, and only the strings
     that need an escape go through ``json``'s encoder; non-strings are null."""
@@ -63,7 +70,8 @@ _DICT_KEYS = ("hardware", "group", "precision", "unit", "ceiling", "bound", "bin
 
 def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
     """A row's JSON as items: JSON syntax and whole-table :class:`Col` s merged into runs, and for the other values
-    what :func:`_rows_json` computes per piece: ``("num", column, dtype, comma)``, ``("text", column)``, ``("flags",)``.
+    what :func:`_rows_json` computes per piece: ``("num", column, dtype, comma)``, ``("text", column)`` (escaped
+    per piece), ``("raw", column)`` (text that needs no escape, quoted by the template), ``("flags",)``.
     Numbers followed by a comma carry it (orjson's text is their data), so the next key's separator lacks it."""
     items: list[object] = []
     comma = False  # whether the previous value carries the comma that ends it
@@ -77,7 +85,7 @@ def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
         if name in _DICT_KEYS:
             items.append(_jdict(rows.cols[name], empty_is_null=name == "ceiling"))
         elif name in ("name", "row"):
-            items.append(("text", name))
+            items += ['"', ("raw", name), '"'] if _plain(rows.cols[name], _NEEDS_ESCAPE) else [("text", name)]
         elif name == "flags":
             items += ["[", ("flags",), "]"]
         elif name in ("bytes", "intensity"):  # {"hbm": 1.0, "l2": 2.0}: the last number has no comma
@@ -107,6 +115,8 @@ def _rows_json(rows: Rows, byte_names: list[str], lo: int, hi: int, end: str = "
             parts += flag_cells(rows.flags(_esc_json, _jcode, '"}', ", "), lo, hi)[0]
         elif it[0] == "num":
             parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), comma=it[3]))
+        elif it[0] == "raw":
+            parts.append(rows.text(it[1], lo, hi))
         else:
             parts.append(_jdistinct(rows.text(it[1], lo, hi)))
     return _join(parts, n)
