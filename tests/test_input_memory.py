@@ -278,3 +278,35 @@ def test_gzip_input_stays_bytes(tmp_path, monkeypatch, maps):
     path.write_bytes(gzip.compress(kineto_trace(20)))
     w = roofcore.read(path)
     assert len(w) == 40 and not maps
+
+
+def test_a_file_that_changes_size_between_detection_and_parse(tmp_path, monkeypatch, maps):
+    """The map is made when the parse starts: it sees the file as it is then (shorter, longer, empty, too big)."""
+    from roofcore.ingest import reading
+
+    path = tmp_path / "k.csv"
+    real_detect = reading.detect
+
+    def changed(data: bytes):
+        def detect(*a, **k):
+            f = real_detect(*a, **k)
+            path.write_bytes(data)
+            return f
+        return detect
+
+    for now, want in ((ncu_csv(7), 7), (ncu_csv(90), 90)):
+        path.write_bytes(ncu_csv(40))
+        maps.clear()
+        with monkeypatch.context() as m:
+            m.setattr(reading, "detect", changed(now))
+            w = roofcore.read(path)
+        assert len(w) == want and len(maps) == 1 and closes(maps[0])
+        assert_same(w, roofcore.read(now, name=w.name))
+    path.write_bytes(ncu_csv(40))
+    with monkeypatch.context() as m, pytest.raises(InputError, match="an empty file"):
+        m.setattr(reading, "detect", changed(b""))
+        roofcore.read(path)
+    path.write_bytes(ncu_csv(40))
+    with monkeypatch.context() as m, pytest.raises(roofcore.LimitError, match="above the input size limit"):
+        m.setattr(reading, "detect", changed(ncu_csv(4000)))
+        roofcore.read(path, max_bytes=len(ncu_csv(40)) + 10)

@@ -163,11 +163,11 @@ def _export_devices(data: bytes, source: str, device: str | None, cc: str | None
 
     at = data.find(_HEADER)
     window = slice(at, at + (16 << 20)) if at >= 0 else slice(0, 0)
+    # most exports: no per-cycle peak or device attribute (a find is ~20x faster than a regex here)
     found = any(data.find(marker, window.start, window.stop) >= 0 for marker in _SELF_ROOF_MARKERS)
+    devices = tuple(ncu_export_devices(data, source, device, cc)) if found else ()
     filemap.release(data, window.start, window.stop)  # a mapped file: the pages just searched
-    if not found:
-        return ()  # most exports: no per-cycle peak or device attribute (a find is ~20x faster than a regex here)
-    return tuple(ncu_export_devices(data, source, device, cc))
+    return devices
 
 
 #: names (as quoted in the CSV) of the metrics an export describes its own device with

@@ -68,7 +68,9 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
     """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected.
 
     Within :mod:`roofcore.limits`: ``max_bytes`` (default ``ROOFCORE_MAX_INPUT_MB``), rows, kernels, JSON
-    depth and the parse time (``ROOFCORE_PARSE_TIMEOUT_S``)."""
+    depth and the parse time (``ROOFCORE_PARSE_TIMEOUT_S``). A path of :data:`~roofcore.filemap.MAP_MIN_BYTES` or
+    more is detected on its head and, where its format reads one (``Format.mapped``), parsed from a memory map
+    instead of a copy (:mod:`roofcore.filemap`)."""
     max_bytes = max_bytes or max_input_bytes()
     with limits.deadline(name or ("input" if isinstance(source, bytes) else str(source))):
         return _read(source, name, fmt, max_bytes, context)
