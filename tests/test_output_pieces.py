@@ -68,7 +68,7 @@ def test_the_text_is_the_same_whatever_the_pieces_and_threads(monkeypatch, rows)
     whole_json, whole_csv = analysis_json(a), analysis_csv(a)
     monkeypatch.setattr(columns, "CHUNK_ROWS", rows)
     assert analysis_json(a) == whole_json and analysis_csv(a) == whole_csv
-    monkeypatch.setattr(columns.os, "cpu_count", lambda: 1)  # one thread
+    monkeypatch.setenv("ROOFCORE_WORKERS", "1")  # one thread
     assert analysis_json(a) == whole_json and analysis_csv(a) == whole_csv
     doc = json.loads(whole_json)
     assert doc["kernels"] == json.loads(json.dumps(a.to_json(), allow_nan=False))["kernels"]

@@ -160,7 +160,7 @@ def _pieces(pieces: Iterator[str | memoryview], binary: bool, encoding: str) -> 
 def _ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[pa.Array]:
     """The jobs' results in order, the next ``depth`` computed in threads meanwhile: Arrow's string kernels,
     orjson and numpy release the GIL, so a second core writes the next piece while this one is handed over."""
-    if (os.cpu_count() or 1) < 2:
+    if _cores() < 2:
         yield from (job() for job in jobs)
         return
     with ThreadPoolExecutor(depth, thread_name_prefix="roofcore-output") as pool:
@@ -171,6 +171,13 @@ def _ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[p
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+
+
+def _cores() -> int:
+    """The cores this process may use (``ROOFCORE_WORKERS`` if set: 1 writes the pieces one after the other)."""
+    if os.environ.get("ROOFCORE_WORKERS", "").strip().isdigit():
+        return int(os.environ["ROOFCORE_WORKERS"])
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def finite_or_none(v: object) -> float | None:

@@ -108,7 +108,7 @@ def _template(rows: Rows, header: list[str]) -> list[object]:
         elif (few := _csv_few(v)) is not None:
             items.append(few)
         else:
-            items.append(("raw", c) if _plain(v, '[,"\n\r]|^[=+\\-@\t\r]') else ("text", c))
+            items.append(("raw", c) if _plain(v, b',"\n\r', "".join(_FORMULA).encode()) else ("text", c))
         items.append("\n" if last else ",")
     return merge_runs(items, rows.n)
 
