@@ -7,7 +7,10 @@ bitmask). Everything a user exports is a view of it, built here without a Python
   thousand texts, whatever the number of kernels), so the text is exactly ``units.fmt_*``'s;
 * flag messages, JSON objects and CSV lines are joined column by column with Arrow's string kernels from those
   texts, the numbers (orjson, one C pass per column) and each distinct string escaped once;
-* the JSON writer and the CSV writer stream the kernels in pieces of :data:`CHUNK_ROWS`.
+* the JSON writer and the CSV writer stream the kernels in pieces of :data:`CHUNK_ROWS` (in two threads where two
+  cores are free): what needs the whole table (the flag messages' numbers formatted once, a row's template of JSON
+  syntax and few-valued columns merged, :class:`~.columns.Rows`) is made once and each piece takes its rows of it;
+  numbers keep the comma orjson wrote after them and rows of a flag are placed without copying their text.
 
 The JSON is the README's contract: the same keys and nulls as ``Analysis.to_json()`` (a test compares them on
 every sample), ASCII-escaped as ``json.dumps`` writes it.
