@@ -73,6 +73,12 @@ def _network(cdp, events: list) -> dict:
     return clock
 
 
+def _busy(cdp) -> dict[str, float]:
+    """Seconds the page's main thread has spent so far: on tasks, script, layout, style (Chromium's metrics)."""
+    return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]
+            if m["name"] in ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")}
+
+
 def trace(browser, url: str, path: Path, log: Path) -> None:
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
@@ -89,6 +95,8 @@ def trace(browser, url: str, path: Path, log: Path) -> None:
     cdp = context.new_cdp_session(page)
     _network(cdp, events)
     page.evaluate("1")  # let the network domain start
+    cdp.send("Performance.enable")
+    busy = _busy(cdp)
     skip = log.stat().st_size
     t0 = time.time()
     sidebar = page.locator('[data-testid="stSidebar"]')
@@ -104,6 +112,9 @@ def trace(browser, url: str, path: Path, log: Path) -> None:
         last, at = now, time.time()
         page.wait_for_timeout(50)
     events.append((at, "browser: chart drawn (first of two equal looks)"))
+    busy = {k: v - busy[k] for k, v in _busy(cdp).items()}
+    events.append((at, "browser: main thread busy {:.3f} s (script {:.3f} s, layout and style {:.3f} s)".format(
+        busy["TaskDuration"], busy["ScriptDuration"], busy["LayoutDuration"] + busy["RecalcStyleDuration"])))
     context.close()
     time.sleep(0.3)
     with open(log, encoding="utf-8", errors="replace") as fh:
@@ -142,6 +153,8 @@ def _cpu(events: list, start: str, end: str) -> float:
 
 def phases(events: list) -> dict[str, float]:
     out = {"server CPU, run start to run end": _cpu(events, "server: run start", "server: run end")}
+    busy = next((w for _, w in events if "main thread busy" in w), None)
+    out["browser main thread busy (upload to drawn)"] = float(busy.split()[4]) if busy else float("nan")
     for name, start, end in PHASES:
         a = next((t for t, w in events if start in w), None)
         b = next((t for t, w in events if end in w and a is not None and t >= a), None)
