@@ -84,7 +84,7 @@ def compile_bytecode() -> None:
 #: needs (launch, kernel, metric, unit, value), no pandas, no analysis, no output
 ARROW_READ = ("import pyarrow as pa, pyarrow.csv as c; c.read_csv({path!r}, convert_options=c.ConvertOptions("
               "include_columns=['ID', 'Kernel Name', 'Metric Name', 'Metric Unit', 'Metric Value'], "
-              "column_types={{'ID': pa.int64()}}))")
+              "column_types={{'ID': pa.int64(), 'Metric Value': pa.string()}}))")  # declared: no type inference
 
 
 def roofline(*args: str) -> list[str]:
