@@ -81,6 +81,31 @@ def test_parallel_processes_read_the_same_workload_as_one_after_the_other(job, m
         (spread.sources, spread.warnings, spread.device, spread.meta)
 
 
+def test_fresh_workers_do_not_run_the_parents_main_script(job, monkeypatch, tmp_path):
+    """Under Streamlit, ``__main__`` is the app's page script and the server runs other threads, so the workers
+    start fresh (forkserver/spawn), and a fresh worker runs a main script given by path again: here one that
+    fails, as the app's does outside a session. The pool must still read the files."""
+    import sys
+    import threading
+    import types
+
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit('a worker ran the main script')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(ingest.reading, "PARALLEL_MIN_BYTES", 0)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)  # another thread: no fork
+    other.start()
+    try:
+        w = roofcore.read_many([job], workers=2)
+    finally:
+        stop.set()
+        other.join()
+    assert len(w) == 12 and sys.modules["__main__"] is main
+
+
 @pytest.mark.parametrize("pool", [ThreadPoolExecutor, ProcessPoolExecutor])
 def test_any_executor_maps_the_per_file_read(job, pool):
     """A Dask cluster's ``client.get_executor()`` is such an executor: ``read_file`` is what it maps."""

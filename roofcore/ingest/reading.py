@@ -298,8 +298,9 @@ def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int |
     left = _time_left()
     pool = executor or _process_pool(min(cpus, len(on_disk)))
     try:
-        futures = {id(i): pool.submit(read_file, i.source, i.fmt.name, max_bytes=max_bytes, context=context or None,
-                                      timeout_s=left) for i in on_disk}
+        with _plain_main():  # fresh workers start within submit
+            futures = {id(i): pool.submit(read_file, i.source, i.fmt.name, max_bytes=max_bytes,
+                                          context=context or None, timeout_s=left) for i in on_disk}
         out = []
         for i in jobs:
             try:
@@ -341,6 +342,27 @@ def _process_pool(n: int) -> Executor:
     method = "fork" if "fork" in methods and threading.active_count() == 1 else \
         "forkserver" if "forkserver" in methods else "spawn"
     return ProcessPoolExecutor(n, mp_context=multiprocessing.get_context(method))
+
+
+@contextlib.contextmanager
+def _plain_main() -> Iterator[None]:
+    """While worker processes start: a ``__main__`` without a file. A worker started fresh (spawn, forkserver)
+    runs its parent's main script again unless that was imported by module name; under Streamlit the main
+    module is the app's page script, which must not run in a worker (it fails there, and the pool breaks), and a
+    user's script without a ``__name__`` guard would run once per worker. The workers only run
+    :func:`read_file`, imported by its module's name."""
+    import sys
+    import types
+
+    main = sys.modules.get("__main__")
+    if main is None or getattr(getattr(main, "__spec__", None), "name", None) or not getattr(main, "__file__", None):
+        yield
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def read_file(source: str | Path | tuple[bytes, str], fmt: str | None = None, *, max_bytes: int | None = None,
