@@ -392,6 +392,18 @@ def test_ragged_rows_are_read_by_pyarrow_at_the_metric_rows_width(monkeypatch):
     assert len(w) == 2 and w.meta["ncu_rules"].startswith("SOLBottleneck (OPT)")
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_a_ragged_page_with_bytes_that_are_not_utf8_is_read_by_the_line_reader():
+    """pyarrow decodes a longer row before its handler sees it: not UTF-8, that fails inside pyarrow (a warning,
+    the row lost). Such a page goes to the line reader, which decodes with replacement."""
+    data = (DATA / "details_set_full_ragged.csv").read_bytes()
+    i = data.rindex(b"This workload exhibits")  # the second launch's rule row (past the format check's look)
+    data = data[:i] + b"This workload \x97 exhibits" + data[i + 22:]
+    w = ingest.read(data, name="latin1.csv", fmt="ncu-details")
+    assert len(w) == 2 and w.skipped == () and w.meta["ncu_rules"].startswith("SOLBottleneck (OPT)")
+    assert not ncu_read._utf8(data, 0, len(data)) and ncu_read._utf8("é".encode() * 3, 0, 6)
+
+
 def test_a_short_metric_row_is_padded_but_a_row_missing_its_value_is_skipped():
     lines = (DATA / "details_set_full_ragged.csv").read_text().splitlines()
     lines[6] = lines[6][: lines[6].rindex(',"12.80"')]  # the Duration row cut before its value

@@ -61,7 +61,11 @@ def _extend(dom: tuple[float, float], values: np.ndarray) -> tuple[float, float]
 def _time_key(frame: pd.DataFrame, results) -> np.ndarray:
     """Seconds to rank kernels by: measured time where known, else the mean roofline time over devices."""
     t = frame["time_s"].to_numpy(dtype=np.float64)
-    roof = np.nanmean(np.vstack([r.t_roof for r in results]), axis=0) if results else np.full(len(t), np.nan)
+    roof = np.full(len(t), np.nan)
+    if results:  # the mean over the devices that give the kernel a roof time (none: unknown, no warning)
+        stack = np.vstack([r.t_roof for r in results])
+        known = (~np.isnan(stack)).sum(axis=0)
+        np.divide(np.nansum(stack, axis=0), known, out=roof, where=known > 0)
     key = np.where(np.isnan(t), roof, t)
     return np.nan_to_num(key, nan=0.0)
 

@@ -5,6 +5,7 @@ pyarrow where it can and the ``csv`` module where rows are ragged."""
 from __future__ import annotations
 
 import csv
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -223,12 +224,28 @@ def _try_arrow(data: bytes, start: int, end: int, names: list[str], include: lis
     return None
 
 
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+
+
+def _utf8(data: bytes, start: int, end: int) -> bool:
+    """Whether ``data[start:end]`` is valid UTF-8 (decoded only where a byte is not ASCII: rare in exports)."""
+    if _NON_ASCII.search(data, start, end) is None:
+        return True
+    try:
+        str(memoryview(data)[start:end], "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _arrow_ragged(data: bytes, start: int, end: int, names: list[str], width: int, include: list[str],
                   dict_cols: set[str]) -> tuple[pa.Table, np.ndarray] | None:
     """pyarrow on a details page whose metric rows stop short of the header's trailing rule columns (FORMATS §11):
     read at the metric rows' ``width``, the longer rows (rule rows, a few per launch) handed over by pyarrow's
     invalid-row handler and read with the csv module. None where that does not fit (a row shorter still, a noise
     line, an ID that is not a number): the other readers take over."""
+    if not _utf8(data, start, end):
+        return None  # pyarrow hands the handler decoded text: it cannot, and the row is lost in a warning
     longer: list[str] = []
 
     def handler(row: pcsv.InvalidRow) -> str:
