@@ -40,11 +40,12 @@ class Provider:
 @contextlib.contextmanager
 def provider(users: Mapping[str, str]) -> Iterator[Provider]:
     """Serve a provider whose sign-in page offers ``users`` (e-mail -> display name)."""
-    from authlib.jose import JsonWebKey, jwt
+    from joserfc import jwt  # Authlib's own JOSE library (authlib.jose is deprecated)
+    from joserfc.jwk import RSAKey
 
-    key = JsonWebKey.generate_key("RSA", 2048, is_private=True)
+    key = RSAKey.generate_key(2048)
     kid = secrets.token_hex(8)
-    public = {**key.as_dict(is_private=False), "kid": kid, "use": "sig", "alg": "RS256"}
+    public = {**key.as_dict(private=False), "kid": kid, "use": "sig", "alg": "RS256"}
     client_id, client_secret = "roofline-tests", secrets.token_urlsafe(16)
     codes: dict[str, dict] = {}
     lock = threading.Lock()
@@ -109,7 +110,7 @@ def provider(users: Mapping[str, str]) -> Iterator[Provider]:
                       "email": grant["user"], "email_verified": True, "name": users[grant["user"]]}
             if grant["nonce"]:
                 claims["nonce"] = grant["nonce"]
-            id_token = jwt.encode({"alg": "RS256", "kid": kid}, claims, key).decode()
+            id_token = jwt.encode({"alg": "RS256", "kid": kid}, claims, key)
             body = {"access_token": secrets.token_urlsafe(16), "token_type": "Bearer", "expires_in": 600,
                     "id_token": id_token, "scope": "openid email profile"}
             self._send(200, json.dumps(body).encode())
