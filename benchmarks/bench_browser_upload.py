@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,33 +54,44 @@ def largest_sample() -> Path:
     return max(files, key=lambda p: p.stat().st_size)
 
 
+def open_roofline(page, url: str) -> str | None:
+    """The Roofline page on the bundled example, its chart drawn and the app idle: what the chart shows."""
+    page.goto(url + "/")
+    page.locator('[data-testid="stMain"] h1').first.wait_for()
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Roofline", exact=True).click()
+    page.locator('[data-testid="stMain"] h1').filter(has_text="Roofline").wait_for()
+    page.wait_for_function(IDLE_JS)
+    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
+    page.wait_for_timeout(500)
+    return page.evaluate(DRAWN_JS)
+
+
+def wait_drawn(page, path: Path, before: str | None, clock: Callable[[], float]) -> float:
+    """After ``path`` was given to the uploader: ``clock()`` when the new chart was drawn, i.e. the sidebar names
+    the file, the app is idle, and the chart differs from ``before`` and stays the same over two looks 50 ms apart
+    (the time of the first of them)."""
+    page.locator('[data-testid="stSidebar"] [data-testid="stCaptionContainer"]').filter(
+        has_text=path.name).first.wait_for()
+    page.wait_for_function(IDLE_JS)
+    last, at = None, None
+    while True:
+        now = page.evaluate(DRAWN_JS)
+        if now is not None and now != before and now == last:
+            return at
+        last, at = now, clock()
+        page.wait_for_timeout(50)
+
+
 def upload_to_chart(browser, url: str, path: Path) -> float:
     """Seconds from handing ``path`` to the uploader to the new workload's roofline painted, in a new session."""
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     try:
-        page.goto(url + "/")
-        page.locator('[data-testid="stMain"] h1').first.wait_for()
-        page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Roofline", exact=True).click()
-        page.locator('[data-testid="stMain"] h1').filter(has_text="Roofline").wait_for()
-        page.wait_for_function(IDLE_JS)
-        page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
-        page.wait_for_timeout(500)
-        before = page.evaluate(DRAWN_JS)  # the example's chart
-        sidebar = page.locator('[data-testid="stSidebar"]')
+        before = open_roofline(page, url)
         t0 = time.perf_counter()
-        sidebar.locator('input[type="file"]').first.set_input_files(str(path))
-        sidebar.locator('[data-testid="stCaptionContainer"]').filter(has_text=path.name).first.wait_for()
-        page.wait_for_function(IDLE_JS)
-        # drawn: the chart differs from the example's and stays the same over two polls 50 ms apart
-        last, at = None, None
-        while True:
-            now = page.evaluate(DRAWN_JS)
-            if now is not None and now != before and now == last:
-                break
-            last, at = now, time.perf_counter()
-            page.wait_for_timeout(50)
+        page.locator('[data-testid="stSidebar"] input[type="file"]').first.set_input_files(str(path))
+        at = wait_drawn(page, path, before, time.perf_counter)
         elapsed = at - t0
         errors = page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').all_inner_texts()
         if errors:

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_browser_upload import DRAWN_JS, IDLE_JS, OUT
+from bench_browser_upload import OUT, open_roofline, wait_drawn
 from bench_ncu import make_csv
 from browserkit import ARGS, CHROMIUM, streamlit_server
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -84,14 +84,7 @@ def trace(browser, url: str, path: Path, log: Path) -> None:
     page = context.new_page()
     page.set_default_timeout(600_000)
     events: list = []
-    page.goto(url + "/")
-    page.locator('[data-testid="stMain"] h1').first.wait_for()
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Roofline", exact=True).click()
-    page.locator('[data-testid="stMain"] h1').filter(has_text="Roofline").wait_for()
-    page.wait_for_function(IDLE_JS)
-    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
-    page.wait_for_timeout(500)
-    before = page.evaluate(DRAWN_JS)
+    before = open_roofline(page, url)
     cdp = context.new_cdp_session(page)
     _network(cdp, events)
     page.evaluate("1")  # let the network domain start
@@ -99,18 +92,9 @@ def trace(browser, url: str, path: Path, log: Path) -> None:
     busy = _busy(cdp)
     skip = log.stat().st_size
     t0 = time.time()
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.locator('input[type="file"]').first.set_input_files(str(path))
+    page.locator('[data-testid="stSidebar"] input[type="file"]').first.set_input_files(str(path))
     events.append((time.time(), "browser: set_input_files returned"))
-    sidebar.locator('[data-testid="stCaptionContainer"]').filter(has_text=path.name).first.wait_for()
-    page.wait_for_function(IDLE_JS)
-    last, at = None, None
-    while True:
-        now = page.evaluate(DRAWN_JS)
-        if now is not None and now != before and now == last:
-            break
-        last, at = now, time.time()
-        page.wait_for_timeout(50)
+    at = wait_drawn(page, path, before, time.time)
     events.append((at, "browser: chart drawn (first of two equal looks)"))
     busy = {k: v - busy[k] for k, v in _busy(cdp).items()}
     events.append((at, "browser: main thread busy {:.3f} s (script {:.3f} s, layout and style {:.3f} s)".format(
