@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from ..models import Figure, Hardware
+from ..models import Figure, Hardware, Link, MemoryLevel
 from .load import SCHEMA_VERSION
 
 
@@ -50,28 +50,23 @@ def hardware_to_yaml_dict(hw: Hardware) -> dict:
             e["achievable"] = _q(c.achievable, "FLOP/s")
             e["achievable_source"] = c.achievable_figure.source
         dev["compute"].append(e | _fig(c.figure))
-    dev["memory"] = []
-    for lv in hw.levels:
-        e = {"level": lv.name, "bandwidth": _q(lv.bandwidth, "B/s")}
-        if lv.label:
-            e["label"] = lv.label
-        if lv.capacity:
-            e["capacity"] = _q(lv.capacity, "B")
-        if lv.achievable:
-            e["achievable"] = _q(lv.achievable, "B/s")
-            e["achievable_source"] = lv.achievable_figure.source
-        dev["memory"].append(e | _fig(lv.figure))
+    dev["memory"] = [_path_entry("level", lv, lv.capacity) for lv in hw.levels]
     if hw.links:
-        dev["links"] = []
-        for lk in hw.links:
-            e = {"link": lk.name, "bandwidth": _q(lk.bandwidth, "B/s")}
-            if lk.label:
-                e["label"] = lk.label
-            if lk.achievable:
-                e["achievable"] = _q(lk.achievable, "B/s")
-                e["achievable_source"] = lk.achievable_figure.source
-            dev["links"].append(e | _fig(lk.figure))
+        dev["links"] = [_path_entry("link", lk) for lk in hw.links]
     return dev
+
+
+def _path_entry(key: str, x: MemoryLevel | Link, capacity: float | None = None) -> dict[str, Any]:
+    """A memory level or link in the catalog grammar: name, bandwidth, label, capacity (levels), achievable."""
+    e: dict[str, Any] = {key: x.name, "bandwidth": _q(x.bandwidth, "B/s")}
+    if x.label:
+        e["label"] = x.label
+    if capacity:
+        e["capacity"] = _q(capacity, "B")
+    if x.achievable:
+        e["achievable"] = _q(x.achievable, "B/s")
+        e["achievable_source"] = x.achievable_figure.source
+    return e | _fig(x.figure)
 
 
 def hardware_to_yaml(hw: Hardware) -> str:

@@ -82,12 +82,7 @@ def innermost(op_group: np.ndarray, op_start: np.ndarray, op_end: np.ndarray, q_
     g, s, e = op_group[sort], op_start[sort], op_end[sort]
     par = np.arange(-1, n - 1, dtype=np.int64)
     par[np.r_[True, g[1:] != g[:-1]]] = -1
-    active = np.flatnonzero(par >= 0)
-    while active.size:
-        bad = e[par[active]] < s[active]
-        active = active[bad]
-        par[active] = par[par[active]]
-        active = active[par[active] >= 0]
+    _climb(par, par, e, s)
     valid = ~np.isnan(q_time)
     groups, lo = np.unique(g, return_index=True)
     hi = np.r_[lo[1:], n]
@@ -103,15 +98,20 @@ def innermost(op_group: np.ndarray, op_start: np.ndarray, op_end: np.ndarray, q_
         k, sel = ks[a], qi[a:b]
         pos = lo[k] + np.searchsorted(s[lo[k]:hi[k]], q_time[sel], side="right") - 1
         cand[sel] = np.where(pos >= lo[k], pos, -1)
-    active = np.flatnonzero(cand >= 0)
-    while active.size:
-        bad = e[cand[active]] < q_time[active]
-        active = active[bad]
-        cand[active] = par[cand[active]]
-        active = active[cand[active] >= 0]
+    _climb(cand, par, e, q_time)
     hit = cand >= 0
     res[hit] = order[cand[hit]]
     return res
+
+
+def _climb(ptr: np.ndarray, parent: np.ndarray, end: np.ndarray, at: np.ndarray) -> None:
+    """In place: each ``ptr[i] >= 0`` moved up ``parent`` links until ``end[ptr[i]] >= at[i]`` (or -1, none left),
+    all together, one level a step. With ``ptr`` the ``parent`` array itself, the steps jump pointers."""
+    active = np.flatnonzero(ptr >= 0)
+    while active.size:
+        active = active[end[ptr[active]] < at[active]]
+        ptr[active] = parent[ptr[active]]
+        active = active[ptr[active] >= 0]
 
 
 def _valid_ids(values: Sequence[object]) -> np.ndarray:
