@@ -21,11 +21,13 @@ import mmap
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 #: files at least this large are mapped (below it a copy costs little and a map's page faults cost more)
 MAP_MIN_BYTES = 32_000_000
 _PAGE = mmap.PAGESIZE
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
-_SCAN = 1 << 20  #: bytes of a map copied out at a time by :func:`count` (small: the copy is transient)
+_SCAN = 1 << 20  #: bytes :func:`count` compares at a time (a map's pages released after each)
 
 
 def is_mapped(data: object) -> bool:
@@ -93,8 +95,6 @@ def count(data: bytes | mmap.mmap, sub: bytes, start: int = 0, stop: int | None 
         return data.count(sub, start, stop)
     # numpy's compare-and-count runs ~3× faster than bytes.count for one byte (136 MB: 11 ms against 36 ms),
     # over views of the data (a map's pages released as counted)
-    import numpy as np
-
     arr = np.frombuffer(data, dtype=np.uint8)
     try:
         n = 0
