@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import DeviceResult, Flag
-from .cells import _STR, Esc
+from .cells import _STR, Col, Esc, Part, _raw
 from .messages import _recipes, flag_segments
 
 
@@ -141,6 +141,27 @@ class Rows:
     def flags(self, esc: Esc, before: Callable[[Flag], str], after: str, sep: str) -> list:
         """The flag messages readied for one destination (:func:`flag_segments`)."""
         return self.whole(("flags", esc, after, sep), lambda: flag_segments(self.recipes, self.n, esc, before, after, sep))
+
+    def parts(self, template: list[object], lo: int, hi: int, flags: Callable[[int, int], list[Part]],
+              text: Callable[[pa.Array | np.ndarray], Part]) -> list[Part]:
+        """Rows ``lo:hi`` of a writer's row template (its items: constant text, a whole-table :class:`Col`,
+        ``("num", column, dtype, empty_unknown, comma)``, ``("raw", column)`` written as it is, ``("text",
+        column)`` encoded by ``text``, ``("flags",)`` made by ``flags``) as the parts of their text."""
+        out: list[Part] = []
+        for it in template:
+            if isinstance(it, str):
+                out.append(_raw(it))
+            elif isinstance(it, Col):
+                out.append(it.slice(lo, hi))
+            elif it[0] == "flags":
+                out += flags(lo, hi)
+            elif it[0] == "num":
+                out.append(_jnum(self.num(it[1], lo, hi, it[2]), empty_unknown=it[3], comma=it[4]))
+            elif it[0] == "raw":
+                out.append(self.text(it[1], lo, hi))
+            else:
+                out.append(text(self.text(it[1], lo, hi)))
+        return out
 
     def pieces(self, rows: int | None = None) -> Iterator[tuple[int, int]]:
         """``(lo, hi)`` of each piece of :data:`CHUNK_ROWS` rows."""

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES
-from .cells import _STR, Col, Part, _csv_esc, _join, _raw, _strs, _text_of, merge_runs
-from .columns import Rows, _ahead, _jnum, _pieces
+from .cells import _STR, Col, Part, _csv_esc, _join, _strs, _text_of, merge_runs
+from .columns import Rows, _ahead, _pieces
 from .json_out import _plain
 from .messages import flag_cells
 
@@ -87,7 +87,7 @@ def _csv_few(values) -> Col | None:
 
 def _template(rows: Rows, header: list[str]) -> list[object]:
     """A CSV line as items: separators and whole-table :class:`Col` s (columns with few distinct values) merged into
-    runs, and for the other cells what :func:`_csv_lines` computes per piece: ``("num", column, dtype, empty,
+    runs, and for the other cells what :func:`_csv_lines` computes per piece (:meth:`Rows.parts`): ``("num", column, dtype, empty,
     comma)`` (numbers carry the comma that ends them), ``("text", column)`` (quoted per piece), ``("raw", column)``
     (text that needs no quotes and is no formula), ``("flags",)``."""
     items: list[object] = []
@@ -116,21 +116,8 @@ def _template(rows: Rows, header: list[str]) -> list[object]:
 def _csv_lines(rows: Rows, header: list[str], lo: int, hi: int) -> pa.Array:
     """Rows ``lo:hi`` as CSV lines: numbers in shortest round-trip form (empty when unknown), text as
     :func:`_csv_text`, the flags as :func:`_csv_flags`."""
-    parts: list[Part] = []
-    for it in rows.whole(("csv", tuple(header)), partial(_template, rows, header)):
-        if isinstance(it, str):
-            parts.append(_raw(it))
-        elif isinstance(it, Col):
-            parts.append(it.slice(lo, hi))
-        elif it[0] == "flags":
-            parts += _csv_flags(rows, lo, hi)
-        elif it[0] == "num":
-            parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), empty_unknown=it[3], comma=it[4]))
-        elif it[0] == "raw":
-            parts.append(rows.text(it[1], lo, hi))
-        else:
-            parts.append(_csv_text(rows.text(it[1], lo, hi)))
-    return _join(parts, hi - lo)
+    template = rows.whole(("csv", tuple(header)), partial(_template, rows, header))
+    return _join(rows.parts(template, lo, hi, partial(_csv_flags, rows), _csv_text), hi - lo)
 
 
 def _csv_flags(rows: Rows, lo: int, hi: int) -> list[Part]:

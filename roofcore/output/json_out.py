@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, DeviceResult
-from .cells import _STR, Col, Part, _esc_json, _join, _raw, _text_of, merge_runs
-from .columns import Rows, _ahead, _distinct, _jnum, _pieces
+from .cells import _STR, Col, Part, _esc_json, _join, _text_of, merge_runs
+from .columns import Rows, _ahead, _distinct, _pieces
 from .messages import flag_cells
 
 
@@ -88,7 +88,7 @@ _DICT_KEYS = ("hardware", "group", "precision", "unit", "ceiling", "bound", "bin
 
 def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
     """A row's JSON as items: JSON syntax and whole-table :class:`Col` s merged into runs, and for the other values
-    what :func:`_rows_json` computes per piece: ``("num", column, dtype, comma)``, ``("text", column)`` (escaped
+    what :func:`_rows_json` computes per piece (:meth:`Rows.parts`): ``("num", column, dtype, False, comma)``, ``("text", column)`` (escaped
     per piece), ``("raw", column)`` (text that needs no escape, quoted by the template), ``("flags",)``.
     Numbers followed by a comma carry it (orjson's text is their data), so the next key's separator lacks it."""
     items: list[object] = []
@@ -110,11 +110,11 @@ def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
             for j, b in enumerate(byte_names):
                 key(b, j == 0)
                 comma = j < len(byte_names) - 1
-                items.append(("num", f"{name}_{b}", np.float64, comma))
+                items.append(("num", f"{name}_{b}", np.float64, False, comma))
             items.append("}" if byte_names else "{}")
             comma = False
         else:
-            items.append(("num", name, np.int64 if name == "count" else np.float64, True))
+            items.append(("num", name, np.int64 if name == "count" else np.float64, False, True))
             comma = True
     items.append("}" + end)
     return merge_runs(items, rows.n)
@@ -122,22 +122,13 @@ def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
 
 def _rows_json(rows: Rows, byte_names: list[str], lo: int, hi: int, end: str = "") -> pa.Array:
     """Rows ``lo:hi`` as JSON objects (each followed by ``end``), keys and nulls as ``Analysis.to_json()``'s kernels."""
-    n = hi - lo
-    parts: list[Part] = []
-    for it in rows.whole(("json", tuple(byte_names), end), partial(_template, rows, byte_names, end)):
-        if isinstance(it, str):
-            parts.append(_raw(it))
-        elif isinstance(it, Col):
-            parts.append(it.slice(lo, hi))
-        elif it[0] == "flags":  # [{"code": …, "message": …}, …]
-            parts += flag_cells(rows.flags(_esc_json, _jcode, '"}', ", "), lo, hi)[0]
-        elif it[0] == "num":
-            parts.append(_jnum(rows.num(it[1], lo, hi, it[2]), comma=it[3]))
-        elif it[0] == "raw":
-            parts.append(rows.text(it[1], lo, hi))
-        else:
-            parts.append(_jdistinct(rows.text(it[1], lo, hi)))
-    return _join(parts, n)
+    template = rows.whole(("json", tuple(byte_names), end), partial(_template, rows, byte_names, end))
+    return _join(rows.parts(template, lo, hi, partial(_jflags, rows), _jdistinct), hi - lo)
+
+
+def _jflags(rows: Rows, lo: int, hi: int) -> list[Part]:
+    """The flags of rows ``lo:hi``, inside their ``[…]``: ``{"code": …, "message": …}, …``."""
+    return flag_cells(rows.flags(_esc_json, _jcode, '"}', ", "), lo, hi)[0]
 
 
 def _kernels_json(tab: pd.DataFrame, r: DeviceResult, byte_names: list[str], end: str = "") -> pa.Array:
