@@ -77,6 +77,9 @@ def test_every_figure_has_a_source_and_no_peak_is_sparse(catalog):
     ("gaudi3", "bf16-matrix", 1677e12), ("tpu-v5e", "bf16-matrix", 197e12), ("tpu-v1", "int8-matrix", 92e12),
     ("v100-sxm2-16gb", "fp16-matrix", 125e12), ("t4", "fp16-matrix", 65e12), ("a100-40gb-pcie", "bf16-matrix", 312e12),
     ("mi100", "bf16-matrix", 92.3e12), ("mi210", "fp64-matrix", 45.3e12), ("mi300a", "bf16-matrix", 980.6e12),
+    # GeForce Blackwell: the FP32-accumulate tensor rate (half the FP16-accumulate one), never the sparse figure
+    ("rtx-5090", "bf16-matrix", 209.5e12), ("rtx-5090", "fp8-matrix", 419e12), ("rtx-5090", "fp4-matrix", 1676e12),
+    ("radeon-ai-pro-r9700", "fp16-matrix", 191e12), ("radeon-ai-pro-r9700", "fp32-vector", 47.8e12),
 ])
 def test_known_dense_peaks(catalog, hw_id, ceiling, peak):
     assert catalog.get(hw_id).ceiling_map[ceiling].peak == pytest.approx(peak)

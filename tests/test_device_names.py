@@ -49,6 +49,8 @@ NAMES = [
     ("AMD Instinct MI250X", "mi250x-gcd", ""),  # ROCm reports one GCD
     ("AMD Instinct MI250X/MI250", None, "unsure"),  # rocm-smi's name for either
     ("gfx942", "mi300x", ""),
+    ("NVIDIA GeForce RTX 5090", "rtx-5090", ""),
+    ("AMD Radeon AI PRO R9700", "radeon-ai-pro-r9700", ""),
     ("gfx942:sramecc+:xnack-", "mi300x", ""),
     ("sm_90", None, "unsure"),
     ("", None, "unsure"),
