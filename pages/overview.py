@@ -25,6 +25,8 @@ timing = ("no measured times: every number is a roofline bound" if not timed els
 st.caption(f"**{escape_message(w.name)}** · {counted(entry)} from "
            + (escape_message(", ".join(w.sources)) or "memory") + f" · {timing}"
            + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
+if w.runtime is not None:  # queue packets and API rows the files listed among their kernels: shown once, here
+    st.caption(escape_message(views.runtime_line(w.runtime)))
 
 
 def cached(fn, hw_id: str):

@@ -220,6 +220,8 @@ class Analysis:
             "summary": [self.summary(h.id) for h in self.hardware],
             "skipped": [{"source": s.source, "row": s.row, "reason": s.reason} for s in self.workload.skipped],
             "warnings": list(self.workload.warnings),
+            # queue packets and API rows the inputs listed among their kernels: only when there were some
+            **({"runtime_entries": self.workload.runtime.to_json()} if self.workload.runtime else {}),
         }
 
     def to_json_text(self, extra: dict | None = None) -> str:

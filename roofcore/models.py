@@ -293,6 +293,54 @@ class Kernel:
 
 
 @dataclass(frozen=True)
+class RuntimeEntry:
+    """One name of a runtime or queue pseudo-entry (``<barrier packet>``, ``hipMemcpy``): not a kernel."""
+
+    name: str
+    kind: str  #: e.g. "barrier packet", "HIP/HSA API call" (roofcore.ingest.pseudo.PATTERNS)
+    count: int  #: entries (launches) of this name
+    time_s: float  #: their total measured time, NaN when none is known
+
+
+@dataclass(frozen=True)
+class RuntimeEntries:
+    """The queue and runtime pseudo-entries a profile listed among its kernels, left out of the kernels
+    (:func:`roofcore.ingest.pseudo.split_runtime`): one :class:`RuntimeEntry` per name."""
+
+    entries: tuple[RuntimeEntry, ...] = ()
+
+    @property
+    def count(self) -> int:
+        return sum(e.count for e in self.entries)
+
+    @property
+    def time_s(self) -> float:
+        """Total measured time; NaN when no entry's time is known."""
+        known = [e.time_s for e in self.entries if not math.isnan(e.time_s)]
+        return math.fsum(known) if known else math.nan
+
+    def merged(self, other: RuntimeEntries | None) -> RuntimeEntries:
+        """Both files' entries, one per name (counts and known times added)."""
+        out: dict[str, RuntimeEntry] = {}
+        for e in (*self.entries, *(other.entries if other else ())):
+            if e.name in out:
+                o = out[e.name]
+                t = e.time_s if math.isnan(o.time_s) else o.time_s if math.isnan(e.time_s) else o.time_s + e.time_s
+                e = RuntimeEntry(e.name, o.kind, o.count + e.count, t)
+            out[e.name] = e
+        return RuntimeEntries(tuple(out.values()))
+
+    def to_json(self) -> dict:
+        """``{"count", "time_s", "entries": [{"name", "kind", "count", "time_s"}]}``; unknown times are null."""
+        def t(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {"count": self.count, "time_s": t(self.time_s),
+                "entries": [{"name": e.name, "kind": e.kind, "count": e.count, "time_s": t(e.time_s)}
+                            for e in self.entries]}
+
+
+@dataclass(frozen=True)
 class Workload:
     """Kernels as a DataFrame: one row per kernel (or launch), base units, totals over launches.
 
@@ -312,6 +360,9 @@ class Workload:
     meta: Mapping[str, str] = field(default_factory=dict)  #: e.g. compute_capability, arch, profiler version
     #: devices as measured on the machine that ran it (rocprof-compute roofline.csv, ERT roofline.json read with it)
     measured: tuple[Hardware, ...] = ()
+    #: queue and runtime pseudo-entries the inputs listed among their kernels (``<barrier packet>``, ``hipMemcpy``):
+    #: not in ``frame``, counted here (roofcore.ingest.pseudo); None when there were none
+    runtime: RuntimeEntries | None = None
 
     @property
     def byte_columns(self) -> list[str]:

@@ -14,6 +14,7 @@ from ..analyze import Analysis, analyze, coverage_text, speedup_note
 from ..catalog import Catalog
 from ..errors import RoofcoreError
 from ..ingest import aggregate, read_many
+from ..ingest.pseudo import runtime_line
 from ..roofline import FLAG_CODES
 from ..units import (
     fmt_bandwidth,
@@ -142,6 +143,8 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
            f"{', '.join(w.sources) or 'memory'} ({', '.join(w.formats)})"]
     if device_line(a):
         out.append(device_line(a))
+    if w.runtime is not None:
+        out.append(runtime_line(w.runtime))
     if a.achievable:
         out.append("Roofs: achievable (measured) ceilings where the catalog has them, else theoretical peaks.")
     for r in a.results:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..models import KERNEL_COLUMNS, Skipped, Workload, canonical_level
+from ..models import KERNEL_COLUMNS, RuntimeEntries, Skipped, Workload, canonical_level
 
 _RANK_IN_NAME = re.compile(r"(?<![a-z])rank[-_.]?(\d+)(?!\d)", re.IGNORECASE)
 
@@ -46,7 +46,14 @@ def combine(workloads: list[Workload], name: str | None = None) -> Workload:
         device=next((w.device for w in workloads if w.device), None),
         meta={k: v for w in workloads for k, v in w.meta.items()},
         measured=tuple({h.id: h for w in workloads for h in w.measured}.values()),
+        runtime=_runtime(workloads),
     )
+
+
+def _runtime(workloads: list[Workload]) -> RuntimeEntries | None:
+    """The runtime/queue entries of every file, one per name (roofcore.ingest.pseudo)."""
+    found = [w.runtime for w in workloads if w.runtime is not None]
+    return found[0].merged(RuntimeEntries(tuple(e for r in found[1:] for e in r.entries))) if found else None
 
 
 def make_frame(columns: dict[str, object], n: int) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from ..errors import InputError, RoofcoreError
 from ..models import Workload
 from .compression import GZIP_MAGIC, gunzip_bounded
 from .frames import combine, with_rank
+from .pseudo import split_runtime
 from .registry import Format, detect, get_format, max_input_bytes
 
 
@@ -58,6 +59,7 @@ def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: 
     except RecursionError:
         raise InputError(where=label, text="the input is nested too deeply to read.") from None
     if isinstance(out, Workload):
+        out = split_runtime(out)  # queue packets and API rows are not kernels (.pseudo), whatever the format
         limits.KERNELS.check(len(out), label, f"{len(out):,} kernels read")
     limits.tick()
     return out

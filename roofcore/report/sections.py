@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..analyze import coverage_text, speedup_note
+from ..ingest.pseudo import runtime_line
 from ..models import Hardware
 from ..units import fmt_bandwidth, fmt_factor, fmt_intensity, fmt_rate, fmt_time
 from .model import _bound_words, _kernel_columns, _Report
@@ -61,6 +62,8 @@ def _inputs(r: _Report, scenario) -> str:
              if r.a.achievable else "theoretical peaks (catalog figures)"]]
     if w.device:
         rows.append(["Profiled on", _e(w.device)])
+    if w.runtime is not None:  # queue packets and API rows: not kernels, counted once here
+        rows.append(["Runtime/queue entries", _e(runtime_line(w.runtime).split(": ", 1)[1])])
     if scenario is not None:
         rows.append(["Scenario", _e(scenario.name) + (f" ({_e(no_paths(scenario.source))})" if scenario.source else "")])
     return ('<table class="inputs"><tbody>' + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)

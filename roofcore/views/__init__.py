@@ -13,6 +13,7 @@ code), :mod:`.coverage` (what a roofline cannot place: unknown FLOPs or bytes, a
 
 from __future__ import annotations
 
+from ..ingest.pseudo import runtime_line
 from .coverage import ChartGaps, chart_gaps, collect_commands, data_movement
 from .detail import kernel_detail
 from .devices import (
@@ -64,6 +65,6 @@ __all__ = [
     "count_text", "data_movement", "device_label", "device_order", "effective_catalog", "filter_kernels",
     "flag_codes", "flag_groups", "hardware_comparison", "kernel_choices", "kernel_counts", "kernel_detail",
     "kernel_table", "levels_frame", "links_frame", "micro_kernel_note", "overview_metrics", "plural",
-    "projection_frame", "projection_totals", "scenario_frame", "skipped_frame", "sources_frame", "subset",
-    "time_key", "top_kernels", "unmatched_frames", "variant_totals",
+    "projection_frame", "projection_totals", "runtime_line", "scenario_frame", "skipped_frame", "sources_frame",
+    "subset", "time_key", "top_kernels", "unmatched_frames", "variant_totals",
 ]
