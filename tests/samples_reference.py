@@ -229,6 +229,12 @@ def nsys_kern_sum(path: Path) -> list[dict]:
     return _nth(out)
 
 
+def nsys_kern_sum_csv(path: Path) -> list[dict]:
+    """``nsys stats --report cuda_gpu_kern_sum --format csv``: Name, Instances, Total Time (ns) by column name."""
+    return _nth([{"name": row["Name"], "count": _num(row["Instances"]), "time_s": _num(row["Total Time (ns)"]) * 1e-9}
+                 for row in csv.DictReader(io.StringIO(_text(path)))])
+
+
 # ---------------------------------------------------------------------------------------- AMD rocprof
 
 
