@@ -41,8 +41,9 @@ def test_stats_fixture_is_time_only_per_kernel_name():
 
 @pytest.mark.parametrize("body,message", [
     ('"hipMemcpy",3,1000,333,90.0\n"hipMalloc",3,100,33,10.0\n',
-     "x.csv: these are HIP/HSA API call statistics (rocprof's hip_stats.csv or hsa_stats.csv), not GPU kernels. "
-     "Hint: load results.stats.csv, the kernel summary written beside it."),
+     "x.csv: this is an API call summary (host-side calls: rocprof's hip_stats.csv or hsa_stats.csv, rocprofv3's "
+     "hip_api_stats.csv), not a kernel summary. Hint: load the kernel summary written beside it: results.stats.csv "
+     "(rocprof --stats), or <pid>_kernel_stats.csv (rocprofv3 --kernel-trace --stats --output-format csv)."),
     ('"CopyHostToDevice",2,1000,500,60.0\n"CopyDeviceToHost",1,500,500,40.0\n',
      "x.csv: these are memory copy statistics (rocprof's copy_stats.csv), not GPU kernels. Hint: load "
      "results.stats.csv, the kernel summary written beside it."),

@@ -34,6 +34,7 @@ from .registry import (  # noqa: F401
 # built-in formats register themselves on import (after the registry above)
 # isort: split
 from . import (  # noqa: F401
+    api_traces,
     ceilings,
     inventory,
     kineto,

@@ -41,6 +41,10 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("HIP/HSA API call", r"(?:hip[A-Z]|__hip[A-Z]|hsa_[a-z]|roctx[A-Z])\w*"),
     ("CUDA API call", r"(?:cuda[A-Z]|cu(?:Launch|Memcpy|Memset|MemAlloc|MemFree|Stream|Event|Ctx|Module|Graph|Init"
                       r"|Device)(?:[A-Z0-9_]|$))\w*"),
+    # collective library calls; the kernels that run them are ncclKernel_…/ncclDevKernel_… and stay kernels
+    ("RCCL/NCCL API call", r"nccl(?:AllReduce|AllGather|ReduceScatter|Reduce|Broadcast|Bcast|Send|Recv|AllToAllv?"
+                           r"|Gather|Scatter|Group(?:Start|End)|Comm[A-Z]\w*|GetUniqueId|GetVersion|GetErrorString"
+                           r"|GetLastError|Mem(?:Alloc|Free)|RedOp\w*)"),
 )
 
 _QUOTES = r'\s*"*\s*'

@@ -203,6 +203,8 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
             else:  # one file: read whole unless it is large enough to map
                 data, label, size, whole = _head(s, max_bytes, small=_HEAD if len(items) > 1 else filemap.MAP_MIN_BYTES)
             f = get_format(fmt) if fmt else detect(data, label, max_bytes)
+            if in_folder and not fmt and f.name == "host-api-trace":  # beside the kernel trace: its refusal, left out
+                _parse(f, data, label, None, max_bytes)
             inputs.append(_Input(s, label, f, data if whole else None, size))
         except InputError as e:
             if in_folder and not fmt:  # a folder's README, log or binary report: not a profile

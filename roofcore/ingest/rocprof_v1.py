@@ -30,6 +30,7 @@ import pandas as pd
 from ..errors import InputError
 from ..models import Workload
 from . import check_text, make_frame, register_format
+from .pseudo import kind_of
 from .rocprof_common import (
     Layout,
     Problems,
@@ -88,9 +89,11 @@ _COPY = re.compile(r"^(?:Copy|Fill|Memset|Marker)\w*$", re.I)
 
 
 def _not_kernels(names: np.ndarray, source: str) -> None:
-    if all(_API.match(str(x)) for x in names):
-        raise InputError(where=source, text="these are HIP/HSA API call statistics (rocprof's hip_stats.csv or hsa_stats.csv), not "
-                         "GPU kernels.", hint="load results.stats.csv, the kernel summary written beside it.")
+    if all(_API.match(str(x)) or str(kind_of(x)).endswith("API call") for x in names):
+        raise InputError(where=source, text="this is an API call summary (host-side calls: rocprof's hip_stats.csv or "
+                         "hsa_stats.csv, rocprofv3's hip_api_stats.csv), not a kernel summary.",
+                         hint="load the kernel summary written beside it: results.stats.csv (rocprof --stats), or "
+                              "<pid>_kernel_stats.csv (rocprofv3 --kernel-trace --stats --output-format csv).")
     if all(_COPY.match(str(x)) for x in names):
         raise InputError(where=source, text="these are memory copy statistics (rocprof's copy_stats.csv), not GPU kernels.",
                          hint="load results.stats.csv, the kernel summary written beside it.")

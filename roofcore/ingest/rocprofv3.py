@@ -32,6 +32,7 @@ import pandas as pd
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
+from .api_traces import refuse_api_json
 from .rocprof_common import (
     NA,
     Counters,
@@ -337,6 +338,7 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
     for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
         _tool_records(str(p), tool, rows, copies, gpu_names)
     if not rows and not copies:
+        refuse_api_json(tools, source)  # host API records only: refused by name
         raise InputError(where=source, text="no kernel dispatch, counter or copy records (buffer_records."
                          "kernel_dispatch, callback_records.counter_collection, buffer_records.memory_copy are empty "
                          "or absent).", hint="profile with `rocprofv3 --kernel-trace --output-format json -- app`.")
