@@ -205,6 +205,7 @@ class Analysis:
         Built as dicts for the Python API; ``roofline analyze --json`` writes the same document column-wise
         (:func:`roofcore.output.analysis_json`). ``kernels=False`` leaves the kernel list empty."""
         from .catalog import hardware_to_json
+        from .ingest.join import counter_summary
 
         records = []
         for r in self.results if kernels else ():
@@ -222,6 +223,8 @@ class Analysis:
             "warnings": list(self.workload.warnings),
             # queue packets and API rows the inputs listed among their kernels: only when there were some
             **({"runtime_entries": self.workload.runtime.to_json()} if self.workload.runtime else {}),
+            # a timeline joined with counters of some launches: the share of its time they cover (ingest.join)
+            **({"counters": counters} if (counters := counter_summary(self.workload)) else {}),
         }
 
     def to_json_text(self, extra: dict | None = None) -> str:

@@ -14,6 +14,7 @@ from ..analyze import Analysis, analyze, coverage_text, speedup_note
 from ..catalog import Catalog
 from ..errors import RoofcoreError
 from ..ingest import aggregate, read_many
+from ..ingest.join import counter_headline
 from ..ingest.pseudo import runtime_line
 from ..roofline import FLAG_CODES
 from ..units import (
@@ -145,6 +146,8 @@ def analysis_text(a: Analysis, top: int = 25) -> str:
         out.append(device_line(a))
     if w.runtime is not None:
         out.append(runtime_line(w.runtime))
+    if counter_headline(w):  # a timeline joined with counters of some launches (roofcore.ingest.join)
+        out.append(counter_headline(w))
     if a.achievable:
         out.append("Roofs: achievable (measured) ceilings where the catalog has them, else theoretical peaks.")
     for r in a.results:

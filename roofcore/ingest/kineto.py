@@ -106,7 +106,8 @@ def _check_head(data: bytes, source: str) -> None:
 
 
 @register_format(FORMAT, "PyTorch profiler trace (Kineto export_chrome_trace JSON, plain or .gz): GPU kernels, "
-                 "FLOPs/bytes from recorded shapes or CUPTI counters", _sniff, priority=20, gzip=True, mapped=True)
+                 "FLOPs/bytes from recorded shapes or CUPTI counters", _sniff, priority=20, gzip=True, mapped=True,
+                 role="timeline")
 def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     """One row per GPU kernel, memcpy and memset event (or CUPTI range); see the module docstring.
 

@@ -175,14 +175,14 @@ _SELF_ROOF_MARKERS = (b'.peak_sustained"', b'"device__attribute_clock_rate"')
 
 
 @register_format("ncu-details", "Nsight Compute CSV, details page (ncu --csv): one row per launch × metric",
-                 _sniff_details, priority=20, mapped=True)
+                 _sniff_details, priority=20, mapped=True, role="counters")
 def parse_details(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Read an ``ncu --csv`` details export (or explain a failed run); one row per launch."""
     return _parse(data, source)
 
 
 @register_format("ncu-raw", "Nsight Compute CSV, raw page (ncu --csv --page raw): one row per launch, units row",
-                 _sniff_raw, priority=20, mapped=True)
+                 _sniff_raw, priority=20, mapped=True, role="counters")
 def parse_raw(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Read an ``ncu --csv --page raw`` export; one row per launch."""
     return _parse(data, source)

@@ -216,7 +216,7 @@ def _number(cell: str) -> float:
 
 
 @register_format("nsys-kern-sum", "Nsight Systems cuda_gpu_kern_sum (CSV or console table): time per kernel name, "
-                 "no FLOPs", _sniff, priority=15)
+                 "no FLOPs", _sniff, priority=15, role="timeline")
 def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Read an Nsight Systems kernel summary into time-only rows (one per kernel name)."""
     text = check_text(data, source)

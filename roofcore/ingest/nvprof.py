@@ -297,14 +297,14 @@ def _times(text: str, source: str) -> Workload:
 
 
 @register_format("nvprof", "nvprof --csv --metrics (legacy CUDA profiler): FLOP and DRAM counts per kernel, no time",
-                 _sniff_metrics, priority=20)
+                 _sniff_metrics, priority=20, role="counters")
 def parse_metrics(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Read an ``nvprof --csv --metrics`` export (or refuse one without counts); one row per kernel."""
     return _metrics(check_text(data, source), source)
 
 
 @register_format("nvprof-trace", "nvprof --csv --print-gpu-trace or the default summary: kernel times, no counters",
-                 _sniff_trace, priority=20)
+                 _sniff_trace, priority=20, role="timeline")
 def parse_times(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Read an ``nvprof --csv --print-gpu-trace`` (one row per launch) or summary (per kernel) export; time only."""
     return _times(check_text(data, source), source)

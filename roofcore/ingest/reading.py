@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -101,7 +101,8 @@ def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_byt
 def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None = None, *,
               max_bytes: int | None = None,
               on_error: Callable[[str, RoofcoreError], None] | None = None,
-              workers: int | None = None, executor: Executor | None = None) -> Workload:
+              workers: int | None = None, executor: Executor | None = None,
+              pairs: Mapping[str, str] | None = None) -> Workload:
     """Read several inputs (paths, folders, or ``(bytes, name)`` pairs) into one workload.
 
     Companion files (e.g. rocprof-compute ``sysinfo.csv``) become context for the others; a time-only
@@ -118,13 +119,19 @@ def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None
     :class:`concurrent.futures.Executor` (a Dask cluster's ``client.get_executor()`` spreads a fleet of traces
     over its machines): each runs :func:`read_file`. Every row keeps its file in ``source`` and, where the file
     name (``rank3``, ``rank_03``) or the trace (``distributedInfo``) says, its ``rank``.
+
+    A timeline (Nsight Systems, rocprof ``--stats`` or kernel trace, a PyTorch trace without shapes) read with a
+    counter export of some launches (Nsight Compute, rocprof counters, rocprof-compute) becomes one workload: the
+    timeline's times and launch counts, with FLOPs and bytes per launch from the sampled launches of the same kernel,
+    matched by a name normalised across tools (:mod:`roofcore.ingest.join`). ``pairs`` (timeline kernel name →
+    counter kernel name) fixes pairs by hand where the names do not match.
     """
     items = _expand_folders(list(sources))
     max_bytes = max_bytes or max_input_bytes()
     names = [s[1] if isinstance(s, tuple) else Path(s).name for s, _ in items]
     what = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     with limits.deadline(what or "the inputs"):
-        w = _read_many(items, fmt, max_bytes, on_error, workers, executor)
+        w = _read_many(items, fmt, max_bytes, on_error, workers, executor, pairs)
     limits.KERNELS.check(len(w), what, f"{len(w):,} kernels read from these files")
     return w
 
@@ -191,7 +198,7 @@ def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int 
 
 def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int,
                on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
-               executor: Executor | None) -> Workload:
+               executor: Executor | None, pairs: Mapping[str, str] | None = None) -> Workload:
     inputs: list[_Input] = []
     left_out: list[str] = []
     for s, in_folder in items:
@@ -248,6 +255,9 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
     from .rocprof import reconcile
 
     workloads = reconcile(workloads)  # the files of one rocprof run: joined, never counted twice
+    from .join import join_inputs
+
+    workloads = join_inputs(workloads, pairs)  # a timeline + counters of some launches: one workload (.join)
     timing = [w for w in workloads if w.meta.get("time_only") == "true"]
     models = [w for w in workloads if w.meta.get("time_only") != "true"]
     if timing and models:

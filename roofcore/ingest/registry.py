@@ -27,6 +27,10 @@ class Format:
     gzip: bool = False  #: the parser reads gzip data itself (streaming); others get it decompressed
     #: the parser takes a large file as a read-only memory map (:mod:`roofcore.filemap`), not only ``bytes``
     mapped: bool = False
+    #: what its workload is to a timeline + counters join (:mod:`roofcore.ingest.join`): ``"timeline"`` (real
+    #: kernel times, no counters), ``"counters"`` (FLOP/byte counters of sampled or replayed launches), ``"either"``
+    #: (per-dispatch rows that are a timeline unless counters were collected), ``""`` (anything else)
+    role: str = ""
 
 
 FORMATS: dict[str, Format] = {}
@@ -39,14 +43,17 @@ def max_input_bytes() -> int:
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
-                    gzip: bool = False, mapped: bool = False):
+                    gzip: bool = False, mapped: bool = False, role: str = ""):
     """Decorator registering ``parse`` under ``name``; a duplicate name is an error. ``mapped``: the parser
-    reads a large file given by path from a memory map (``len``, slices, ``find``; see :mod:`roofcore.filemap`)."""
+    reads a large file given by path from a memory map (``len``, slices, ``find``; see :mod:`roofcore.filemap`).
+    ``role``: ``"timeline"``, ``"counters"`` or ``"either"`` for the timeline + counters join (``Format.role``)."""
+    if role not in ("", "timeline", "counters", "either"):
+        raise ValueError(f"format {name!r}: role must be timeline, counters or either, not {role!r}")
 
     def deco(parse: Parser) -> Parser:
         if name in FORMATS:
             raise ValueError(f"format {name!r} is already registered")
-        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped)
+        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped, role)
         return parse
 
     return deco

@@ -64,7 +64,7 @@ def _compute_sniff(head: str, filename: str) -> bool:
 
 
 @register_format("rocprof-compute", "rocprof-compute (Omniperf) pmc_perf.csv: FLOPs, HBM/L2/L1/LDS bytes and time "
-                 "per dispatch (load sysinfo.csv and roofline.csv with it)", _compute_sniff, priority=20)
+                 "per dispatch (load sysinfo.csv and roofline.csv with it)", _compute_sniff, priority=20, role="counters")
 def parse_compute(data: bytes, source: str, context: dict | None = None) -> Workload:
     w = parse_wide(data, source, context, COMPUTE)
     listed = context_dict(context, "rocprof_dispatch_info")
@@ -82,7 +82,8 @@ KERNEL_TOP_HEADER = re.compile(r'^[ \t]*"?Kernel_Name"?,"?Count"?,"?Sum\(ns\)"?(
 
 
 @register_format("rocprof-compute-kernel-top", "rocprof-compute pmc_kernel_top.csv: launches and total time per "
-                 "kernel name, no counters", header_sniffer(KERNEL_TOP_HEADER), priority=20)
+                 "kernel name, no counters", header_sniffer(KERNEL_TOP_HEADER), priority=20,
+                 role="timeline")
 def parse_kernel_top(data: bytes, source: str, context: dict | None = None) -> Workload:
     """One time-only row per kernel name: count = Count, time_s = Sum(ns) × 1e-9 (fractional ns kept)."""
     return parse_summary(data, source, "rocprof-compute-kernel-top", KERNEL_TOP_HEADER,

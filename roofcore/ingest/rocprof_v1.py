@@ -70,7 +70,7 @@ def _v1_sniff(head: str, filename: str) -> bool:
 
 
 @register_format("rocprof-v1", "rocprof v1 results.csv (Index,KernelName,gpu-id,…) and rocprof-compute per-pass "
-                 "CSVs (Dispatch_ID,Kernel_Name,GPU_ID,queue-id,…): counters per dispatch", _v1_sniff, priority=20)
+                 "CSVs (Dispatch_ID,Kernel_Name,GPU_ID,queue-id,…): counters per dispatch", _v1_sniff, priority=20, role="either")
 def parse_v1(data: bytes, source: str, context: dict | None = None) -> Workload:
     text = check_text(data, source)
     at = find_header(text, V1.header)
@@ -100,7 +100,8 @@ def _not_kernels(names: np.ndarray, source: str) -> None:
 
 
 @register_format("rocprof-v1-stats", "rocprof --stats summary (results.stats.csv; rocprofv3 kernel_stats.csv): "
-                 "calls and total time per kernel name, no counters", header_sniffer(STATS_HEADER), priority=20)
+                 "calls and total time per kernel name, no counters", header_sniffer(STATS_HEADER), priority=20,
+                 role="timeline")
 def parse_stats(data: bytes, source: str, context: dict | None = None) -> Workload:
     """One time-only row per kernel name: count = Calls, time_s = TotalDurationNs × 1e-9."""
     return parse_summary(data, source, "rocprof-v1-stats", STATS_HEADER,
@@ -160,7 +161,7 @@ def _begin(text: str) -> float:
 
 
 @register_format("rocprof-v1-hiptrace", "rocprof --hip-trace results.json (Chrome trace with string times, not "
-                 "Kineto): kernel times and copies with their bytes", _hiptrace_sniff, priority=25)
+                 "Kineto): kernel times and copies with their bytes", _hiptrace_sniff, priority=25, role="timeline")
 def parse_hiptrace(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Kernels with their times (no counters) and copies with FLOPs 0 and their bytes; see the module docstring."""
     doc = load_json(data, source, HIPTRACE_HINT)

@@ -20,6 +20,6 @@ V2 = Layout(
 
 
 @register_format("rocprof-v2", "rocprofv2 file-plugin CSV (Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,"
-                 "Start_Timestamp,End_Timestamp,…): counters per dispatch", header_sniffer(V2.header), priority=20)
+                 "Start_Timestamp,End_Timestamp,…): counters per dispatch", header_sniffer(V2.header), priority=20, role="either")
 def parse_v2(data: bytes, source: str, context: dict | None = None) -> Workload:
     return parse_wide(data, source, context, V2)

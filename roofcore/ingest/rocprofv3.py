@@ -69,7 +69,7 @@ V3_NO_TIME = ("load the kernel_trace.csv of the same run (rocprofv3 --kernel-tra
 
 
 @register_format("rocprof-v3", "rocprofv3 *_counter_collection.csv (long: one row per dispatch × counter)",
-                 header_sniffer(V3_HEADER), priority=20)
+                 header_sniffer(V3_HEADER), priority=20, role="counters")
 def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Pivot by dispatch (process, agent, dispatch id); repeated counters of a dispatch are summed."""
     text = check_text(data, source)
@@ -187,7 +187,7 @@ TRACE = Layout(
 
 
 @register_format("rocprof-v3-trace", "rocprofv3 kernel_trace.csv (--kernel-trace): time per dispatch, no counters",
-                 header_sniffer(TRACE.header), priority=20)
+                 header_sniffer(TRACE.header), priority=20, role="timeline")
 def parse_trace(data: bytes, source: str, context: dict | None = None) -> Workload:
     w = parse_wide(data, source, context, TRACE)
     text = check_text(data, source)
@@ -323,7 +323,8 @@ def _symbols(raw: object) -> dict[str, str]:
 
 
 @register_format("rocprof-v3-json", "rocprofv3 --output-format json (rocprofiler-sdk-tool): kernel dispatches with "
-                 "their times and counters, copies", lambda head, name: '"rocprofiler-sdk-tool"' in head, priority=25)
+                 "their times and counters, copies", lambda head, name: '"rocprofiler-sdk-tool"' in head, priority=25,
+                 role="either")
 def parse_json(data: bytes, source: str, context: dict | None = None) -> Workload:
     """One row per kernel dispatch (and per copy); see the module docstring."""
     doc = load_json(data, source, JSON_HINT)
