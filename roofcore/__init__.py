@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 from .advise import RULES, Advice, Recommendation, advise_all  # advise(): roofcore.advise.advise
 from .analyze import Analysis, analyze
-from .catalog import Catalog, hardware_to_json, hardware_to_yaml, load_catalogs
+from .catalog import Catalog, DeviceMatch, hardware_to_json, hardware_to_yaml, load_catalogs
 from .errors import (
     CatalogError,
     InputError,
@@ -49,6 +49,7 @@ __all__ = [
     "CatalogError",
     "Ceiling",
     "DeviceKind",
+    "DeviceMatch",
     "Figure",
     "Flag",
     "Hardware",

@@ -28,6 +28,7 @@ from .load import (
     load_bytes,
     load_file,
 )
+from .resolve import DeviceMatch
 
 
 def load_catalogs(extra: Iterable[str | Path] = (), *, use_env: bool = True) -> Catalog:
@@ -44,6 +45,6 @@ def load_catalogs(extra: Iterable[str | Path] = (), *, use_env: bool = True) -> 
 
 
 
-__all__ = ["BUILTIN_DIR", "ENV_VAR", "SCHEMA_PATH", "SCHEMA_VERSION", "Catalog", "catalog_paths", "display_path",
+__all__ = ["BUILTIN_DIR", "ENV_VAR", "SCHEMA_PATH", "SCHEMA_VERSION", "Catalog", "DeviceMatch", "catalog_paths", "display_path",
            "hardware_to_json", "hardware_to_yaml", "hardware_to_yaml_dict", "load_bytes", "load_catalogs",
            "load_file"]

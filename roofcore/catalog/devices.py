@@ -11,6 +11,8 @@ from types import MappingProxyType
 
 from ..errors import CatalogError, UnknownHardwareError
 from ..models import Hardware
+from .resolve import DeviceMatch
+from .resolve import resolve as _resolve
 
 # ------------------------------------------------------------------- profiler device names -> catalog ids
 
@@ -84,12 +86,6 @@ def _units_of(meta: Mapping[str, str] | None) -> int | None:
     return None
 
 
-def _is_family(name: str) -> bool:
-    """A family name rocprof-compute prints (``MI200``, ``MI300``) rather than one product: its architecture
-    and CU count then say which device it is."""
-    return bool(re.fullmatch(r"(?i)\s*(amd\s+)?(instinct\s+)?mi[123]00\s*", name))
-
-
 def _names_gpu_model(text: str) -> bool:
     """Whether a device name names a GPU model (a100, mi300x, rtx 4090), as opposed to an id typo or nothing."""
     return any(_MODEL_WORD.match(w) for w in _model(text)[0].split())
@@ -122,6 +118,37 @@ class Catalog:
         hint = f"closest: {', '.join(close)}" if close else "see `roofline hardware list`"
         raise UnknownHardwareError(f"unknown hardware id {hw_id!r}; {hint}.")
 
+    def closest_by_name(self, text: str, *, units: int | None = None) -> list[str]:
+        """The one id a profiler's device name names, or ``[]``: the catalog's own name or alias, else the model
+        when nothing contradicts it (memory size, form factor, board code, the SM/CU count ``units``)."""
+        raw = text.strip()
+        needle = _name_key(raw)
+        devices = list(self)
+
+        def fits(hw: Hardware) -> bool:
+            return units is None or _UNITS.get(hw.id) in (None, units)
+
+        exact = [hw.id for hw in devices
+                 if raw.lower() == hw.id or (needle and needle in {_name_key(a) for a in (hw.name, *hw.aliases)})]
+        if exact:
+            return [i for i in exact if fits(self.devices[i])][:1]
+        found = self._by_model(raw, fits)
+        return found if len(found) == 1 else []
+
+    def _by_model(self, raw: str, fits) -> list[str]:
+        model, mem, form = _model(raw)
+        found = []
+        for hw in self:
+            sigs = [_model(x) for x in (hw.id, hw.name, *hw.aliases)]
+            if not model or model not in {s[0] for s in sigs}:
+                continue
+            forms = {s[2] for s in sigs if s[2]}
+            mems = {s[1] for s in sigs if s[1]} or ({round(hw.offchip.capacity / 1e9)} if hw.offchip.capacity else set())
+            if (form and forms and form not in forms) or (mem and mems and mem not in mems) or not fits(hw):
+                continue
+            found.append(hw.id)
+        return found
+
     def closest(self, text: str, n: int = 3, *, units: int | None = None) -> list[str]:
         """Ids for ``text``: the device a profiler's device name reports, else ids near an id typo.
 
@@ -139,27 +166,16 @@ class Catalog:
         def fits(hw: Hardware) -> bool:
             return units is None or _UNITS.get(hw.id) in (None, units)
 
-        exact = [hw.id for hw in devices
-                 if raw.lower() == hw.id or (needle and needle in {_name_key(a) for a in (hw.name, *hw.aliases)})]
-        if exact:
-            return [i for i in exact if fits(self.devices[i])][:1]
+        if any(raw.lower() == hw.id or (needle and needle in {_name_key(a) for a in (hw.name, *hw.aliases)})
+               for hw in devices):
+            return self.closest_by_name(raw, units=units)
         arch = _ARCH.match(raw.lower())
         if arch:  # several devices share one (gfx942: MI300X, MI300A): the CU count tells them apart
             same = [hw.id for hw in devices if arch.group(1) in {a.lower() for a in hw.aliases}]
             if units is not None:
                 same = [i for i in same if _UNITS.get(i) == units]
             return same[:1]  # without a count: the catalog's first device of that architecture
-        model, mem, form = _model(raw)
-        found = []
-        for hw in devices:
-            sigs = [_model(x) for x in (hw.id, hw.name, *hw.aliases)]
-            if not model or model not in {s[0] for s in sigs}:
-                continue
-            forms = {s[2] for s in sigs if s[2]}
-            mems = {s[1] for s in sigs if s[1]} or ({round(hw.offchip.capacity / 1e9)} if hw.offchip.capacity else set())
-            if (form and forms and form not in forms) or (mem and mems and mem not in mems) or not fits(hw):
-                continue
-            found.append(hw.id)
+        found = self._by_model(raw, fits)
         if len(found) == 1:
             return found
         if not re.fullmatch(r"[a-z0-9][a-z0-9._+-]*", raw):
@@ -175,22 +191,20 @@ class Catalog:
                 out.append(names[h])
         return out[:n]
 
-    def suggest(self, device: str | None, meta: Mapping[str, str] | None = None) -> list[str]:
-        """Catalog ids for the device a profile ran on: by its name, else by its architecture (gfx90a, sm_90).
+    def resolve(self, device: str | None, meta: Mapping[str, str] | None = None) -> DeviceMatch:
+        """The catalog device a profile ran on, with one line of reasoning when the name is not the catalog's own.
 
-        A name that names a GPU model the catalog lacks (``AMD Instinct MI210``) gets none: its architecture
-        (gfx90a, shared with the MI250X) would name another device."""
-        units = _units_of(meta)
-        if device and (hits := self.closest(str(device), units=units)):
-            return hits
-        if device and _names_gpu_model(str(device)) and not (units and _is_family(str(device))):
-            return []
-        for text in ((meta or {}).get(k) for k in ("gpu_arch", "arch")):
-            if text:
-                hits = self.closest(str(text), units=units)
-                if hits:
-                    return hits
-        return []
+        From the device name the file gives and its meta (``gpu_arch``/``arch``/``compute_capability``, ``sm_count``
+        /``cu_per_gpu``, a memory size): the device by name (exact); a variant (``MI300X VF``, an SR-IOV virtual
+        function; ``OAM``, ``HF``) as its base device; a marketing or family name (``AMD Radeon Graphics``,
+        ``MI200``) or no name by architecture, unit count and memory size (gfx942 with 304 CUs and 192 GB is an
+        MI300X); a model the catalog lacks as the closest device of the same silicon (never of another: a V100
+        never becomes an A100); else no device, with a note saying why. See :mod:`roofcore.catalog.resolve`."""
+        return _resolve(self, device, meta)
+
+    def suggest(self, device: str | None, meta: Mapping[str, str] | None = None) -> list[str]:
+        """Catalog ids for the device a profile ran on, best first: :meth:`resolve`'s ids (its note says why)."""
+        return list(self.resolve(device, meta).ids)
 
     def with_device(self, hw: Hardware, *, overrides: bool = False) -> Catalog:
         """A new catalog with ``hw`` added (e.g. a custom device from the app)."""

@@ -46,9 +46,13 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     else:
         hws = _detected_devices(cat, workload) + list(measured[:1])  # the others: --hardware ID (listed below)
         if not hws:
+            why = cat.resolve(workload.device, workload.meta).note if workload.device or workload.meta.get("arch") \
+                else None
             ran = f"the profile names its device as {workload.device!r}, which the catalog lacks; " if workload.device \
                 else "the input does not say which device it ran on; "
-            raise RoofcoreError(f"{ran}name at least one device with --hardware ID (see `roofline hardware list`).")
+            raise RoofcoreError(f"{why} Name at least one device with --hardware ID (see `roofline hardware list`)."
+                                if why else f"{ran}name at least one device with --hardware ID (see `roofline hardware "
+                                "list`).")
     if args.aggregate:
         workload = aggregate(workload)
     return analyze(workload, hws, achievable=args.achievable)
@@ -60,8 +64,18 @@ def _detected_devices(cat: Catalog, workload) -> list:
     return [cat.get(hits[0])] if hits else []
 
 
-def device_line(a: Analysis) -> str:
-    """``Profiled on: NVIDIA A100-SXM4-40GB (CC 8.0); closest catalog device a100-40gb-sxm.``"""
+def device_note(cat: Catalog, a: Analysis) -> str | None:
+    """The one line of reasoning behind the catalog device the profile's device resolves to (:meth:`Catalog.resolve`),
+    or None when the file names the catalog's own device (or nothing at all)."""
+    w = a.workload
+    if not w.device and not w.meta.get("arch") and not w.meta.get("gpu_arch"):
+        return None
+    return cat.resolve(w.device, w.meta).note
+
+
+def device_line(a: Analysis, note: str | None = None) -> str:
+    """``Profiled on: AMD Radeon Graphics (gfx942). AMD Radeon Graphics is a marketing name; gfx942 with 304 CUs …``:
+    the device the profile names, then ``note`` (:func:`device_note`) when the catalog device needed reasoning."""
     w = a.workload
     if not w.device and not w.meta.get("arch") and not w.measured:
         return ""
@@ -70,6 +84,8 @@ def device_line(a: Analysis) -> str:
              w.meta.get("arch", "") if w.device and w.meta.get("arch") else ""]
     extra = [x for x in extra if x]
     line = f"Profiled on: {what}" + (f" ({', '.join(extra)})" if extra else "") + "."
+    if note:
+        line += f" {note}"
     measured = [hw.id for hw in w.measured]
     if len(measured) > 1:
         line += (f" The inputs carry measured ceilings of {len(measured)} devices ({', '.join(measured)}): "
@@ -97,7 +113,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
         _emit(args, analysis_csv_chunks(a, binary=_binary_ok(args)))
     else:
-        text = analysis_text(a, top=args.top)
+        text = analysis_text(a, top=args.top, device_note=device_note(_catalog(args), a))
         if args.advise:
             text += "\n\n" + advice_report(a, top=10)
         _emit(args, text)
@@ -138,12 +154,12 @@ def analysis_csv(a: Analysis) -> str:
     return csv_text(a)
 
 
-def analysis_text(a: Analysis, top: int = 25) -> str:
+def analysis_text(a: Analysis, top: int = 25, device_note: str | None = None) -> str:
     w = a.workload
     out = [f"Workload: {w.name} — {len(w):,} {'kernel' if len(w) == 1 else 'kernels'} from "
            f"{', '.join(w.sources) or 'memory'} ({', '.join(w.formats)})"]
-    if device_line(a):
-        out.append(device_line(a))
+    if device_line(a, device_note):
+        out.append(device_line(a, device_note))
     if w.runtime is not None:
         out.append(runtime_line(w.runtime))
     if counter_headline(w):  # a timeline joined with counters of some launches (roofcore.ingest.join)
