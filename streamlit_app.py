@@ -80,6 +80,7 @@ def _main(pages: list) -> None:
     st.html(CHIP_CSS)
     state.BUILTIN.set(base_catalog())  # a broken catalog file raises: nothing else can work (see guard)
     runs.open_pending(parse_uploads, pages)  # a share link's run: its workload, devices, options and page
+    nav = st.navigation(pages)  # before the sidebar: its links to pages (st.page_link) need the pages registered
     chosen, combine, achievable = sidebar(effective_catalog(state.BUILTIN.read(), state.CUSTOM.read().values()))
     catalog = state.catalog()  # with the measured devices the upload carries (see app.sidebar)
     mark("sidebar done")
@@ -100,7 +101,6 @@ def _main(pages: list) -> None:
             messages.message("error", e)
 
     mark("analysis done")
-    nav = st.navigation(pages)
     if state.START_PAGE.present():  # see app.page.start, at the top of each page
         st.switch_page(state.START_PAGE.pop())
     state.CURRENT_PAGE.set(nav.title)

@@ -8,7 +8,8 @@ import streamlit as st
 import roofcore
 from roofcore.views import count_text, device_label, device_order
 
-from . import runs, state
+from . import runs, state, upload_choice
+from .device_pick import add_devices, chosen_now, device_notice, pick
 from .keys import content_key
 from .markdown import escape_message
 from .trace import mark
@@ -48,6 +49,7 @@ def _clear_uploads() -> None:
     state.WORKLOAD.set(_bundled())
     state.LOADED_KEY.set(None)
     state.LOAD_ERRORS.set([])
+    upload_choice.reset()
 
 
 def _load(files, fmt: str | None) -> None:
@@ -66,23 +68,7 @@ def _load(files, fmt: str | None) -> None:
     if w is not None:
         state.WORKLOAD.set({"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources)
                             or w.name, "key": digest})
-
-
-def _chosen_now() -> list[str]:
-    return state.HW_IDS.get([DEFAULT_DEVICE])
-
-
-def _use_device(hw_id: str, replace: bool = False) -> None:
-    """Analyse on ``hw_id``: it replaces the untouched default device (or every chosen one: ``replace``), else
-    it joins the chosen ones first."""
-    now = _chosen_now()
-    state.HW_IDS.set([hw_id] if replace or now in ([DEFAULT_DEVICE], []) else
-                     [hw_id, *(h for h in now if h != hw_id)])
-
-
-def _add_devices(hw_ids: list[str]) -> None:
-    now = _chosen_now()
-    state.HW_IDS.set([*now, *(h for h in hw_ids if h not in now)])
+        state.DEVICE_PENDING.set(digest)  # its device is picked once the catalog is known (see app.device_pick)
 
 
 def counted(entry: state.WorkloadEntry) -> str:
@@ -92,8 +78,9 @@ def counted(entry: state.WorkloadEntry) -> str:
     return entry["count_text"]
 
 
-def _uploads() -> tuple[list, str | None]:
-    """The uploader and the format override; the uploads read (or cleared). Returns the files and the format."""
+def _uploads(catalog: roofcore.Catalog) -> tuple[list, list, str | None]:
+    """The uploader and the format override; the uploads read (or cleared), files from another GPU asked about
+    (app.upload_choice). Returns the uploader's files, those read into the workload, and the format."""
     files = st.file_uploader(
         "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"],
         accept_multiple_files=True, key=f"uploads_{state.UPLOADER_GEN.read()}",
@@ -105,42 +92,19 @@ def _uploads() -> tuple[list, str | None]:
                        format_func=lambda f: "Detect from content" if f == "detect" else f,
                        help="Detected from each file's content; pick one to force it for every upload.")
     fmt = None if fmt == "detect" else fmt
-    if files:
-        _load(files, fmt)
+    used = upload_choice.select(catalog, files, fmt) if files else []
+    if used:
+        _load(used, fmt)
     elif state.LOADED_KEY.read() is not None:  # the user removed every file
         _clear_uploads()
-    return files, fmt
-
-
-def _suggest_device(catalog: roofcore.Catalog, w: roofcore.Workload) -> None:
-    """The catalog device closest to the one the profile names, with a button to use it (or add it)."""
-    if not w.device:
-        return
-    suggested = catalog.suggest(w.device, w.meta)
-    chosen_now = _chosen_now()
-    if suggested and suggested[0] not in chosen_now:
-        st.caption(f"Profiled on **{escape_message(w.device)}**; closest catalog device: "
-                   f"**{escape_message(catalog.get(suggested[0]).name)}** (`{suggested[0]}`).")
-        if chosen_now in ([DEFAULT_DEVICE], []):  # nothing chosen by hand: take its place
-            st.button(f"Use {suggested[0]}", on_click=_use_device, args=(suggested[0],),
-                      icon=":material/memory:", key="use_suggested",
-                      help=f"Analyse on {suggested[0]} instead of {', '.join(chosen_now) or 'nothing'}.")
-        else:  # devices chosen by hand: ask whether it replaces them or joins them
-            # one under the other: side by side, the sidebar cuts "Use mi250x-gcd instead" short
-            st.button(f"Use {suggested[0]} instead", on_click=_use_device, args=(suggested[0], True),
-                      icon=":material/memory:", key="use_suggested",
-                      help=f"Replace {', '.join(chosen_now)} with {suggested[0]}.")
-            st.button(f"Add {suggested[0]}", on_click=_add_devices, args=([suggested[0]],),
-                      icon=":material/add:", key="add_suggested",
-                      help=f"Analyse on {suggested[0]} too, beside {', '.join(chosen_now)}.")
-    elif not suggested:
-        st.caption(f"Profiled on **{escape_message(w.device)}**, which is not in the catalog: add it "
-                   "on the Hardware page.")
+    if files:
+        upload_choice.ask(files, fmt)
+    return files, used, fmt
 
 
 def _workload_section(catalog: roofcore.Catalog) -> tuple[list, str | None, bool]:
     """The sidebar's Workload part; the session's catalog gains the devices the upload measured."""
-    files, fmt = _uploads()
+    files, used, fmt = _uploads(catalog)
     entry = state.workload()
     w = entry["workload"]
     for hw in w.measured:  # ceilings measured on the profiled machine (roofline.csv, ERT)
@@ -151,18 +115,23 @@ def _workload_section(catalog: roofcore.Catalog) -> tuple[list, str | None, bool
     if entry["key"] == "bundled":
         st.caption(":orange-badge[:material/science: Example] The bundled example: upload a profile above to "
                    "see your own kernels.")
-    _suggest_device(catalog, w)
+    if gpus := upload_choice.mixed():  # added by the user although from another GPU: every device stays chosen
+        state.DEVICE_PENDING.pop()
+        st.caption(f"Read as one workload from files profiled on {escape_message(gpus)}.")
+    else:
+        pick(catalog, entry)
+        device_notice(catalog, entry)
     measured = [hw for hw in w.measured if hw.id in catalog]
-    missing = [hw.id for hw in measured if hw.id not in _chosen_now()]
+    missing = [hw.id for hw in measured if hw.id not in chosen_now()]
     if missing:
         st.caption(f"The upload carries measured ceilings of {len(measured)} "
                    f"{'device' if len(measured) == 1 else 'devices'} ({', '.join(f'`{m}`' for m in missing)}).")
-        st.button("Add the measured roofs", on_click=_add_devices, args=(missing,), icon=":material/speed:",
+        st.button("Add the measured roofs", on_click=add_devices, args=(missing,), icon=":material/speed:",
                   key="use_measured")
     st.button("Clear uploads", on_click=_clear_uploads, disabled=not files, icon=":material/delete:")
     combine = st.toggle("Combine repeated launches", value=True, key=state.COMBINE.name,
                         help="Sum launches of the same kernel (name, precision, unit, group) into one row.")
-    return files, fmt, combine
+    return used, fmt, combine
 
 
 def _hardware_section(catalog: roofcore.Catalog) -> tuple[list[str], bool]:
@@ -171,7 +140,7 @@ def _hardware_section(catalog: roofcore.Catalog) -> tuple[list[str], bool]:
     options = device_order(catalog)
     labels = {h.id: device_label(h) for h in catalog}
     for hw_id in state.SELECT_NEXT.pop([]):  # devices just added on the Hardware page
-        state.HW_IDS.set([*_chosen_now(), hw_id])
+        state.HW_IDS.set([*chosen_now(), hw_id])
     if state.HW_IDS.present():  # a custom device that was removed drops out of the selection
         state.HW_IDS.set([h for h in dict.fromkeys(state.HW_IDS.read()) if h in options])
     chosen = st.multiselect(
@@ -188,10 +157,10 @@ def sidebar(catalog: roofcore.Catalog) -> tuple[list[str], bool, bool]:
     """The sidebar; returns the chosen device ids, whether launches are combined and whether roofs are achievable."""
     with st.sidebar:
         st.subheader("Workload")
-        files, fmt, combine = _workload_section(catalog)
+        used, fmt, combine = _workload_section(catalog)
         catalog = state.catalog()  # with the measured devices
         chosen, achievable = _hardware_section(catalog)
-        runs.save_control(files, fmt)  # "Save run" (saved runs, share links)
+        runs.save_control(used, fmt)  # "Save run" (saved runs, share links)
     return chosen, combine, achievable
 
 

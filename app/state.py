@@ -80,6 +80,13 @@ SELECT_NEXT: Key[list[str]] = Key("select_next")  #: devices to add to the selec
 UPLOADER_GEN: Key[int] = Key("uploader_gen")  #: a new number gives an empty uploader
 LOADED_KEY: Key[tuple | None] = Key("loaded_key")  #: the uploads last read (their file ids and format)
 LOAD_ERRORS: Key[list[str]] = Key("load_errors")  #: why files of the last upload could not be read
+DEVICE_PENDING: Key[str] = Key("device_pending")  #: the content key of an upload whose device is still to pick
+AUTO_IDS: Key[list[str]] = Key("auto_hw_ids")  #: the devices the app chose itself last (any other: by hand)
+AUTO_PICK: Key[dict | None] = Key("auto_pick")  #: the device taken from the file: key, id, before, undone
+UPLOAD_SEEN: Key[tuple[str, ...]] = Key("upload_seen")  #: the file ids the uploader held on the last run
+UPLOAD_USE: Key[tuple[str, ...]] = Key("upload_use")  #: the file ids the workload is read from
+UPLOAD_ASK: Key[dict | None] = Key("upload_ask")  #: files from another GPU waiting for add / replace / compare
+UPLOAD_MIXED: Key[dict | None] = Key("upload_mixed")  #: files of two GPUs read as one workload: use, gpus
 
 # --------------------------------------------------------------------------------------------------- navigation
 ENTERED: Key[bool] = Key("entered")  #: the session's first page switch is done
@@ -98,9 +105,13 @@ MEMOS: Key[dict[str, dict]] = Key("memos")  #: app.memo.remember's results, per 
 HW_FLASH: Key[str] = Key("hw_flash")  #: the Hardware page's note after adding or removing a device
 HW_UPLOAD_DONE: Key[str] = Key("hw_upload_done")  #: the catalog upload already added
 HW_UPLOAD_GEN: Key[int] = Key("hw_upload_gen")  #: a new number gives an empty catalog uploader
+HW_PREFILL: Key[dict] = Key("hw_prefill")  #: the "add a device" form's fields to fill in (a device a file names)
+#: the "add a device" form's fields that a prefill sets (widgets)
+HW_FORM: dict[str, Key] = {f: Key(f"f_{f}") for f in ("id", "name", "vendor")}
 WHATIF_STEPS: Key[list[dict]] = Key("whatif_steps")  #: the Planner's What-if steps, for its Scenario tab
 WHATIF_VARIANT: Key[Workload] = Key("whatif_variant")  #: the What-if variant
-COMPARE_RUNS: Key[tuple] = Key("compare_runs")  #: two saved runs (workload, key, label) sent from History
+COMPARE_RUNS: Key[tuple] = Key("compare_runs")  #: two runs (workload, key, label) sent from History or an upload
+COMPARE_FROM: Key[str] = Key("compare_from")  #: what sent them: "saved" (History) or "upload" (the sidebar)
 COMPARE_HW: Key[str] = Key("cmp_hw")  #: Compare's device (a widget; History sets it)
 COMPARE_PAIRS: Key[dict[tuple, list[tuple[str, str]]]] = Key("cmp_pairs")  #: (before, after) -> kernels paired by hand
 HISTORY_NOTES: Key[list[str]] = Key("hist_notes")  #: History's notes for the next run (a run deleted)
@@ -138,10 +149,11 @@ def token() -> str:
 
 
 __all__ = [
-    "ACHIEVABLE", "ANALYSIS", "BUILTIN", "CATALOG", "COMBINE", "COMPARE_HW", "COMPARE_PAIRS", "COMPARE_RUNS",
-    "CURRENT_PAGE", "CURRENT_PAGE_URL", "CUSTOM", "ENTERED", "HISTORY_DELETE_CONFIRM", "HISTORY_DELETE_ERROR",
-    "HISTORY_NOTES", "HW_FLASH", "HW_IDS", "HW_UPLOAD_DONE", "HW_UPLOAD_GEN", "LOADED_KEY", "LOAD_ERRORS", "MEMOS",
-    "OPENED_RUN", "PENDING_RUN", "SAVED_RUN", "SAVE_PROJECT", "SELECT_NEXT", "START_PAGE", "TOKEN", "UPLOADER_GEN",
-    "WHATIF_STEPS", "WHATIF_VARIANT", "WORKLOAD", "Key", "WorkloadEntry", "achievable", "catalog", "combine",
-    "hw_ids", "token", "workload",
+    "ACHIEVABLE", "ANALYSIS", "AUTO_IDS", "AUTO_PICK", "BUILTIN", "CATALOG", "COMBINE", "COMPARE_FROM", "COMPARE_HW",
+    "COMPARE_PAIRS", "COMPARE_RUNS", "CURRENT_PAGE", "CURRENT_PAGE_URL", "CUSTOM", "DEVICE_PENDING", "ENTERED",
+    "HISTORY_DELETE_CONFIRM", "HISTORY_DELETE_ERROR", "HISTORY_NOTES", "HW_FLASH", "HW_FORM", "HW_IDS", "HW_PREFILL",
+    "HW_UPLOAD_DONE", "HW_UPLOAD_GEN", "LOADED_KEY", "LOAD_ERRORS", "MEMOS", "OPENED_RUN", "PENDING_RUN",
+    "SAVED_RUN", "SAVE_PROJECT", "SELECT_NEXT", "START_PAGE", "TOKEN", "UPLOADER_GEN", "UPLOAD_ASK", "UPLOAD_MIXED",
+    "UPLOAD_SEEN", "UPLOAD_USE", "WHATIF_STEPS", "WHATIF_VARIANT", "WORKLOAD", "Key", "WorkloadEntry", "achievable", "catalog",
+    "combine", "hw_ids", "token", "workload",
 ]

@@ -51,10 +51,15 @@ def side(files, where) -> tuple[roofcore.Workload | None, str]:
 
 old, old_key = (state.workload()["workload"], state.workload()["key"]) if use_current else side(before_files, left)
 new, new_key = side(after_files, right)
-if state.COMPARE_RUNS.get():  # two saved runs, opened from the History page
+if state.COMPARE_RUNS.get():  # two saved runs opened from History, or an upload from another GPU (the sidebar)
     (old, old_key, old_label), (new, new_key, new_label) = state.COMPARE_RUNS.read()
-    st.info(f"Saved runs: **{escape_message(old_label)}** → **{escape_message(new_label)}**",
-            icon=":material/history:")
+    if state.COMPARE_FROM.get() == "upload":
+        st.info(f"The sidebar's workload **{escape_message(old_label)}** → the new upload "
+                f"**{escape_message(new_label)}**, profiled on another GPU: times are each run's own, the roofline "
+                "is the one of the Device above.", icon=":material/compare_arrows:")
+    else:
+        st.info(f"Saved runs: **{escape_message(old_label)}** → **{escape_message(new_label)}**",
+                icon=":material/history:")
     st.button("Compare uploads instead", on_click=state.COMPARE_RUNS.pop, key="cmp_runs_clear")
 if old is None or new is None:
     st.info("Give both runs to compare them.", icon=":material/compare_arrows:")

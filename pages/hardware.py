@@ -23,13 +23,20 @@ def add_devices(devices) -> None:
     """Keep the devices in this session, select them, and rerun so the sidebar lists them."""
     for hw, overrides in devices:
         custom[hw.id] = (hw, overrides)
+    state.HW_PREFILL.pop()
     state.SELECT_NEXT.set([hw.id for hw, _ in devices])
     state.HW_FLASH.set("Added " + ", ".join(views.device_label(hw) for hw, _ in devices)
                        + " to this session's devices and selected it in the sidebar.")
     st.rerun()
 
 
-compare, detail, add = st.tabs(["Compare", "Details", "Add a device"])
+prefill = state.HW_PREFILL.get()  # a device an upload names that the catalog lacks (see app.device_pick)
+if prefill and not prefill.get("applied"):
+    for field, value in prefill.items():
+        if field in state.HW_FORM:
+            state.HW_FORM[field].set(value)
+    state.HW_PREFILL.set({**prefill, "applied": True})
+compare, detail, add = st.tabs(["Compare", "Details", "Add a device"], default="Add a device" if prefill else None)
 
 with compare:
     if not selected:
@@ -73,6 +80,10 @@ with detail:
         st.rerun()
 
 with add:
+    if prefill:
+        st.info(f"**{escape_message(prefill['name'])}**, the device of your upload, is not in the catalog: the form "
+                "starts from what the file says (name, id, vendor). Fill in its peaks and bandwidths from its "
+                "datasheet, and name that source.", icon=":material/add_circle:")
     left, right = st.columns(2, gap="large")
     with left, st.form("add_device"):
         st.markdown("**Describe a device**")

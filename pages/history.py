@@ -139,6 +139,7 @@ if c3.button("Open in Compare", key="hist_compare", icon=":material/compare_arro
         info, _files, w, key = app_runs.load_run(rid)
         sides.append((w, key, labels[rid]))
     state.COMPARE_RUNS.set(tuple(sides))
+    state.COMPARE_FROM.set("saved")
     state.COMPARE_HW.set(hw_id if hw_id in hw_ids else hw_ids[0])
     st.switch_page("pages/compare.py")
 

@@ -372,15 +372,14 @@ def test_the_form_reports_a_clashing_id_like_the_loader_does():
 # --------------------------------------------------------------------------------------------- profiler uploads
 
 
-def test_profiler_upload_with_companion_detected_format_and_suggested_device():
+def test_profiler_upload_with_companion_detected_format_and_device_taken_from_the_file():
     data = Path(__file__).parent / "data" / "rocprof"
     at = upload(start(), ("pmc_perf.csv", (data / "pmc_perf_mi200.csv").read_bytes()),
                 ("sysinfo.csv", (data / "sysinfo_mi200.csv").read_bytes()))
     assert not at.error
-    caption = " ".join(c.value for c in at.sidebar.caption)
-    assert "rocprof-compute" in caption and "closest catalog device" in caption and "`mi250x-gcd`" in caption
-    at.sidebar.button(key="use_suggested").click().run()
+    assert "rocprof-compute" in " ".join(c.value for c in at.sidebar.caption)
     assert at.sidebar.multiselect(key="hw_ids").value == ["mi250x-gcd"]  # replaces the untouched default
+    assert at.sidebar.info[0].value.startswith("**Device from the file:** AMD Instinct MI250X (one GCD) (`mi250x-gcd`)")
     goto(at, "pages/roofline.py")
     assert at.get("vega_lite_chart") and not at.exception
 

@@ -9,11 +9,9 @@ tests/test_samples_app.py and tests/test_browser_samples.py.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import APP, DATA, charts, goto, metrics, said, start, upload
+from test_app import DATA, charts, goto, metrics, said, start, upload
 
 import roofcore
 from app.markdown import escape_message, unescape_markdown
@@ -70,14 +68,17 @@ def rocprof(at: AppTest) -> AppTest:
                   ("sysinfo.csv", (data / "sysinfo_mi200.csv").read_bytes()))
 
 
-def test_use_the_detected_device_replaces_the_untouched_default():
+def test_the_detected_device_replaces_the_untouched_default_and_the_default_comes_back():
     at = rocprof(start())
-    assert at.sidebar.multiselect(key="hw_ids").value == ["h100-sxm"]
-    button = at.sidebar.button(key="use_suggested")
-    assert button.label == "Use mi250x-gcd"
-    button.click().run()
-    assert at.sidebar.multiselect(key="hw_ids").value == ["mi250x-gcd"]  # replaced, not a second device
+    assert at.sidebar.multiselect(key="hw_ids").value == ["mi250x-gcd"]  # taken from the file, not a second device
     assert not [b for b in at.sidebar.button if b.key in ("use_suggested", "add_suggested")]  # nothing left to ask
+    at.sidebar.button(key="device_undo").click().run()
+    assert at.sidebar.multiselect(key="hw_ids").value == ["h100-sxm"]
+    assert not at.sidebar.info  # the notice went with the device
+    button = at.sidebar.button(key="use_suggested")
+    assert button.label == "Use mi250x-gcd"  # offered again, not imposed
+    button.click().run()
+    assert at.sidebar.multiselect(key="hw_ids").value == ["mi250x-gcd"]
 
 
 @pytest.mark.parametrize(("key", "expected"), [("use_suggested", ["mi250x-gcd"]),

@@ -1,0 +1,119 @@
+"""The device a workload was profiled on, as the app shows it: the catalog device resolved from what the file says
+(its device name, else the architecture, compute capability, gfx id or SM/CU count the readers found), the
+one-line reason, and whether two workloads came from different GPUs. No Streamlit here: app.device_pick shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import roofcore
+
+#: profilers that only ever run on one vendor's GPUs (the format's name starts with the key)
+_FORMAT_VENDOR = {"ncu": "NVIDIA", "nsys": "NVIDIA", "nvprof": "NVIDIA", "rocprof": "AMD"}
+_NAME_VENDOR = (("NVIDIA", re.compile(r"nvidia|geforce|tesla|quadro|\brtx\b|\bsm_?\d", re.I)),
+                ("AMD", re.compile(r"\bamd\b|radeon|instinct|\bgfx[0-9a-f]{3,4}\b|\bmi\d{2,3}", re.I)))
+
+
+@dataclass(frozen=True)
+class Match:
+    """Where a workload's device lands in the catalog."""
+
+    ids: tuple[str, ...]  #: catalog ids, the closest first (none: nothing of the same silicon)
+    exact: bool  #: the device the file names is itself in the catalog
+    device: str | None  #: the device as the file names it
+    note: str | None  #: one line: why these ids (the resolver's reasoning)
+    evidence: str | None  #: what in the file named the device, when no device column did
+
+    @property
+    def top(self) -> str | None:
+        return self.ids[0] if self.ids else None
+
+    @property
+    def missing(self) -> bool:
+        """The file names a device that the catalog lacks (a closest one may stand in for it)."""
+        return bool(self.device) and not self.exact
+
+
+def match(catalog: roofcore.Catalog, w: roofcore.Workload) -> Match | None:
+    """The catalog device for ``w`` (``Catalog.resolve`` where the engine has it, else ``suggest``); None when the
+    file says nothing about its device."""
+    meta = dict(w.meta or {})
+    evidence = str(meta.get("device_evidence") or "").strip() or None
+    resolve = getattr(catalog, "resolve", None)
+    if resolve is not None:
+        m = resolve(w.device, meta)
+        ids, exact, note = tuple(m.ids), bool(m.exact), (str(m.note).strip() or None) if m.note else None
+    else:
+        ids = tuple(catalog.suggest(w.device, meta))
+        exact, note = bool(ids), None
+    if not ids and not w.device:
+        return None
+    return Match(ids=ids, exact=exact, device=str(w.device).strip() if w.device else None, note=note,
+                 evidence=evidence)
+
+
+def reason(m: Match) -> str:
+    """Why this device, in one line: the resolver's note, else what the file names, and the evidence."""
+    parts = [m.note] if m.note else ([f"the file names {m.device}"] if m.device else [])
+    if m.evidence and not any(m.evidence in p for p in parts):
+        parts.append(f"from {m.evidence}" if parts else m.evidence)
+    text = "; ".join(p.rstrip(". ") for p in parts)
+    return text[:1].upper() + text[1:] if text else ""
+
+
+def vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
+    """The GPU vendor: the matched device's, else the one the device name says, else the profiler's (ncu runs on
+    NVIDIA GPUs only, rocprof on AMD ones); None when nothing says."""
+    if m is not None and m.top and m.top in catalog:
+        return catalog.get(m.top).vendor
+    for text in (w.device, (w.meta or {}).get("gpu_arch"), (w.meta or {}).get("arch")):
+        for name, pattern in _NAME_VENDOR:
+            if text and pattern.search(str(text)):
+                return name
+    found = {v for f in w.formats for k, v in _FORMAT_VENDOR.items() if f.startswith(k)}
+    return found.pop() if len(found) == 1 else None
+
+
+def describe(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
+    """The GPU as a sentence names it: the file's device name, else the matched device's, else "an AMD GPU"."""
+    if m is not None and m.device:
+        return m.device
+    if m is not None and m.top and m.top in catalog:
+        return catalog.get(m.top).name
+    v = vendor(catalog, w, m)
+    return f"an {v} GPU" if v and v[0] in "AEIOU" else f"a {v} GPU" if v else None
+
+
+def _key(text: str | None) -> str:
+    return re.sub(r"[^a-z0-9]", "", (text or "").lower())
+
+
+def differs(catalog: roofcore.Catalog, old: roofcore.Workload, new: roofcore.Workload) -> bool:
+    """Whether two workloads were profiled on different GPUs, as far as their files say: different catalog
+    devices, else different device names, else different vendors. Unknown on either side is no difference."""
+    a, b = match(catalog, old), match(catalog, new)
+    if a is not None and b is not None:
+        if a.top and b.top:
+            return a.top != b.top
+        if a.device and b.device:
+            return _key(a.device) != _key(b.device)
+        if (a.top and b.device) or (b.top and a.device):  # a name the catalog lacks is not the other's device
+            return True
+    va, vb = vendor(catalog, old, a), vendor(catalog, new, b)
+    return bool(va and vb and va != vb)
+
+
+def form_prefill(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match) -> dict[str, str]:
+    """What the Hardware page's "add a device" form can start from: the name the file gives, an id made of it and
+    the vendor. No figure is copied from another device: the peaks and bandwidths come from its datasheet."""
+    name = m.device or ""
+    out = {"name": name, "id": re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60]}
+    v = vendor(catalog, w, None)
+    if v:
+        out["vendor"] = v
+    return out
+
+
+__all__ = ["Match", "describe", "differs", "form_prefill", "match", "reason", "vendor"]
