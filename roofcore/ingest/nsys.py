@@ -32,6 +32,7 @@ from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
+from .readers import is_quantity, refit
 
 #: seconds per unit of a ``Total Time (<unit>)`` column (``--timeunit``)
 TIME_UNITS = {"ns": 1e9, "nsec": 1e9, "us": 1e6, "usec": 1e6, "μs": 1e6, "µs": 1e6, "ms": 1e3, "msec": 1e3,
@@ -215,6 +216,11 @@ def _number(cell: str) -> float:
     return float(cell.strip().replace(",", ""))
 
 
+def _numeric(cell: str) -> bool:
+    """A cell of a numeric column: a number (a unit written after it allowed), or empty."""
+    return not cell.strip() or is_quantity(cell)
+
+
 @register_format("nsys-kern-sum", "Nsight Systems cuda_gpu_kern_sum (CSV or console table): time per kernel name, "
                  "no FLOPs", _sniff, priority=15, role="timeline")
 def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
@@ -232,9 +238,13 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     lines: list[str] = []
     skipped: list[Skipped] = []
     need = max(cols.values()) + 1
+    # a name holding unquoted commas spills over several fields: the name is the part between the numbers
+    kinds = [None if i == cols["name"] else _numeric for i in range(len(header))]
     for line_no, fields in rows:
         if not line_no & 0xFFF:
             limits.tick()
+        if len(fields) > len(header):
+            fields = refit(fields, kinds) or fields
         if len(fields) < need:
             skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(fields)}"))
             continue

@@ -14,6 +14,12 @@
   "Grid X",...,"Name"`` with a units row (``ms,us,...``): one row per kernel launch, time only.
 * **Summary** (``nvprof --csv``, the default, also ``nvprof-trace``): ``"Type","Time(%)","Time","Calls",
   "Avg","Min","Max","Name"`` with a units row: the ``GPU activities`` kernels, total time and calls, time only.
+  Without ``--csv`` the same summary is a console table with the unit inside every cell (``542.36ms``) and names
+  unquoted (:mod:`.nvprof_console`); a summary of API calls only is refused by name.
+
+A unit written inside a cell wins over the units row, and a row whose kernel name (or metric description) held
+commas and was left unquoted is put back into its columns by what the other cells must look like
+(:func:`.readers.refit`): headers are found quoted or not.
 
 Copies and memsets (``[CUDA memcpy HtoD]``, ``[CUDA memset]``) and API rows are left out with a note. A time-only
 trace or summary read together with a metrics export gets its FLOPs and bytes by kernel name (``read_many``).
@@ -33,13 +39,20 @@ import pandas as pd
 
 from ..errors import InputError
 from ..models import Workload
-from . import check_text, make_frame, register_format
+from . import check_text, make_frame, nvprof_console, register_format
+from .readers import is_quantity, refit, seconds
 
-_METRICS_HEADER = re.compile(r'^"Device","Kernel","Invocations","Metric Name"', re.M)
-_EVENTS_HEADER = re.compile(r'^"Device","Kernel","Invocations","Event Name"', re.M)
-_TRACE_HEADER = re.compile(r'^"Start","Duration","Grid X"', re.M)
-_SUMMARY_HEADER = re.compile(r'^"Type","Time\(%\)","Time","Calls","Avg"', re.M)
-_API_TRACE = re.compile(r'^"Start","Duration","Name","Correlation_ID"', re.M)
+
+def _header(*names: str) -> re.Pattern:
+    """A header line beginning with ``names``, quoted as nvprof writes them or not (a spreadsheet's round-trip)."""
+    return re.compile("^" + ",".join(f'"?{re.escape(n)}"?' for n in names) + "(?:,|$)", re.M)
+
+
+_METRICS_HEADER = _header("Device", "Kernel", "Invocations", "Metric Name")
+_EVENTS_HEADER = _header("Device", "Kernel", "Invocations", "Event Name")
+_TRACE_HEADER = _header("Start", "Duration", "Grid X")
+_SUMMARY_HEADER = _header("Type", "Time(%)", "Time", "Calls", "Avg")
+_API_TRACE = _header("Start", "Duration", "Name", "Correlation_ID")
 _NOISE = re.compile(r"^==\d+==|^======== ")
 #: columns each layout is read by
 _NEEDED = {_METRICS_HEADER.pattern: ("Device", "Kernel", "Invocations", "Metric Name", "Avg"),
@@ -64,7 +77,25 @@ def _sniff_metrics(head: str, name: str) -> bool:
 
 
 def _sniff_trace(head: str, name: str) -> bool:
-    return bool(_TRACE_HEADER.search(head) or _SUMMARY_HEADER.search(head) or _API_TRACE.search(head))
+    return bool(_TRACE_HEADER.search(head) or _SUMMARY_HEADER.search(head) or _API_TRACE.search(head)
+                or nvprof_console.HEADER.search(head))
+
+
+def _any(cell: str) -> bool:
+    return True
+
+
+def _count(cell: str) -> bool:
+    return cell.strip().replace(",", "").isdigit()
+
+
+#: per layout, what each column's cell must look like (None: text that may hold unquoted commas; absent: anything),
+#: to put a row whose kernel name held unquoted commas back into its columns (:func:`.readers.refit`)
+_KINDS = {_METRICS_HEADER.pattern: {"Kernel": None, "Metric Description": None, "Invocations": _count,
+                                    "Metric Name": lambda c: bool(re.fullmatch(r"\s*\w+\s*", c))},
+          _TRACE_HEADER.pattern: {"Name": None},
+          _SUMMARY_HEADER.pattern: {"Name": None, **dict.fromkeys(("Time(%)", "Time", "Calls", "Avg", "Min", "Max"),
+                                                                  lambda c: not c.strip() or is_quantity(c))}}
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -87,6 +118,8 @@ def _table(text: str, header: re.Pattern, source: str) -> tuple[list[str], list[
         raise InputError(where=f"{source}: line {first}", expected=f"nvprof's columns ({', '.join(_NEEDED[header.pattern])})",
                          found=f"no {missing[0]!r}" if missing else "a column name twice",
                          hint="export again with nvprof --csv; the columns are read by name.")
+    kinds = [_KINDS[header.pattern].get(c, _any) for c in head]
+    rows = [refit(r, kinds) or r if len(r) > len(head) else r for r in rows]  # names holding unquoted commas
     keep = [i for i, r in enumerate(rows) if i and len(r) == len(head) and r != head]
     return head, [rows[i] for i in keep], [numbered[i][0] for i in keep]
 
@@ -251,10 +284,7 @@ def _seconds(values: pd.Series, unit: str, source: str, column: str) -> np.ndarr
     if unit and unit not in _TIME:
         raise InputError(where=f"{source}: column {column!r}", expected="a time unit (ns, us, ms, s)",
                          found=repr(unit), hint="export again with nvprof --csv.")
-    v = np.array(pd.to_numeric(values.str.replace(",", "", regex=False), errors="coerce"), dtype=np.float64)
-    v = v * _TIME.get(unit or "s", 1.0)
-    v[~(np.isfinite(v) & (v >= 0))] = np.nan  # never a negative or infinite duration
-    return v
+    return seconds(values.to_numpy(), unit or "s")  # a unit inside a cell (542.36ms) wins; never negative
 
 
 def _times(text: str, source: str) -> Workload:
@@ -262,7 +292,9 @@ def _times(text: str, source: str) -> Workload:
         raise InputError(where=source, text="this is an nvprof API trace (host-side CUDA calls), not GPU kernels.",
                          hint="export the kernels with nvprof --csv --print-gpu-trace ./app.")
     trace = _TRACE_HEADER.search(text) is not None
-    head, rows, lines = _table(text, _TRACE_HEADER if trace else _SUMMARY_HEADER, source)
+    console = not trace and not _SUMMARY_HEADER.search(text)  # nvprof without --csv: the console summary
+    head, rows, lines = (nvprof_console.table(text) if console
+                         else _table(text, _TRACE_HEADER if trace else _SUMMARY_HEADER, source))
     units, rows, lines = _unit_row(rows, lines)
     df = pd.DataFrame(rows, columns=head)
     unit = dict(zip(head, units, strict=False))
@@ -281,6 +313,10 @@ def _times(text: str, source: str) -> Workload:
     left_out = int((~keep).sum())
     sel = keep.to_numpy()
     n = int(sel.sum())
+    if not n and not trace and len(df) and (df["Type"] == "API calls").all():
+        raise InputError(where=source, text="this is an nvprof API summary (host-side CUDA calls), not GPU kernels.",
+                         hint="export the kernels: nvprof --print-gpu-summary ./app (or nvprof --csv "
+                              "--print-gpu-trace ./app for every launch).")
     if not n:
         raise InputError(where=source, expected="GPU kernel rows in the nvprof table", found="none (copies, memsets "
                          "or API calls only)" if len(df) else "a header only", hint=PROFILE_HINT)
@@ -293,7 +329,7 @@ def _times(text: str, source: str) -> Workload:
     return Workload(frame=make_frame(cols, n), name=source, sources=(source,), formats=("nvprof-trace",),
                     warnings=tuple(warnings), device=device,
                     meta={"profiler": "nvprof", "time_only": "true",
-                          "nvprof_layout": "gpu-trace" if trace else "summary"})
+                          "nvprof_layout": "gpu-trace" if trace else "console summary" if console else "summary"})
 
 
 @register_format("nvprof", "nvprof --csv --metrics (legacy CUDA profiler): FLOP and DRAM counts per kernel, no time",

@@ -1,7 +1,15 @@
 """Readers shared by the ingest formats: the unit table (FORMATS §9) every CSV with a unit per value goes through
-(time → s, bytes → B, byte/s → B/s, frequencies → Hz, counts with SI prefixes)."""
+(time → s, bytes → B, byte/s → B/s, frequencies → Hz, counts with SI prefixes); cells with their unit written inside
+(``542.36ms``, ``47.79%``: :func:`quantities`, :func:`seconds`), and rows whose kernel name held unquoted commas put
+back into their columns by what the other columns must look like (:func:`refit`)."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
 
 # -------------------------------------------------------------------------------------------- units
 
@@ -37,3 +45,73 @@ def unit_factor(unit: str) -> tuple[str, float] | None:
     """``(dimension, factor to base units)`` of an ncu unit string, or None if unknown (FORMATS §9)."""
     u = unit.strip()
     return UNITS.get(u) or _UNITS_LOWER.get(u.lower())
+
+
+# -------------------------------------------------------------------------------------------- cells
+
+#: a cell holding a number with the unit written after it, as legacy summaries print them (``542.36ms``, ``47.79%``,
+#: ``1.2340us``, ``12.3KB``, ``1,234``): the number (thousands separators allowed) and the unit (may be empty)
+_QUANTITY = re.compile(r"^\s*([+-]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµμ%/]*)\s*$")
+#: seconds per time unit written in a cell or a units row
+SECONDS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "msec": 1e-3, "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "μs": 1e-6,
+           "ns": 1e-9, "nsec": 1e-9}
+
+
+def quantities(cells: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+    """Cells → ``(numbers, units)``: each cell's number (NaN where the cell is not a number) and the unit written in
+    it (``""`` where none): ``"542.36ms"`` → (542.36, "ms"), ``"47.79%"`` → (47.79, "%"), ``"1,234"`` → (1234, "")."""
+    parts = pd.Series(cells, dtype=object).astype(str).str.extract(_QUANTITY)
+    numbers = pd.to_numeric(parts[0].str.replace(",", "", regex=False), errors="coerce")
+    return numbers.to_numpy(dtype=np.float64, na_value=np.nan), parts[1].fillna("").to_numpy(dtype=object)
+
+
+def seconds(cells: Sequence[object], unit: str = "s") -> np.ndarray:
+    """Durations in seconds: the unit inside a cell where it has one (``542.36ms``, ``1.2340us``), else ``unit`` (a
+    units row's, a header's ``(ns)``). NaN for a cell that is not a duration (text, another unit, negative)."""
+    try:  # the common case: every cell a plain number in the column's unit
+        out = np.array(cells, dtype=np.float64) * SECONDS.get(unit, np.nan)
+    except (ValueError, TypeError):
+        value, units = quantities(cells)
+        factor = {u: SECONDS.get(u or unit, np.nan) for u in set(units)}
+        out = value * np.array([factor[u] for u in units], dtype=np.float64)
+    out[~(np.isfinite(out) & (out >= 0))] = np.nan
+    return out
+
+
+def is_quantity(cell: str) -> bool:
+    """Whether a cell is a number, with or without a unit written after it."""
+    return bool(_QUANTITY.match(cell))
+
+
+def refit(fields: list[str], kinds: Sequence[Callable[[str], bool] | None]) -> list[str] | None:
+    """A row with more fields than columns because a text column (``None`` in ``kinds``: a kernel name, a description)
+    held commas and was left unquoted, put back into its columns: each text column takes one or more fields, joined
+    with their commas; every other column exactly one field that passes its check (a number, a count, an identifier,
+    or anything). Where several splits fit, the text columns take as few fields as they can from the left. ``None``
+    where no split fits; a row of the right width comes back as it is."""
+    n = len(fields)
+    if n == len(kinds):
+        return fields
+    if n < len(kinds):
+        return None
+    memo: dict[tuple[int, int], list[str] | None] = {}
+
+    def fit(col: int, at: int) -> list[str] | None:
+        if col == len(kinds):
+            return [] if at == n else None
+        if (col, at) in memo:
+            return memo[(col, at)]
+        kind, out = kinds[col], None
+        if kind is not None:
+            rest = fit(col + 1, at + 1) if at < n and kind(fields[at]) else None
+            out = None if rest is None else [fields[at], *rest]
+        else:
+            for end in range(at + 1, n - (len(kinds) - col - 1) + 1):
+                rest = fit(col + 1, end)
+                if rest is not None:
+                    out = [",".join(fields[at:end]), *rest]
+                    break
+        memo[(col, at)] = out
+        return out
+
+    return fit(0, 0)
