@@ -25,7 +25,8 @@ SAMPLE_GPU_NAMES = {
 }
 #: NVIDIA and AMD GPUs whose L2 bandwidth has a source (theoretical or measured); the others say why in their notes
 WITH_L2 = {"a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "h100-sxm", "h200-sxm", "v100-sxm2-16gb",
-           "v100-sxm2-32gb", "mi100", "mi210", "mi250x-gcd", "mi250x", "mi300x", "mi325x", "mi300a", "mi350x"}
+           "v100-sxm2-32gb", "mi100", "mi210", "mi250x-gcd", "mi250x", "mi300x", "mi325x", "mi300a", "mi350x",
+           "a800-sxm", "h800-sxm", "mi355x", "mi50", "mi60"}
 #: memory levels from the core outwards: each one's roof is at least the next one's where a device has both
 LEVEL_ORDER = ("lds", "l1", "l2", "mall", "hbm")
 
