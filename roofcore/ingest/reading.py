@@ -252,21 +252,7 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
         raise InputError(where=names, text="no workload could be read from these files.",
                          hint="companion files (sysinfo.csv, roofline.csv) need the profile they belong to "
                               "(e.g. pmc_perf.csv); see the messages above for the others.")
-    from .rocprof import reconcile
-
-    workloads = reconcile(workloads)  # the files of one rocprof run: joined, never counted twice
-    from .join import join_inputs
-
-    workloads = join_inputs(workloads, pairs)  # a timeline + counters of some launches: one workload (.join)
-    timing = [w for w in workloads if w.meta.get("time_only") == "true"]
-    models = [w for w in workloads if w.meta.get("time_only") != "true"]
-    if timing and models:
-        from .nsys import join_times
-
-        model = combine(models)
-        out = combine([join_times(t, model) for t in timing])
-    else:
-        out = combine(workloads)
+    out = _joined(workloads, pairs)
     if measured:
         out = replace(out, measured=tuple({h.id: h for h in (*out.measured, *measured)}.values()))
     if left_out:
@@ -274,6 +260,24 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
                                      "profiles: " + "; ".join(left_out[:5])
                                      + (f" and {len(left_out) - 5} more." if len(left_out) > 5 else ".")))
     return out
+
+
+def _joined(workloads: list[Workload], pairs: Mapping[str, str] | None) -> Workload:
+    """The files' workloads as one: a rocprof run's files reconciled, Nsight Compute exports of the same launches
+    merged, a timeline joined with counters of some launches, a time-only profile with an inventory."""
+    from .join import join_inputs
+    from .rocprof import reconcile
+
+    workloads = reconcile(workloads)  # the files of one rocprof run: joined, never counted twice
+    workloads = join_inputs(workloads, pairs)  # a timeline + counters of some launches: one workload (.join)
+    timing = [w for w in workloads if w.meta.get("time_only") == "true"]
+    models = [w for w in workloads if w.meta.get("time_only") != "true"]
+    if timing and models:
+        from .nsys import join_times
+
+        model = combine(models)
+        return combine([join_times(t, model) for t in timing])
+    return combine(workloads)
 
 
 def _data(i: _Input, max_bytes: int) -> bytes:

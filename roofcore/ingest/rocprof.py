@@ -37,16 +37,29 @@ from .rocprofv3 import join_traces, parse_agent_info, parse_json, parse_trace, p
 
 #: per-kernel-name summaries: redundant next to the per-dispatch rows of the same run
 SUMMARIES = ("rocprof-v1-stats", "rocprof-compute-kernel-top")
+#: a summary and the per-dispatch counter files the same run of the same tool writes beside it
+SAME_RUN = {"rocprof-v1-stats": ("rocprof-v1",), "rocprof-compute-kernel-top": ("rocprof-compute",)}
+
+
+def _same_run(summary: Workload, detail: Workload) -> bool:
+    """Whether ``summary`` repeats ``detail``'s dispatches: the same tool's run, or dispatches without counters (a
+    finer timeline). Next to another tool's counters it is the timeline they join (:mod:`roofcore.ingest.join`)."""
+    from .join import role_of
+
+    return role_of(detail) != "counters" or any(f in SAME_RUN.get(s, ()) for s in summary.formats
+                                                for f in detail.formats)
 
 
 def reconcile(workloads: list[Workload]) -> list[Workload]:
     """The files of one run, read together: rocprofv3 counters get their kernel trace's times (by dispatch id), and a
-    per-kernel summary (``--stats``, ``pmc_kernel_top.csv``) next to per-dispatch rocprof rows is left out, with a
-    warning, so no time is counted twice. Other workloads pass through."""
+    per-kernel summary (``--stats``, ``pmc_kernel_top.csv``) next to per-dispatch rocprof rows of the same run is left
+    out, with a warning, so no time is counted twice. Other workloads pass through (a ``--stats`` summary next to
+    rocprofv3 or rocprof-compute counters is a timeline for them)."""
     workloads = join_traces(workloads)
     summary = {id(w) for w in workloads if w.formats and all(f in SUMMARIES for f in w.formats)}
-    summaries = [w for w in workloads if id(w) in summary]
     detail = [w for w in workloads if id(w) not in summary and any(f.startswith("rocprof") for f in w.formats)]
+    summaries = [w for w in workloads if id(w) in summary and any(_same_run(w, d) for d in detail)]
+    summary = {id(w) for w in summaries}
     if not summaries or not detail:
         return workloads
     names = ", ".join(w.name for w in detail)
