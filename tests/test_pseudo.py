@@ -161,3 +161,14 @@ def test_real_kernels_are_never_taken_for_runtime_entries(name):
     w = roofcore.read(sample(name))
     assert w.runtime is None
     assert not [n for n in w.frame["name"] if kind_of(n)]
+
+
+@pytest.mark.usefixtures("navigation_only")  # tests/conftest.py
+def test_overview_shows_them_once():
+    from test_app import start, upload
+
+    from app.markdown import unescape_markdown
+
+    at = upload(start(), (STATS.name, STATS.read_bytes()))
+    text = unescape_markdown(" ".join(c.value for c in at.caption))
+    assert text.count("Runtime/queue entries: 46, 72.6 ms") == 1 and text.count("<barrier packet> ×40") == 1
