@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,12 @@ from .roofline import FLAG_CODES, DeviceResult, Flag, Inputs, attainable, evalua
 from .units import fmt_rate
 
 
-def _inputs(w: Workload) -> Inputs:
+def _inputs(w: Workload) -> tuple[Inputs, np.ndarray | None]:
+    """The arrays :func:`~roofcore.roofline.evaluate` reads, and which kernels are given by rates (else None).
+
+    A kernel given by rates (``flops_rate`` FLOP/s, ``bandwidth_<level>`` byte/s; no duration) goes in as one
+    second of its run: FLOPs = its FLOP rate, bytes = its bandwidths, time 1 s, so its bound, share of the roof and
+    flags come out as for any kernel (:func:`_by_rates` then leaves its seconds unknown)."""
     f = w.frame
     pc, pu = _codes(f["precision"])
     uc, uu = _codes(f["unit"])
@@ -29,14 +34,45 @@ def _inputs(w: Workload) -> Inputs:
     combined = (pc.astype(np.int64) + 1) * nu + (uc.astype(np.int64) + 1)
     codes, uniq = pd.factorize(combined)
     combos = tuple(((pu[c // nu - 1] if c // nu else None), (uu[c % nu - 1] if c % nu else None)) for c in uniq)
-    return Inputs(
-        flops=f["flops"].to_numpy(dtype=np.float64),
-        time_s=f["time_s"].to_numpy(dtype=np.float64),
-        count=f["count"].to_numpy(dtype=np.int64),
-        byte_cols={c[len("bytes_"):]: f[c].to_numpy(dtype=np.float64) for c in w.byte_columns},
-        combo_codes=codes.astype(np.int64),
-        combos=combos,
-    )
+    flops, time_s = f["flops"].to_numpy(dtype=np.float64), f["time_s"].to_numpy(dtype=np.float64)
+    byte_cols = {c[len("bytes_"):]: f[c].to_numpy(dtype=np.float64) for c in w.byte_columns}
+    rated = _rated(f)
+    if rated is not None:
+        flops, time_s = _rate_or(f, "flops_rate", rated, flops), np.where(rated, 1.0, time_s)
+        byte_cols = {k: _rate_or(f, f"bandwidth_{k}", rated, v) for k, v in byte_cols.items()}
+    return Inputs(flops=flops, time_s=time_s, count=f["count"].to_numpy(dtype=np.int64), byte_cols=byte_cols,
+                  combo_codes=codes.astype(np.int64), combos=combos), rated
+
+
+def _rated(f: pd.DataFrame) -> np.ndarray | None:
+    """Kernels placed by their rates: a FLOP rate, no duration, and FLOPs or off-chip bytes unknown (None: none)."""
+    if "flops_rate" not in f.columns:
+        return None
+    rate = f["flops_rate"].to_numpy(dtype=np.float64)
+    off = f["bytes_hbm"].to_numpy(dtype=np.float64) if "bytes_hbm" in f.columns else np.full(len(f), np.nan)
+    rated = np.isfinite(rate) & f["time_s"].isna().to_numpy() & (f["flops"].isna().to_numpy() | np.isnan(off))
+    return rated if rated.any() else None
+
+
+def _rate_or(f: pd.DataFrame, col: str, rated: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """``col`` (a rate) for the rated kernels, ``other`` for the rest; NaN where the frame lacks the column."""
+    return np.where(rated, _col(f, col), other)
+
+
+def _by_rates(r: DeviceResult, rated: np.ndarray | None) -> DeviceResult:
+    """The result of :func:`_inputs`' one-second stand-ins made honest: their seconds (roof, serial, per resource)
+    unknown, flagged missing-time, the roof time per second kept as ``rate_roof`` for the table."""
+    if rated is None:
+        return r
+    unknown = np.where(rated, np.nan, 1.0)
+    flags = r.flags | np.where(rated, np.uint16(Flag.MISSING_TIME), np.uint16(0)).astype(np.uint16)
+    return replace(r, t_roof=r.t_roof * unknown, t_serial=r.t_serial * unknown, times=tuple(x * unknown for x in r.times),
+                   flags=flags, rated=rated, rate_roof=np.where(rated, r.t_roof, np.nan))
+
+
+def _col(f: pd.DataFrame, name: str) -> np.ndarray:
+    """A float column of the frame, NaN where the frame lacks it."""
+    return f[name].to_numpy(dtype=np.float64) if name in f.columns else np.full(len(f), np.nan)
 
 
 def _codes(col: pd.Series) -> tuple[np.ndarray, list]:
@@ -86,28 +122,39 @@ class Analysis:
         ceil_names = np.array([c or "" for c in r.ceilings] or [""], dtype=object)
         out["ceiling"] = ceil_names[r.ceiling_code] if len(r.ceilings) else ""
         out["peak_flops_per_s"] = peak
+        # kernels placed by rates (no duration) take part as one second of their run: FLOP/s, byte/s, 1 s
+        rated = r.rated
+
+        def by_rate(col: str, other: np.ndarray) -> np.ndarray:
+            return other if rated is None else np.where(rated, _col(f, col), other)
+
+        w_flops, w_t, w_roof = flops, t, r.t_roof
+        if rated is not None:
+            w_flops, w_t, w_roof = by_rate("flops_rate", flops), np.where(rated, 1.0, t), np.fmax(r.t_roof, r.rate_roof)
         with np.errstate(divide="ignore", invalid="ignore"):
             for col in self.workload.byte_columns:
                 name = col[len("bytes_"):]
                 b = f[col].to_numpy(dtype=np.float64)
                 out[col] = b
-                out[f"intensity_{name}"] = np.where(b > 0, flops / b, np.where((b == 0) & (flops > 0), np.inf, np.nan))
+                b = by_rate(f"bandwidth_{name}", b)
+                out[f"intensity_{name}"] = np.where(b > 0, w_flops / b, np.where((b == 0) & (w_flops > 0), np.inf,
+                                                                                  np.nan))
             out["t_roof_s"] = r.t_roof
             out["t_serial_s"] = r.t_serial
-            out["attainable_flops_per_s"] = attainable(flops, r.t_roof)
-            timed = (t > 0) & ~np.isnan(t)
-            out["achieved_flops_per_s"] = np.where(timed, flops / t, np.nan)
-            out["efficiency"] = np.where(timed, r.t_roof / t, np.nan)
-            out["pct_peak_compute"] = np.where(timed, flops / t / peak, np.nan)
+            out["attainable_flops_per_s"] = attainable(w_flops, w_roof)
+            timed = (w_t > 0) & ~np.isnan(w_t)
+            out["achieved_flops_per_s"] = np.where(timed, w_flops / w_t, np.nan)
+            out["efficiency"] = np.where(timed, w_roof / w_t, np.nan)
+            out["pct_peak_compute"] = np.where(timed, w_flops / w_t / peak, np.nan)
             bw = np.array(r.bandwidths, dtype=np.float64)
             mem_bytes = np.full(len(f), np.nan)
             for i, name in enumerate(r.resources):
                 if i == 0:
                     continue
                 sel = r.mem_idx == i
-                mem_bytes[sel] = f[f"bytes_{name}"].to_numpy(dtype=np.float64)[sel]
+                mem_bytes[sel] = by_rate(f"bandwidth_{name}", f[f"bytes_{name}"].to_numpy(dtype=np.float64))[sel]
             mem_bw = np.where(r.mem_idx > 0, bw[np.maximum(r.mem_idx, 0)], np.nan)
-            out["pct_peak_bandwidth"] = np.where(timed, mem_bytes / t / mem_bw, np.nan)
+            out["pct_peak_bandwidth"] = np.where(timed, mem_bytes / w_t / mem_bw, np.nan)
             out["headroom_s"] = np.where(~np.isnan(t), t - r.t_roof, np.nan)
         labels = np.array([f"{k}:{n}" for k, n in zip(r.resource_kinds, r.resources, strict=True)], dtype=object)
         ceil_label = np.array([f"compute:{c}" if c else "compute:unknown" for c in r.ceilings] or ["compute:unknown"],
@@ -168,15 +215,18 @@ class Analysis:
         share = {labels[i]: float(sums[i] / total) for i in np.argsort(-sums) if sums[i] > 0} if total > 0 else {}
         flags = r.flags
         timed_total = float(t[timed].sum()) if timed.any() else 0.0
+        rated = r.rated if r.rated is not None else np.zeros(len(t), dtype=bool)
         coverage = {
             "kernels": len(t),
             "kernels_known": int(known.sum()),
             "time_s_known": float(t[covered].sum()) if timed.any() else None,
             "time_share_known": (float(t[covered].sum() / timed_total) if timed_total > 0 else None),
-            "kernels_missing_flops": int(np.isnan(f["flops"].to_numpy(dtype=np.float64)).sum()),
+            "kernels_missing_flops": int((np.isnan(f["flops"].to_numpy(dtype=np.float64)) & ~rated).sum()),
             "kernels_missing_bytes": int(((flags & Flag.MISSING_BYTES) != 0).sum()),
             "kernels_missing_time": int((~timed).sum()),
             "speedup_tiny_share": tiny_gain_share,
+            # kernels placed by their achieved rates alone (no duration): only when there are some
+            **({"kernels_rates_only": int(rated.sum())} if rated.any() else {}),
         }
         return {
             "hardware": hw_id,
@@ -241,9 +291,9 @@ def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achi
         raise RoofcoreError("analyze needs at least one hardware device")
     if len(workload) == 0:
         raise RoofcoreError("the workload has no kernels to analyse")
-    inp = _inputs(workload)
-    return Analysis(workload=workload, results=tuple(evaluate(inp, h, achievable=achievable) for h in hws),
-                    achievable=achievable)
+    inp, rated = _inputs(workload)
+    return Analysis(workload=workload, achievable=achievable,
+                    results=tuple(_by_rates(evaluate(inp, h, achievable=achievable), rated) for h in hws))
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -267,6 +317,9 @@ def coverage_text(summary: dict) -> str:
         missing.append(f"FLOPs unknown for {_kernels(c['kernels_missing_flops'])}")
     if c.get("kernels_missing_bytes"):
         missing.append(f"off-chip bytes unknown for {_kernels(c['kernels_missing_bytes'])}")
+    if c.get("kernels_rates_only"):
+        missing.append(f"{_kernels(c['kernels_rates_only'])} placed by achieved rates alone (FLOP/s and byte/s, no "
+                       "duration: their time, FLOPs and bytes are unknown)")
     if k == 0:
         return head + ("; " + ", ".join(missing) if missing else "") + ": no headline can be computed."
     return head + ("; the rest is unknown: " + ", ".join(missing) if missing else "") + "."

@@ -91,6 +91,11 @@ class DeviceResult:
     #: s per resource (aligned with ``resources``): FLOPs/π, bytes/β per level and link; NaN unknown. Kept so that
     #: nothing downstream recomputes them (advice, charts, the kernel detail read these).
     times: tuple[np.ndarray, ...] = ()
+    #: kernels placed by achieved rates alone (FLOP/s and byte/s, no duration: :mod:`roofcore.ingest.ncu_rates`),
+    #: None when there are none; their seconds above are NaN, and ``rate_roof`` holds their roof time per second
+    #: measured (= roof / achieved), from which the table gives their attainable FLOP/s and share of the roof
+    rated: np.ndarray | None = None
+    rate_roof: np.ndarray | None = None
 
     def peak(self) -> np.ndarray:
         return self.peaks[self.ceiling_code]

@@ -118,7 +118,12 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
         hw = analysis.result(hw_id).hardware
         tab = analysis.table(hw_id, messages=False)
         timed = tab["time_s"].gt(0).to_numpy()
-        y = np.where(timed, tab["achieved_flops_per_s"], tab["attainable_flops_per_s"])
+        rated = ~timed & tab["achieved_flops_per_s"].notna().to_numpy()  # achieved FLOP/s without a duration
+        y = np.where(timed | rated, tab["achieved_flops_per_s"], tab["attainable_flops_per_s"])
+        size = np.where(timed, tab["time_s"], tab["t_roof_s"])
+        if rated.any():  # no time to size the mark by: the smallest mark (its tooltip says why)
+            known = size[np.isfinite(size) & (size > 0)]
+            size = np.where(rated, known.min() if len(known) else 0.1, size)
         base = pd.DataFrame({
             "kid": np.arange(len(tab)), "device": hw.name, "device_id": hw.id, "name": tab["name"].astype(str),
             "count": tab["count"], "group": tab["group"].fillna("(none)").astype(str),
@@ -126,8 +131,9 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
             "flops": tab["flops"], "time_s": tab["time_s"], "t_roof_s": tab["t_roof_s"],
             "attainable": tab["attainable_flops_per_s"], "achieved": tab["achieved_flops_per_s"],
             "efficiency": tab["efficiency"], "headroom_s": tab["headroom_s"], "perf": y,
-            "size_s": np.where(timed, tab["time_s"], tab["t_roof_s"]),
-            "placed": np.where(timed, "measured time", "on its roof (no measured time)"),
+            "size_s": size,
+            "placed": np.where(timed, "measured time", np.where(rated, "achieved rate (no duration: smallest mark)",
+                                                                "on its roof (no measured time)")),
         })
         have = set(analysis.workload.byte_names)
         names = [r.name for r in (*hw.levels, *hw.links) if r.name in have]  # the device's order, off-chip first
@@ -140,7 +146,7 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
             bound = base["bound"].to_numpy(dtype=object)
             for name in names:
                 b = tab[f"bytes_{name}"].to_numpy(dtype=np.float64)
-                sel = b > 0
+                sel = (b > 0) | (rated & (tab[f"intensity_{name}"].to_numpy(dtype=np.float64) > 0))  # by rates
                 part = base[sel].copy()
                 part["level"] = display[name]
                 part["bytes"] = b[sel]

@@ -137,11 +137,16 @@ def _drawable(points: pd.DataFrame, notes: list[str], *, flops: np.ndarray, tota
         missing = len(wanted - set(points.loc[points["hl"], "name"]))
         if missing:
             notes.append(f"{missing:,} highlighted kernel(s) not drawn (left out above, or not in this analysis).")
-    untimed = int((points["placed"] != "measured time").sum())
-    if untimed:
+    placed = points["placed"].astype(str)
+    on_roof = placed.str.startswith("on its roof").to_numpy()
+    if on_roof.any():
         notes.append("Kernels without a measured time are placed on their roof (attainable FLOP/s)"
-                     + (f": {points.loc[points['placed'] != 'measured time', 'kid'].nunique():,} of them." if
-                        untimed < len(points) else ", which is all of them here."))
+                     + (f": {points.loc[on_roof, 'kid'].nunique():,} of them." if
+                        on_roof.sum() < len(points) else ", which is all of them here."))
+    rated = placed.str.startswith("achieved rate").to_numpy()
+    if rated.any():
+        notes.append(f"{points.loc[rated, 'kid'].nunique():,} kernel(s) placed by achieved rates alone (FLOP/s and "
+                     "byte/s from the profiler, no duration): drawn at the smallest size, their time unknown.")
     return points
 
 

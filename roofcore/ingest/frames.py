@@ -93,7 +93,8 @@ def make_frame(columns: dict[str, object], n: int) -> pd.DataFrame:
 
 
 def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "unit", "group")) -> Workload:
-    """Launches of the same kernel summed into one row: FLOPs, bytes and time added, launches counted.
+    """Launches of the same kernel summed into one row: FLOPs, bytes and time added, launches counted (rates
+    without a duration, ``flops_rate`` and ``bandwidth_<level>``, averaged over the launches).
 
     A sum over launches is NaN only when every launch's value is unknown.
     """
@@ -106,6 +107,9 @@ def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "u
     sums = ["count", "flops", "time_s", *workload.byte_columns, *extra]
     g = f.groupby([f[k].astype(object).fillna("") for k in keys], sort=False, dropna=False)
     agg = g[sums].sum(min_count=1)
+    rates = [c for c in f.columns if (c == "flops_rate" or c.startswith("bandwidth_")) and f[c].dtype.kind == "f"]
+    if rates:  # rates without a duration (roofcore.ingest.ncu_rates): no time to weight them by, the mean
+        agg = pd.concat([agg, g[rates].mean()], axis=1)
     first = g[[*keys, "source", "row"]].first() if "source" in f.columns else g[keys].first()
     out = pd.concat([first.reset_index(drop=True), agg.reset_index(drop=True)], axis=1)
     for k in keys:

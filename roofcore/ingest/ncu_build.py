@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from . import ncu_tensor
+from . import ncu_rates, ncu_tensor
 from .ncu_metrics import _TENSOR_OPS, FLOP_METRICS, OPS, PROFILE_COMMAND, _Launches
 
 # ------------------------------------------------------------------------------------------ deriving
@@ -325,11 +325,21 @@ def _derive(la: _Launches, source: str, cc_text: str | None = None, device: str 
     warnings: list[str] = []
     meta: dict[str, str] = {}
     by_prec, cuda = _cuda_flops(m, warnings)
+    rates = ncu_rates.flop_rates(m, warnings) if cuda is None else {}  # the roofline sections' FLOP/s
     tensor, tensor_prec, tensor_used, families = _tensor_flops(la, n, cuda, cc_text, device, warnings)
     flops = _total_flops(cuda, tensor, n, warnings)
-    precision, unit = _precision_unit(by_prec, cuda, tensor, tensor_prec, tensor_used, families, n, warnings)
     time_s = _time(m, n)
+    if rates:  # precision from the rates (FLOP/s, not FLOPs: only which precision dominates counts here)
+        by_prec, cuda = rates, np.sum(list(rates.values()), axis=0)
+    precision, unit = _precision_unit(by_prec, cuda, tensor, tensor_prec, tensor_used, families, n, warnings)
     cols, hbm = _bytes(m, time_s, n, warnings)
+    if rates:
+        flops = ncu_rates.apply(m, rates, flops, time_s, cols, warnings)
     _checks(la, source, cuda is not None or tensor is not None, hbm, cols, time_s, cc_text, n, warnings, meta)
+    hz = ncu_rates.clock(m)
+    if hz is not None:
+        cols["sm_clock_hz"] = hz  # to compare exports of the same launch (ncu_merge)
+    if la.pids is not None:
+        cols["process_id"] = la.pids
     cols.update(flops=flops, time_s=time_s, precision=pd.Categorical(precision), unit=pd.Categorical(unit))
     return cols, warnings, meta

@@ -25,6 +25,17 @@ PROFILE_COMMAND = f"ncu --csv --print-units base --metrics {','.join(ROOFLINE_ME
 #: the CUDA-core FLOP counters, to name in messages
 FLOP_METRICS = ",".join(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in OPS)
 
+#: per-cycle thread-instruction rates (NVIDIA's roofline sections, ``--section SpeedOfLight_RooflineChart`` and the
+#: hierarchical ones; their details-page labels in :data:`LABELS`) -> (op, thread instructions per unit of value).
+#: The sections' ``derived__…_x2`` / ``_x4`` metrics are a rate already multiplied by 2 or 4 (FMA = 2 FLOP, packed
+#: half = 2 lanes): read back as instructions, so that FLOPs count as §3.6a counts them (an FMA 2, add/mul 1).
+PER_CYCLE: dict[str, tuple[str, float]] = {
+    **{f"{p}__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed": (op, 1.0)
+       for p in ("sm", "smsp") for op in OPS},
+    **{f"derived__{p}__sass_thread_inst_executed_op_{op}_pred_on_x{k}": (op, 1.0 / k)
+       for p in ("sm", "smsp") for op in OPS for k in (2, 4)},
+}
+
 #: metric name -> the dimension its unit must have
 WANTED: dict[str, str] = {
     "gpu__time_duration.sum": "time", "Duration": "time",
@@ -41,6 +52,7 @@ WANTED: dict[str, str] = {
                                 "dram__bytes_write.sum.per_second", "lts__t_bytes.sum.per_second",
                                 "l1tex__t_bytes.sum.per_second")},
     "gpc__cycles_elapsed.avg.per_second": "frequency",
+    **{m: "per_cycle" for m in PER_CYCLE},
 }
 #: details-page labels (``--print-metric-name label``, the default) -> {unit dimension: the metric shown}; a label
 #: whose unit has another dimension (``Memory Throughput`` in %) is not used
@@ -48,6 +60,18 @@ LABELS: dict[str, dict[str, str]] = {
     "Duration": {"time": "Duration"},
     "Memory Throughput": {"bandwidth": "dram__bytes.sum.per_second"},  # Memory Workload Analysis, byte/s
     "DRAM Throughput": {"bandwidth": "dram__bytes.sum.per_second"},
+    # the roofline sections' achieved values (``Body Item Label`` "Single Precision Achieved Value" …): the SM clock,
+    # DRAM bandwidth and per-cycle rates. In the sections' bodies the FMA rates are "Operations Per Cycle" (the
+    # derived ×2, ×4 for packed half), and the half add/mul rates keep the instruction label on a derived ×2
+    # (SpeedOfLight_HierarchicalHalfRooflineChart.section); the others are plain instruction rates
+    "SM Frequency": {"frequency": "smsp__cycles_elapsed.avg.per_second"},
+    "DRAM Bandwidth": {"bandwidth": "dram__bytes.sum.per_second"},
+    **{f"Predicated-On {op.upper()} Thread Instructions Executed Per Cycle": dict.fromkeys(
+        ("per_cycle", "count"), f"derived__smsp__sass_thread_inst_executed_op_{op}_pred_on_x2" if op in ("hadd", "hmul")
+        else f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed") for op in OPS},
+    **{f"Predicated-On {op.upper()} Operations Per Cycle": dict.fromkeys(
+        ("per_cycle", "count"), f"derived__smsp__sass_thread_inst_executed_op_{op}_pred_on_x{4 if op == 'hfma' else 2}")
+       for op in ("dfma", "ffma", "hfma")},
 }
 #: Nsight Compute 2019.x names (the pre-Volta metric set, no .sum/.avg rollups) -> current names
 LEGACY = {
@@ -147,13 +171,28 @@ class _Launches:
     duplicates: int = 0
     first: dict[str, str] = field(default_factory=dict)
     groups: np.ndarray | None = None  #: object NVTX range per launch (None where the launch is in none)
+    pids: np.ndarray | None = None  #: float64 process id per launch (NaN: not a number), to merge exports
+
+
+_PER_CYCLE_UNIT = re.compile(r"^([KMGT]?)(?:inst|op|ops|flop|)/cycle$")
+_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def _dimension(unit: str) -> tuple[str, float] | None:
+    """``(dimension, factor to base units)`` of a unit: the ncu unit table, or a rate per cycle (``inst/cycle``)."""
+    found = unit_factor(unit)
+    if found is not None:
+        return found
+    m = _PER_CYCLE_UNIT.match(unit.strip())
+    return ("per_cycle", _SI[m.group(1)]) if m else None
 
 
 def _factor_for(metric: str, unit: str) -> float:
-    """Scale to base units, or NaN where the unit does not fit the metric's dimension."""
+    """Scale to base units, or NaN where the unit does not fit the metric's dimension (a rate per cycle may have
+    a count's unit, ``inst`` or none, as the sections' derived rates do)."""
     dim = WANTED.get(metric, "count")
-    found = unit_factor(unit)
-    if found is None or found[0] != dim:
+    found = _dimension(unit)
+    if found is None or (found[0] != dim and not (dim == "per_cycle" and found[0] == "count")):
         return np.nan
     return found[1]
 
@@ -195,7 +234,7 @@ def _metric_keys(m_names: list[str], u_names: list[str]) -> np.ndarray:
     Metric names are renamed to their current names; a details-page label counts only with a unit of the
     dimension it is read for (``Memory Throughput`` in byte/s is DRAM bandwidth, in % it is not used)."""
     keys = np.full((max(len(m_names), 1), max(len(u_names), 1)), "", dtype=object)
-    dims = [(unit_factor(u) or ("?", 1.0))[0] for u in u_names]
+    dims = [(_dimension(u) or ("?", 1.0))[0] for u in u_names]
     for i, m in enumerate(m_names):
         if m in LABELS:
             for j, d in enumerate(dims):

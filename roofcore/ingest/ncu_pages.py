@@ -51,8 +51,9 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
         names = names + [f"__extra{i}" for i in range(int(first["__fields__"]) - len(names))]
     rule_cols = [c for c in ("Rule Name", "Rule Type", "Rule Description") if c in names]
     nvtx_cols = _nvtx_columns(names)
-    include = ["ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value", *rule_cols, *nvtx_cols]
-    dict_cols = {"Kernel Name", "Metric Name", "Metric Unit", *rule_cols, *nvtx_cols}
+    pid_col = ["Process ID"] if "Process ID" in names else []
+    include = ["ID", *pid_col, "Kernel Name", "Metric Name", "Metric Unit", "Metric Value", *rule_cols, *nvtx_cols]
+    dict_cols = {*pid_col, "Kernel Name", "Metric Name", "Metric Unit", *rule_cols, *nvtx_cols}
     fields = int(first.get("__fields__", 0) or 0)
     width = fields if _required_width(names) <= fields < len(names) else None  # metric rows without rule columns
     table, ids, lines, bad = _read_block(data, block, names, include, dict_cols, 1, source, width)
@@ -98,7 +99,22 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     mat = mat.reshape(n_launch, n_slot)
     per_cell = np.bincount(flat, minlength=n_launch * n_slot).reshape(n_launch, n_slot)
     missing_rows = np.bincount(slot_s[np.isnan(scaled)], minlength=n_slot)
+    metrics, missing, bad_units, text = _by_metric(used, mat, per_cell, missing_rows, (slot, slot_s, unit_s),
+                                                   values, u_names)
+    other = [m for i, m in enumerate(m_names) if not any(keys[i]) and m.strip()]
+    kernel = np.asarray(k_names, dtype=object)[k_codes[starts]]
+    rows = np.flatnonzero(keep)[starts] if not keep.all() else starts  # each launch's first row in the table
+    return _Launches(ids=ids[starts], names=kernel, metrics=metrics, missing=missing, text=text, other=other,
+                     bad_units=bad_units, rules=rules, duplicates=_duplicates(flat, scaled, per_cell), first=first,
+                     groups=_nvtx_groups(table, nvtx_cols, rows), pids=_pids(table, rows))
 
+
+def _by_metric(used: list[str], mat: np.ndarray, per_cell: np.ndarray, missing_rows: np.ndarray,
+               slots: tuple[np.ndarray, np.ndarray, np.ndarray], values: pa.ChunkedArray | pa.Array,
+               u_names: list[str]) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, str], dict[str, str]]:
+    """Per metric read: its values per launch, how many launches have it unusable, a unit that does not fit it,
+    and the text metrics' first value. ``slots``: each row's slot, and the numeric rows' slots and unit codes."""
+    slot, slot_s, unit_s = slots
     metrics: dict[str, np.ndarray] = {}
     missing: dict[str, int] = {}
     bad_units: dict[str, str] = {}
@@ -116,12 +132,29 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
             wrong = sorted(u for u in units_seen if np.isnan(_factor_for(name, u)))
             if wrong:
                 bad_units[name] = wrong[0]
-    other = [m for i, m in enumerate(m_names) if not any(keys[i]) and m.strip()]
-    kernel = np.asarray(k_names, dtype=object)[k_codes[starts]]
-    groups = _nvtx_groups(table, nvtx_cols, np.flatnonzero(keep)[starts] if not keep.all() else starts)
-    return _Launches(ids=ids[starts], names=kernel, metrics=metrics, missing=missing, text=text, other=other,
-                     bad_units=bad_units, rules=rules, duplicates=int((per_cell > 1).any()), first=first,
-                     groups=groups)
+    return metrics, missing, bad_units, text
+
+
+def _duplicates(flat: np.ndarray, scaled: np.ndarray, per_cell: np.ndarray) -> int:
+    """Whether a metric appears more than once for one launch with different values (the roofline sections repeat
+    the SM clock and the DRAM bandwidth in each body item: the same value, not a duplicate)."""
+    if not (per_cell > 1).any():
+        return 0
+    lo = np.full(per_cell.size, np.inf)
+    hi = np.full(per_cell.size, -np.inf)
+    np.minimum.at(lo, flat, np.nan_to_num(scaled, nan=-np.inf))
+    np.maximum.at(hi, flat, np.nan_to_num(scaled, nan=-np.inf))
+    return int(((per_cell.ravel() > 1) & (lo != hi)).any())
+
+
+def _pids(table: pa.Table, rows: np.ndarray) -> np.ndarray | None:
+    """The process id of each launch (its row in ``table``), NaN where it is not a number; None without the column."""
+    if "Process ID" not in table.column_names:
+        return None
+    codes, values = _codes(table.column("Process ID"))
+    per_value = pd.to_numeric(pd.Series(values, dtype=object).str.replace(",", ""), errors="coerce").to_numpy(
+        dtype=np.float64) if values else np.empty(0)
+    return per_value[codes[rows]] if len(per_value) else np.full(len(rows), np.nan)
 
 
 # ------------------------------------------------------------------------------------------ NVTX
@@ -209,9 +242,10 @@ def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str
         seen_names.add(c)
     metric_cols = list(key_of)
     nvtx_cols = _nvtx_columns(names)
-    include = ["ID", "Kernel Name", *metric_cols, *nvtx_cols]
-    table, ids, lines, bad = _read_block(data, block, names, include, {"Kernel Name", *nvtx_cols}, skip_rows,
-                                         source)
+    pid_col = ["Process ID"] if "Process ID" in names else []
+    include = ["ID", *pid_col, "Kernel Name", *metric_cols, *nvtx_cols]
+    table, ids, lines, bad = _read_block(data, block, names, include, {*pid_col, "Kernel Name", *nvtx_cols},
+                                         skip_rows, source)
     skipped.extend(bad)
     n = table.num_rows
     for i in np.flatnonzero(np.isnan(ids))[:1000]:
@@ -244,4 +278,5 @@ def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str
              and not c.startswith("__extra")]
     names_out = np.asarray(k_names, dtype=object)[k_codes] if k_names else np.empty(0, dtype=object)
     return _Launches(ids=ids, names=names_out, metrics=metrics, missing=missing, text=text, other=other,
-                     bad_units=bad_units, first=first, groups=_nvtx_groups(table, nvtx_cols, np.arange(len(ids))))
+                     bad_units=bad_units, first=first, groups=_nvtx_groups(table, nvtx_cols, np.arange(len(ids))),
+                     pids=_pids(table, np.arange(len(ids))))

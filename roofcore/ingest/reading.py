@@ -266,9 +266,11 @@ def _joined(workloads: list[Workload], pairs: Mapping[str, str] | None) -> Workl
     """The files' workloads as one: a rocprof run's files reconciled, Nsight Compute exports of the same launches
     merged, a timeline joined with counters of some launches, a time-only profile with an inventory."""
     from .join import join_inputs
+    from .ncu_merge import merge_launches
     from .rocprof import reconcile
 
     workloads = reconcile(workloads)  # the files of one rocprof run: joined, never counted twice
+    workloads = merge_launches(workloads)  # ncu exports of the same launches: one launch each, never two
     workloads = join_inputs(workloads, pairs)  # a timeline + counters of some launches: one workload (.join)
     timing = [w for w in workloads if w.meta.get("time_only") == "true"]
     models = [w for w in workloads if w.meta.get("time_only") != "true"]
