@@ -14,6 +14,7 @@ from ..analyze import Analysis, analyze, coverage_text, speedup_note
 from ..catalog import Catalog
 from ..errors import RoofcoreError
 from ..ingest import aggregate, read_many
+from ..ingest.arch import catalog_ids
 from ..ingest.join import counter_headline
 from ..ingest.pseudo import runtime_line
 from ..roofline import FLAG_CODES
@@ -59,8 +60,8 @@ def _analysis(args: argparse.Namespace) -> Analysis:
 
 
 def _detected_devices(cat: Catalog, workload) -> list:
-    """The catalog device the profile ran on, when the export names it and the catalog has it."""
-    hits = cat.suggest(workload.device, workload.meta)
+    """The catalog device the profile ran on: named by the export, or told by what it says (:mod:`..ingest.arch`)."""
+    hits = catalog_ids(cat, workload.device, workload.meta)
     return [cat.get(hits[0])] if hits else []
 
 
@@ -160,6 +161,8 @@ def analysis_text(a: Analysis, top: int = 25, device_note: str | None = None) ->
            f"{', '.join(w.sources) or 'memory'} ({', '.join(w.formats)})"]
     if device_line(a, device_note):
         out.append(device_line(a, device_note))
+    if w.meta.get("device_evidence"):
+        out.append(f"Device evidence: {w.meta['device_evidence']}.")
     if w.runtime is not None:
         out.append(runtime_line(w.runtime))
     if counter_headline(w):  # a timeline joined with counters of some launches (roofcore.ingest.join)

@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import filemap, limits
 from ..errors import InputError, RoofcoreError
 from ..models import Workload
+from .arch import infer as infer_arch
 from .compression import GZIP_MAGIC, gunzip_bounded
 from .frames import combine, with_rank
 from .pseudo import split_runtime
@@ -60,6 +61,7 @@ def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: 
         raise InputError(where=label, text="the input is nested too deeply to read.") from None
     if isinstance(out, Workload):
         out = split_runtime(out)  # queue packets and API rows are not kernels (.pseudo), whatever the format
+        out = infer_arch(out, data)  # the GPU from names, program output, rates (.arch), whatever the format
         limits.KERNELS.check(len(out), label, f"{len(out):,} kernels read")
     limits.tick()
     return out
