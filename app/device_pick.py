@@ -11,7 +11,7 @@ import streamlit as st
 import roofcore
 
 from . import state
-from .devices import Match, describe, form_prefill, match, reason
+from .devices import Match, explain, form_prefill, match, reason
 from .markdown import escape_message
 from .workload import DEFAULT_DEVICE
 
@@ -70,23 +70,28 @@ def _picked(catalog: roofcore.Catalog, entry: state.WorkloadEntry, m: Match) -> 
     if not p or p["key"] != entry["key"] or p.get("undone") or chosen_now() != [p["id"]] or p["id"] not in catalog:
         return False
     hw = catalog.get(p["id"])
-    why = reason(m)
+    why, more = explain(m)
     st.info(f"**Device from the file:** {escape_message(hw.name)} (`{hw.id}`)"
             + (f"  \n{escape_message(why)}." if why else "."), icon=":material/memory:")
+    if more:
+        with st.expander("Why this device", icon=":material/help_outline:"):
+            for text in more:
+                st.caption(escape_message(text) + ".")
     st.button("Use the default instead", on_click=_use_default, key="device_undo", icon=":material/undo:",
               help=f"Analyse on {DEFAULT_DEVICE}, the app's default device, as before this upload.")
     return True
 
 
-def _offer(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match) -> None:
+def _offer(catalog: roofcore.Catalog, m: Match) -> None:
     """A device chosen by hand (or the default put back): the file's device is offered, never imposed."""
     now = chosen_now()
     top = m.top
     why = reason(m)
     if top and top in catalog and top not in now:
-        st.caption(f"Profiled on **{escape_message(describe(catalog, w, m) or top)}**; closest catalog device: "
-                   f"**{escape_message(catalog.get(top).name)}** (`{top}`)." + (f" {escape_message(why)}." if why
-                                                                                 else ""))
+        name = escape_message(catalog.get(top).name)
+        st.caption((f"Profiled on **{escape_message(m.device)}**; closest catalog device: **{name}** (`{top}`)."
+                    if m.device else f"The file points to **{name}** (`{top}`).")
+                   + (f" {escape_message(why)}." if why and not why.startswith("The file names") else ""))
         if untouched(now):  # nothing chosen by hand: take its place
             st.button(f"Use {top}", on_click=use_device, args=(top,), icon=":material/memory:",
                       key="use_suggested", help=f"Analyse on {top} instead of {', '.join(now) or 'nothing'}.")
@@ -95,8 +100,9 @@ def _offer(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match) -> None:
                       key="use_suggested", help=f"Replace {', '.join(now)} with {top}.")
             st.button(f"Add {top}", on_click=add_devices, args=([top],), icon=":material/add:",
                       key="add_suggested", help=f"Analyse on {top} too, beside {', '.join(now)}.")
-    elif top and top in now and why and not m.exact:
-        st.caption(escape_message(why) + ".")
+    elif top and top in now and not m.exact:  # chosen, not named by the file: say where it came from
+        st.caption(f"Device from the file: **{escape_message(catalog.get(top).name)}** (`{top}`)"
+                   + (f". {escape_message(why)}." if why else "."))
 
 
 def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None:
@@ -106,7 +112,7 @@ def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None
     if m is None or entry["key"] == "bundled":
         return
     if not _picked(catalog, entry, m):
-        _offer(catalog, w, m)
+        _offer(catalog, m)
     if not m.missing:
         return
     if st.query_params.get(ADD_PARAM) == "1":  # the link below was followed: the page's form starts from the file

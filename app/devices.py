@@ -54,13 +54,32 @@ def match(catalog: roofcore.Catalog, w: roofcore.Workload) -> Match | None:
                  evidence=evidence)
 
 
+def _sentence(text: str) -> str:
+    """A clause as a sentence's start: "the file names …" gets its capital, "sm_80 with …" and "gfx942 …" do not."""
+    text = text.strip().rstrip(". ")
+    return text[:1].upper() + text[1:] if re.match(r"[a-z]+\s", text) else text
+
+
+def explain(m: Match) -> tuple[str, list[str]]:
+    """Why this device: one short line (a device the catalog lacks: the resolver's note; else the first thing the
+    file says, else the note's first clause, else the name the file gives), and the rest of the reasoning."""
+    note = [c.strip() for c in (m.note or "").rstrip(". ").split("; ") if c.strip()]
+    evidence = [c.strip() for c in (m.evidence or "").split("; ") if c.strip()]
+    if m.missing and note:
+        return _sentence("; ".join(note)), ([_sentence("From the file: " + m.evidence)] if evidence else [])
+    if evidence:
+        line = evidence[0]
+        rest = ([_sentence("; ".join(note))] if note else []) + (
+            [_sentence("From the file: " + "; ".join(evidence))] if len(evidence) > 1 else [])
+        return _sentence(line), rest
+    if note:
+        return _sentence(note[0]), ([_sentence("; ".join(note[1:]))] if len(note) > 1 else [])
+    return (_sentence(f"the file names {m.device}") if m.device else ""), []
+
+
 def reason(m: Match) -> str:
-    """Why this device, in one line: the resolver's note, else what the file names, and the evidence."""
-    parts = [m.note] if m.note else ([f"the file names {m.device}"] if m.device else [])
-    if m.evidence and not any(m.evidence in p for p in parts):
-        parts.append(f"from {m.evidence}" if parts else m.evidence)
-    text = "; ".join(p.rstrip(". ") for p in parts)
-    return text[:1].upper() + text[1:] if text else ""
+    """The one-line reason of :func:`explain`."""
+    return explain(m)[0]
 
 
 def vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
@@ -77,11 +96,12 @@ def vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> 
 
 
 def describe(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
-    """The GPU as a sentence names it: the file's device name, else the matched device's, else "an AMD GPU"."""
+    """The GPU as a sentence names it: the file's device name, else the matched device's (said to be inferred: the
+    file names none), else "an AMD GPU"."""
     if m is not None and m.device:
         return m.device
     if m is not None and m.top and m.top in catalog:
-        return catalog.get(m.top).name
+        return f"{catalog.get(m.top).name} (inferred)"
     v = vendor(catalog, w, m)
     return f"an {v} GPU" if v and v[0] in "AEIOU" else f"a {v} GPU" if v else None
 
@@ -116,4 +136,4 @@ def form_prefill(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match) -> d
     return out
 
 
-__all__ = ["Match", "describe", "differs", "form_prefill", "match", "reason", "vendor"]
+__all__ = ["Match", "describe", "differs", "explain", "form_prefill", "match", "reason", "vendor"]

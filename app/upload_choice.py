@@ -127,6 +127,12 @@ def _compare(asked: dict, new: tuple) -> None:
         add_devices([asked["new_id"]])
 
 
+def bold(gpu: str) -> str:
+    """A GPU in the question, bold, an "(inferred)" after it not."""
+    name, inferred, _ = gpu.partition(" (inferred)")
+    return f"**{escape_message(name)}**" + (" (inferred)" if inferred else "")
+
+
 def ask(files, fmt: str | None) -> None:
     """The question about files from another GPU (while one waits), and the files left out of the workload."""
     asked = state.UPLOAD_ASK.get()
@@ -138,9 +144,9 @@ def ask(files, fmt: str | None) -> None:
             asked = None
     if asked:
         names = ", ".join(asked["names"])
-        st.warning(f"**{escape_message(names)}** was profiled on **{escape_message(asked['new_gpu'])}**, this "
-                   f"workload on **{escape_message(asked['old_gpu'])}**. Add it to this workload, replace the "
-                   "workload with it, or compare the two?", icon=":material/help:")
+        st.warning(f"**{escape_message(names)}** was profiled on {bold(asked['new_gpu'])}, this workload on "
+                   f"{bold(asked['old_gpu'])}. Add it to this workload, replace the workload with it, or compare the "
+                   "two?", icon=":material/help:")
         readable = _read([f for f in files if ident(f) in asked["new"]], fmt)[0] is not None
         also = f"; {asked['new_id']} joins the devices" if asked["new_id"] else ""
         st.button("Add to this workload", on_click=_add, args=(asked,), key="upload_add", icon=":material/add:",
