@@ -346,8 +346,10 @@ class Workload:
 
     Columns: ``name, count, flops, time_s, precision, unit, group, source, row`` and one
     ``bytes_<name>`` float column per memory level or link (``bytes_hbm`` is the off-chip traffic).
-    ``flops``/``time_s`` are NaN where unknown (unknown work is not zero work). Treat the frame as
-    read-only: transformations build new workloads.
+    ``flops``/``time_s`` are NaN where unknown (unknown work is not zero work). A kernel a profiler gives
+    as rates without a duration has ``flops_rate`` (FLOP/s) and ``bandwidth_<name>`` (byte/s) columns, by which
+    the analysis places it (:mod:`roofcore.ingest.ncu_rates`). Treat the frame as read-only: transformations build
+    new workloads.
     """
 
     frame: pd.DataFrame

@@ -60,7 +60,10 @@ GPUs keeps the first). No hardware id is suggested here (that needs the catalog)
 The reader in modules: :mod:`.ncu_metrics` the metric names, legacy names and labels, sniffing and messages;
 :mod:`.ncu_read` values and the CSV table (preambles, noise, ragged rows); :mod:`.ncu_pages` the details and raw
 pages into launches; :mod:`.ncu_build` the workload and its warnings; :mod:`.ncu_tensor` tensor FLOPs per MMA
-shape; units from :mod:`.readers`. This module registers the two formats.
+shape; :mod:`.ncu_rates` the roofline sections' rates (FP instructions per cycle × SM clock, DRAM bandwidth: a
+launch without a duration is placed by its achieved FLOP/s and intensity); :mod:`.ncu_merge` exports of the same
+launches (ID, process, kernel name) read together, one launch each; units from :mod:`.readers`. This module
+registers the two formats.
 """
 
 from __future__ import annotations
