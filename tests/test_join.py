@@ -277,6 +277,16 @@ def test_a_timeline_alone_names_the_commands():
     assert any(x.startswith("No counters for 5 of 5 kernels (100% of the timeline's kernel time).") for x in w.warnings)
 
 
+def test_a_timeline_with_flops_of_its_own_alone_is_left_as_it_is():
+    """A PyTorch trace with shapes has FLOPs for its kernels: read alone, no counter commands are added to it."""
+    from roofcore.ingest.join import join_inputs
+
+    shaped = _w([("gemm", 4, 1e-3, 8e9, 1e6), ("relu", 4, 1e-3, math.nan, math.nan)], ("pytorch-trace",))
+    assert join_inputs([shaped]) == [shaped]
+    bare = _w([("gemm", 4, 1e-3, math.nan, math.nan)], ("pytorch-trace",))
+    assert join_inputs([bare])[0].meta["counter_commands"].startswith("ncu ")
+
+
 def test_cli_text_and_json_state_the_coverage():
     w = roofcore.read_many([DATA / "kern_sum.csv", DATA / "ncu_details.csv"])
     a = analyze(w, [load_catalogs().get("h100-sxm")])

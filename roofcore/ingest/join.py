@@ -51,6 +51,12 @@ def _has_counters(w: Workload) -> bool:
     return any(f.loc[kernels, c].notna().any() for c in ("flops", *w.byte_columns))
 
 
+def _has_flops(w: Workload) -> bool:
+    f = w.frame
+    kernels = ~f["group"].isin(COPY_GROUPS) if "group" in f else np.ones(len(f), dtype=bool)
+    return bool(f.loc[kernels, "flops"].notna().any())
+
+
 def role_of(w: Workload) -> str:
     """``"timeline"`` (real kernel times, no counters), ``"counters"`` (FLOP or byte counters of sampled or replayed
     launches) or ``""`` (an inventory, a model, a counter export without counters such as a time-only Nsight
@@ -75,8 +81,8 @@ def join_inputs(workloads: list[Workload], pairs: Mapping[str, str] | None = Non
     if timelines and counters:
         rest = [w for w, r in zip(workloads, roles, strict=True) if r not in ("timeline", "counters")]
         return [join_counters(combine(timelines), combine(counters), pairs), *rest]
-    if timelines and not counters and len(timelines) == len(workloads):
-        return [_with_commands(w) for w in workloads]
+    if timelines and not counters and len(timelines) == len(workloads):  # a timeline alone, without any FLOPs
+        return [w if _has_flops(w) else _with_commands(w) for w in workloads]
     return workloads
 
 
