@@ -222,6 +222,17 @@ def test_a_details_page_of_the_same_launches_gives_the_durations_and_flops(order
     assert "kernels_rates_only" not in a.summary(DEVICE.id)["coverage"]
 
 
+def test_a_time_only_details_page_with_the_rates_is_no_longer_time_only(tmp_path):
+    times = tmp_path / "times.csv"
+    times.write_text("\n".join(ln for ln in DURATIONS.read_text().splitlines() if "dram__bytes" not in ln) + "\n")
+    assert ingest.read(times).meta.get("time_only") == "true"
+    w = read(times, RATES)
+    assert "time_only" not in w.meta  # not a timeline to join with counters: it has its FLOPs now
+    f = w.frame.set_index("row")
+    assert f.loc[["0", "1", "2"], "flops"].tolist() == pytest.approx([RATE[0] * 100e-6, RATE[1] * 20e-6, RATE[2] * 40e-6])
+    assert f.loc[["0", "1", "2"], "bytes_hbm"].tolist() == pytest.approx([500e9 * 100e-6, 800e9 * 20e-6, 250e9 * 40e-6])
+
+
 def test_the_same_export_read_twice_is_not_counted_twice():
     one, two = read(DURATIONS), read(DURATIONS, DURATIONS)
     assert len(two) == len(one) == 4

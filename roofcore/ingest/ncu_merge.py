@@ -116,7 +116,10 @@ def _join(a: Workload, b: Workload) -> Workload | None:
         notes.append(f"{a.name} and {b.name} disagree on the same launches: {'; '.join(disagree)}; the first file's "
                      "value is kept (different replay passes measure at different clocks).")
     base = combine([a, b])
-    return replace(base, frame=frame, warnings=tuple(dict.fromkeys(
+    meta = dict(base.meta)
+    if not (a.meta.get("time_only") == b.meta.get("time_only") == "true"):
+        meta.pop("time_only", None)  # one export's times with the other's rates or counters: not a timeline alone
+    return replace(base, frame=frame, meta=meta, warnings=tuple(dict.fromkeys(
         (*_current(a, len(fa), frame, ia), *_current(b, len(fb), frame, ia), *notes))))
 
 
