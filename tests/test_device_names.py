@@ -224,3 +224,15 @@ def test_the_cli_prints_the_reasoning_on_the_device_line(capsys):
                         "with 304 CUs is taken as the AMD Instinct MI300X (mi300x); the memory size would tell it "
                         "from mi325x.")
     assert "== AMD Instinct MI300X (mi300x)" in "\n".join(lines)
+
+
+def test_a_users_device_names_its_architecture_with_an_alias(catalog):
+    from roofcore.catalog import load_bytes
+
+    raw = (DATA / "good_catalog.yaml").read_text().replace("  name: Acme X1\n",
+                                                           "  name: Acme X1\n  aliases: [\"Acme X1\", \"gfx1030\"]\n")
+    hw = load_bytes(raw.encode(), "mine.yaml")[0][0]
+    assert catalog.resolve(None, {"arch": "gfx1030"}).ids == []
+    mine = catalog.with_device(hw)
+    m = mine.resolve("AMD Radeon Graphics", {"arch": "gfx1030", "memory_gb": "96"})
+    assert (m.ids, m.exact) == (["acme-x1"], True) and "gfx1030 with 96 GB is the Acme X1 (acme-x1)" in m.note

@@ -67,15 +67,23 @@ def memory_of(meta: Mapping[str, str] | None) -> tuple[float, str] | None:
     return None
 
 
+def _norm_arch(text: object) -> str | None:
+    """``gfx942`` from ``gfx942:sramecc+:xnack-``, ``sm_90`` from ``sm90`` or ``SM_90``; None for anything else."""
+    hit = _ARCH.match(str(text or "").strip().lower())
+    if not hit:
+        return None
+    a = hit.group(1)
+    return a if a.startswith("gfx") else "sm_" + a.removeprefix("sm").lstrip("_")
+
+
 def arch_of(meta: Mapping[str, str] | None, name: str | None = None) -> str | None:
     """``gfx942`` or ``sm_90`` from the meta (``gpu_arch``, ``arch``, ``compute_capability``), else from a name that
     is itself an architecture (``gfx942:sramecc+:xnack-``)."""
     m = meta or {}
     for text in (m.get("gpu_arch"), m.get("arch"), name):
-        hit = _ARCH.match(str(text or "").strip().lower())
-        if hit:
-            a = hit.group(1)
-            return a if a.startswith("gfx") else "sm_" + a.removeprefix("sm").lstrip("_")
+        a = _norm_arch(text)
+        if a:
+            return a
     cc = re.fullmatch(r"\s*(\d{1,2})\.(\d)\s*", str(m.get("compute_capability") or ""))
     return f"sm_{cc.group(1)}{cc.group(2)}" if cc else None
 
@@ -90,10 +98,10 @@ def _silicon(hw: Hardware) -> tuple[str | None, str | None]:
     """(architecture, chip) of a catalog device: the built-in table, else a gfx/sm alias of a user's device."""
     if hw.id in SILICON:
         return SILICON[hw.id]
-    for a in hw.aliases:
-        hit = _ARCH.match(a.strip().lower())
-        if hit:
-            return hit.group(1), hit.group(1)
+    for alias in hw.aliases:
+        a = _norm_arch(alias)
+        if a:
+            return a, a
     return None, None
 
 
