@@ -46,7 +46,7 @@ def test_hardware_show(capsys):
 def test_unknown_hardware_is_one_line_and_exit_2(capsys):
     code, out, err = run(capsys, "hardware", "show", "h100")
     assert code == 2 and out == ""
-    assert err == "roofline: error: unknown hardware id 'h100'; closest: h100-sxm, h100-pcie, mi100.\n"
+    assert err == "roofline: error: unknown hardware id 'h100'; closest: h100-sxm, h100-pcie, h800-sxm.\n"
 
 
 def test_analyze_text(capsys):
