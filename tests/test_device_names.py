@@ -236,3 +236,17 @@ def test_a_users_device_names_its_architecture_with_an_alias(catalog):
     mine = catalog.with_device(hw)
     m = mine.resolve("AMD Radeon Graphics", {"arch": "gfx1030", "memory_gb": "96"})
     assert (m.ids, m.exact) == (["acme-x1"], True) and "gfx1030 with 96 GB is the Acme X1 (acme-x1)" in m.note
+
+
+def test_the_device_line_names_an_architecture_told_only_by_kernel_names(catalog):
+    """A file with no device column whose kernel names gave its gfx id (meta gpu_arch) still gets the device line
+    with the reasoning: which catalog device that architecture is taken as, and what would tell it apart."""
+    import roofcore
+    from roofcore.cli.analysis import device_line, device_note
+
+    w = roofcore.read(DATA / "kineto" / "radeon_graphics_gfx942.pt.trace.json")
+    w = replace(w, device=None, meta={"gpu_arch": "gfx1201"})
+    a = roofcore.analyze(w, [catalog.get("radeon-ai-pro-r9700")])
+    assert device_line(a, device_note(catalog, a)) == (
+        "Profiled on: gfx1201. gfx1201 is taken as the AMD Radeon AI PRO R9700 (radeon-ai-pro-r9700); the CU count "
+        "and memory size would tell it from rx-9070-xt.")

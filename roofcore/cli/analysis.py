@@ -78,9 +78,10 @@ def device_line(a: Analysis, note: str | None = None) -> str:
     """``Profiled on: AMD Radeon Graphics (gfx942). AMD Radeon Graphics is a marketing name; gfx942 with 304 CUs …``:
     the device the profile names, then ``note`` (:func:`device_note`) when the catalog device needed reasoning."""
     w = a.workload
-    if not w.device and not w.meta.get("arch") and not w.measured:
+    arch = w.meta.get("arch") or w.meta.get("gpu_arch")  # gpu_arch alone: told by kernel names (ingest.arch)
+    if not w.device and not arch and not w.measured:
         return ""
-    what = w.device or w.meta.get("arch")
+    what = w.device or arch
     extra = [f"CC {w.meta['compute_capability']}" if w.meta.get("compute_capability") else "",
              w.meta.get("arch", "") if w.device and w.meta.get("arch") else ""]
     extra = [x for x in extra if x]
