@@ -141,11 +141,7 @@ def test_gpu_named_by_the_metrics_line():
     ("out.csv", b"Total (MB),Count,Avg (MB),Med (MB),Min (MB),Max (MB),StdDev (MB),Operation\n"
                 b"0.008,2,0.004,0.004,0.004,0.004,0.0,[CUDA memcpy Host-to-Device]\n",
      "GPU memory-operation size summary (cuda_gpu_mem_size_sum)"),
-    ("out.csv", b"Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),"
-                b"Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
-                b"100,2000,7,64,1,1,256,1,1,32,0.0,0.0,,,,,NVIDIA A100-SXM4-80GB (0),1,7,my_kernel\n",
-     "GPU trace (cuda_gpu_trace)"),
-])
+])  # a GPU trace (cuda_gpu_trace) is a timeline of its own: tests/test_join.py
 def test_other_reports_refused_by_name(name, data, report):
     assert ingest.detect(data, name).name == "nsys-kern-sum"
     assert message(data, name) == (

@@ -10,13 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from roofhelpers import col, sample
+from hypothesis import HealthCheck, given, settings
+from roofhelpers import col, mutated, sample
 
 import roofcore
 from roofcore.analyze import analyze
 from roofcore.catalog import load_catalogs
 from roofcore.cli.analysis import analysis_text
-from roofcore.ingest import make_frame
+from roofcore.errors import InputError
+from roofcore.ingest import make_frame, nsys_trace
 from roofcore.ingest.join import counter_headline, counter_summary, join_counters, role_of
 from roofcore.ingest.join_commands import kernel_regex, targeted_commands
 from roofcore.ingest.join_names import match_kernels, normalise_kernel_name, normalise_names
@@ -248,6 +250,25 @@ def test_kernel_regex_tells_namesakes_apart():
         assert [m for m in names if re.search(rx, m)] == [n]
 
 
+def test_nsys_gpu_trace_is_a_timeline_of_launches():
+    """cuda_gpu_trace: one row per launch (memory operations left out), joined per launch with ncu's sampled ones."""
+    path = DATA / "cuda_gpu_trace.csv"
+    assert roofcore.ingest.detect(path.read_bytes(), path.name).name == "nsys-gpu-trace"
+    t = roofcore.read(path)
+    assert t.device == "NVIDIA GeForce RTX 5090" and t.meta["time_only"] == "true"
+    assert col(t, "time_s") == pytest.approx([4e-6, 3.5e-6, 4.5e-6, 2e-6, 3e-6]) and col(t, "row")[0] == "6"
+    assert col(t, "name")[3] == ("void at::native::vectorized_elementwise_kernel<(int)4, at::native::CUDAFunctor_add"
+                                 "<c10::BFloat16>, std::array<char *, (unsigned long)3>>(int, T2, T3)")  # unquoted
+    assert t.warnings[0] == "2 memory operations (copies, memsets; 0.663 ms) left out: they are not kernels."
+    w = roofcore.read_many([path, DATA / "ncu_details.csv"])
+    gemv = roofcore.read(DATA / "ncu_details.csv").frame.iloc[:3]
+    assert col(w, "count") == [1] * 5 and col(w, "time_s") == col(t, "time_s")
+    assert col(w, "bytes_hbm")[:3] == pytest.approx([gemv["bytes_hbm"].mean()] * 3)
+    assert col(w, "bytes_hbm")[3] == 3e6 and col(w, "flops")[4] is None
+    assert counter_headline(w) == ("Counters for 82% of the timeline's 17 µs (2 of 3 kernels); the rest is time "
+                                   "only.")
+
+
 def test_read_many_rocprof_stats_with_rocprofv3_counters():
     """A --stats summary and the rocprofv3 counters of another run: the summary is the timeline, not a duplicate."""
     w = roofcore.read_many([DATA / "results.stats.csv", DATA / "counter_collection.csv"])
@@ -318,3 +339,15 @@ def test_real_rtx5090_timeline_with_one_sampled_gemv_launch():
     assert counter_headline(w) == ("Counters for 34% of the timeline's 179 ms (1 of 46 kernels); the rest is time "
                                    "only.")
     assert w.meta["counter_commands"].count("\n") == 4  # five kernels without counters hold most of the rest
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=mutated([(DATA / "cuda_gpu_trace.csv").read_bytes()],
+                    [b",", b'"', b"\n", b"n/a", b"-1", b"1e999", b"\x00", b"[CUDA memset]", b"Start (us)"],
+                    raw_size=512))
+def test_fuzz_gpu_trace_ends_in_a_workload_or_an_input_error(data):
+    try:
+        w = nsys_trace.parse(data, "fuzz.csv")
+    except InputError:
+        return
+    assert len(w) > 0 and (w.frame["count"] == 1).all() and (w.frame["time_s"] >= 0).all()

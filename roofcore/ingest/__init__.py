@@ -40,6 +40,7 @@ from . import (  # noqa: F401
     kineto,
     ncu,
     nsys,
+    nsys_trace,
     nvprof,
     rocprof,
     rocprof_compute,
