@@ -21,8 +21,8 @@ from .roofline import FLAG_CODES, DeviceResult, Flag, Inputs, attainable, evalua
 from .units import fmt_rate
 
 
-def _inputs(w: Workload) -> tuple[Inputs, np.ndarray | None]:
-    """The arrays :func:`~roofcore.roofline.evaluate` reads, and which kernels are given by rates (else None).
+def _inputs(w: Workload) -> Inputs:
+    """The arrays :func:`~roofcore.roofline.evaluate` reads.
 
     A kernel given by rates (``flops_rate`` FLOP/s, ``bandwidth_<level>`` byte/s; no duration) goes in as one
     second of its run: FLOPs = its FLOP rate, bytes = its bandwidths, time 1 s, so its bound, share of the roof and
@@ -41,7 +41,7 @@ def _inputs(w: Workload) -> tuple[Inputs, np.ndarray | None]:
         flops, time_s = _rate_or(f, "flops_rate", rated, flops), np.where(rated, 1.0, time_s)
         byte_cols = {k: _rate_or(f, f"bandwidth_{k}", rated, v) for k, v in byte_cols.items()}
     return Inputs(flops=flops, time_s=time_s, count=f["count"].to_numpy(dtype=np.int64), byte_cols=byte_cols,
-                  combo_codes=codes.astype(np.int64), combos=combos), rated
+                  combo_codes=codes.astype(np.int64), combos=combos)
 
 
 def _rated(f: pd.DataFrame) -> np.ndarray | None:
@@ -291,7 +291,7 @@ def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achi
         raise RoofcoreError("analyze needs at least one hardware device")
     if len(workload) == 0:
         raise RoofcoreError("the workload has no kernels to analyse")
-    inp, rated = _inputs(workload)
+    inp, rated = _inputs(workload), _rated(workload.frame)
     return Analysis(workload=workload, achievable=achievable,
                     results=tuple(_by_rates(evaluate(inp, h, achievable=achievable), rated) for h in hws))
 
