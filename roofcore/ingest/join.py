@@ -36,8 +36,8 @@ from .join_commands import with_commands as _with_commands
 from .join_names import Matching, match_kernels, normalise_kernel_name, normalise_names
 from .registry import FORMATS
 
-__all__ = ["COPY_GROUPS", "counter_headline", "counter_summary", "join_counters", "join_inputs",
-           "normalise_kernel_name", "normalise_names", "role_of", "targeted_commands"]
+__all__ = ["COPY_GROUPS", "Matching", "counter_headline", "counter_summary", "join_counters", "join_inputs",
+           "kernel_times", "match_kernels", "normalise_kernel_name", "normalise_names", "role_of", "targeted_commands"]
 
 #: a spread (standard deviation ÷ mean over the sampled launches) above this is named in a warning
 LARGE_SPREAD = 0.25
