@@ -35,14 +35,16 @@ from .rocprof_common import (
     context_dict,
     find_header,
     header_sniffer,
+    header_with,
     load_json,
     no_header,
+    position,
     read_table,
 )
 
 # --------------------------------------------------------------------------------------------- rocprof-compute
 
-ROOFLINE_HEADER = re.compile(r"^[ \t]*\"?device\"?,\"?HBMBw\"?,", re.M | re.I)
+ROOFLINE_HEADER = header_with("device", "HBMBw")  # columns by name, in any order
 #: header typos in rocprof-compute's roofline.csv, fixed on read
 ROOFLINE_TYPOS = {"hbmBwHigh": "HBMBwHigh", "MFMAFI8OpsLow": "MFMAI8OpsLow"}
 #: roofline.csv column -> (level name, label); off-chip first, then outward to inward
@@ -76,11 +78,12 @@ def parse_roofline(data: bytes, source: str, context: dict | None = None) -> dic
     table = read_table(text, at, source, lambda header: list(range(len(header))))
     cols = [ROOFLINE_TYPOS.get(h, h) for h in table.header]
     out: dict[int, dict[str, float]] = {}
-    if table.n:
-        dev = cell_text(table.columns[0])
+    at_dev = position(table.header, ("device",))
+    if table.n and at_dev is not None:
+        dev = cell_text(table.columns[at_dev])
         ok = dev.str.fullmatch(DIGITS).to_numpy(dtype=bool)
         values = {}
-        for j, name in enumerate(cols[1:], start=1):
+        for j, name in ((j, c) for j, c in enumerate(cols) if j != at_dev):
             v = pd.to_numeric(cell_text(table.columns[j]), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             values[name] = v * 1e9
         for i in np.flatnonzero(ok):

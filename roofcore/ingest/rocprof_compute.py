@@ -33,6 +33,7 @@ from .rocprof_common import (
     context_dict,
     find_header,
     header_sniffer,
+    header_with,
     no_header,
     parse_summary,
     parse_wide,
@@ -42,10 +43,9 @@ from .rocprof_v1 import V1
 
 # --------------------------------------------------------------------------------------------- pmc_perf.csv
 
-#: any column order after Dispatch_ID; rocprofv2's (GPU_ID,Queue_ID) and rocprof v1's per-pass (queue-id) layouts
-#: are their own formats
-OWN_HEADER = re.compile(r'^[ \t]*"?Dispatch_ID"?,(?!"?GPU_ID"?,"?Queue_ID"?,)(?!"?Kernel_Name"?,"?GPU_ID"?,"?queue-id"?,)'
-                        r"(?=[^\n]*\bKernel_Name\b)", re.M | re.I)
+#: columns in any order; rocprofv2's (Queue_ID) and rocprof v1's per-pass (queue-id) layouts and rocprofv3's files
+#: (Agent_Id; counters one per row: Counter_Name) are their own formats
+OWN_HEADER = header_with("Dispatch_ID", "Kernel_Name", without=("Queue_ID", "queue-id", "Agent_Id", "Counter_Name"))
 COMPUTE = Layout(
     "rocprof-compute",
     re.compile(f"{OWN_HEADER.pattern}|{V1.header.pattern}", re.M | re.I),  # Omniperf 1.x: the v1 per-pass layout
@@ -78,7 +78,7 @@ def parse_compute(data: bytes, source: str, context: dict | None = None) -> Work
 
 # --------------------------------------------------------------------------------------------- pmc_kernel_top.csv
 
-KERNEL_TOP_HEADER = re.compile(r'^[ \t]*"?Kernel_Name"?,"?Count"?,"?Sum\(ns\)"?(?:,|$)', re.M | re.I)
+KERNEL_TOP_HEADER = header_with("Kernel_Name", "Count", "Sum(ns)")
 
 
 @register_format("rocprof-compute-kernel-top", "rocprof-compute pmc_kernel_top.csv: launches and total time per "
@@ -96,7 +96,9 @@ def parse_kernel_top(data: bytes, source: str, context: dict | None = None) -> W
 
 # --------------------------------------------------------------------------------------------- pmc_dispatch_info.csv
 
-DISPATCH_INFO_HEADER = re.compile(r'^[ \t]*"?Dispatch_ID"?,"?Kernel_Name"?,"?GPU_ID"?[ \t]*$', re.M | re.I)
+#: these three columns (and one more at most, a newer version's), none of a dispatch table's: no time, no counters
+DISPATCH_INFO_HEADER = header_with("Dispatch_ID", "Kernel_Name", "GPU_ID", most=4,
+                                   without=("Grid_Size", "Workgroup_Size", "Start_Timestamp", "End_Timestamp"))
 
 
 @register_format("rocprof-compute-dispatch-info", "rocprof-compute's list of dispatches (pmc_dispatch_info.csv: "
@@ -115,7 +117,7 @@ def parse_dispatch_info(data: bytes, source: str, context: dict | None = None) -
 
 # --------------------------------------------------------------------------------------------- sysinfo.csv
 
-SYSINFO_HEADER = re.compile(r"^[ \t]*\"?workload_name\"?,(?=[^\n]*\b(?:gpu_arch|gpu_model|gpu_soc)\b)[^\n]*$",
+SYSINFO_HEADER = re.compile("|".join(header_with("workload_name", c).pattern for c in ("gpu_arch", "gpu_model", "gpu_soc")),
                             re.M | re.I)
 #: Omniperf 1.x sysinfo column names (``omniperf1.x_mi100_sysinfo.csv``; ``LDSBanks`` unverified). ``gpu_soc`` holds
 #: the architecture there (``gfx908``) and a series name in other files: see :func:`parse_sysinfo`.

@@ -38,10 +38,10 @@ from .rocprof_common import (
     find_header,
     finish,
     header_sniffer,
+    header_with,
     load_json,
     parse_summary,
     parse_wide,
-    quoted,
     with_rows,
 )
 
@@ -49,8 +49,8 @@ from .rocprof_common import (
 
 V1 = Layout(
     "rocprof-v1",
-    re.compile(rf"^[ \t]*(?:{quoted('Index', 'KernelName', 'gpu-id')}|{quoted('Dispatch_ID', 'Kernel_Name', 'GPU_ID', 'queue-id')}),",
-               re.M | re.I),
+    re.compile(f"{header_with('Index', 'KernelName', 'gpu-id').pattern}|"
+               f"{header_with('Dispatch_ID', 'Kernel_Name', 'GPU_ID', 'queue-id').pattern}", re.M | re.I),
     ("Index", "Dispatch_ID"), ("KernelName", "Kernel_Name"), ("gpu-id", "GPU_ID"),
     ("BeginNs", "Start_Timestamp"), ("EndNs", "End_Timestamp"),
     "a rocprof v1 results.csv header (Index,KernelName,gpu-id,… or Dispatch_ID,Kernel_Name,GPU_ID,queue-id,…)",
@@ -61,6 +61,9 @@ V1 = Layout(
 #: a rocprof-compute per-pass file (renamed columns): its counters are a part of what pmc_perf.csv merges
 PER_PASS_BARE = ("a rocprof-compute per-pass file holds only some counters; load pmc_perf.csv from the same workload "
                  "folder, which merges every pass.")
+
+
+_PER_PASS = header_with("Dispatch_ID")
 
 
 def _v1_sniff(head: str, filename: str) -> bool:
@@ -74,13 +77,13 @@ def _v1_sniff(head: str, filename: str) -> bool:
 def parse_v1(data: bytes, source: str, context: dict | None = None) -> Workload:
     text = check_text(data, source)
     at = find_header(text, V1.header)
-    per_pass = at is not None and text[at[0]:at[0] + 40].lstrip().lstrip('"').lower().startswith("dispatch_id")
+    per_pass = at is not None and bool(_PER_PASS.match(text, at[0]))
     return parse_wide(data, source, context, replace(V1, bare=PER_PASS_BARE) if per_pass else V1)
 
 
 # --------------------------------------------------------------------------------------------- --stats
 
-STATS_HEADER = re.compile(rf"^[ \t]*{quoted('Name', 'Calls', 'TotalDurationNs')}(?:,|$)", re.M | re.I)
+STATS_HEADER = header_with("Name", "Calls", "TotalDurationNs")
 STATS_HINT = ("profile with counters (rocprof -i input.txt with a pmc: line, or rocprof-compute's pmc_perf.csv), or "
               "load this file with an inventory of the kernels' FLOPs and bytes to join them by name.")
 #: names of HIP/HSA API calls and copies: the other --stats summaries, not kernels

@@ -4,15 +4,13 @@ Start_Timestamp,End_Timestamp,Correlation_ID,<counters>``, one row per dispatch 
 
 from __future__ import annotations
 
-import re
-
 from ..models import Workload
 from . import register_format
-from .rocprof_common import Layout, header_sniffer, parse_wide, quoted
+from .rocprof_common import Layout, header_sniffer, header_with, parse_wide
 
 V2 = Layout(
     "rocprof-v2",
-    re.compile(rf"^[ \t]*{quoted('Dispatch_ID', 'GPU_ID', 'Queue_ID')},(?=[^\n]*\bKernel_Name\b)", re.M | re.I),
+    header_with("Dispatch_ID", "GPU_ID", "Queue_ID", "Kernel_Name"),
     ("Dispatch_ID",), ("Kernel_Name",), ("GPU_ID",), ("Start_Timestamp",), ("End_Timestamp",),
     "a rocprofv2 file-plugin header (Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,Start_Timestamp,End_Timestamp,…)",
     "profile with `rocprofv2 --plugin file --pmc … app` and load the results CSV it writes.",

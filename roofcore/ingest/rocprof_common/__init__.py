@@ -70,6 +70,7 @@ from .table import (
     factorize_text,
     find_header,
     header_sniffer,
+    header_with,
     load_json,
     no_header,
     position,
@@ -88,7 +89,7 @@ __all__ = ["ALL_COUNTERS", "DIGITS", "FLOP_COUNTERS", "L1_COUNTERS", "L2_COUNTER
            "LEGACY_COUNTERS", "MAX_NAMED", "MFMA_OPTIONAL", "MFMA_TYPES", "MFMA_UNCOUNTED", "MI200_COUNTERS",
            "MI300_COUNTERS", "MOPS", "NA", "ROOFLINE_META", "VALU_OPS", "VALU_PRECISIONS", "Counters", "Ids",
            "Layout", "Problems", "Result", "Table", "by_line", "cell_text", "context_dict", "context_meta",
-           "derive", "durations", "factorize_text", "find_header", "finish", "gpu_family", "header_sniffer",
+           "derive", "durations", "factorize_text", "find_header", "finish", "gpu_family", "header_sniffer", "header_with",
            "ids_and_names", "load_json", "no_header", "no_time_warning", "parse_summary", "parse_wide",
            "position", "quoted", "read_fast", "read_records", "read_roles", "read_table", "summary", "to_floats",
            "whole_numbers", "with_rows"]

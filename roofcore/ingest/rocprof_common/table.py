@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from operator import itemgetter
 
 import numpy as np
@@ -50,13 +51,17 @@ def find_header(text: str, pattern: re.Pattern) -> tuple[int, int] | None:
     return m.start(), text.count("\n", 0, m.start()) + 1
 
 
-def read_table(text: str, at: tuple[int, int], source: str, pick: Callable[[list[str]], list[int]]) -> Table:
+def read_table(text: str, at: tuple[int, int], source: str, pick: Callable[[list[str]], list[int]],
+               name: tuple[str, ...] = ()) -> Table:
     """Parse the CSV from the header at ``at``; ``pick(header)`` names the positions to keep.
 
     Records whose field count differs from the header's (beyond trailing empty fields) are skipped with their
-    line: a truncated line, an unquoted comma or program output mixed into the file would misalign every column.
+    line: a truncated line or program output mixed into the file would misalign every column. A record longer than
+    the header whose kernel name (the column ``name`` names) held unquoted commas is put back into its columns
+    (:func:`rejoin`: the name is the fields between the columns before and after it).
     pandas' C reader takes the columns and a csv field-count pass checks every record; where the two cannot be
-    matched record for record (quoted newlines, a CSV error part-way) the file is read record by record.
+    matched record for record (quoted newlines, a CSV error part-way, a name to put back) the file is read record
+    by record.
     """
     offset, first_line = at
     body = text[offset:]
@@ -68,12 +73,13 @@ def read_table(text: str, at: tuple[int, int], source: str, pick: Callable[[list
     idx = pick(header)
     if not idx:
         return Table(header, {}, np.zeros(0, dtype=np.int64))
-    fast = read_fast(body, header, idx, first_line, source)
+    text_col = position(header, name) if name else None
+    fast = read_fast(body, header, idx, first_line, source, text_col)
     if fast is not None:
         return fast
     reader = csv.reader(io.StringIO(body))
     next(reader)
-    return read_records(reader, header, idx, first_line, source)
+    return read_records(reader, header, idx, first_line, source, text_col)
 
 
 def _bad_fields(n: int, ncol: int) -> str:
@@ -81,7 +87,8 @@ def _bad_fields(n: int, ncol: int) -> str:
             "the CSV)")
 
 
-def read_fast(body: str, header: list[str], idx: list[int], first_line: int, source: str) -> Table | None:
+def read_fast(body: str, header: list[str], idx: list[int], first_line: int, source: str,
+              text_col: int | None = None) -> Table | None:
     lines_text = body.split("\n")
     if lines_text and lines_text[-1] == "":
         lines_text.pop()
@@ -115,13 +122,17 @@ def read_fast(body: str, header: list[str], idx: list[int], first_line: int, sou
     if len(longer):
         tail = frame[list(range(ncol, width))].to_numpy(dtype=object)[longer]
         ok[longer] = [not "".join(map(str, t)).strip() for t in tail]  # trailing empty fields are tolerated
+        if text_col is not None and not ok[longer].all():
+            return None  # a kernel name with unquoted commas, maybe: record by record
     skipped = [skip(source, f"line {lines[i]}", _bad_fields(int(n[i]), ncol)) for i in np.flatnonzero(~ok)]
     columns = {i: frame[i].to_numpy(dtype=object)[ok] for i in idx}
     return Table(header, columns, lines[ok], skipped)
 
 
-def read_records(reader, header: list[str], idx: list[int], first_line: int, source: str) -> Table:
-    """Record by record, for a file with a CSV error part-way: what precedes the error is kept."""
+def read_records(reader, header: list[str], idx: list[int], first_line: int, source: str,
+                 text_col: int | None = None) -> Table:
+    """Record by record, for a file with a CSV error part-way (what precedes the error is kept) or a kernel name
+    (column ``text_col``) holding unquoted commas, put back into its column."""
     ncol = len(header)
     get = itemgetter(*idx) if len(idx) > 1 else (lambda r, i=idx[0]: (r[i],))
     recs: list = []
@@ -137,6 +148,9 @@ def read_records(reader, header: list[str], idx: list[int], first_line: int, sou
                                 f"unreadable CSV from here on ({e}); the rest of the file is left out"))
             break
         n = len(r)
+        if n > ncol and text_col is not None and "".join(r[ncol:]).strip():
+            r = rejoin(r, text_col, ncol)
+            n = len(r)
         if n == ncol or (n > ncol and not "".join(r[ncol:]).strip()):
             recs.append(get(r))
             lines.append(first_line + reader.line_num - 1)
@@ -144,6 +158,14 @@ def read_records(reader, header: list[str], idx: list[int], first_line: int, sou
             skipped.append(skip(source, f"line {first_line + reader.line_num - 1}", _bad_fields(n, ncol)))
     arr = np.array(recs, dtype=object).reshape(len(recs), len(idx))
     return Table(header, {i: arr[:, j] for j, i in enumerate(idx)}, np.asarray(lines, dtype=np.int64), skipped)
+
+
+def rejoin(fields: list[str], at: int, ncol: int) -> list[str]:
+    """A record of ``ncol`` columns whose text field ``at`` (a kernel name) held unquoted commas and spilled over the
+    fields after it: the name is the fields between the columns before it and the columns after it, joined with
+    their commas (one text column: the split is fixed by the count)."""
+    extra = len(fields) - ncol
+    return [*fields[:at], ",".join(fields[at:at + extra + 1]), *fields[at + extra + 1:]]
 
 
 def cell_text(values: np.ndarray) -> pd.Series:
@@ -157,9 +179,48 @@ def factorize_text(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def whole_numbers(texts: np.ndarray) -> np.ndarray:
-    """Which texts are whole numbers as rocprof writes ids and ns timestamps (fit in int64)."""
+    """Which texts are whole numbers as rocprof writes ids and ns timestamps (fit in int64), also as a spreadsheet
+    re-types them (:func:`plain_numbers`)."""
     pattern = re.compile(DIGITS)
-    return np.array([bool(pattern.fullmatch(t)) for t in texts], dtype=bool)
+    return np.array([bool(pattern.fullmatch(t)) for t in plain_numbers(texts)], dtype=bool)
+
+
+_GROUPED = re.compile(r"^\s*([+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?)\s*$")
+_SCIENTIFIC = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)[eE][+-]?\d+\s*$")
+#: significant digits a spreadsheet keeps: a number written with fewer than its integer digits beyond this has lost
+#: its last ones (a ns timestamp since boot has 16)
+SPREADSHEET_DIGITS = 15
+
+
+def plain_number(text: str) -> str:
+    """A number cell as the profiler wrote it, from a spreadsheet's re-typing: English thousands separators dropped
+    (``1,234,567`` → ``1234567``) and scientific notation written out where it is exact (``1.5e+06`` → ``1500000``;
+    a whole number beyond :data:`SPREADSHEET_DIGITS` digits written with fewer mantissa digits than it has lost its
+    last ones, and stays as it is: unusable). Any other text comes back as it is."""
+    m = _GROUPED.match(text)
+    if m:
+        return m.group(1).replace(",", "")
+    if _SCIENTIFIC.match(text):
+        d = Decimal(text.strip())
+        if d.adjusted() >= SPREADSHEET_DIGITS and len(d.as_tuple().digits) < d.adjusted() + 1:
+            return text
+        out = format(d, "f")
+        return out.rstrip("0").rstrip(".") if "." in out else out
+    return text
+
+
+def plain_numbers(texts: np.ndarray) -> np.ndarray:
+    """:func:`plain_number` of each text (object array); only texts with a comma or an exponent are looked at."""
+    texts = np.asarray(texts, dtype=object)
+    if not len(texts):
+        return texts
+    s = pd.Series(texts, dtype=object).astype(str)
+    maybe = s.str.contains(r"[,eE]", regex=True).to_numpy(dtype=bool)
+    if not maybe.any():
+        return texts
+    out = texts.copy()
+    out[maybe] = [plain_number(t) for t in s[maybe]]
+    return out
 
 
 def to_floats(values: np.ndarray) -> np.ndarray:
@@ -173,6 +234,21 @@ def to_floats(values: np.ndarray) -> np.ndarray:
     if has_comma.any():
         text = text.where(~has_comma, text.str.replace(",", "", regex=False))
     return pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+
+
+def _column(name: str) -> str:
+    """``name`` as a whole field somewhere on the line, quoted or not."""
+    return rf'(?:[^\n]*,)?[ \t]*"?{re.escape(name)}"?[ \t]*(?:,|$)'
+
+
+def header_with(*names: str, without: tuple[str, ...] = (), most: int | None = None) -> re.Pattern:
+    """A header line (any case, any quoting) with each of ``names`` as a column, in any order, none of ``without``,
+    and at most ``most`` columns: columns are found by name, so a spreadsheet's reordering or a column a newer
+    version adds does not hide the file."""
+    look = "".join(f"(?={_column(n)})" for n in names) + "".join(f"(?!{_column(n)})" for n in without)
+    if most:
+        look += rf"(?!(?:[^\n]*,){{{most}}})"
+    return re.compile(rf"^{look}[^\n]*$", re.M | re.I)
 
 
 def quoted(*names: str) -> str:
@@ -189,7 +265,7 @@ def read_roles(text: str, at: tuple[int, int], source: str, roles: Mapping[str, 
         pos.update({role: position(header, names) for role, names in roles.items()})
         return sorted({p for p in pos.values() if p is not None})
 
-    return read_table(text, at, source, pick), pos
+    return read_table(text, at, source, pick, roles.get("name", ())), pos
 
 
 def position(header: list[str], names: tuple[str, ...]) -> int | None:

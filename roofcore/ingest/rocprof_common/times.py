@@ -1,5 +1,7 @@
-"""Kernel times from rocprof's nanosecond timestamps: exact for whole and decimal ns, unknown (NaN, with a warning
-naming the dispatch) for a zero, negative, missing or scientific-notation one (FORMATS §0.11)."""
+"""Kernel times from rocprof's nanosecond timestamps: exact for whole and decimal ns (also as a spreadsheet re-types
+them: thousands separators, scientific notation that kept every digit), unknown (NaN, with a warning naming the
+dispatch) for a zero, negative or missing one, or one in scientific notation that lost its last digits (FORMATS
+§0.11)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .table import MAX_NAMED
+from .table import MAX_NAMED, plain_numbers
 
 
 def no_time_warning(source: str, cols: tuple[str, str], hint: str | None = None) -> str:
@@ -36,7 +38,7 @@ def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray,
         return np.full(n, np.nan), [no_time_warning(source, cols, no_time)]
     s_txt = np.array([str(v).strip() for v in start], dtype=object)
     e_txt = np.array([str(v).strip() for v in end], dtype=object)
-    (s_ok, s, s_frac), (e_ok, e, e_frac) = _ns(s_txt), _ns(e_txt)
+    (s_ok, s, s_frac), (e_ok, e, e_frac) = _ns(plain_numbers(s_txt)), _ns(plain_numbers(e_txt))
     ok = s_ok & e_ok
     d = np.where(ok, (e - s).astype(np.float64) + (e_frac - s_frac), 0.0)
     good = ok & (d > 0)

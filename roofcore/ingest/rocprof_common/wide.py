@@ -87,7 +87,7 @@ def parse_wide(data: bytes, source: str, context: dict | None, lay: Layout) -> W
         counters = Counters(header)
         return sorted({p for p in roles.values() if p is not None} | set(counters.needed()))
 
-    table = read_table(text, at, source, pick)
+    table = read_table(text, at, source, pick, lay.name)
     assert counters is not None
     if roles["ids"] is None or roles["name"] is None:
         raise no_header(text, source, lay.expected, lay.hint)
