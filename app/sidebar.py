@@ -8,7 +8,7 @@ import streamlit as st
 import roofcore
 from roofcore.views import count_text, device_label, device_order
 
-from . import runs, state, upload_choice
+from . import pairing, runs, state, upload_choice
 from .device_pick import add_devices, chosen_now, device_notice, pick
 from .keys import content_key
 from .markdown import escape_message
@@ -53,22 +53,29 @@ def _clear_uploads() -> None:
 
 
 def _load(files, fmt: str | None) -> None:
-    """Read the uploads (cached); keep the previous workload when none of them can be read."""
-    key = (*(f.file_id for f in files), fmt or "")
+    """Read the uploads (cached), with the kernel pairs made for them by hand (app.pairing); keep the previous
+    workload when none of them can be read."""
+    before = state.workload()
+    pairs = pairing.pairs_for(before)
+    key = (*(f.file_id for f in files), fmt or "", pairs)
     if key == state.LOADED_KEY.read():
         return
-    state.LOADED_KEY.set(key)
     mark("load start")
     files_data = tuple((f.getvalue(), f.name) for f in files)
-    digest = content_key(files_data, fmt)
+    base = content_key(files_data, fmt)
     mark("content key")
-    w, errors = parse_uploads(digest, fmt, files_data)
+    if base != before.get("base_key"):  # other files: the pairs were made for the previous ones
+        pairs = ()
+    state.LOADED_KEY.set((*key[:-1], pairs))
+    digest = pairing.keyed(base, pairs)
+    w, errors = parse_uploads(digest, fmt, files_data, pairs)
     mark("parsed")
     state.LOAD_ERRORS.set(list(errors))
     if w is not None:
         state.WORKLOAD.set({"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources)
-                            or w.name, "key": digest})
-        state.DEVICE_PENDING.set(digest)  # its device is picked once the catalog is known (see app.device_pick)
+                            or w.name, "key": digest, "base_key": base, "files": files_data, "format": fmt})
+        if base != before.get("base_key"):  # its device is picked once the catalog is known (app.device_pick)
+            state.DEVICE_PENDING.set(digest)
 
 
 def counted(entry: state.WorkloadEntry) -> str:

@@ -57,8 +57,9 @@ class WorkloadEntry(TypedDict):
     label: str  #: what the sidebar calls it
     key: str  #: its content key: "bundled", "sha256:..." (files), "builder:NAME:DIGEST"
     run: NotRequired[str]  #: the saved run it was opened from
-    files: NotRequired[tuple[tuple[bytes, str], ...]]  #: a saved run's files (bytes, name)
-    format: NotRequired[str | None]  #: the format a saved run was read with
+    files: NotRequired[tuple[tuple[bytes, str], ...]]  #: the files it was read from (bytes, name): an upload, a run
+    format: NotRequired[str | None]  #: the format they were read with
+    base_key: NotRequired[str]  #: an upload's content key without the kernel pairs made by hand (app.pairing)
     builder: NotRequired[str]  #: a built workload: the builder's name
     params: NotRequired[dict]  #: and its parameters
     count_text: NotRequired[str]  #: "18 kernels (98 launches)", counted once
@@ -114,6 +115,7 @@ COMPARE_RUNS: Key[tuple] = Key("compare_runs")  #: two runs (workload, key, labe
 COMPARE_FROM: Key[str] = Key("compare_from")  #: what sent them: "saved" (History) or "upload" (the sidebar)
 COMPARE_HW: Key[str] = Key("cmp_hw")  #: Compare's device (a widget; History sets it)
 COMPARE_PAIRS: Key[dict[tuple, list[tuple[str, str]]]] = Key("cmp_pairs")  #: (before, after) -> kernels paired by hand
+KERNEL_PAIRS: Key[dict] = Key("kernel_pairs")  #: a timeline's kernels paired with counter kernels by hand: base, pairs
 HISTORY_NOTES: Key[list[str]] = Key("hist_notes")  #: History's notes for the next run (a run deleted)
 HISTORY_DELETE_ERROR: Key[str] = Key("hist_delete_error")  #: why a delete failed
 HISTORY_DELETE_CONFIRM: Key[bool] = Key("hist_delete_confirm")  #: the delete's confirmation (a widget)
@@ -152,7 +154,7 @@ __all__ = [
     "ACHIEVABLE", "ANALYSIS", "AUTO_IDS", "AUTO_PICK", "BUILTIN", "CATALOG", "COMBINE", "COMPARE_FROM", "COMPARE_HW",
     "COMPARE_PAIRS", "COMPARE_RUNS", "CURRENT_PAGE", "CURRENT_PAGE_URL", "CUSTOM", "DEVICE_PENDING", "ENTERED",
     "HISTORY_DELETE_CONFIRM", "HISTORY_DELETE_ERROR", "HISTORY_NOTES", "HW_FLASH", "HW_FORM", "HW_IDS", "HW_PREFILL",
-    "HW_UPLOAD_DONE", "HW_UPLOAD_GEN", "LOADED_KEY", "LOAD_ERRORS", "MEMOS", "OPENED_RUN", "PENDING_RUN",
+    "HW_UPLOAD_DONE", "HW_UPLOAD_GEN", "KERNEL_PAIRS", "LOADED_KEY", "LOAD_ERRORS", "MEMOS", "OPENED_RUN", "PENDING_RUN",
     "SAVED_RUN", "SAVE_PROJECT", "SELECT_NEXT", "START_PAGE", "TOKEN", "UPLOADER_GEN", "UPLOAD_ASK", "UPLOAD_MIXED",
     "UPLOAD_SEEN", "UPLOAD_USE", "WHATIF_STEPS", "WHATIF_VARIANT", "WORKLOAD", "Key", "WorkloadEntry", "achievable", "catalog",
     "combine", "hw_ids", "token", "workload",

@@ -25,11 +25,12 @@ def base_catalog() -> roofcore.Catalog:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
-def parse_uploads(key: str, fmt: str | None, _files: tuple[tuple[bytes, str], ...]
-                  ) -> tuple[roofcore.Workload | None, tuple[str, ...]]:
+def parse_uploads(key: str, fmt: str | None, _files: tuple[tuple[bytes, str], ...],
+                  pairs: tuple[tuple[str, str], ...] = ()) -> tuple[roofcore.Workload | None, tuple[str, ...]]:
     """The uploaded files read together (companions such as sysinfo.csv give context; a time-only nsys
     profile joins the inventories), a file that cannot be read reported and left out. Cached per content
-    (``key``: the SHA-256 of the files' names and bytes, and the format override).
+    (``key``: the SHA-256 of the files' names and bytes, and the format override). ``pairs``: timeline kernels paired
+    with counter kernels by hand (timeline name, counter name), for a timeline read with counters.
 
     A resource cache, not a data cache: the workload is never modified, so it is shared rather than pickled
     on every store and load (pickling a 100,000-kernel workload costs as much as parsing it). Only a session
@@ -37,7 +38,7 @@ def parse_uploads(key: str, fmt: str | None, _files: tuple[tuple[bytes, str], ..
     same file uploaded again (another round, another colleague) is not parsed again."""
     errors: list[str] = []
     try:
-        w = roofcore.read_many(_files, fmt=fmt, on_error=lambda name, e: errors.append(str(e)))
+        w = roofcore.read_many(_files, fmt=fmt, on_error=lambda name, e: errors.append(str(e)), pairs=dict(pairs) or None)
     except roofcore.RoofcoreError as e:  # nothing readable: the per-file messages say why, else this one does
         return None, tuple(errors) or (str(e),)
     return w, tuple(errors)

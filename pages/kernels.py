@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import page, state, tables
+from app import page, pairing, state, tables
 from app.markdown import escape_message
 from app.memo import remember
 from app.messages import message
@@ -11,6 +11,7 @@ from roofcore.cli import analysis_csv
 
 page.start("pages/kernels.py", "Kernels")
 a = page.analysis()
+pairing.counter_pairs()  # a timeline read with counters: their share of the time, and pairs made by hand
 
 ids = [h.id for h in a.hardware]
 key = state.token()
