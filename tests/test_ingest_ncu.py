@@ -480,15 +480,17 @@ def test_nvtx_cells(header, cell, group):
 def test_tensor_pipe_counts_times_the_instruction_shape():
     w = read("details_tensor_pipe.csv")  # CC 7.5; no CUDA-core counters
     f = w.frame["flops"]
-    # 2·M·N·K per instruction: h884 8·8·4, s1688 and tensor16x8x8 16·8·8, CUTLASS arch::Mma GemmShape<8, 8, 16> and
-    # i8816 8·8·16, an unnamed fp16 kernel the sm_75 default 16·8·8; wgmma unknown; no tensor work: unknown
-    assert f[:6].tolist() == [1_000 * 512, 2_000 * 2_048, 3_000 * 2_048, 4_000 * 2_048, 500 * 2_048, 6_000 * 2_048]
+    # per SASS instruction: h884 (fp16 accumulate) 1,024 per HMMA.884 STEP (a warp's m8n8k4, 2,048 FLOP, in 2 STEPs),
+    # s1688 and tensor16x8x8 2·16·8·8, CUTLASS arch::Mma GemmShape<8, 8, 16> and i8816 2·8·8·16, an unnamed fp16
+    # kernel the sm_75 default 2·16·8·8; wgmma unknown; no tensor work: unknown
+    assert f[:6].tolist() == [1_000 * 1_024, 2_000 * 2_048, 3_000 * 2_048, 4_000 * 2_048, 500 * 2_048, 6_000 * 2_048]
     assert np.isnan(f[6]) and np.isnan(f[7])
     assert col(w, "precision")[:7] == ["fp16", "fp16", "fp16", "int8", "int8", "fp16", "bf16"]
     assert col(w, "unit")[:7] == ["matrix"] * 7
     assert w.warnings[:2] == (
         "tensor-core FLOPs = sm__inst_executed_pipe_tensor.sum × the FLOPs of one MMA instruction (2·M·N·K for shape "
-        "M×N×K): × 512 (8×8×4, from the kernel name) for 1 launch; × 2,048 (16×8×8, from the kernel name) for 2 "
+        "M×N×K; Volta's HMMA.884 steps: 512, or 1,024 accumulating in fp16): × 1,024 (8×8×4, from the kernel name; "
+        "HMMA.884 in 2 STEPs, fp16 accumulate) for 1 launch; × 2,048 (16×8×8, from the kernel name) for 2 "
         "launches; × 2,048 (8×8×16, from the kernel name) for 2 launches; × 2,048 (16×8×8, the sm_75 default for "
         "fp16: no shape in the kernel name) for 1 launch; collect sm__ops_path_tensor_* counters (e.g. sm__ops_path_"
         "tensor_src_fp16_dst_fp32.sum) for exact tensor FLOPs.",

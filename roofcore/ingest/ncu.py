@@ -75,7 +75,7 @@ import numpy as np
 from .. import filemap
 from ..errors import InputError
 from ..models import Skipped, Workload
-from . import check_binary, make_frame, register_format
+from . import arch, check_binary, make_frame, register_format
 from .ncu_build import _derive
 from .ncu_metrics import (  # noqa: F401
     _HEADER,
@@ -138,7 +138,9 @@ def _parse(data: bytes, source: str) -> Workload:
     if not cc and major is not None and minor is not None and len(major) and np.isfinite([major[0], minor[0]]).all():
         cc = f"{int(major[0])}.{int(minor[0])}"  # 12-column exports have no CC column
     cc = cc if re.fullmatch(r"\d{1,2}\.\d", cc) else ""
-    cols, warnings, meta = _derive(la, source, cc or None, device)
+    said = arch.from_text(outside.decode("utf-8", "replace")) if not (cc and device) else arch.Evidence()
+    # the program's own "Detected GPU: …" line fixes the tensor instruction and the peak it is checked against
+    cols, warnings, meta = _derive(la, source, cc or said.meta.get("compute_capability"), device or said.device)
     n = len(la.ids)
     cols.update(name=la.names, source=np.full(n, source, dtype=object),
                 row=la.ids.astype(np.int64).astype(str).astype(object), count=np.ones(n, dtype=np.int64))

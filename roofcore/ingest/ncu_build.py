@@ -59,16 +59,20 @@ def _pct_only(other: list[str]) -> bool:
     return any(re.search(r"dram_throughput|dram__throughput|^DRAM Throughput$", o) for o in other)
 
 
-def _pipe_tensor(pipe: np.ndarray, names: np.ndarray, cc: str | None, device: str | None
+def _pipe_tensor(pipe: np.ndarray, names: np.ndarray, cc: str | None, device: str | None, time_s: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Tensor FLOPs from warp-level tensor instructions × FLOP per instruction (:mod:`.ncu_tensor`): per launch
-    FLOPs (NaN where the factor is unknown), input precision (None: not stated) and warnings."""
+    FLOPs (NaN where the factor is unknown, or puts the launch above its device's peak), input precision (None: not
+    stated) and warnings."""
     codes, factors = ncu_tensor.per_launch(names, cc, device)
     per = np.array([f.flops for f in factors] or [np.nan])[codes]
     with np.errstate(invalid="ignore"):
         tensor = np.where(pipe == 0, 0.0, pipe * per)  # no tensor instruction: no tensor FLOPs, whatever the factor
     prec = np.array([f.precision for f in factors] or [None], dtype=object)[codes]
-    used = np.nan_to_num(pipe) > 0
+    checked, contradicted = ncu_tensor.contradictions(tensor, time_s, prec, names, codes, factors,
+                                                      ncu_tensor.peak_lookup(cc, device))
+    used = (np.nan_to_num(pipe) > 0) & ~(np.isnan(checked) & ~np.isnan(tensor))  # contradicted: said apart
+    tensor = checked
     n_used = np.bincount(codes[used], minlength=len(factors))
     known: dict[tuple[float, str], int] = {}
     unknown: dict[str, int] = {}
@@ -85,8 +89,9 @@ def _pipe_tensor(pipe: np.ndarray, names: np.ndarray, cc: str | None, device: st
     exact = "collect sm__ops_path_tensor_* counters (e.g. sm__ops_path_tensor_src_fp16_dst_fp32.sum) for exact tensor FLOPs"
     if known:
         parts = "; ".join(f"× {fl:,.0f} ({basis}) for {_plural(k, 'launch')}" for (fl, basis), k in known.items())
+        volta = "; Volta's HMMA.884 steps: 512, or 1,024 accumulating in fp16" if "HMMA.884" in parts else ""
         notes.append("tensor-core FLOPs = sm__inst_executed_pipe_tensor.sum × the FLOPs of one MMA instruction "
-                     f"(2·M·N·K for shape M×N×K): {parts}; {exact}.")
+                     f"(2·M·N·K for shape M×N×K{volta}): {parts}; {exact}.")
     if unknown:
         parts = "; ".join(f"{basis} ({_plural(k, 'launch')})" if len(unknown) > 1 else basis
                           for basis, k in unknown.items())
@@ -94,7 +99,7 @@ def _pipe_tensor(pipe: np.ndarray, names: np.ndarray, cc: str | None, device: st
     if assumed:
         notes.append(f"{_plural(assumed, 'launch')} with tensor instructions: the kernel name states no input "
                      "precision; fp16 assumed.")
-    return tensor, prec, notes
+    return tensor, prec, notes + contradicted
 
 
 def _cuda_flops(m: dict[str, np.ndarray], warnings: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
@@ -157,7 +162,7 @@ def _tensor_flops(la: _Launches, n: int, cuda: np.ndarray | None, cc_text: str |
     else:
         pipe = _chain(m, ("sm__inst_executed_pipe_tensor.sum",), ("smsp__inst_executed_pipe_tensor.sum",))
         if pipe is not None:
-            tensor, tensor_prec, notes = _pipe_tensor(pipe, la.names, cc_text, device)
+            tensor, tensor_prec, notes = _pipe_tensor(pipe, la.names, cc_text, device, _time(m, n))
             tensor_used = np.nan_to_num(pipe) > 0
             warnings.extend(notes)
         elif cuda is not None:

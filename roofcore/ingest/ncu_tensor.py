@@ -1,19 +1,51 @@
-"""FLOPs per tensor-core instruction for ``sm__inst_executed_pipe_tensor.sum`` (FORMATS.md §3.6b, §11).
+"""FLOPs per tensor-core SASS instruction for ``sm__inst_executed_pipe_tensor.sum`` (FORMATS.md §3.6b, §11;
+docs/formats-tensor.md).
 
-The pipe counter counts warp-level MMA instructions; the work of one depends on the instruction's shape.
-An MMA of shape M×N×K multiplies an M×K tile by a K×N tile into M×N: M·N·K multiply-adds, so
-**2·M·N·K FLOP per warp-level instruction** (16·8·16·2 = 4,096 for Ampere's HMMA.16816; 16·8·8·2 = 2,048 for
-Turing's HMMA.1688; 8·8·4·2 = 512 for Volta's HMMA.884, as the pipe counter counts Volta's instructions;
-16·8·32·2 = 8,192 ops for IMMA.16832). The shape comes, in order, from:
+The pipe counter counts **warp-level SASS instructions** issued to the tensor pipe. What one does depends on the
+instruction the architecture executes, not on a CUTLASS template's warp tile (``GemmShape<64, 64, 32>``):
 
-1. the kernel name, where it carries it: cuBLAS ``s884``/``h1688``/``s16816``/``i8816``, ``hmma16816``, xmma
-   ``tensor16x8x16``, CUTLASS ``cutlass::arch::Mma<cutlass::gemm::GemmShape<16, 8, 8>, ...>`` (the instruction
-   shape; a CUTLASS template lists threadblock, warp and instruction shapes, in that order);
-2. else the architecture's default instruction for the input precision named in the kernel (fp16 when none
-   is named), from the compute capability in the export or, failing that, the device name.
+=================================  ===========  ============  ==========================================================
+SASS instruction (PTX)             GPUs         FLOP / instr  why (sources: docs/formats-tensor.md)
+=================================  ===========  ============  ==========================================================
+HMMA.884.F32.F32.STEP0..3          sm_7x        512           a warp's ``mma.sync.m8n8k4`` is four 8×8×4 MMAs, one per
+(``mma.m8n8k4``, fp32 accumulate)                             quad-pair [PTX ISA], 2,048 FLOP, lowered to 4 STEP
+                                                              instructions [ptxas/cuobjdump]; CUTLASS's Volta
+                                                              ``arch::Mma<GemmShape<16, 16, 4>, 32, …>`` is that PTX
+                                                              instruction [CUTLASS mma_sm70.h], so 4 HMMA.884 of 512
+HMMA.884.F16.F16.STEP0..1          sm_7x        1,024         the same MMA lowered to 2 STEPs with fp16 accumulate
+HMMA.1688 (``m16n8k8``)            sm_75+       2,048         2·16·8·8, one instruction [CUTLASS mma_sm75.h]
+HMMA.16816 (``m16n8k16``)          sm_80+       4,096         2·16·8·16 (fp16, bf16) [CUTLASS mma_sm80.h]
+HMMA.1684 / .1688 .TF32            sm_80+       1,024 / 2,048 tf32 ``m16n8k4`` / ``m16n8k8``
+IMMA.8816 / .8832                  sm_75+       2,048 / 4,096 int8 ``m8n8k16`` / int4 ``m8n8k32`` (ops)
+IMMA.16832 / .16864                sm_80+       8,192/16,384  int8 ``m16n8k32`` / int4 ``m16n8k64`` (ops)
+DMMA.884 (``m8n8k4.f64``)          sm_80+       512           2·8·8·4, one instruction
+QMMA.16832 (``m16n8k32`` fp8)      sm_89+       8,192         2·16·8·32
+wmma ``m16n16k16`` …               any          the default   lowered to the architecture's own instruction (below)
+HGMMA (``wgmma.mma_async``),       sm_90a,      unknown       issued by a warpgroup of 4 warps with N from 8 to 256:
+UTC*MMA (``tcgen05.mma``)          sm_100a                    the work of one counted instruction depends on N, which
+                                                              no kernel name gives reliably; ``sm__ops_path_tensor_*``
+                                                              counts it exactly
+=================================  ===========  ============  ==========================================================
 
-Hopper ``wgmma`` and Blackwell ``tcgen05`` instructions do N-dependent work per instruction: kernels that name
-them get *unknown* tensor FLOPs (only ``sm__ops_path_tensor_*`` counts them exactly).
+Checked on real exports: an A100 PCIe CUTLASS 20480³ HGEMM (``arch::Mma<GemmShape<16, 8, 8>>``) counts
+8,388,608,000 instructions × 2,048 = 2·20480³, cuBLAS's ``ampere_s16816gemm`` 4,194,304,000 × 4,096; the same
+program's V100 export counts 33,554,432,000 × 512 (``arch::Mma<GemmShape<16, 16, 4>>``, fp32 accumulate).
+
+The instruction comes, in order, from:
+
+1. the kernel name, where it names it: cuBLAS ``s884`` / ``h1688`` / ``s16816`` / ``i8816`` (the letter before is the
+   accumulate type: ``h884`` accumulates in fp16), ``hmma16816``, xmma ``tensor16x8x16``, CUTLASS
+   ``cutlass::arch::Mma<cutlass::gemm::GemmShape<16, 8, 8>, …>`` (its sixth type is the accumulator), the third
+   ``GemmShape`` of a CUTLASS device template (threadblock, warp, instruction); wmma shapes (``s161616gemm``,
+   ``arch::Wmma``) name no SASS instruction and take the default;
+2. else the architecture's default instruction for the input precision the name states (fp16 when none): one
+   factor per precision and file, so the same count on the same device gives the same FLOPs. The architecture is the
+   export's compute capability, else the device name's, else (sm_80 and later only, whose default is the same on every
+   later GPU) the kernel names' build tags (:mod:`.arch`).
+
+A factor that puts a launch above its own device's peak for that precision on matrix units (the catalog device the
+export names; without one, the fastest catalog device of its compute capability) is a contradiction:
+:func:`contradictions` makes that launch's tensor FLOPs unknown and names the kernel, the factor and the rate.
 """
 
 from __future__ import annotations
@@ -24,12 +56,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from . import arch
+
 #: shape tokens as kernel names print them -> (M, N, K)
 SHAPES: dict[str, tuple[int, int, int]] = {
     "884": (8, 8, 4), "1684": (16, 8, 4), "1688": (16, 8, 8), "16816": (16, 8, 16), "16832": (16, 8, 32),
     "16864": (16, 8, 64), "8816": (8, 8, 16), "8832": (8, 8, 32), "88128": (8, 8, 128), "168256": (16, 8, 256),
 }
-_KNOWN = set(SHAPES.values())
+#: wmma fragment shapes (``s161616gemm``): a warp-level API op lowered to the architecture's own instructions
+WMMA = {"161616": (16, 16, 16), "32816": (32, 8, 16), "83216": (8, 32, 16)}
+_KNOWN = set(SHAPES.values()) | {(16, 16, 4)}
 #: default instruction per architecture family and input precision (the one cuBLAS / CUTLASS use for it)
 DEFAULTS: dict[str, dict[str, tuple[int, int, int]]] = {
     "volta": {"fp16": (8, 8, 4)},  # HMMA.884, fp16 only
@@ -40,8 +76,12 @@ DEFAULTS: dict[str, dict[str, tuple[int, int, int]]] = {
 }
 
 
-def flops_per_instruction(shape: tuple[int, int, int]) -> float:
-    """2·M·N·K: one multiply-add (2 FLOP) per element of the M×N×K product."""
+def flops_per_instruction(shape: tuple[int, int, int], precision: str | None = None, acc: str | None = None) -> float:
+    """FLOP of one counted SASS instruction of an MMA of this shape: 2·M·N·K, except Volta's ``m8n8k4`` (``8×8×4``
+    or CUTLASS's warp-wide ``16×16×4``), whose warp instruction is four 8×8×4 MMAs lowered to 4 HMMA.884 STEPs with
+    fp32 accumulation (512 FLOP each) or 2 with fp16 accumulation (1,024 each); fp64 ``8×8×4`` is one DMMA.884."""
+    if shape in ((8, 8, 4), (16, 16, 4)) and precision != "fp64":
+        return 1024.0 if acc == "fp16" else 512.0
     m, n, k = shape
     return 2.0 * m * n * k
 
@@ -50,10 +90,13 @@ def flops_per_instruction(shape: tuple[int, int, int]) -> float:
 
 # a shape token right after a letter or a dot ("s16816gemm", "h884", "HMMA.16816", "i8816"), longest first
 _TOKEN = re.compile(r"(?<=[A-Za-z.])(" + "|".join(sorted(SHAPES, key=len, reverse=True)) + r")(?![0-9])")
+_WMMA_TOKEN = re.compile(r"(?<=[A-Za-z.])(" + "|".join(WMMA) + r")(?![0-9])|arch::Wmma<|\bwmma", re.I)
 _TENSOR_XYZ = re.compile(r"tensor(\d{1,2})x(\d{1,2})x(\d{1,3})(?![0-9])", re.I)
-_NUM = r"\s*(?:\(int\)\s*)?(\d+)\s*"
+_NUM = r"\s*(?:\(int\))?\s*(\d+)\s*"
 _GEMM_SHAPE = re.compile(rf"GemmShape<{_NUM},{_NUM},{_NUM}>")
-_ARCH_MMA = re.compile(rf"arch::Mma<\s*(?:cutlass::)?(?:gemm::)?GemmShape<{_NUM},{_NUM},{_NUM}>")
+_TYPE = r"\s*([\w:]+)\s*"
+_ARCH_MMA = re.compile(rf"arch::Mma<\s*(?:cutlass::)?(?:gemm::)?GemmShape<{_NUM},{_NUM},{_NUM}>"
+                       rf"(?:\s*,{_NUM},{_TYPE},{_TYPE},{_TYPE},{_TYPE},{_TYPE}[,>])?")
 #: warpgroup (Hopper) and tcgen05 (Blackwell) MMAs: work per instruction depends on N
 _WARPGROUP = re.compile(r"wgmma|gmma|warpgroup|tcgen05|umma|utc[a-z]*mma|nvjet|cutlass3x_sm(?:9|1\d)|sm(?:90|10\d)a?_xmma",
                         re.I)
@@ -64,26 +107,37 @@ _PRECISION = (  # input precision named in a kernel name; short tokens may not r
 )
 _PRECISION_RE = [(p, re.compile(rf"(?<![A-Za-z0-9])(?:{rx})", re.I)) for p, rx in _PRECISION]
 _PREFIX_PRECISION = {"h": "fp16", "i": "int8", "d": "fp64"}  # letter before a cuBLAS shape token
+_PREFIX_ACC = {"h": "fp16", "s": "fp32"}  # cuBLAS: the compute (accumulate) type ("h884gemm", "s884gemm_fp16")
 
 
-def name_shape(name: str) -> tuple[int, int, int] | None:
-    """The MMA instruction shape a kernel name carries, or None."""
+def _c_type(text: str) -> str | None:
+    t = text.lower()
+    return "fp16" if re.search(r"half", t) else "fp32" if re.fullmatch(r"(?:\w+::)*float", t) else None
+
+
+def name_instruction(name: str) -> tuple[tuple[int, int, int], str | None] | None:
+    """``(shape, accumulate type or None)`` of the MMA instruction a kernel name carries, or None."""
     m = _ARCH_MMA.search(name)
     if m:
-        return int(m.group(1)), int(m.group(2)), int(m.group(3))
+        return (int(m.group(1)), int(m.group(2)), int(m.group(3))), _c_type(m.group(9)) if m.group(9) else None
     m = _TOKEN.search(name)
     if m:
-        return SHAPES[m.group(1)]
+        return SHAPES[m.group(1)], _PREFIX_ACC.get(name[m.start() - 1].lower())
     m = _TENSOR_XYZ.search(name)
     if m:
         shape = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
         if shape in _KNOWN:
-            return shape
+            return shape, None
     shapes = list(dict.fromkeys((int(a), int(b), int(c)) for a, b, c in _GEMM_SHAPE.findall(name)))
-    if len(shapes) >= 3 and shapes[2] in _KNOWN:  # threadblock, warp, instruction
-        return shapes[2]
-    known = [s for s in shapes if s in _KNOWN]
-    return known[0] if len(known) == 1 else None
+    if len(shapes) == 3 and shapes[2] in _KNOWN:  # a device template: threadblock, warp, instruction
+        return shapes[2], None
+    return None
+
+
+def name_shape(name: str) -> tuple[int, int, int] | None:
+    """The MMA instruction shape a kernel name carries, or None."""
+    found = name_instruction(name)
+    return found[0] if found else None
 
 
 def name_precision(name: str) -> str | None:
@@ -97,20 +151,20 @@ def name_precision(name: str) -> str | None:
     return None
 
 
+def name_accumulate(name: str) -> str | None:
+    """The accumulate type a kernel name states: ``h884gemm`` / ``hgemm`` fp16, ``s884gemm`` / ``s161616gemm`` fp32."""
+    found = name_instruction(name)
+    if found and found[1]:
+        return found[1]
+    m = re.search(r"(?<![A-Za-z0-9])(?:[a-z]+_)?([hs])(?:\d{3,6})?(?:gemm|cudnn)", name)
+    return _PREFIX_ACC.get(m.group(1)) if m else None
+
+
 def is_warpgroup(name: str) -> bool:
     return bool(_WARPGROUP.search(name))
 
 
 # ------------------------------------------------------------------------------------------- architectures
-
-#: device-name patterns -> compute capability, used only when the export has no CC
-_DEVICE_CC = (
-    (r"Xavier", "7.2"), (r"V100|TITAN V\b|GV100", "7.0"),
-    (r"\bT4\b|RTX 20\d0|TITAN RTX|Quadro RTX|GTX 16\d0", "7.5"),
-    (r"\bL4\b|\bL40|RTX 40\d0|\bAda\b", "8.9"), (r"A100|A800|\bA30\b", "8.0"),
-    (r"\bA(?:10|16|40|2)\b|RTX A\d{4}|RTX 30\d0", "8.6"), (r"GH200|H100|H200|H800|\bH20\b", "9.0"),
-    (r"GB[23]00|\bB[123]00\b", "10.0"), (r"RTX 50\d0|RTX PRO \d{4}", "12.0"),
-)
 
 
 def family(cc: str | None) -> str | None:
@@ -128,10 +182,7 @@ def family(cc: str | None) -> str | None:
 
 def device_cc(device: str | None) -> str | None:
     """Compute capability guessed from a device name ("NVIDIA A100-SXM4-40GB" -> 8.0), or None."""
-    for rx, cc in _DEVICE_CC:
-        if device and re.search(rx, device):
-            return cc
-    return None
+    return arch.cc_of_device(device)
 
 
 # ------------------------------------------------------------------------------------------- per launch
@@ -151,12 +202,22 @@ def _shape_text(shape: tuple[int, int, int]) -> str:
     return "×".join(str(x) for x in shape)
 
 
+def _volta_note(shape: tuple[int, int, int], precision: str | None, acc: str | None) -> str:
+    if shape not in ((8, 8, 4), (16, 16, 4)) or precision == "fp64":
+        return ""
+    steps = 2 if acc == "fp16" else 4
+    return f"; HMMA.884 in {steps} STEPs, {acc or 'fp32'} accumulate{'' if acc else ' assumed'}"
+
+
 def factor_for(name: str, cc: str | None, cc_from: str) -> Factor:
     """The factor for one kernel; ``cc_from`` says where ``cc`` came from (for the basis text)."""
     prec = name_precision(name)
-    shape = name_shape(name)
-    if shape is not None:
-        return Factor(flops_per_instruction(shape), f"{_shape_text(shape)}, from the kernel name", prec)
+    found = name_instruction(name)
+    if found is not None:
+        shape, acc = found
+        acc = acc or name_accumulate(name)
+        return Factor(flops_per_instruction(shape, prec, acc),
+                      f"{_shape_text(shape)}, from the kernel name{_volta_note(shape, prec, acc)}", prec)
     if is_warpgroup(name):
         return Factor(np.nan, "a Hopper/Blackwell warpgroup MMA (wgmma / tcgen05), whose work per instruction "
                       "depends on its N", prec)
@@ -168,17 +229,103 @@ def factor_for(name: str, cc: str | None, cc_from: str) -> Factor:
         return Factor(np.nan, f"compute capability {cc} has no tensor cores", prec)
     table = DEFAULTS[fam]
     shape = table.get(prec or "fp16", table["fp16"])
+    acc = name_accumulate(name) if fam == "volta" else None
+    wmma = " (a wmma shape: lowered to this instruction)" if _WMMA_TOKEN.search(name) else ""
     later = " (a kernel using wgmma or tcgen05 does more per instruction)" if int(cc.split(".")[0]) >= 9 else ""
-    return Factor(flops_per_instruction(shape), f"{_shape_text(shape)}, the sm_{cc.replace('.', '')} default for "
-                  f"{prec or 'fp16'}{' (' + cc_from + ')' if cc_from else ''}: no shape in the kernel name{later}",
-                  prec, assumed_fp16=prec is None)
+    return Factor(flops_per_instruction(shape, prec, acc),
+                  f"{_shape_text(shape)}, the sm_{cc.replace('.', '')} default for {prec or 'fp16'}"
+                  f"{' (' + cc_from + ')' if cc_from else ''}{_volta_note(shape, prec, acc)}: no shape in the kernel "
+                  f"name{wmma}{later}", prec, assumed_fp16=prec is None)
+
+
+def _architecture(names: np.ndarray, cc: str | None, device: str | None) -> tuple[str | None, str]:
+    """The compute capability that fixes the default instruction, and where it came from."""
+    if cc:
+        return cc, ""
+    cc = arch.cc_of_device(device)
+    if cc:
+        return cc, f"compute capability from the device name {device!r}"
+    low = arch.from_names(names).meta.get("arch_min")
+    if low and int(low[3:]) >= 80:  # sm_80 and later GPUs share the default (mma.sync m16n8k16 ...)
+        return "8.0", f"kernel names built for {low} or later"
+    return None, ""
 
 
 def per_launch(names: np.ndarray, cc: str | None, device: str | None) -> tuple[np.ndarray, list[Factor]]:
     """``(codes, factors)``: each launch's index into ``factors``, one :class:`Factor` per distinct kernel name."""
-    cc_from = ""
-    if not cc:
-        cc = device_cc(device)
-        cc_from = f"compute capability from the device name {device!r}" if cc else ""
     codes, uniques = pd.factorize(pd.Series(names, dtype=object).astype(str))
+    cc, cc_from = _architecture(np.asarray(uniques, dtype=object), cc, device)
     return codes, [factor_for(str(u), cc, cc_from) for u in uniques]
+
+
+# ------------------------------------------------------------------------------------------- contradictions
+
+
+class _Peaks:
+    """``precision -> FLOP/s`` on matrix units: the catalog device the export names (exactly), else the fastest catalog
+    device of its compute capability (an upper bound for any GPU of that architecture); None where the catalog knows
+    neither. ``what`` says which. The catalog is loaded on the first call only."""
+
+    def __init__(self, cc: str | None, device: str | None):
+        self.cc, self.device, self.devices, self.what = cc, device, None, ""
+        self.cache: dict[str, float | None] = {}
+
+    def _load(self) -> list:
+        from ..catalog import load_catalogs
+        from ..errors import RoofcoreError
+
+        try:
+            cat = load_catalogs()
+        except RoofcoreError:  # a broken user catalog: no peak to check against, the parse goes on
+            return []
+        found = cat.resolve(self.device, {"compute_capability": self.cc} if self.cc else {}) if self.device else None
+        if found is not None and found.exact and found.ids:
+            hw = cat.get(found.ids[0])
+            self.what = f"its device, {hw.name}"
+            return [hw]
+        want = self.cc or arch.cc_of_device(self.device)
+        self.what = f"any sm_{want.replace('.', '')} device in the catalog" if want else ""
+        return [hw for hw in cat if want and arch.cc_of_device(hw.name) == want]
+
+    def __call__(self, precision: str) -> float | None:
+        if precision not in self.cache:
+            if self.devices is None:
+                self.devices = self._load()
+            rates = [c.peak for hw in self.devices for c in hw.ceilings
+                     if c.unit.value == "matrix" and c.precision.value == precision]
+            self.cache[precision] = max(rates) if rates else None
+        return self.cache[precision]
+
+
+def peak_lookup(cc: str | None, device: str | None) -> _Peaks:
+    """The matrix peaks a launch of this export cannot exceed (:class:`_Peaks`)."""
+    return _Peaks(cc, device)
+
+
+def contradictions(tensor: np.ndarray, time_s: np.ndarray, precision: np.ndarray, names: np.ndarray,
+                   codes: np.ndarray, factors: list[Factor], peak: _Peaks
+                   ) -> tuple[np.ndarray, list[str]]:
+    """Launches whose tensor FLOPs ÷ duration exceed their device's matrix peak for their precision: their tensor
+    FLOPs become NaN (the factor cannot be right for them); one warning per kernel name naming the factor."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = tensor / time_s
+    prec_of = pd.Series(precision, dtype=object).fillna("fp16").astype(str).to_numpy()
+    over = np.zeros(len(tensor), dtype=bool)
+    for prec in pd.unique(prec_of[np.isfinite(rate) & (rate > 0)]):
+        limit = peak(prec)
+        if limit is not None:
+            over |= (prec_of == prec) & np.isfinite(rate) & (rate > limit * 1.02)  # 2 %: the export's rounding
+    out = tensor.copy()
+    notes = []
+    for code in pd.unique(codes[over]):
+        rows = over & (codes == code)
+        f, n = factors[code], int(rows.sum())
+        prec = prec_of[rows][0]
+        name = str(names[np.flatnonzero(rows)[0]])
+        short = name if len(name) <= 80 else name[:77] + "…"
+        notes.append(f"contradiction: {short!r} ({n:,} launch{'es' if n != 1 else ''}) would run at "
+                     f"{np.nanmax(rate[rows]) / 1e12:,.1f} TFLOP/s with × {f.flops:,.0f} FLOP per tensor instruction "
+                     f"({f.basis}), above the {prec} matrix peak of {peak.what} ({peak(prec) / 1e12:,.1f} TFLOP/s): "
+                     "that factor cannot be right for it, so its tensor FLOPs are unknown.")
+        out[rows] = np.nan
+    return out, notes
