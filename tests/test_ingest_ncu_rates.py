@@ -135,6 +135,32 @@ def test_the_body_item_label_column_changes_nothing(tmp_path):
     assert col(a, "precision") == col(b, "precision")
 
 
+#: the section's labels and the metrics behind them (SpeedOfLight_RooflineChart.section), for --print-metric-name
+NAMES = {"Predicated-On FADD Thread Instructions Executed Per Cycle":
+         "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+         "Predicated-On FMUL Thread Instructions Executed Per Cycle":
+         "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
+         "Predicated-On DADD Thread Instructions Executed Per Cycle":
+         "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed",
+         "Predicated-On DMUL Thread Instructions Executed Per Cycle":
+         "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed",
+         "Predicated-On FFMA Operations Per Cycle": "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2",
+         "Predicated-On DFMA Operations Per Cycle": "derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2",
+         "SM Frequency": "smsp__cycles_elapsed.avg.per_second", "DRAM Bandwidth": "dram__bytes.sum.per_second"}
+
+
+@pytest.mark.parametrize("style", ["name", "label-name"])
+def test_print_metric_name_name_and_label_name(tmp_path, style):
+    text = RATES.read_text()
+    for label, name in NAMES.items():
+        text = text.replace(f'"{label}"', f'"{name}"' if style == "name" else f'"{label} ({name})"')
+    p = tmp_path / f"{style}.csv"
+    p.write_text(text)
+    w = ingest.read(p)
+    assert w.frame["flops_rate"].tolist() == pytest.approx(RATE)
+    assert w.frame["bandwidth_hbm"].tolist() == pytest.approx(BANDWIDTH)
+
+
 def test_a_repeated_metric_with_different_values_is_still_a_duplicate(tmp_path):
     # launch 0's DRAM bandwidth: 500 Gbyte/s in the single-precision body item, 450 in the double-precision one
     text = RATES.read_text().splitlines()
