@@ -192,6 +192,8 @@ def test_cli_default_device_from_the_evidence(capsys):
     assert main(["analyze", str(DATA / "ncu_details_no_device_a100_80gb.csv")]) == 0
     out = capsys.readouterr().out
     assert "(a100-80gb-sxm)" in out
+    assert ("The implied peak DRAM bandwidth (≈ 2,039 GB/s) is the NVIDIA A100 80GB SXM4's (a100-80gb-sxm, 2,039 GB/s): "
+            "the catalog's one device of compute capability 8.0 that fits it.") in out
     assert "Device evidence: compute capability 8.0 (Ampere) from the export; 108 SMs; peak DRAM bandwidth" in out
     assert main(["analyze", str(DATA / "rocprof_results_tensile_gfx1201.csv")]) == 0
     out = capsys.readouterr().out
@@ -213,3 +215,15 @@ def test_samples_get_their_device(capsys, name, device):
     assert main(["analyze", str(sample(name)), "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert f"({device}) —" in out and "Device evidence: " in out
+
+
+def test_cli_says_what_the_export_said_when_it_names_no_device(capsys, tmp_path):
+    f = tmp_path / "kern_sum.csv"
+    f.write_text("Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+                 "60.0,6000,2,3000.0,3000.0,2900,3100,141.4,cutlass_80_tensorop_s1688gemm_64x64_16x10_nn_align4\n"
+                 "40.0,4000,2,2000.0,2000.0,1900,2100,141.4,void add<float>(float *)\n")
+    assert main(["analyze", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert ("the input does not say which device it ran on: kernel names carry cutlass_80_ tags (built for Ampere, "
+            "sm_80: the GPU is sm_80 or a later one that runs them), which names no one device; name at least one "
+            "device with --hardware ID") in err

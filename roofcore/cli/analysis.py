@@ -14,7 +14,7 @@ from ..analyze import Analysis, analyze, coverage_text, speedup_note
 from ..catalog import Catalog
 from ..errors import RoofcoreError
 from ..ingest import aggregate, read_many
-from ..ingest.arch import catalog_ids
+from ..ingest.arch import catalog_ids, catalog_match
 from ..ingest.join import counter_headline
 from ..ingest.pseudo import runtime_line
 from ..roofline import FLAG_CODES
@@ -50,7 +50,9 @@ def _analysis(args: argparse.Namespace) -> Analysis:
             why = cat.resolve(workload.device, workload.meta).note if workload.device or workload.meta.get("arch") \
                 else None
             ran = f"the profile names its device as {workload.device!r}, which the catalog lacks; " if workload.device \
-                else "the input does not say which device it ran on; "
+                else "the input does not say which device it ran on" + (
+                    f": {workload.meta['device_evidence']}, which names no one device" if workload.meta.get(
+                        "device_evidence") else "") + "; "
             raise RoofcoreError(f"{why} Name at least one device with --hardware ID (see `roofline hardware list`)."
                                 if why else f"{ran}name at least one device with --hardware ID (see `roofline hardware "
                                 "list`).")
@@ -71,7 +73,7 @@ def device_note(cat: Catalog, a: Analysis) -> str | None:
     w = a.workload
     if not w.device and not w.meta.get("arch") and not w.meta.get("gpu_arch"):
         return None
-    return cat.resolve(w.device, w.meta).note
+    return catalog_match(cat, w.device, w.meta)[1] or cat.resolve(w.device, w.meta).note
 
 
 def device_line(a: Analysis, note: str | None = None) -> str:

@@ -450,18 +450,28 @@ def by_bandwidth(devices: Iterable[object], meta: Mapping[str, str], rel: float 
     return [f[2] for f in fits[:1]]
 
 
-def catalog_ids(catalog, device: str | None, meta: Mapping[str, str]) -> list[str]:
-    """The catalog device a profile ran on: the catalog's own answer (``Catalog.resolve``, else ``suggest``) where it
-    is sure of it, else the one device of the profile's architecture whose DRAM bandwidth the profile's implied peak
-    picks out (:func:`by_bandwidth`), else the catalog's best guess."""
+def catalog_match(catalog, device: str | None, meta: Mapping[str, str]) -> tuple[list[str], str | None]:
+    """The catalog device a profile ran on, and a note when its DRAM bandwidth picked it: the catalog's own answer
+    (``Catalog.resolve``, else ``suggest``) where it is sure of it, else the one device of the profile's compute
+    capability whose DRAM bandwidth the profile's implied peak picks out (:func:`by_bandwidth`), else the catalog's
+    best guess."""
     if hasattr(catalog, "resolve"):
         found = catalog.resolve(device, meta)
         ids, sure = list(found.ids), bool(found.exact)
     else:
         ids = catalog.suggest(device, meta)
         sure = bool(ids and device)
-    if not sure:
-        picked = by_bandwidth(catalog, meta)
-        if picked:
-            return picked
-    return ids
+    picked = [] if sure else by_bandwidth(catalog, meta)
+    if not picked:
+        return ids, None
+    hw = catalog.get(picked[0])
+    cc = meta.get("compute_capability") or str(meta.get("arch", ""))
+    peak = float(meta["dram_peak_bytes_per_s"])
+    return picked, (f"The implied peak DRAM bandwidth (≈ {peak / 1e9:,.0f} GB/s) is the {hw.name}'s ({hw.id}, "
+                    f"{hw.offchip.bandwidth / 1e9:,.0f} GB/s): the catalog's one device of compute capability {cc} "
+                    "that fits it.")
+
+
+def catalog_ids(catalog, device: str | None, meta: Mapping[str, str]) -> list[str]:
+    """The ids of :func:`catalog_match`."""
+    return catalog_match(catalog, device, meta)[0]
