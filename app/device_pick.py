@@ -50,11 +50,22 @@ def pick(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None:
     state.DEVICE_PENDING.pop()
     m = match(catalog, entry["workload"])
     now = chosen_now()
-    if m is None or m.top not in catalog or not untouched(now) or now == [m.top]:
+    if m is None or m.top not in catalog:  # the file says nothing: a device taken from another file goes
+        forget_pick()
+        return
+    if not untouched(now) or now == [m.top]:
         return
     state.AUTO_PICK.set({"key": entry["key"], "id": m.top})
     state.HW_IDS.set([m.top])
     state.AUTO_IDS.set([m.top])
+
+
+def forget_pick() -> None:
+    """The files a device was taken from are gone: the default comes back, unless devices were chosen by hand."""
+    if state.AUTO_PICK.get() and untouched(chosen_now()):
+        state.HW_IDS.set([DEFAULT_DEVICE])
+        state.AUTO_IDS.set([DEFAULT_DEVICE])
+    state.AUTO_PICK.set(None)
 
 
 def _use_default() -> None:
@@ -121,10 +132,10 @@ def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None
     if not m.ids:
         st.caption(f"Profiled on **{escape_message(m.device)}**, which is not in the catalog"
                    + (f" ({escape_message(reason(m))})." if m.note else "."))
-    st.page_link(HARDWARE_PAGE, label=f"Add {m.device} on the Hardware page", icon=":material/add_circle:",
+    st.page_link(HARDWARE_PAGE, label="Add it on the Hardware page", icon=":material/add_circle:",
                  query_params={ADD_PARAM: "1"},
-                 help="Opens the Hardware page's form with what the file says about the device; its peaks and "
-                      "bandwidths come from its datasheet.")
+                 help=f"Opens the Hardware page's form for {m.device}, with what the file says about it; its peaks "
+                      "and bandwidths come from its datasheet.")
 
 
-__all__ = ["add_devices", "chosen_now", "device_notice", "pick", "untouched", "use_device"]
+__all__ = ["add_devices", "chosen_now", "device_notice", "forget_pick", "pick", "untouched", "use_device"]

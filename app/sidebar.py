@@ -9,7 +9,7 @@ import roofcore
 from roofcore.views import count_text, device_label, device_order
 
 from . import pairing, runs, state, upload_choice
-from .device_pick import add_devices, chosen_now, device_notice, pick
+from .device_pick import add_devices, chosen_now, device_notice, forget_pick, pick
 from .keys import content_key
 from .markdown import escape_message
 from .trace import mark
@@ -50,6 +50,7 @@ def _clear_uploads() -> None:
     state.LOADED_KEY.set(None)
     state.LOAD_ERRORS.set([])
     upload_choice.reset()
+    forget_pick()
 
 
 def _load(files, fmt: str | None) -> None:

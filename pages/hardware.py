@@ -94,7 +94,9 @@ with add:
         kind = c2.selectbox("Kind", ["gpu", "tpu", "npu", "cpu"], key="f_kind")
         st.markdown("Compute ceilings (dense, TFLOP/s; 0 leaves a row out)")
         ceilings = []
-        for i, (p0, u0, v0) in enumerate((("bf16", "matrix", 400.0), ("fp32", "vector", 0.0), ("fp8", "matrix", 0.0))):
+        example = 0.0 if prefill else 1.0  # a device a file names starts with no figure: its datasheet gives them
+        for i, (p0, u0, v0) in enumerate((("bf16", "matrix", 400.0 * example), ("fp32", "vector", 0.0),
+                                           ("fp8", "matrix", 0.0))):
             a1, a2, a3 = st.columns(3)
             p = a1.selectbox("Precision", list(DTYPE_SIZE), index=list(DTYPE_SIZE).index(p0), key=f"f_prec{i}",
                              label_visibility="visible" if i == 0 else "collapsed")
@@ -104,7 +106,7 @@ with add:
                                 label_visibility="visible" if i == 0 else "collapsed")
             ceilings.append((p, u, v))
         m1, m2, m3 = st.columns(3)
-        hbm_bw = m1.number_input("Off-chip TB/s", min_value=0.0, value=2.0, step=0.1, key="f_hbm")
+        hbm_bw = m1.number_input("Off-chip TB/s", min_value=0.0, value=2.0 * example, step=0.1, key="f_hbm")
         hbm_cap = m2.number_input("Capacity GB", min_value=0.0, value=0.0, step=8.0, key="f_hbm_cap")
         hbm_label = m3.text_input("Memory label", placeholder="HBM3", key="f_hbm_label")
         l1, l2c, _ = st.columns(3)

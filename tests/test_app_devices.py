@@ -101,8 +101,12 @@ def test_the_device_the_file_names_is_selected_with_a_notice_and_a_way_back():
 def test_the_apps_own_pick_follows_the_next_upload_but_a_choice_by_hand_stays():
     at = put(start(), ("a100.json", A100))
     next(b for b in at.sidebar.button if b.label == "Clear uploads").click().run()
-    put(at, ("t4.json", T4))
+    assert devices(at) == [DEFAULT_DEVICE]  # the file it came from is gone
+    put(at, ("a100.json", A100))
+    put(at, ("t4.json", T4))  # the a100 file removed from the uploader, a T4 one given
     assert devices(at) == ["t4"]  # a100 was the app's choice, not the user's
+    put(at, ("inventory.csv", b"name,flops,bytes,time_ms\ngemm,1e12,1e9,2\n"))
+    assert devices(at) == [DEFAULT_DEVICE] and not at.sidebar.info  # a file that names no device: the default
     next(b for b in at.sidebar.button if b.label == "Clear uploads").click().run()
     ok(at.sidebar.multiselect(key="hw_ids").set_value(["mi300x"]).run())
     put(at, ("a100.json", A100))
@@ -118,7 +122,7 @@ def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form
     m = match(CATALOG, w)
     assert m is not None and m.missing and m.device == "NVIDIA RTX 4000 Ada Generation"
     at = put(start(), ("ada.json", UNLISTED))
-    label = "Add NVIDIA RTX 4000 Ada Generation on the Hardware page"
+    label = "Add it on the Hardware page"
     assert links(at).get(label) == "hardware?add_device=1"
     if m.ids:  # the engine names the closest device of the same silicon: taken, with its note
         assert devices(at) == [m.ids[0]]
@@ -131,6 +135,7 @@ def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form
     assert (at.text_input(key="f_name").value, at.text_input(key="f_id").value, at.text_input(key="f_vendor").value) \
         == ("NVIDIA RTX 4000 Ada Generation", "nvidia-rtx-4000-ada-generation", "NVIDIA")
     assert any("the device of your upload, is not in the catalog" in i.value for i in at.info)
+    assert (at.number_input(key="f_peak0").value, at.number_input(key="f_hbm").value) == (0.0, 0.0)  # no guess
     at.number_input(key="f_peak0").set_value(106.9)
     at.number_input(key="f_hbm").set_value(0.36)
     at.text_input(key="f_source").set_value("datasheet")
