@@ -227,3 +227,19 @@ def test_cli_says_what_the_export_said_when_it_names_no_device(capsys, tmp_path)
     assert ("the input does not say which device it ran on: kernel names carry cutlass_80_ tags (built for Ampere, "
             "sm_80: the GPU is sm_80 or a later one that runs them), which names no one device; name at least one "
             "device with --hardware ID") in err
+
+
+def test_ncu_evidence_survives_a_spreadsheet_round_trip():
+    text = (DATA / "ncu_details_no_device_a100_80gb.csv").read_text()
+    plain = arch.from_ncu(text).meta
+    assert arch.from_ncu("\ufeff" + text.replace('"', "").replace("\n", "\r\n")).meta == plain
+    assert plain["sm_count"] == "108"
+
+
+def test_ncu_raw_page_bytes_over_duration():
+    raw = ('"ID","Process ID","Kernel Name","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum",'
+           '"dram__throughput.avg.pct_of_peak_sustained_elapsed","device__attribute_multiprocessor_count"\n'
+           '"","","","Mbyte","Mbyte","usecond","%",""\n'
+           '"0","11","k(float *)","600.00","200.00","500.00","50.00","132"\n')
+    ev = arch.from_ncu(raw)  # (800 MB / 500 µs) / 50 % = 3.2 TB/s, an H100 SXM's class
+    assert float(ev.meta["dram_peak_bytes_per_s"]) == pytest.approx(3.2e12) and ev.meta["sm_count"] == "132"
