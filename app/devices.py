@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 import roofcore
+from roofcore.ingest.arch import catalog_match
 
 #: profilers that only ever run on one vendor's GPUs (the format's name starts with the key)
 _FORMAT_VENDOR = {"ncu": "NVIDIA", "nsys": "NVIDIA", "nvprof": "NVIDIA", "rocprof": "AMD"}
@@ -41,13 +42,11 @@ def match(catalog: roofcore.Catalog, w: roofcore.Workload) -> Match | None:
     file says nothing about its device."""
     meta = dict(w.meta or {})
     evidence = str(meta.get("device_evidence") or "").strip() or None
-    resolve = getattr(catalog, "resolve", None)
-    if resolve is not None:
-        m = resolve(w.device, meta)
-        ids, exact, note = tuple(m.ids), bool(m.exact), (str(m.note).strip() or None) if m.note else None
-    else:
-        ids = tuple(catalog.suggest(w.device, meta))
-        exact, note = bool(ids), None
+    m = catalog.resolve(w.device, meta)
+    # the same choice as the CLI's: the catalog's answer, or the one device the implied DRAM peak picks out
+    picked, by_bandwidth = catalog_match(catalog, w.device, meta)
+    ids, exact = tuple(picked), bool(m.exact)
+    note = by_bandwidth or ((str(m.note).strip() or None) if m.note else None)
     if not ids and not w.device:
         return None
     return Match(ids=ids, exact=exact, device=str(w.device).strip() if w.device else None, note=note,

@@ -19,6 +19,7 @@ from test_app import APP, metrics, said
 import roofcore
 from app.devices import match
 from app.workload import DEFAULT_DEVICE
+from roofcore.cli.analysis import _detected_devices
 from roofcore.units import fmt_time
 
 pytestmark = pytest.mark.usefixtures("navigation_only")  # tests/conftest.py
@@ -150,17 +151,22 @@ def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form
     ("pytorch_kineto_mi210_rocm6.4_gpu_only.json.gz", "mi210"),
     ("ncu_raw_b200_torch_sdpa_flash.csv", "b200"),
     ("ncu_raw_ncu2019.4_gtx1080_legacy_metric_names.csv", "gtx-1080"),
-    ("ncu_details_a100_julia_set_full_rules_humanunits.csv", None),  # a CC column, no device name
-    ("rocprofv1_r9700_rdna4_llamacpp_results_multigpu_gpuid2.csv", None),  # no device column at all
+    # a CC column and no device name: the implied DRAM peak (2,035 GB/s) picks the 80 GB A100
+    ("ncu_details_a100_julia_set_full_rules_humanunits.csv", "a100-80gb-sxm"),
+    ("ncu_rtx5090_deepseekocr_gemv_details_na_legacy_metrics.csv", "rtx-5090"),  # CC 12.0, 1,757 GB/s implied
+    ("rocprofv1_r9700_rdna4_llamacpp_results_multigpu_gpuid2.csv", "radeon-ai-pro-r9700"),  # Tensile ISA1201 names
 ])
 def test_every_format_selects_the_device_the_engine_resolves(name, expected):
     """Whatever format says it (a device column, deviceProperties, a CC column, kernel-name tags), the device the
     engine resolves for the file is selected, with why; where the engine resolves none, the default stays and
     nothing is claimed."""
     path = sample(name)
-    m = match(CATALOG, roofcore.read_many([path]))
+    w = roofcore.read_many([path])
+    m = match(CATALOG, w)
     if expected:
         assert m is not None and m.top == expected
+    # the app and the CLI (no --hardware) take the same device
+    assert [hw.id for hw in _detected_devices(CATALOG, w)] == ([m.top] if m is not None and m.top else [])
     at = put(start(), (path.name, path.read_bytes()))
     if m is not None and m.top:
         assert devices(at) == [m.top]
