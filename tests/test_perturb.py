@@ -30,6 +30,10 @@ from roofcore.models import Workload
 
 # --------------------------------------------------------------------------------------- a file as lines
 
+#: JSON traces larger than this are not perturbed: the same code reads every trace of a format, and the smaller
+#: traces of each JSON format (samples and fixtures) cover it; each read of a large one costs seconds
+BIG_JSON = 4_000_000
+
 _FIELD = re.compile(r'"((?:[^"]|"")*)"|([^,]*)')
 _NUMBER = re.compile(r"^[+-]?(\d+)(\.\d+)?$")
 _SEPARATED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
@@ -39,8 +43,13 @@ Cell = tuple[str, "bool | None"]
 
 def cells(line: str) -> list[Cell]:
     """A CSV line's fields, each with whether it was quoted (the csv module forgets that)."""
+    return list(_cells(line))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same lines are perturbed many ways
+def _cells(line: str) -> tuple[Cell, ...]:
     if '"' not in line:
-        return [(v, None) for v in line.split(",")]
+        return tuple((v, None) for v in line.split(","))
     out: list[Cell] = []
     pos = 0
     while True:
@@ -53,7 +62,7 @@ def cells(line: str) -> list[Cell]:
             value, quoted = line[m.start():end], False
         out.append((value, True if quoted else None))
         if end >= len(line):
-            return out
+            return tuple(out)
         pos = end + 1
 
 
@@ -97,6 +106,8 @@ class Doc:
         text = data.decode("utf-8", errors="surrogateescape")
         bom = text.startswith("\ufeff")
         text = text.removeprefix("\ufeff")
+        if text.lstrip()[:1] in "[{" and len(data) > BIG_JSON:  # only its size is used
+            return cls(name, "json", (text,), ("",), bom, gz, size=len(data))
         parts = text.split("\n")
         lines = tuple(p.removesuffix("\r") for p in parts)
         ends = (*("\r\n" if p.endswith("\r") else "\n" for p in parts[:-1]), "")
@@ -144,9 +155,6 @@ class Doc:
 # ------------------------------------------------------------------------------------------ perturbations
 # Each takes a Doc and returns the perturbed Doc, or None where it does not apply to that file.
 
-#: JSON traces this large get only truncation: line endings, BOM and gzip are read by the same code for every trace
-#: of a format, and the smaller traces of each JSON format cover them (each read of a large one costs seconds)
-BIG_JSON = 4_000_000
 
 
 def _big(d: Doc) -> bool:
@@ -325,6 +333,8 @@ def gzipped(d: Doc) -> Doc | None:
 
 def truncated(d: Doc) -> Doc | None:
     """A partial copy: the file ends half-way through its table's last row (a CSV) or at 60% (a JSON trace)."""
+    if _big(d):
+        return None
     if d.kind == "json":
         text = "\n".join(d.lines)
         cut = text[: int(len(text) * 0.6)]
@@ -437,6 +447,8 @@ KEYS = [*FIXTURES, *WORKS]
 def test_docs_round_trip(key):
     """Reading a file into lines and writing it back gives its bytes (the perturbations start from the file)."""
     for p, d in zip(paths(key), originals(key), strict=True):
+        if _big(d):
+            continue
         data, _ = d.data()
         raw = p.read_bytes()
         assert _unzip(data) == _unzip(raw), p.name
@@ -448,11 +460,8 @@ def _unzip(data: bytes) -> bytes:
 
 #: quirk classes not handled yet: (format prefix, perturbation) -> the class (xfail, removed as each is fixed)
 KNOWN: dict[tuple[str, str], str] = {
-    **{("ncu", h): "ncu header found only in ncu's own quoting and column order" for h in
-       ("minimal_quoting", "spreadsheet", "reorder")},
-    **{(f, "names_unquoted"): "unquoted commas in kernel names" for f in ("ncu", "rocprof")},
-    **{(f, "truncated"): "a truncated last row" for f in ("ncu", "nsys", "nvprof", "rocprof", "pytorch")},
-    **{(f, h): "columns found by name in any order" for f in ("nsys", "nvprof") for h in ("reorder", "insert_column")},
+    **{(f, "truncated"): "a truncated last row" for f in ("ncu-raw", "rocprof", "pytorch")},
+    **{("nvprof", h): "columns found by name in any order" for h in ("reorder", "insert_column")},
 }
 
 
@@ -512,6 +521,8 @@ def _check_truncated(docs: list[Doc], new: list[Doc], perturbed: list[Doc | None
     problems = differences(want, got)
     assert not problems, "truncated: " + "; ".join(problems[:8])
     said = " ".join([*got.warnings, *(f"{s.row} {s.reason}" for s in got.skipped)])
+    if not differences(baseline_of(docs), want):
+        return  # the row did not count (a table the reader leaves aside): nothing to say
     for d, p in zip(docs, perturbed, strict=True):
         if p is not None:
             line = d.last + 1

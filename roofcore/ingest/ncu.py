@@ -76,7 +76,9 @@ from .. import filemap
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import arch, check_binary, make_frame, register_format
+from .columns import is_open
 from .ncu_build import _derive
+from .ncu_canon import canonical
 from .ncu_metrics import (  # noqa: F401
     _HEADER,
     FLOP_METRICS,
@@ -103,7 +105,45 @@ from .readers import UNITS, unit_factor  # noqa: F401
 
 
 def _parse(data: bytes, source: str) -> Workload:
+    """The workload of an ncu export; one that another program wrote back (quotes only where needed, columns moved,
+    kernel names left unquoted) is rewritten as ncu writes it (:mod:`.ncu_canon`) and read the same way."""
     check_binary(data, source)
+    if _table(data) is None:
+        fixed = canonical(data[:len(data)])
+        if fixed is None:
+            raise _failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
+        return _read(fixed, source)
+    try:
+        w = _read(data, source)
+    except InputError:
+        fixed = canonical(data[:len(data)]) if _SPILL.search(data[: 16 << 20]) else None
+        if fixed is None:
+            raise
+        return _read(fixed, source)
+    if _spilled(w):
+        fixed = canonical(data[:len(data)])
+        if fixed is not None:
+            return _read(fixed, source)
+    return w
+
+
+def _spilled(w: Workload) -> bool:
+    """Whether a kernel name may have held unquoted commas: a name cut inside its brackets, or rows skipped for
+    holding more fields than the header."""
+    if any(is_open(str(n)) for n in w.frame["name"].unique()):
+        return True
+    longer = (m for s in w.skipped if (m := _LONGER.match(s.reason)))
+    return any(int(m.group(2)) > int(m.group(1)) for m in longer)
+
+
+_LONGER = re.compile(r"expected (\d+) fields, found (\d+)")
+
+
+#: a field separator with a quote on one side only: ncu quotes every field, a name left unquoted leaves this
+_SPILL = re.compile(rb'(?m)^"[^\n]*?(?:",[^"\r\n]|[^"\r\n,],")')
+
+
+def _read(data: bytes, source: str) -> Workload:
     block = _table(data)
     if block is None:
         raise _failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from .columns import header_with
 from .readers import unit_factor
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -93,21 +94,26 @@ _HEADER_RE = re.compile(r'^"ID","Process ID",(.*)$', re.M)
 _NOISE_RE = re.compile(r"^==(PROF|ERROR|ERR|WARNING)==", re.M)
 
 
+#: the header as another program may write it back: the columns in any order and quoting (.ncu_canon)
+_ANY_HEADER = header_with("ID", "Process ID", "Kernel Name")
+_METRIC_NAME = re.compile(r'(?:^|,)[ \t]*"?Metric Name"?[ \t]*(?:,|$)')
+
+
 def _header_line(head: str) -> str | None:
-    m = _HEADER_RE.search(head)
+    m = _HEADER_RE.search(head) or _ANY_HEADER.search(head)
     return m.group(0) if m else None
 
 
 def _sniff_details(head: str, name: str) -> bool:
     line = _header_line(head)
     if line is not None:
-        return '"Metric Name"' in line
+        return bool(_METRIC_NAME.search(line))
     return bool(_NOISE_RE.search(head))  # a failed run: no header, only ncu's own lines (explained by parse)
 
 
 def _sniff_raw(head: str, name: str) -> bool:
     line = _header_line(head)
-    return line is not None and '"Metric Name"' not in line
+    return line is not None and not _METRIC_NAME.search(line)
 
 
 # ------------------------------------------------------------------------------------------ messages

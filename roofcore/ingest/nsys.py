@@ -32,12 +32,14 @@ from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
+from .columns import cut_short, last_line_cut
 from .readers import is_quantity, refit
 
 #: seconds per unit of a ``Total Time (<unit>)`` column (``--timeunit``)
 TIME_UNITS = {"ns": 1e9, "nsec": 1e9, "us": 1e6, "usec": 1e6, "μs": 1e6, "µs": 1e6, "ms": 1e3, "msec": 1e3,
               "s": 1.0, "sec": 1.0}
-_CSV_HEADER = re.compile(r'^"?Time ?\(%\)"?,"?Total Time', re.M)
+#: a stats CSV header: ``Time (%)`` and ``Total Time (<unit>)`` columns, in any order (a spreadsheet may move them)
+_CSV_HEADER = re.compile(r'^(?=(?:[^\n]*,)?[ \t]*"?Time ?\(%\)"?[ \t]*(?:,|$))(?=(?:[^\n]*,)?[ \t]*"?Total Time)', re.M)
 _CONSOLE_HEADER = re.compile(r"^\s*Time ?\(%\)\s+Total Time", re.M)
 _RULE = re.compile(r"^\s*-+(\s+-+)*\s*$")
 _REPORT = re.compile(r"Executing '([\w:-]+)' stats report|Running \[[^\]]*?(\w+)\.py[^\]]*\]|"
@@ -240,11 +242,15 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     need = max(cols.values()) + 1
     # a name holding unquoted commas spills over several fields: the name is the part between the numbers
     kinds = [None if i == cols["name"] else _numeric for i in range(len(header))]
+    cut = last_line_cut(text)  # a copy cut short ends inside its last row
     for line_no, fields in rows:
         if not line_no & 0xFFF:
             limits.tick()
         if len(fields) > len(header):
             fields = refit(fields, kinds) or fields
+        if cut and line_no == cut[0] and cut_short(cut[1], fields[cols["name"]] if len(fields) > cols["name"] else ""):
+            skipped.append(skip(source, f"line {line_no}", "the file ends inside this row (a truncated copy?)"))
+            continue
         if len(fields) < need:
             skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(fields)}"))
             continue

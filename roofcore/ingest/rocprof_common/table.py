@@ -20,6 +20,7 @@ from ... import limits
 from ...errors import InputError
 from ...models import Skipped
 from .. import check_text, skip
+from ..columns import header_with, rejoin  # noqa: F401 (header_with: offered here to the rocprof readers)
 
 DIGITS = r"\s*[0-9]{1,18}\s*"  # a timestamp or id as rocprof writes it (fits int64)
 
@@ -160,14 +161,6 @@ def read_records(reader, header: list[str], idx: list[int], first_line: int, sou
     return Table(header, {i: arr[:, j] for j, i in enumerate(idx)}, np.asarray(lines, dtype=np.int64), skipped)
 
 
-def rejoin(fields: list[str], at: int, ncol: int) -> list[str]:
-    """A record of ``ncol`` columns whose text field ``at`` (a kernel name) held unquoted commas and spilled over the
-    fields after it: the name is the fields between the columns before it and the columns after it, joined with
-    their commas (one text column: the split is fixed by the count)."""
-    extra = len(fields) - ncol
-    return [*fields[:at], ",".join(fields[at:at + extra + 1]), *fields[at + extra + 1:]]
-
-
 def cell_text(values: np.ndarray) -> pd.Series:
     return pd.Series(values, dtype=object).str.strip()
 
@@ -234,21 +227,6 @@ def to_floats(values: np.ndarray) -> np.ndarray:
     if has_comma.any():
         text = text.where(~has_comma, text.str.replace(",", "", regex=False))
     return pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
-
-
-def _column(name: str) -> str:
-    """``name`` as a whole field somewhere on the line, quoted or not."""
-    return rf'(?:[^\n]*,)?[ \t]*"?{re.escape(name)}"?[ \t]*(?:,|$)'
-
-
-def header_with(*names: str, without: tuple[str, ...] = (), most: int | None = None) -> re.Pattern:
-    """A header line (any case, any quoting) with each of ``names`` as a column, in any order, none of ``without``,
-    and at most ``most`` columns: columns are found by name, so a spreadsheet's reordering or a column a newer
-    version adds does not hide the file."""
-    look = "".join(f"(?={_column(n)})" for n in names) + "".join(f"(?!{_column(n)})" for n in without)
-    if most:
-        look += rf"(?!(?:[^\n]*,){{{most}}})"
-    return re.compile(rf"^{look}[^\n]*$", re.M | re.I)
 
 
 def quoted(*names: str) -> str:
