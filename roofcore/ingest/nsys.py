@@ -234,6 +234,30 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     if per_s is None:
         raise InputError(where=f"{source}: header", expected="a Total Time unit (ns, us, ms or s)",
                          found=repr(header[cols["total"]].strip()), hint="export with --timeunit ns (the default).")
+    names, counts, totals, lines, skipped = _kernel_rows(text, source, header, cols, rows, per_s)
+    if not names:
+        if skipped:
+            first = skipped[0]
+            raise InputError(where=f"{source}: {first.row}", text=f"no usable kernel rows; the first problem: "
+                             f"{first.reason}.", hint="export again with nsys stats --report cuda_gpu_kern_sum "
+                             "--format csv.")
+        raise InputError(where=source, expected="at least one kernel row under the cuda_gpu_kern_sum header",
+                         found="none", hint="the profile has no kernels; profile with CUDA tracing (-t cuda).")
+    n = len(names)
+    frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64),
+                        "time_s": np.asarray(totals, dtype=np.float64), "source": [source] * n, "row": lines}, n)
+    meta = {"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": layout}
+    gpus = dict.fromkeys(m.group(1).strip() for m in _GPU_LINE.finditer(text))
+    device = next(iter(gpus), None)
+    if len(gpus) > 1:
+        meta["devices"] = ", ".join(gpus)
+    return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-kern-sum",), skipped=tuple(skipped),
+                    warnings=tuple(_summary_warnings(names)), device=device, meta=meta)
+
+
+def _kernel_rows(text: str, source: str, header: list[str], cols: dict[str, int], rows, per_s: float
+                 ) -> tuple[list[str], list[int], list[float], list[str], list[Skipped]]:
+    """The summary's usable rows (name, instances, total seconds, line) and the rows left out, each with why."""
     names: list[str] = []
     counts: list[int] = []
     totals: list[float] = []
@@ -273,18 +297,11 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
             counts.append(int(count))
             totals.append(total / per_s)
             lines.append(str(line_no))
-    if not names:
-        if skipped:
-            first = skipped[0]
-            raise InputError(where=f"{source}: {first.row}", text=f"no usable kernel rows; the first problem: "
-                             f"{first.reason}.", hint="export again with nsys stats --report cuda_gpu_kern_sum "
-                             "--format csv.")
-        raise InputError(where=source, expected="at least one kernel row under the cuda_gpu_kern_sum header",
-                         found="none", hint="the profile has no kernels; profile with CUDA tracing (-t cuda).")
-    n = len(names)
-    frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64),
-                        "time_s": np.asarray(totals, dtype=np.float64), "source": [source] * n, "row": lines}, n)
-    meta = {"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": layout}
+    return names, counts, totals, lines, skipped
+
+
+def _summary_warnings(names: list[str]) -> list[str]:
+    """Names nsys cut to fit its column, and what a time-only summary lacks."""
     warnings = []
     cut = [nm for nm in names if nm.endswith("…")]
     if cut:
@@ -296,17 +313,12 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
                            f"{int(shared.sum())} different kernels, which a join by name cannot tell apart"
                            if len(shared) else "")
                         + ". Hint: nsys stats --report cuda_gpu_kern_sum --format csv prints whole names.")
-    warnings.append(f"{_TIMES_ONLY}: FLOPs and bytes of the {_plural(n, 'kernel')} "
+    warnings.append(f"{_TIMES_ONLY}: FLOPs and bytes of the {_plural(len(names), 'kernel')} "
                     "are unknown (left empty, not zero), so no kernel has a roofline yet. Hint: load it together with "
                     "a kernel inventory (joined by name), or profile the kernels with Nsight Compute: ncu --csv "
                     "--print-units base --metrics gpu__time_duration.sum,dram__bytes.sum,"
                     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum,... (see `roofline formats`).")
-    gpus = dict.fromkeys(m.group(1).strip() for m in _GPU_LINE.finditer(text))
-    device = next(iter(gpus), None)
-    if len(gpus) > 1:
-        meta["devices"] = ", ".join(gpus)
-    return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-kern-sum",), skipped=tuple(skipped),
-                    warnings=tuple(warnings), device=device, meta=meta)
+    return warnings
 
 
 #: the GPU ``nsys profile --gpu-metrics-device`` samples, printed before the run (the chip: ``NVIDIA GA100``)
