@@ -319,6 +319,11 @@ def _no_gpu_events(sc: Scan, source: str) -> None:
         raise InputError(where=source, expected='a PyTorch profiler trace (events with "cat": "kernel", "cpu_op", '
                          '...)', found=f"{_n(sc.events, 'event')} without Kineto's categories" if sc.events else "no events",
                          hint="is this a PyTorch profiler trace? Export one with prof.export_chrome_trace(path).")
+    if sc.truncated_at is not None:  # the kernels are written after the CPU ops: a copy cut short lost them
+        raise InputError(where=source, text=f"the file ends early, at character {sc.truncated_at} (truncated?), before "
+                         f"any GPU kernel event: {sc.events} events read ({len(sc.ops)} cpu_op, {len(sc.runtime)} "
+                         "cuda_runtime).", hint="copy the whole trace again; the profiler writes the kernels after "
+                         "the CPU ops.")
     raise InputError(where=source, expected='GPU kernel events ("cat": "kernel")',
                      found=f"none among {sc.events} events ({len(sc.ops)} cpu_op, {len(sc.runtime)} cuda_runtime)",
                      hint="profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]; a CPU-only "

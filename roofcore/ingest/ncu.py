@@ -75,7 +75,7 @@ import numpy as np
 from .. import filemap
 from ..errors import InputError
 from ..models import Skipped, Workload
-from . import arch, check_binary, make_frame, register_format
+from . import arch, check_binary, make_frame, register_format, skip
 from .columns import is_open
 from .ncu_build import _derive
 from .ncu_canon import canonical
@@ -98,7 +98,7 @@ from .ncu_pages import (
     _raw,
     nvtx_range,  # noqa: F401
 )
-from .ncu_read import _split_header, _table, release_arrow_memory
+from .ncu_read import _split_header, _table, cut_row, release_arrow_memory
 from .readers import UNITS, unit_factor  # noqa: F401
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -151,6 +151,10 @@ def _read(data: bytes, source: str) -> Workload:
     nl = data.find(b"\n", start, end)
     names = _split_header(data[start: nl if nl >= 0 else end])
     skipped: list[Skipped] = []
+    cut = cut_row(data, start, end)
+    if cut is not None:  # the file ends inside its last row
+        block = (start, cut[0], line)
+        skipped.append(skip(source, f"line {cut[1]}", "the file ends inside this row (a truncated copy?)"))
     details = "Metric Name" in names and "Metric Value" in names
     need = ("Kernel Name", "Metric Unit") if details else ("Kernel Name",)
     for col in need:

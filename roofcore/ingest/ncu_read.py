@@ -15,6 +15,7 @@ import pyarrow.csv as pcsv
 from .. import filemap, limits
 from ..models import Skipped
 from . import skip
+from .columns import cut_short
 from .ncu_metrics import _HEADER, _HEADER_RE, _locale_error
 
 # ----------------------------------------------------------------------------------- value parsing
@@ -148,11 +149,14 @@ def release_arrow_memory() -> None:
 
 
 def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: set[str], skip_rows: int,
-                 first_line: int, source: str) -> tuple[pa.Table, np.ndarray, list[Skipped]]:
+                 first_line: int, source: str, cut: bool = False) -> tuple[pa.Table, np.ndarray, list[Skipped]]:
     """The robust reader: the csv module line by line. Noise lines are dropped, a repeated header switches the
-    columns (several tables in one output), ragged rows are skipped with a reason."""
+    columns (several tables in one output), ragged rows are skipped with a reason; ``cut``: the file ends inside
+    the block's last line, skipped where it is a row cut short (an open quote; on the raw page, fewer fields than
+    the header)."""
     text = block.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
+    last = first_line + len(lines) - 1 if cut else -1
     raw_page = skip_rows == 2
 
     required = include if raw_page else [c for c in include if c in _REQUIRED]
@@ -187,6 +191,9 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
             units_next = False
             continue  # the raw page's units row under a repeated header
         units_next = False
+        if i == last and (cut_short(line) or (raw_page and len(fields) < width)):
+            skipped.append(skip(source, f"line {i}", "the file ends inside this row (a truncated copy?)"))
+            continue
         if len(fields) < need or (len(fields) > width and any(f.strip() for f in fields[width:])):
             skipped.append(skip(source, f"line {i}", f"expected {width} fields, found {len(fields)}"))
             continue
@@ -346,7 +353,8 @@ def _read_block(data: bytes, block: tuple[int, int, int], names: list[str], incl
         if got is not None and got[0].num_rows == len(cleaned[1]):
             return got[0], got[1], cleaned[1] + line, []
     del cleaned
-    table, lines, skipped = _python_read(data[start:end], names, include, dict_cols, skip_rows, line, source)
+    cut = end == len(data) and not data[end - 1:end].isspace()  # the file ends inside the table's last line
+    table, lines, skipped = _python_read(data[start:end], names, include, dict_cols, skip_rows, line, source, cut)
     return table, _ids(table.column("ID"))[0], lines, skipped
 
 
@@ -366,6 +374,17 @@ def _table(data: bytes) -> tuple[int, int, int] | None:
     if pos < 0:
         return None
     return pos, _trim_tail(data, pos, len(data)), 1 + filemap.count(data, b"\n", 0, pos)
+
+
+def cut_row(data: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """``(end without it, its line number)`` of the table's last line where the file ends inside it, in an open
+    quote (a copy cut short: pyarrow would read the cut field as a value); None otherwise."""
+    if end != len(data) or data[end - 1:end].isspace():
+        return None
+    nl = data.rfind(b"\n", start, end)
+    if nl < 0 or data.count(b'"', nl + 1, end) % 2 == 0:
+        return None
+    return nl, 1 + filemap.count(data, b"\n", 0, nl + 1)
 
 
 def _trim_tail(data: bytes, start: int, end: int, max_lines: int = 10_000) -> int:

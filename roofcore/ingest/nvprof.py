@@ -40,12 +40,14 @@ import pandas as pd
 from ..errors import InputError
 from ..models import Workload
 from . import check_text, make_frame, nvprof_console, register_format
+from .columns import header_with
 from .readers import is_quantity, refit, seconds
 
 
 def _header(*names: str) -> re.Pattern:
-    """A header line beginning with ``names``, quoted as nvprof writes them or not (a spreadsheet's round-trip)."""
-    return re.compile("^" + ",".join(f'"?{re.escape(n)}"?' for n in names) + "(?:,|$)", re.M)
+    """A header line with the columns ``names``, in any order, quoted as nvprof writes them or not (a spreadsheet's
+    round-trip may move columns too; they are read by name)."""
+    return header_with(*names)
 
 
 _METRICS_HEADER = _header("Device", "Kernel", "Invocations", "Metric Name")

@@ -65,7 +65,8 @@ def reconcile(workloads: list[Workload]) -> list[Workload]:
     names = ", ".join(w.name for w in detail)
     note = tuple(f"{s.name}: a per-kernel summary of the run whose dispatches {names} lists one by one; those are "
                  "used, and this summary is left out (its times would count twice)." for s in summaries)
-    first = replace(detail[0], warnings=(*detail[0].warnings, *note))
+    first = replace(detail[0], warnings=(*detail[0].warnings, *note),  # the summary's unread rows still said
+                    skipped=(*detail[0].skipped, *(row for s in summaries for row in s.skipped)))
     return [first if w is detail[0] else w for w in workloads if id(w) not in summary]
 
 

@@ -279,6 +279,10 @@ def load_json(data: bytes, source: str, hint: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
+        if not text[e.pos:].strip() or e.msg.startswith("Unterminated string"):  # the text stops inside a value
+            raise InputError(where=f"{source}: line {e.lineno}, column {e.colno}", text="the file ends early "
+                             f"(truncated?): the JSON stops inside a value ({e.msg}).",
+                             hint="copy the whole file again.") from None
         raise InputError(where=f"{source}: line {e.lineno}, column {e.colno}", text=f"not valid JSON: {e.msg}.",
                          hint=hint) from None
 
