@@ -538,3 +538,75 @@ def test_cells_keep_their_quoting():
     assert cells("a,") == [("a", None), ("", None)]
 
 
+
+
+# ----------------------------------------------------------------------------------- what cannot be put back
+# Each quirk class on the repository's own fixtures, where the perturbation destroys information or the split is
+# decided by what a column must look like.
+
+
+def test_ncu_written_back_without_any_quotes():
+    """A script that joined every field with commas: names, ``(256, 1, 1)`` and ``33,619,968`` spill over several
+    fields; each is put back by its shape (brackets that balance, digit groups after a number)."""
+    d = Doc.of("script.csv", (DATA / "ncu/details_20col_rules.csv").read_bytes())
+    bare = d.map_rows(lambda i, row: [(v, False) for v, _ in row])
+    assert "ln_fwd_kernel<float, 1024>(LayerNormParams),1,7,(256, 1, 1)" in bare.data()[0].decode()
+    got = read([bare])
+    assert not differences(read([d]), got) and not got.skipped
+
+
+def test_ncu_name_whose_end_cannot_be_told_is_refused():
+    """A name holding commas without the space a demangler writes after them, left unquoted on a details page
+    (whose rows vary in width): where it ends cannot be told, and the refusal says so."""
+    d = Doc.of("script.csv", (DATA / "ncu/details_20col_rules.csv").read_bytes())
+    bad = d.map_rows(lambda i, row: [(v.replace(", ", ","), False) if j == 4 else (v, q)
+                                     for j, (v, q) in enumerate(row)])
+    with pytest.raises(RoofcoreError, match=r"line 3: no launch row could be read: the Kernel Name holds commas "
+                                            r"that are not quoted, and where it ends cannot be told"):
+        read([bad])
+
+
+def test_ncu_file_cut_inside_its_last_value():
+    """pyarrow reads an open quote at the end of a file as a value (``"3.10"`` cut to ``"3.``): the row is left
+    out, named by its line."""
+    data = (DATA / "ncu/details_12col_nersc.csv").read_bytes().rstrip(b"\n")
+    w = roofcore.read_many([(data[:-3], "cut.csv")])
+    assert [(s.row, s.reason) for s in w.skipped] == [
+        ("line 55", "the file ends inside this row (a truncated copy?)")]
+    assert not differences(roofcore.read_many([(data, "cut.csv")]), w)
+
+
+def test_spreadsheet_timestamps():
+    """rocprof's ns timestamps as a spreadsheet re-types them: thousands separators and scientific notation that
+    kept every digit read as written; a 16-digit timestamp shown with 15 digits lost its last one: unknown, said."""
+    from roofcore.ingest.rocprof_common.table import plain_number
+
+    assert plain_number("3,599,977,333,751,882") == "3599977333751882"
+    assert plain_number("1.234567e+06") == "1234567"
+    assert plain_number("2.5E-04") == "0.00025"
+    assert plain_number("3.599977333751882e+15") == "3599977333751882"  # every digit kept
+    assert plain_number("3.59997733375188e+15") == "3.59997733375188e+15"  # the last digit lost: left as it is
+    assert plain_number("12,34") == "12,34" and plain_number("n/a") == "n/a"
+    src = (DATA / "rocprof/results_v1.csv").read_text()
+    base = roofcore.read_many([(src.encode(), "results.csv")])
+    big = src.replace(",2000,12000,", ",1234567890123456,1234567890133456,")  # 16 digits, 10,000 ns apart
+    exact = roofcore.read_many([(big.replace("1234567890123456", "1.234567890123456e+15")
+                                 .replace("1234567890133456", "1.234567890133456e+15").encode(), "results.csv")])
+    assert exact.frame["time_s"].tolist() == [10e-6, base.frame["time_s"][1]]
+    lossy = roofcore.read_many([(big.replace("1234567890123456", "1.23456789012346E+15").encode(), "results.csv")])
+    assert np.isnan(lossy.frame["time_s"][0]) and "scientific notation" in " ".join(lossy.warnings)
+
+
+def test_names_put_back_by_their_shape():
+    from roofcore.ingest.columns import header_with, is_open, rejoin, unspill
+
+    assert rejoin(["1", "f(a", " b)", "5", ""], 1, 4) == ["1", "f(a, b)", "5", ""]  # a trailing comma stays
+    assert rejoin(["1", "f(a", " b", " c)", "5", ""], 1, 4) == ["1", "f(a, b, c)", "5", ""]  # an empty last column
+    assert rejoin(["1", "f<1", "2>", "5"], 1, 3) == ["1", "f<1,2>", "5"]  # the count decides
+    assert unspill(["0", "void f<float", " 2>(float*)", "1"], 1) == ["0", "void f<float, 2>(float*)", "1"]
+    assert unspill(["0", "void f<float", "2>(float*)", "1"], 1) is None  # where it ends cannot be told
+    assert unspill(["0", "operator<(int)", "1"], 1) == ["0", "operator<(int)", "1"]
+    assert is_open("void f<float") and not is_open("a->b(int)") and not is_open("k<1>(int)")
+    h = header_with("Name", "Calls", "TotalDurationNs")
+    assert h.search('x\nCalls,"Name",Body Item Label,TotalDurationNs\n')
+    assert not h.search("KernelName,Calls,TotalDurationNs") and not h.search("Name,Calls")

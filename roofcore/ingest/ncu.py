@@ -112,18 +112,18 @@ def _parse(data: bytes, source: str) -> Workload:
         fixed = canonical(data[:len(data)])
         if fixed is None:
             raise _failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
-        return _read(fixed, source)
+        return _read(*fixed, source)
     try:
-        w = _read(data, source)
+        w = _read(data, [], source)
     except InputError:
         fixed = canonical(data[:len(data)]) if _SPILL.search(data[: 16 << 20]) else None
         if fixed is None:
             raise
-        return _read(fixed, source)
+        return _read(*fixed, source)
     if _spilled(w):
         fixed = canonical(data[:len(data)])
         if fixed is not None:
-            return _read(fixed, source)
+            return _read(*fixed, source)
     return w
 
 
@@ -143,14 +143,15 @@ _LONGER = re.compile(r"expected (\d+) fields, found (\d+)")
 _SPILL = re.compile(rb'(?m)^"[^\n]*?(?:",[^"\r\n]|[^"\r\n,],")')
 
 
-def _read(data: bytes, source: str) -> Workload:
+def _read(data: bytes, unread: list[tuple[int, str]], source: str) -> Workload:
+    """The workload of an export as ncu writes it; ``unread``: rows the rewrite (:mod:`.ncu_canon`) left out, and why."""
     block = _table(data)
     if block is None:
         raise _failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
     start, end, line = block
     nl = data.find(b"\n", start, end)
     names = _split_header(data[start: nl if nl >= 0 else end])
-    skipped: list[Skipped] = []
+    skipped: list[Skipped] = [skip(source, f"line {n}", why) for n, why in unread]
     cut = cut_row(data, start, end)
     if cut is not None:  # the file ends inside its last row
         block = (start, cut[0], line)
@@ -170,6 +171,9 @@ def _read(data: bytes, source: str) -> Workload:
     if len(la.ids) == 0:
         if la.rules:
             raise _rule_only(source, la.rules)
+        if unread:  # every row left out by the rewrite: why
+            raise InputError(where=f"{source}: line {unread[0][0]}", text=f"no launch row could be read: "
+                             f"{unread[0][1].split(';')[0]}.", hint=unread[0][1].split("; ", 1)[-1] + ".")
         raise InputError(where=source, expected="at least one launch row under the ncu header", found="a header only",
                          hint="the run measured no kernel: check the ncu output for ==WARNING== or ==ERROR== lines "
                          "and the --kernel-name / --launch-skip / --launch-count filters.")

@@ -4,9 +4,11 @@ ncu's own form) reads both.
 A spreadsheet saves the table with quotes only where a field needs them, may move columns, and a script may leave
 kernel names unquoted, so that a name holding commas spills over several fields. The header is found by its column
 names (``ID``, ``Process ID``, ``Kernel Name``) in any order and quoting; every row is split with a CSV parser, a
-spilled name is put back together by what a demangled name must look like (:func:`~.columns.unspill`), ``ID`` and
-``Process ID`` are moved to the front and every field is quoted. A line that is no row (program output, ncu's own
-``==PROF==`` lines) stays as it was, and every line keeps its number.
+spilled name or ``(256, 1, 1)`` is put back together by what it must look like (:func:`~.columns.unspill`: brackets
+that balance, a space after each comma inside), a metric value split at its thousands separators is joined again,
+``ID`` and ``Process ID`` are moved to the front and every field is quoted. A line that is no row (program output,
+ncu's own ``==PROF==`` lines) stays as it was, a row that cannot be put back is left out and said, and every line
+keeps its number.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ def _quoted(fields: list[str]) -> str:
     return ",".join('"' + f.replace('"', '""') + '"' for f in fields)
 
 
-def canonical(data: bytes) -> bytes | None:
-    """``data`` with its ncu table rewritten as ncu writes it; None where no ncu header is found by name or the
-    rewrite changes nothing."""
+def canonical(data: bytes) -> tuple[bytes, list[tuple[int, str]]] | None:
+    """``(data with its ncu table rewritten as ncu writes it, [(line, why) of rows that cannot be put back]``; None
+    where no ncu header is found by name or the rewrite changes nothing. A row that cannot be put back (a name or a
+    value whose commas leave its end unknown) becomes a blank line, said in the list."""
     text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     m = ANY_HEADER.search(text)
     if m is None:
@@ -37,11 +40,12 @@ def canonical(data: bytes) -> bytes | None:
     header = [h.strip() for h in _split(lines[0]) or []]
     if not all(c in header for c in (*_LEAD, "Kernel Name")):
         return None
+    first = text.count("\n", 0, m.start()) + 1
     order = [header.index(c) for c in _LEAD] + [i for i, c in enumerate(header) if c not in _LEAD]
-    at, ids = header.index("Kernel Name"), header.index("ID")
     out: list[str] = []
+    problems: list[tuple[int, str]] = []
     after_header = True  # the raw page's units row follows its header
-    for line in lines:
+    for n, line in enumerate(lines, start=first):
         fields = _split(line) if line.strip() else None
         if fields is None:
             out.append(line)
@@ -50,16 +54,46 @@ def canonical(data: bytes) -> bytes | None:
             out.append(_quoted([header[i] for i in order]))
             after_header = True
             continue
-        fixed = unspill(fields, at)
-        launch = fixed is not None and ids < len(fixed) and bool(_WHOLE.match(fixed[ids]))
-        if fixed is None or not (launch or after_header):
-            out.append(line)  # not a row: program output, ncu's own lines
+        fixed, why = _row(fields, header)
+        if fixed is None or not (after_header or _WHOLE.match(fixed[header.index("ID")])):
+            if why and _WHOLE.match(fields[0] if fields else ""):
+                problems.append((n, why))
+                line = ""  # a row that cannot be read right: left out, said
+            out.append(line)  # else not a row: program output, ncu's own lines
             after_header = False
             continue
         after_header = False
         out.append(_quoted([fixed[i] for i in order if i < len(fixed)] + fixed[len(header):]))
     new = (text[:m.start()] + "\n".join(out)).encode("utf-8")
-    return None if new == data else new
+    return None if new == data else (new, problems)
+
+
+#: columns whose values hold commas between brackets: a kernel name, ``(256, 1, 1)``
+_BRACKETED = ("Kernel Name", "Block Size", "Grid Size")
+_GROUP = re.compile(r"^\d{3}(?:\.\d*)?$")  # the rest of a number after a thousands separator
+_LEADING = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})*$")
+
+
+def _row(fields: list[str], header: list[str]) -> tuple[list[str] | None, str]:
+    """A row's fields put back into the header's columns (None where that cannot be done, and why): bracketed
+    values that spilled over several fields joined (:func:`~.columns.unspill`), and on the details page a metric
+    value whose thousands separators split it (``13`` ``883.09``) joined back."""
+    for col in (c for c in _BRACKETED if c in header):
+        got = unspill(fields, header.index(col))
+        if got is None:
+            return None, (f"the {col} holds commas that are not quoted, and where it ends cannot be told; export "
+                          "with ncu --csv, which quotes every field")
+        fields = got
+    if "Metric Value" in header:
+        at = header.index("Metric Value")
+        while at + 1 < len(fields) and _LEADING.match(fields[at]) and _GROUP.match(fields[at + 1]):
+            fields = [*fields[:at], fields[at] + "," + fields[at + 1], *fields[at + 2:]]
+    elif len(fields) > len(header) and any(f.strip() for f in fields[len(header):]):
+        return None, (f"{len(fields)} fields where the header has {len(header)}: a value holding a comma that is "
+                      "not quoted; export with ncu --csv, which quotes every field")
+    if header.index("ID") >= len(fields):
+        return None, ""
+    return fields, ""
 
 
 def _split(line: str) -> list[str] | None:
