@@ -20,7 +20,7 @@ from roofcore.cli.analysis import analysis_text
 from roofcore.errors import InputError
 from roofcore.ingest import make_frame, nsys_trace
 from roofcore.ingest.join import counter_headline, counter_summary, join_counters, role_of
-from roofcore.ingest.join_commands import kernel_regex, targeted_commands
+from roofcore.ingest.join_commands import command_script, kernel_regex, targeted_commands
 from roofcore.ingest.join_names import match_kernels, normalise_kernel_name, normalise_names
 from roofcore.ingest.ncu_metrics import ROOFLINE_METRICS
 from roofcore.models import Workload
@@ -230,17 +230,26 @@ def test_targeted_commands_for_the_uncovered_time():
     cmds = targeted_commands(w)
     # uncovered: cutlass 2.5 ms, gemvx (int)6 2 ms: both needed for 80% of the uncovered 4.5 ms
     assert [(n, round(s, 3)) for n, s, _ in cmds] == [(CUTLASS, 0.25), (GEMV6_NSYS, 0.2)]
-    metrics = ",".join(ROOFLINE_METRICS)
-    assert cmds[0][2] == ("ncu --kernel-name-base demangled --kernel-name regex:'(?:^|\\W)Kernel2(?:\\W|$)' "
-                          f"--launch-skip 0 --launch-count 10 --metrics {metrics} -o kernel1 ./app")
-    assert w.meta["counter_commands"] == "\n".join(c for _, _, c in cmds)
+    assert cmds[0][2] == ("ncu --kernel-name-base demangled --kernel-name regex:'\\bKernel2\\b' --launch-skip 0 "
+                          '--launch-count 10 --metrics "$METRICS" -o kernel1 ./app')
+    script = command_script(w)
+    # the metrics once, in a shell variable; each kernel's command under a comment; the reports exported as CSV
+    assert script == [f"METRICS={','.join(ROOFLINE_METRICS)}",
+                      "# 1) 25% of the time: cutlass::Kernel2<…cutlass_80_wmma_tensorop_bf16…>",
+                      cmds[0][2], "# 2) 20% of the time: std::enable_if<…>::type internal::gemvx::kernel<…>", cmds[1][2],
+                      "for i in 1 2; do ncu --import kernel$i.ncu-rep --csv --page raw --print-units base > kernel$i.csv; "
+                      "done"]
+    assert w.meta["counter_commands"] == "\n".join(script)
     rx = re.search(r"regex:'([^']*)'", cmds[1][2]).group(1)
+    assert rx == r"\bkernel<.*\b6\D"
     # the gemvx (int)6 kernel as nsys and as ncu print it, and not its (int)7 sibling
     assert re.search(rx, GEMV6_NSYS) and re.search(rx, GEMV_NCU.replace(" 7, 0,", " 6, 0,"))
     assert not re.search(rx, GEMV_NSYS) and not re.search(rx, GEMV_NCU)
     note = next(x for x in w.warnings if x.startswith("No counters for 2 of 5 kernels (45% of the timeline's kernel "
                                                        "time). Hint: collect them for the 2 that hold most of it"))
-    assert cmds[0][2] in note and "ncu --import kernel1.ncu-rep --csv --page raw" in note
+    head, script_text = note.split("\n", 1)
+    assert script_text == w.meta["counter_commands"] and head.endswith("then load the kernel*.csv files they write "
+                                                                       "together with this timeline:")
 
 
 def test_kernel_regex_tells_namesakes_apart():
@@ -280,8 +289,14 @@ def test_read_many_rocprof_stats_with_rocprofv3_counters():
     assert counter_headline(w) == "Counters for 60% of the timeline's 20 ms (1 of 3 kernels); the rest is time only."
     cmds = targeted_commands(w)
     assert [c.split(" --kernel-include-regex ")[0] for _, _, c in cmds] == ["rocprofv3", "rocprofv3"]
-    assert "'(?:^|\\W)Cijk_Alik_Bljk_HHS_BH_MT64x64x32_MI16x16x1_SN_ISA942(?:\\W|$)' --pmc SQ_INSTS_VALU_ADD_F16 " \
-        in cmds[0][2] and cmds[0][2].endswith(" --output-format csv -- ./app")
+    assert cmds[0][2].endswith(""" --pmc "$PMC" --output-format csv -- ./app""")
+    script = command_script(w)
+    assert script[0].startswith("PMC=SQ_INSTS_VALU_ADD_F16,") and not any(x.startswith("METRICS=") for x in script)
+    # rocprof's spelling of the Tensile kernel (.kd), told from the other kernels by a part of its name
+    rx = re.search(r"--kernel-include-regex '([^']*)'", cmds[0][2]).group(1)
+    names = list(w.frame["name"])
+    assert len(rx) < 30 and re.search(rx, "Cijk_Alik_Bljk_HHS_BH_MT64x64x32_MI16x16x1_SN_ISA942.kd")
+    assert [n for n in names if re.search(rx, n)] == [cmds[0][0]] and cmds[0][0].startswith("Cijk_Alik_Bljk_HHS")
 
 
 def test_pairs_through_read_many():
@@ -294,7 +309,9 @@ def test_pairs_through_read_many():
 def test_a_timeline_alone_names_the_commands():
     w = roofcore.read_many([DATA / "kern_sum.csv"])
     assert "counter_coverage" not in w.meta and counter_headline(w) == ""
-    assert w.meta["counter_commands"].startswith("ncu --kernel-name-base demangled --kernel-name regex:'(?:^|\\W)kernel<")
+    lines = w.meta["counter_commands"].split("\n")
+    assert lines[0].startswith("METRICS=") and lines[2].startswith("ncu --kernel-name-base demangled --kernel-name "
+                                                                   "regex:'\\bkernel<")
     assert any(x.startswith("No counters for 5 of 5 kernels (100% of the timeline's kernel time).") for x in w.warnings)
 
 
@@ -305,7 +322,10 @@ def test_a_timeline_with_flops_of_its_own_alone_is_left_as_it_is():
     shaped = _w([("gemm", 4, 1e-3, 8e9, 1e6), ("relu", 4, 1e-3, math.nan, math.nan)], ("pytorch-trace",))
     assert join_inputs([shaped]) == [shaped]
     bare = _w([("gemm", 4, 1e-3, math.nan, math.nan)], ("pytorch-trace",))
-    assert join_inputs([bare])[0].meta["counter_commands"].startswith("ncu ")
+    lines = join_inputs([bare])[0].meta["counter_commands"].split("\n")
+    # no vendor said: both tools' commands, each list named once
+    assert [x.split("=")[0] for x in lines[:2]] == ["METRICS", "PMC"] and lines[2].startswith("# 1) 100% of the time")
+    assert lines[3].startswith("ncu ") and lines[4].startswith("rocprofv3 ") and lines[5].startswith("for i in 1;")
 
 
 def test_cli_text_and_json_state_the_coverage():
@@ -317,6 +337,17 @@ def test_cli_text_and_json_state_the_coverage():
     assert doc["counters"]["coverage"] == pytest.approx(0.55) and doc["counters"]["kernels_with_counters"] == 3
     assert doc["counters"]["commands"] == w.meta["counter_commands"].split("\n")
     assert '"counters": {' in a.to_json_text()
+    # the hint's commands indented under its first line, one a line, as they are pasted into a shell
+    assert "time). Hint: collect them for the 2 that hold most of it" in text
+    assert "together with this timeline:\n  METRICS=gpu__time_duration.sum," in text
+    assert "\n  ncu --kernel-name-base demangled --kernel-name regex:'\\bKernel2\\b' --launch-skip 0" in text
+
+
+def test_json_of_a_timeline_alone_gives_the_commands():
+    w = roofcore.read_many([DATA / "kern_sum.csv"])
+    doc = analyze(w, [load_catalogs().get("h100-sxm")]).to_json(kernels=False)
+    assert doc["counters"] == {"commands": w.meta["counter_commands"].split("\n")}
+    assert doc["counters"]["commands"][0].startswith("METRICS=") and counter_headline(w) == ""
 
 
 # ------------------------------------------------------------------------------------------ the real pair
@@ -338,7 +369,8 @@ def test_real_rtx5090_timeline_with_one_sampled_gemv_launch():
     assert s["coverage"] == pytest.approx(61_602_133 / 179_072_697) and s["kernels_with_counters"] == 1
     assert counter_headline(w) == ("Counters for 34% of the timeline's 179 ms (1 of 46 kernels); the rest is time "
                                    "only.")
-    assert w.meta["counter_commands"].count("\n") == 4  # five kernels without counters hold most of the rest
+    # five kernels without counters hold most of the rest: the metrics, a comment and a command each, the export
+    assert w.meta["counter_commands"].count("\nncu ") == 5 and w.meta["counter_commands"].count("\n") == 11
 
 
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))

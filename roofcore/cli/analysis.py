@@ -226,7 +226,7 @@ def analysis_text(a: Analysis, top: int = 25, device_note: str | None = None) ->
             out.append(f"  {sk.source}: {where}: {sk.reason}")
         if len(w.skipped) > 20:
             out.append(f"  … and {len(w.skipped) - 20} more (--json lists all)")
-    for warn in w.warnings:
-        out.append(f"Warning: {warn}")
+    for warn in w.warnings:  # a warning's later lines (commands to run) indented under it
+        out.append("Warning: " + warn.replace("\n", "\n  "))
     return "\n".join(out)
 

@@ -17,7 +17,9 @@ with the content: a counter format whose file holds no FLOP or byte counter is n
   kernels no timeline kernel took are named in a warning, never added as time;
 - ``meta["counter_coverage"]`` is the share of the timeline's kernel time that has counters (:func:`counter_summary`,
   :func:`counter_headline`), and a warning gives, for the few kernels without counters that hold most of the
-  time, the exact profiler command that collects them (:func:`targeted_commands`), also for a timeline read alone.
+  time, the exact profiler commands that collect them as a short shell script (:func:`targeted_commands`,
+  :mod:`.join_commands`; also ``meta["counter_commands"]`` and the JSON's ``counters.commands``), also for a
+  timeline read alone.
 """
 
 from __future__ import annotations
@@ -249,19 +251,21 @@ def _with_coverage(w: Workload) -> Workload:
 
 def counter_summary(w: Workload) -> dict | None:
     """The join's coverage for JSON: ``{"coverage", "timeline_time_s", "kernels", "kernels_with_counters",
-    "commands"}``, or None where no counters were joined to a timeline."""
-    if "counter_coverage" not in w.meta:
-        return None
+    "commands"}`` (``commands``: the lines of the shell script that collects the missing counters); for a timeline
+    read alone, ``{"commands"}``; None where there is neither."""
     cmds = w.meta.get("counter_commands", "")
+    lines = cmds.split("\n") if cmds else []
+    if "counter_coverage" not in w.meta:
+        return {"commands": lines} if lines else None
     return {"coverage": float(w.meta["counter_coverage"]), "timeline_time_s": float(w.meta["counter_time_s"]),
             "kernels": int(w.meta["timeline_kernels"]), "kernels_with_counters": int(w.meta["counter_kernels"]),
-            "commands": cmds.split("\n") if cmds else []}
+            "commands": lines}
 
 
 def counter_headline(w: Workload) -> str:
     """``"Counters for 83% of the timeline's 179 ms (12 of 46 kernels); the rest is time only."``, or ``""``."""
     s = counter_summary(w)
-    if s is None:
+    if s is None or "coverage" not in s:
         return ""
     from ..units import fmt_pct, fmt_time
 

@@ -1,14 +1,21 @@
-"""The exact profiler command that collects counters for the kernels of a timeline that have none
+"""The exact profiler commands that collect counters for the kernels of a timeline that have none
 (:mod:`roofcore.ingest.join`): the few kernels without counters that hold most of the time, each with an Nsight
-Compute or rocprofv3 command limited to that kernel and to the metrics the parsers read.
+Compute or rocprofv3 command limited to that kernel and to the metrics the parsers read, as a short shell script::
 
-The kernel is chosen by a regular expression built from its normalised name (:mod:`.join_names`): the function's
-name, then as many of its template arguments as it takes to tell it from the timeline's other kernels of the same
-name (``kernel<…7…>`` and ``kernel<…6…>`` of cuBLAS's gemvx differ in the eleventh). Between two arguments the
-expression allows what tools print differently: blanks, namespaces (``at::native::``, ``<unnamed>::``,
-``(anonymous namespace)::``), casts (``(int)``), ``const``, literal suffixes (``2ul``) and ``true``/``false`` for
-``1``/``0``. Nsight Compute matches it against the demangled
-name (``--kernel-name-base demangled``), rocprofv3 against the name it prints.
+    METRICS=gpu__time_duration.sum,sm__cycles_elapsed.avg,…
+    # 1) 34% of the time: std::enable_if<…>::type internal::gemvx::kernel<…>
+    ncu --kernel-name-base demangled --kernel-name regex:'\\bkernel<.*\\b7\\D' --launch-skip 0 --launch-count 10 \\
+        --metrics "$METRICS" -o kernel1 ./app
+    …
+    for i in 1 2; do ncu --import kernel$i.ncu-rep --csv --page raw --print-units base > kernel$i.csv; done
+
+The metric (or counter) list is said once, in a shell variable. Each kernel gets its own run: Nsight Compute's
+``--launch-count`` counts the launches that pass the filter together (``--filter-mode`` can count per GPU or per
+launch configuration, never per kernel name), so one run with a regex for five kernels would give its launches to
+whichever ran first. The kernel is chosen by the shortest regular expression that selects it among the timeline's
+kernels and matches it as the profiler spells it (:mod:`.join_regex`); Nsight Compute matches it against the
+demangled name (``--kernel-name-base demangled``, the default being the bare function name), rocprofv3 against the
+name it prints.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..models import Workload
-from .join_names import parse_name
+from .join_regex import kernel_regex
 
 #: rows that move data rather than run a kernel: never matched, not in the coverage
 COPY_GROUPS = ("memcpy", "memset")
@@ -29,14 +36,8 @@ COPY_GROUPS = ("memcpy", "memset")
 COMMANDS_MAX, COMMANDS_SHARE = 5, 0.8
 #: launches to profile per kernel in a targeted Nsight Compute command (fewer where the timeline ran fewer)
 LAUNCHES = 10
-#: template arguments used at most to tell a kernel from its namesakes
-MAX_TOKENS = 16
-
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+")
-#: what may stand between two template arguments as tools print them
-_LEAD = r"(?:\w+::|<unnamed>::|\([\w ]+\)(?:::)?|const\W+)*"
-_SEP = r"\W+" + _LEAD
-_SPECIAL = re.compile(r"([.^$*+?()\[\]{}|\\])")
+#: what stands for the user's program in the commands
+APP = "./app"
 
 
 def kernel_times(w: Workload) -> pd.DataFrame:
@@ -53,49 +54,6 @@ def kernel_times(w: Workload) -> pd.DataFrame:
                        "count": f["count"], "known": known})
     g = df.groupby("name", sort=False).agg(time=("time", "sum"), count=("count", "sum"), known=("known", "any"))
     return g.sort_values("time", ascending=False, kind="stable")
-
-
-def _escape(s: str) -> str:
-    return _SPECIAL.sub(r"\\\1", s)
-
-
-def _tokens(name: str) -> list[str]:
-    """The template arguments' words and numbers, up to a lambda (tools spell lambdas too differently) or ``const``
-    (tools put it on either side)."""
-    p = parse_name(name)
-    inner = p.key[p.key.find("<") + 1:] if not p.bare else ""
-    out = []
-    for t in _TOKEN.findall(inner):
-        if t == "lambda":
-            break
-        if t not in ("const", "volatile"):
-            out.append(t)
-    return out
-
-
-def _token_rx(t: str) -> str:
-    if t == "0":
-        return "(?:0|false)"
-    if t == "1":
-        return "(?:1|true)"
-    return t + "[uUlL]*" if t.isdigit() else _escape(t)
-
-
-def kernel_regex(name: str, others: list[str] | tuple[str, ...] = ()) -> str:
-    """A regular expression (ECMAScript, as Nsight Compute and rocprofv3 take it) that selects kernel ``name`` and
-    not the kernels in ``others`` that share its function name, where its first template arguments tell it apart."""
-    p = parse_name(name)
-    toks = _tokens(name)
-    rivals = [_tokens(o) for o in others if o != name and parse_name(o).base == p.base]
-    k = 0
-    while k < min(len(toks), MAX_TOKENS) and any(r[:k] == toks[:k] for r in rivals):
-        k += 1
-    if rivals and any(r[:k] == toks[:k] for r in rivals):
-        k = min(len(toks), MAX_TOKENS)
-    rx = r"(?:^|\W)" + _escape(p.base)
-    if k == 0:
-        return rx + r"(?:\W|$)"
-    return rx + "<" + _LEAD + _SEP.join(_token_rx(t) for t in toks[:k])
 
 
 def _quote(s: str) -> str:
@@ -135,18 +93,31 @@ def _pmc(w: Workload) -> list[str]:
     return [*flops, *hbm]
 
 
-def targeted_commands(w: Workload, k: int = COMMANDS_MAX) -> list[tuple[str, float, str]]:
-    """``(kernel name, share of the kernel time, command)`` for the few kernels without counters that hold most of
-    the time without counters (at most ``k``; the fewest that hold :data:`COMMANDS_SHARE` of it)."""
-    from .ncu_metrics import ROOFLINE_METRICS
-
+def _take(w: Workload, k: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The timeline's kernel times (:func:`kernel_times`) and the few kernels without counters to collect."""
     kt = kernel_times(w)
     total = float(kt["time"].sum())
     lack = kt[~kt["known"] & (kt["time"] > 0)]
     if total <= 0 or lack.empty:
-        return []
+        return kt, lack.iloc[:0]
     cum = lack["time"].cumsum().to_numpy() / float(lack["time"].sum())
-    take = lack.iloc[:min(k, int(np.searchsorted(cum, COMMANDS_SHARE - 1e-12)) + 1)]
+    return kt, lack.iloc[:min(k, int(np.searchsorted(cum, COMMANDS_SHARE - 1e-12)) + 1)]
+
+
+def _lists(w: Workload, vendor: str | None) -> list[str]:
+    """The shell lines that name the metrics (``METRICS=…``) and counters (``PMC=…``) once."""
+    from .ncu_metrics import ROOFLINE_METRICS
+
+    return ([f"METRICS={','.join(ROOFLINE_METRICS)}"] if vendor in ("nvidia", None) else []) + \
+        ([f"PMC={','.join(_pmc(w))}"] if vendor in ("amd", None) else [])
+
+
+def targeted_commands(w: Workload, k: int = COMMANDS_MAX) -> list[tuple[str, float, str]]:
+    """``(kernel name, share of the kernel time, command)`` for the few kernels without counters that hold most of
+    the time without counters (at most ``k``; the fewest that hold :data:`COMMANDS_SHARE` of it). The commands
+    read the metrics from ``$METRICS`` and the counters from ``$PMC`` (:func:`command_script` sets them)."""
+    kt, take = _take(w, k)
+    total = float(kt["time"].sum())
     vendor = vendor_of(w)
     names = [str(x) for x in kt.index]
     out = []
@@ -155,34 +126,53 @@ def targeted_commands(w: Workload, k: int = COMMANDS_MAX) -> list[tuple[str, flo
         cmds = []
         if vendor in ("nvidia", None):
             cmds.append(f"ncu --kernel-name-base demangled --kernel-name regex:{rx} --launch-skip 0 --launch-count "
-                        f"{max(1, min(int(row['count']), LAUNCHES))} --metrics {','.join(ROOFLINE_METRICS)} "
-                        f"-o kernel{i} ./app")
+                        f'{max(1, min(int(row["count"]), LAUNCHES))} --metrics "$METRICS" -o kernel{i} {APP}')
         if vendor in ("amd", None):
-            cmds.append(f"rocprofv3 --kernel-include-regex {rx} --pmc {' '.join(_pmc(w))} --output-format csv "
-                        "-- ./app")
+            cmds.append(f'rocprofv3 --kernel-include-regex {rx} --pmc "$PMC" --output-format csv -- {APP}')
         out.extend((str(name), float(row["time"]) / total, c) for c in cmds)
     return out
 
 
-def with_commands(w: Workload) -> Workload:
-    """``w`` with the targeted commands in ``meta["counter_commands"]`` (one a line) and in a warning."""
+def command_script(w: Workload, k: int = COMMANDS_MAX) -> list[str]:
+    """:func:`targeted_commands` as the lines of a shell script (module docstring): the metric and counter lists
+    once, each kernel's commands after a comment naming it and its share of the time, and the CSV export of the
+    Nsight Compute reports. Empty where every kernel with time has counters."""
     from ..names import short_name
     from ..units import fmt_pct
 
-    cmds = targeted_commands(w)
+    cmds = targeted_commands(w, k)
     if not cmds:
+        return []
+    lines = _lists(w, vendor_of(w))
+    shown: dict[str, int] = {}
+    for name, share, cmd in cmds:
+        if name not in shown:
+            shown[name] = len(shown) + 1
+            lines.append(f"# {shown[name]}) {fmt_pct(share, 2)} of the time: {short_name(name)}")
+        lines.append(cmd)
+    if any(c.startswith("ncu ") for _, _, c in cmds):
+        lines.append(f"for i in {' '.join(map(str, shown.values()))}; do ncu --import kernel$i.ncu-rep --csv --page raw "
+                     "--print-units base > kernel$i.csv; done")
+    return lines
+
+
+def with_commands(w: Workload) -> Workload:
+    """``w`` with the targeted commands as a shell script in ``meta["counter_commands"]`` (one line each,
+    :func:`command_script`) and in a warning: one line that says what is missing, then the script."""
+    from ..units import fmt_pct
+
+    script = command_script(w)
+    if not script:
         return w
     kt = kernel_times(w)
     lack = kt[~kt["known"]]
     total = float(kt["time"].sum())
-    shown = list(dict.fromkeys(n for n, _, _ in cmds))
-    items = [f"{j}) {short_name(n)} ({fmt_pct(s, 2)} of the time): {c}" for j, (n, s, c) in enumerate(cmds, start=1)]
-    export = (" Export each Nsight Compute report as CSV (ncu --import kernel1.ncu-rep --csv --page raw "
-              "--print-units base > kernel1.csv) and load the CSVs together with this timeline."
-              if any(c.startswith("ncu ") for _, _, c in cmds) else
-              " Load the counter_collection.csv files together with this timeline.")
+    n = sum(line.startswith("# ") for line in script)
+    load = ("the kernel*.csv files" if any(line.startswith("ncu ") for line in script) else
+            "the counter_collection.csv files")
     note = (f"No counters for {len(lack):,} of {len(kt):,} kernels ({fmt_pct(lack['time'].sum() / total, 2)} of the "
-            f"timeline's kernel time). Hint: collect them for the {len(shown)} that hold most of it, each profiled "
-            "alone: " + " ".join(items) + "." + export)
-    meta = {**w.meta, "counter_commands": "\n".join(c for _, _, c in cmds)}
-    return replace(w, meta=meta, warnings=(*w.warnings, note))
+            f"timeline's kernel time). Hint: collect them for the {n} that hold most of it, each profiled alone, "
+            f"with the commands below ({APP} stands for your program), then load {load} they write together with "
+            "this timeline:")
+    meta = {**w.meta, "counter_commands": "\n".join(script)}
+    return replace(w, meta=meta, warnings=(*w.warnings, note + "\n" + "\n".join(script)))
