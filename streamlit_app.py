@@ -19,7 +19,7 @@ from app.sidebar import CHIP_CSS, defaults, header, sidebar
 from app.trace import mark
 from app.uploads import share_upload_bytes
 from app.workload import analysis_for, base_catalog, parse_uploads
-from roofcore.views import effective_catalog, skipped_frame
+from roofcore.views import effective_catalog, note_and_script, skipped_frame
 
 # a local icon: a :material/...: page icon is fetched from Google's font server, which an offline host cannot reach
 st.set_page_config(page_title="Roofline", page_icon=str(Path(__file__).parent / "assets" / "icon.png"), layout="wide")
@@ -70,7 +70,10 @@ def _import_notes(entry: state.WorkloadEntry) -> None:
             [f"{len(w.warnings):,} warning(s)"] if w.warnings else [])
         with st.expander(f"Import notes: {' and '.join(parts)}; the rest is analysed", icon=":material/warning:"):
             for text in w.warnings:
-                st.markdown(f"- {escape_markdown(text)}")
+                prose, script = note_and_script(text)  # commands to run: a block to copy, line by line
+                st.markdown(f"- {escape_markdown(prose)}")
+                if script:
+                    st.code(script, language="bash")
             if w.skipped:
                 st.dataframe(skipped_frame(w), hide_index=True, width="stretch")
 

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import page, tables
+from app.markdown import escape_message
 from app.memo import shared
 from app.messages import message
 from app.trace import mark
@@ -48,7 +49,12 @@ with st.container(border=True, key="roofline_area"):  # the chart area: the char
     if gaps.text:
         message("info" if gaps.drawn else "warning", gaps.text, icon=":material/info:")
         for command in gaps.commands:
-            st.code(command, language=None, wrap_lines=True)
+            prose, script = views.note_and_script(command)  # a sentence, then a script of several commands
+            if script:
+                st.caption(escape_message(prose))
+                st.code(script, language="bash")
+            else:
+                st.code(command, language=None, wrap_lines=True)
     spec = shared("roofline.spec", opts, lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
     st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")
     mark("chart sent")

@@ -103,8 +103,23 @@ def test_a_time_only_chart_says_what_is_missing_and_how_to_collect_it():
     assert any(n.startswith("No kernel of 3 can be drawn: 3 have no roofline (FLOPs unknown for 3, off-chip bytes "
                             "unknown for 3: unknown, not zero). To collect what is missing:") for n in notes), notes
     commands = [c.value for c in at.code]
-    assert any(ncu.PROFILE_COMMAND in c for c in commands), commands  # the exact options, whole
+    metrics = ncu.PROFILE_COMMAND.split(" --metrics ", 1)[1].split()[0]
+    assert any(f"METRICS={metrics}\n" in c for c in commands), commands  # the exact options, whole (targeted)
     assert at.get("vega_lite_chart")  # the roofs are still drawn
+
+
+def test_the_targeted_commands_are_a_script_to_copy():
+    """A timeline alone: the import notes and the Roofline page give the targeted commands as one code block, line
+    by line, apart from the sentence that says what they are for."""
+    raw = (DATA / "nsys" / "kern_sum.csv").read_bytes()
+    at = goto(upload(start(), ("kern_sum.csv", raw)), "pages/roofline.py")
+    scripts = [c for c in at.code if c.value.startswith("APP=./app  # your program and its arguments\nMETRICS=")]
+    assert len(scripts) == 2 and all(c.language == "bash" for c in scripts)  # the import notes, the chart area
+    lines = scripts[0].value.split("\n")
+    assert lines[2].startswith("# 1) ") and lines[3].startswith("ncu --kernel-name-base demangled --kernel-name regex:")
+    assert sum(line.startswith("METRICS=") for line in lines) == 1 and lines[-1].startswith("for i in ")
+    intro = [c for c in said(at.caption) if c.startswith("No counters for 3 of 3 kernels")]
+    assert intro and intro[0].endswith("together with this timeline:") and "\n" not in intro[0]
 
 
 def test_a_partial_chart_counts_what_it_draws():

@@ -231,10 +231,10 @@ def test_targeted_commands_for_the_uncovered_time():
     # uncovered: cutlass 2.5 ms, gemvx (int)6 2 ms: both needed for 80% of the uncovered 4.5 ms
     assert [(n, round(s, 3)) for n, s, _ in cmds] == [(CUTLASS, 0.25), (GEMV6_NSYS, 0.2)]
     assert cmds[0][2] == ("ncu --kernel-name-base demangled --kernel-name regex:'\\bKernel2\\b' --launch-skip 0 "
-                          '--launch-count 10 --metrics "$METRICS" -o kernel1 ./app')
+                          '--launch-count 10 --metrics "$METRICS" -o kernel1 $APP')
     script = command_script(w)
     # the metrics once, in a shell variable; each kernel's command under a comment; the reports exported as CSV
-    assert script == [f"METRICS={','.join(ROOFLINE_METRICS)}",
+    assert script == ["APP=./app  # your program and its arguments", f"METRICS={','.join(ROOFLINE_METRICS)}",
                       "# 1) 25% of the time: cutlass::Kernel2<…cutlass_80_wmma_tensorop_bf16…>",
                       cmds[0][2], "# 2) 20% of the time: std::enable_if<…>::type internal::gemvx::kernel<…>", cmds[1][2],
                       "for i in 1 2; do ncu --import kernel$i.ncu-rep --csv --page raw --print-units base > kernel$i.csv; "
@@ -248,7 +248,8 @@ def test_targeted_commands_for_the_uncovered_time():
     note = next(x for x in w.warnings if x.startswith("No counters for 2 of 5 kernels (45% of the timeline's kernel "
                                                        "time). Hint: collect them for the 2 that hold most of it"))
     head, script_text = note.split("\n", 1)
-    assert script_text == w.meta["counter_commands"] and head.endswith("then load the kernel*.csv files they write "
+    assert script_text == w.meta["counter_commands"] and head.endswith("(set APP to your program first), then load "
+                                                                       "the kernel*.csv files they write "
                                                                        "together with this timeline:")
 
 
@@ -289,9 +290,9 @@ def test_read_many_rocprof_stats_with_rocprofv3_counters():
     assert counter_headline(w) == "Counters for 60% of the timeline's 20 ms (1 of 3 kernels); the rest is time only."
     cmds = targeted_commands(w)
     assert [c.split(" --kernel-include-regex ")[0] for _, _, c in cmds] == ["rocprofv3", "rocprofv3"]
-    assert cmds[0][2].endswith(""" --pmc "$PMC" --output-format csv -- ./app""")
+    assert cmds[0][2].endswith(""" --pmc "$PMC" --output-format csv -- $APP""")
     script = command_script(w)
-    assert script[0].startswith("PMC=SQ_INSTS_VALU_ADD_F16,") and not any(x.startswith("METRICS=") for x in script)
+    assert script[1].startswith("PMC=SQ_INSTS_VALU_ADD_F16,") and not any(x.startswith("METRICS=") for x in script)
     # rocprof's spelling of the Tensile kernel (.kd), told from the other kernels by a part of its name
     rx = re.search(r"--kernel-include-regex '([^']*)'", cmds[0][2]).group(1)
     names = list(w.frame["name"])
@@ -310,7 +311,7 @@ def test_a_timeline_alone_names_the_commands():
     w = roofcore.read_many([DATA / "kern_sum.csv"])
     assert "counter_coverage" not in w.meta and counter_headline(w) == ""
     lines = w.meta["counter_commands"].split("\n")
-    assert lines[0].startswith("METRICS=") and lines[2].startswith("ncu --kernel-name-base demangled --kernel-name "
+    assert lines[1].startswith("METRICS=") and lines[3].startswith("ncu --kernel-name-base demangled --kernel-name "
                                                                    "regex:'\\bkernel<")
     assert any(x.startswith("No counters for 5 of 5 kernels (100% of the timeline's kernel time).") for x in w.warnings)
 
@@ -324,8 +325,8 @@ def test_a_timeline_with_flops_of_its_own_alone_is_left_as_it_is():
     bare = _w([("gemm", 4, 1e-3, math.nan, math.nan)], ("pytorch-trace",))
     lines = join_inputs([bare])[0].meta["counter_commands"].split("\n")
     # no vendor said: both tools' commands, each list named once
-    assert [x.split("=")[0] for x in lines[:2]] == ["METRICS", "PMC"] and lines[2].startswith("# 1) 100% of the time")
-    assert lines[3].startswith("ncu ") and lines[4].startswith("rocprofv3 ") and lines[5].startswith("for i in 1;")
+    assert [x.split("=")[0] for x in lines[:3]] == ["APP", "METRICS", "PMC"] and lines[3].startswith("# 1) 100% of")
+    assert lines[4].startswith("ncu ") and lines[5].startswith("rocprofv3 ") and lines[6].startswith("for i in 1;")
 
 
 def test_cli_text_and_json_state_the_coverage():
@@ -339,7 +340,7 @@ def test_cli_text_and_json_state_the_coverage():
     assert '"counters": {' in a.to_json_text()
     # the hint's commands indented under its first line, one a line, as they are pasted into a shell
     assert "time). Hint: collect them for the 2 that hold most of it" in text
-    assert "together with this timeline:\n  METRICS=gpu__time_duration.sum," in text
+    assert "together with this timeline:\n  APP=./app  # your program and its arguments\n  METRICS=gpu__time_" in text
     assert "\n  ncu --kernel-name-base demangled --kernel-name regex:'\\bKernel2\\b' --launch-skip 0" in text
 
 
@@ -347,7 +348,7 @@ def test_json_of_a_timeline_alone_gives_the_commands():
     w = roofcore.read_many([DATA / "kern_sum.csv"])
     doc = analyze(w, [load_catalogs().get("h100-sxm")]).to_json(kernels=False)
     assert doc["counters"] == {"commands": w.meta["counter_commands"].split("\n")}
-    assert doc["counters"]["commands"][0].startswith("METRICS=") and counter_headline(w) == ""
+    assert doc["counters"]["commands"][1].startswith("METRICS=") and counter_headline(w) == ""
 
 
 # ------------------------------------------------------------------------------------------ the real pair
@@ -370,7 +371,7 @@ def test_real_rtx5090_timeline_with_one_sampled_gemv_launch():
     assert counter_headline(w) == ("Counters for 34% of the timeline's 179 ms (1 of 46 kernels); the rest is time "
                                    "only.")
     # five kernels without counters hold most of the rest: the metrics, a comment and a command each, the export
-    assert w.meta["counter_commands"].count("\nncu ") == 5 and w.meta["counter_commands"].count("\n") == 11
+    assert w.meta["counter_commands"].count("\nncu ") == 5 and w.meta["counter_commands"].count("\n") == 12
 
 
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))

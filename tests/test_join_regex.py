@@ -5,6 +5,8 @@ said once, and the real RTX 5090 timeline's hint short enough to read."""
 from __future__ import annotations
 
 import re
+from html import unescape
+from pathlib import Path
 
 import pytest
 from roofhelpers import sample
@@ -103,4 +105,17 @@ def test_real_rtx5090_hint_is_short_and_selects_each_kernel():
     note = next(x for x in w.warnings if x.startswith("No counters for 46 of 46 kernels"))
     assert note.count(ROOFLINE_METRICS[3]) == 1 and note.count('--metrics "$METRICS"') == 5
     assert len(note) < 2500  # 9,846 characters when each command spelled out its metrics and every argument
-    assert max(len(line) for line in note.split("\n")[2:]) < 200
+    lines = note.split("\n")
+    assert lines[1] == "APP=./app  # your program and its arguments" and lines[2].startswith("METRICS=")
+    assert max(len(line) for line in lines[3:]) < 200
+
+
+def test_report_keeps_the_script_line_by_line():
+    from roofcore.analyze import analyze
+    from roofcore.catalog import load_catalogs
+    from roofcore.report import build_html
+
+    w = roofcore.read_many([Path(__file__).parent / "data" / "join" / "kern_sum.csv"])
+    html = build_html(analyze(w, [load_catalogs().get("h100-sxm")]))
+    item = re.search(r"<li>No counters for 5 of 5 kernels[^<]*<pre class=\"script\">([^<]*)</pre></li>", html)
+    assert item and unescape(item.group(1)) == w.meta["counter_commands"]  # verbatim: ./app, $METRICS, quotes

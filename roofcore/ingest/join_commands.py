@@ -2,17 +2,17 @@
 (:mod:`roofcore.ingest.join`): the few kernels without counters that hold most of the time, each with an Nsight
 Compute or rocprofv3 command limited to that kernel and to the metrics the parsers read, as a short shell script::
 
+    APP=./app  # your program and its arguments
     METRICS=gpu__time_duration.sum,sm__cycles_elapsed.avg,…
     # 1) 34% of the time: std::enable_if<…>::type internal::gemvx::kernel<…>
-    ncu --kernel-name-base demangled --kernel-name regex:'\\bkernel<.*\\b7\\D' --launch-skip 0 --launch-count 10 \\
-        --metrics "$METRICS" -o kernel1 ./app
+    ncu --kernel-name-base demangled --kernel-name regex:'\\bkernel<.*\\b7\\D' --launch-skip 0 --launch-count 10 …
     …
-    for i in 1 2; do ncu --import kernel$i.ncu-rep --csv --page raw --print-units base > kernel$i.csv; done
+    for i in 1 2 3 4 5; do ncu --import kernel$i.ncu-rep --csv --page raw --print-units base > kernel$i.csv; done
 
-The metric (or counter) list is said once, in a shell variable. Each kernel gets its own run: Nsight Compute's
-``--launch-count`` counts the launches that pass the filter together (``--filter-mode`` can count per GPU or per
-launch configuration, never per kernel name), so one run with a regex for five kernels would give its launches to
-whichever ran first. The kernel is chosen by the shortest regular expression that selects it among the timeline's
+(each command on one line). The program and the metric (or counter) list are said once, in shell variables.
+Each kernel gets its own run: Nsight Compute's ``--launch-count`` counts the launches that pass the filter together
+(``--filter-mode`` can count per GPU or per launch configuration, never per kernel name), so one run with a regex
+for five kernels would give its launches to whichever ran first. The kernel is chosen by the shortest regular expression that selects it among the timeline's
 kernels and matches it as the profiler spells it (:mod:`.join_regex`); Nsight Compute matches it against the
 demangled name (``--kernel-name-base demangled``, the default being the bare function name), rocprofv3 against the
 name it prints.
@@ -36,8 +36,8 @@ COPY_GROUPS = ("memcpy", "memset")
 COMMANDS_MAX, COMMANDS_SHARE = 5, 0.8
 #: launches to profile per kernel in a targeted Nsight Compute command (fewer where the timeline ran fewer)
 LAUNCHES = 10
-#: what stands for the user's program in the commands
-APP = "./app"
+#: the script's first line: where the user says which program to profile (``$APP`` in the commands)
+APP = "APP=./app  # your program and its arguments"
 
 
 def kernel_times(w: Workload) -> pd.DataFrame:
@@ -105,17 +105,19 @@ def _take(w: Workload, k: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _lists(w: Workload, vendor: str | None) -> list[str]:
-    """The shell lines that name the metrics (``METRICS=…``) and counters (``PMC=…``) once."""
+    """The shell lines that name the program (``APP=…``), the metrics (``METRICS=…``) and the counters (``PMC=…``)
+    once."""
     from .ncu_metrics import ROOFLINE_METRICS
 
-    return ([f"METRICS={','.join(ROOFLINE_METRICS)}"] if vendor in ("nvidia", None) else []) + \
+    return [APP] + ([f"METRICS={','.join(ROOFLINE_METRICS)}"] if vendor in ("nvidia", None) else []) + \
         ([f"PMC={','.join(_pmc(w))}"] if vendor in ("amd", None) else [])
 
 
 def targeted_commands(w: Workload, k: int = COMMANDS_MAX) -> list[tuple[str, float, str]]:
     """``(kernel name, share of the kernel time, command)`` for the few kernels without counters that hold most of
     the time without counters (at most ``k``; the fewest that hold :data:`COMMANDS_SHARE` of it). The commands
-    read the metrics from ``$METRICS`` and the counters from ``$PMC`` (:func:`command_script` sets them)."""
+    read the program from ``$APP``, the metrics from ``$METRICS`` and the counters from ``$PMC``
+    (:func:`command_script` sets them)."""
     kt, take = _take(w, k)
     total = float(kt["time"].sum())
     vendor = vendor_of(w)
@@ -126,16 +128,16 @@ def targeted_commands(w: Workload, k: int = COMMANDS_MAX) -> list[tuple[str, flo
         cmds = []
         if vendor in ("nvidia", None):
             cmds.append(f"ncu --kernel-name-base demangled --kernel-name regex:{rx} --launch-skip 0 --launch-count "
-                        f'{max(1, min(int(row["count"]), LAUNCHES))} --metrics "$METRICS" -o kernel{i} {APP}')
+                        f'{max(1, min(int(row["count"]), LAUNCHES))} --metrics "$METRICS" -o kernel{i} $APP')
         if vendor in ("amd", None):
-            cmds.append(f'rocprofv3 --kernel-include-regex {rx} --pmc "$PMC" --output-format csv -- {APP}')
+            cmds.append(f'rocprofv3 --kernel-include-regex {rx} --pmc "$PMC" --output-format csv -- $APP')
         out.extend((str(name), float(row["time"]) / total, c) for c in cmds)
     return out
 
 
 def command_script(w: Workload, k: int = COMMANDS_MAX) -> list[str]:
-    """:func:`targeted_commands` as the lines of a shell script (module docstring): the metric and counter lists
-    once, each kernel's commands after a comment naming it and its share of the time, and the CSV export of the
+    """:func:`targeted_commands` as the lines of a shell script (module docstring): the program, the metric and
+    counter lists once, each kernel's commands after a comment naming it and its share of the time, and the CSV export of the
     Nsight Compute reports. Empty where every kernel with time has counters."""
     from ..names import short_name
     from ..units import fmt_pct
@@ -172,7 +174,7 @@ def with_commands(w: Workload) -> Workload:
             "the counter_collection.csv files")
     note = (f"No counters for {len(lack):,} of {len(kt):,} kernels ({fmt_pct(lack['time'].sum() / total, 2)} of the "
             f"timeline's kernel time). Hint: collect them for the {n} that hold most of it, each profiled alone, "
-            f"with the commands below ({APP} stands for your program), then load {load} they write together with "
+            f"with the commands below (set APP to your program first), then load {load} they write together with "
             "this timeline:")
     meta = {**w.meta, "counter_commands": "\n".join(script)}
     return replace(w, meta=meta, warnings=(*w.warnings, note + "\n" + "\n".join(script)))

@@ -296,7 +296,8 @@ def _assumptions(r: _Report, scenario) -> str:
                    + (f" {_e(meta)}." if meta else "") + f" Sources: {_e(no_paths(srcs))}.</p>")
     w = a.workload
     if w.warnings:
-        shown = [f"<li>{_e(_quotable(no_paths(x)))}</li>" for x in w.warnings[:WARNINGS_SHOWN]]
+        shown = [f"<li>{_e(_quotable(no_paths(x)))}" + (f'<pre class="script">{_e(cmds)}</pre>' if cmds else "")
+                 + "</li>" for x, _, cmds in (text.partition("\n") for text in w.warnings[:WARNINGS_SHOWN])]
         more = len(w.warnings) - WARNINGS_SHOWN
         out.append("<p>Warnings from reading the inputs:</p><ul>" + "".join(shown)
                    + (f"<li>… and {more:,} more (<code>roofline analyze --json</code>).</li>" if more > 0 else "")

@@ -14,7 +14,7 @@ code), :mod:`.coverage` (what a roofline cannot place: unknown FLOPs or bytes, a
 from __future__ import annotations
 
 from ..ingest.pseudo import runtime_line
-from .coverage import ChartGaps, chart_gaps, collect_commands, data_movement
+from .coverage import ChartGaps, chart_gaps, collect_commands, data_movement, note_and_script
 from .detail import kernel_detail
 from .devices import (
     ceilings_frame,
@@ -64,7 +64,7 @@ __all__ = [
     "bound_kind_shares", "ceilings_frame", "chart_gaps", "collect_commands", "combine_launches", "comparison_frame",
     "count_text", "data_movement", "device_label", "device_order", "effective_catalog", "filter_kernels",
     "flag_codes", "flag_groups", "hardware_comparison", "kernel_choices", "kernel_counts", "kernel_detail",
-    "kernel_table", "levels_frame", "links_frame", "micro_kernel_note", "overview_metrics", "plural",
+    "kernel_table", "levels_frame", "links_frame", "micro_kernel_note", "note_and_script", "overview_metrics", "plural",
     "projection_frame", "projection_totals", "runtime_line", "scenario_frame", "skipped_frame", "sources_frame",
     "subset", "time_key", "top_kernels", "unmatched_frames", "variant_totals",
 ]

@@ -16,8 +16,16 @@ from ..roofline import Flag
 from .summary import plural
 
 #: warnings that say FLOPs or bytes are unknown and how to collect them (the import's own, with the exact options)
-_MISSING_NOTE = re.compile(r"unknown|no (CUDA-core )?(FLOP|byte|off-chip)", re.IGNORECASE)
+_MISSING_NOTE = re.compile(r"unknown|no (CUDA-core )?(FLOP|byte|off-chip)|no counters for", re.IGNORECASE)
 _HOW_NOTE = re.compile(r"Hint:|--metrics|--pmc|profile with|record_shapes|collect ", re.IGNORECASE)
+
+
+def note_and_script(text: str) -> tuple[str, str]:
+    """A warning's prose (its first line) and the shell commands its later lines hold, one a line (``""`` where it
+    has none): the targeted counter commands of a timeline (:mod:`roofcore.ingest.join_commands`) are shown as a
+    script to paste, apart from the sentence that introduces them."""
+    head, _, script = str(text).partition("\n")
+    return head, script
 
 
 def collect_commands(workload: Workload) -> list[str]:
