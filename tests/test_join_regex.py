@@ -119,3 +119,16 @@ def test_report_keeps_the_script_line_by_line():
     html = build_html(analyze(w, [load_catalogs().get("h100-sxm")]))
     item = re.search(r"<li>No counters for 5 of 5 kernels[^<]*<pre class=\"script\">([^<]*)</pre></li>", html)
     assert item and unescape(item.group(1)) == w.meta["counter_commands"]  # verbatim: ./app, $METRICS, quotes
+
+
+def test_rdna_timeline_asks_for_counters_rdna_has():
+    """The GPU told by the kernel names (Tensile ISA1201: gfx1201, RDNA 4) picks the counters: no matrix-core (MFMA)
+    counters, which RDNA lacks; one kernel holds most of the time."""
+    w = roofcore.read_many([sample("rocprofv1_r9700_rdna4_llamacpp_results.stats.csv")])
+    lines = w.meta["counter_commands"].split("\n")
+    pmc = next(x for x in lines if x.startswith("PMC="))
+    assert "MFMA" not in pmc and "SQ_INSTS_VALU_FMA_F32" in pmc and pmc.endswith(",FETCH_SIZE,WRITE_SIZE")
+    assert not any(x.startswith(("METRICS=", "ncu ")) for x in lines)
+    note = next(x for x in w.warnings if x.startswith("No counters for 20 of 20 kernels"))
+    assert "Hint: collect them for the kernel that holds most of it, with the commands below" in note
+    assert lines[-1] == """rocprofv3 --kernel-include-regex '\\bmul_mat_q\\b' --pmc "$PMC" --output-format csv -- $APP"""

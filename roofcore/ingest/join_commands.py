@@ -63,7 +63,7 @@ def _quote(s: str) -> str:
 def vendor_of(w: Workload) -> str | None:
     """``"nvidia"`` or ``"amd"`` from the formats, the architecture or the device, else None."""
     fmts = " ".join(w.formats)
-    arch = str(w.meta.get("arch", "")).lower()
+    arch = str(w.meta.get("arch") or w.meta.get("gpu_arch") or "").lower()  # gpu_arch: told by kernel names
     device = f"{w.device or ''} {w.meta.get('devices', '')}"
     if "rocprof" in fmts or arch.startswith("gfx") or re.search(r"\b(AMD|Radeon|Instinct|MI\d{2,3})", device):
         return "amd"
@@ -84,7 +84,7 @@ def _pmc(w: Workload) -> list[str]:
         gpu_family,
     )
 
-    arch = str(w.meta.get("arch", "")).lower()
+    arch = str(w.meta.get("arch") or w.meta.get("gpu_arch") or "").lower()  # gpu_arch: told by kernel names
     rdna = bool(re.match(r"gfx1\d", arch))  # no matrix-core (MFMA) counters on RDNA
     flops = [f"SQ_INSTS_VALU_{op}_{p}" for p, _ in VALU_PRECISIONS for op, _ in VALU_OPS] if rdna else \
         list(FLOP_COUNTERS)
@@ -173,8 +173,9 @@ def with_commands(w: Workload) -> Workload:
     load = ("the kernel*.csv files" if any(line.startswith("ncu ") for line in script) else
             "the counter_collection.csv files")
     note = (f"No counters for {len(lack):,} of {len(kt):,} kernels ({fmt_pct(lack['time'].sum() / total, 2)} of the "
-            f"timeline's kernel time). Hint: collect them for the {n} that hold most of it, each profiled alone, "
-            f"with the commands below (set APP to your program first), then load {load} they write together with "
+            "timeline's kernel time). Hint: collect them for "
+            + ("the kernel that holds most of it" if n == 1 else f"the {n} that hold most of it, each profiled alone")
+            + f", with the commands below (set APP to your program first), then load {load} they write together with "
             "this timeline:")
     meta = {**w.meta, "counter_commands": "\n".join(script)}
     return replace(w, meta=meta, warnings=(*w.warnings, note + "\n" + "\n".join(script)))
