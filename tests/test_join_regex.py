@@ -104,7 +104,7 @@ def test_real_rtx5090_hint_is_short_and_selects_each_kernel():
     assert hits == [True, False, False, False, False]
     note = next(x for x in w.warnings if x.startswith("No counters for 46 of 46 kernels"))
     assert note.count(ROOFLINE_METRICS[3]) == 1 and note.count('--metrics "$METRICS"') == 5
-    assert len(note) < 2500  # 9,846 characters when each command spelled out its metrics and every argument
+    assert len(note) < 2500  # 6,088 characters when each command spelled out its metrics and every argument
     lines = note.split("\n")
     assert lines[1] == "APP=./app  # your program and its arguments" and lines[2].startswith("METRICS=")
     assert max(len(line) for line in lines[3:]) < 200
