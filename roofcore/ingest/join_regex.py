@@ -243,8 +243,17 @@ def kernel_regex(name: str, others: list[str] | tuple[str, ...] = ()) -> str:
 def _shortest(start: str, pieces: list[_Piece], own: tuple[str, ...], live: list[str]) -> tuple[str, ...] | None:
     """The first candidate (module docstring) of ``start`` and pieces of at most :data:`MAX_COMBINED` words, in
     their order, that selects the kernel among ``live`` (the rivals ``start`` lets through), or None."""
-    # which live rivals each piece alone lets through: a candidate lets through at most those all its pieces do
-    through = {q.rx: sum(1 << i for i, r in enumerate(live) if _hits((start, q.rx), r)) for q in pieces}
+    after = [_compiled(start).search(r).end() for r in live]  # where each rival's function name ends
+    through: dict[str, int] = {}
+
+    def passes(rx: str) -> int:
+        """Which live rivals the piece alone lets through (bits): a candidate lets through at most those all its
+        pieces do. Found once per piece, when a candidate first needs it."""
+        if rx not in through:
+            pat = _compiled(rx)
+            through[rx] = sum(1 << i for i, (r, at) in enumerate(zip(live, after, strict=True)) if pat.search(r, at))
+        return through[rx]
+
     for k in range(1, MAX_COMBINED + 1):
         cands: dict[tuple[str, ...], tuple[int, int]] = {}
         for n in range(1, k + 1):
@@ -257,7 +266,9 @@ def _shortest(start: str, pieces: list[_Piece], own: tuple[str, ...], live: list
         for key in sorted(cands, key=cands.__getitem__):
             mask = -1
             for rx in key:
-                mask &= through[rx]
+                mask &= passes(rx)
+                if not mask:
+                    break
             if _selects((start, *key), own, [live[i] for i in range(len(live)) if mask >> i & 1]):
                 return (start, *key)
     return None
