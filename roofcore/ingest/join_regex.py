@@ -43,8 +43,7 @@ from .join_names import _ANON, _CAST, _EDG_LAMBDA, _QUALIFIER, _SUFFIX, normalis
 MAX_TOKENS, SEARCH_TOKENS = 16, 40
 #: ``_``-separated parts of a long name considered (three together only among the first :data:`SEARCH_TOKENS`)
 LONG_SEARCH = 120
-#: pieces combined at most in a short candidate (single words; a closing or a neighbour pair counts once, and
-#: joins at most one other piece)
+#: template-argument words in a short candidate at most (a neighbour pair counts two; three pieces are single words)
 MAX_COMBINED = 3
 #: a name without template arguments longer than this is told apart by its ``_``-separated parts
 LONG_NAME = 40
@@ -167,7 +166,7 @@ def _chain(toks: list[_Tok], n: int, spelled: tuple[str, ...]) -> str:
     rx = _next_word(toks[0].text, spelled)
     for prev, t in itertools.pairwise(toks[:n]):
         rx += (_joint(prev.joint) if prev.joint is not None else ".*") + _next_word(t.text, spelled)
-    return rx + (r"(?![\w])" if toks[n - 1].text.isdigit() else r"\b")
+    return rx + (r"(?!\w)" if toks[n - 1].text.isdigit() else r"\b")
 
 
 # ------------------------------------------------------------------------------------------ matching
