@@ -225,6 +225,17 @@ def test_read_many_nsys_summary_with_ncu_details():
     assert not any("gives times only" in x for x in w.warnings)  # the timeline's own note no longer holds
 
 
+def test_a_timeline_and_counters_with_no_kernel_in_common_are_read_side_by_side():
+    """Two unrelated runs (no kernel matches) are not a timeline with its counters: every kernel of both stays,
+    and a warning says they were not joined (joining would drop the counter export's kernels)."""
+    timeline = roofcore.read(DATA / "kern_sum.csv")
+    other = roofcore.read(Path(__file__).parent / "data" / "ncu" / "details_12col_nersc.csv")
+    assert not set(normalise_names(col(timeline, "name"))) & set(normalise_names(col(other, "name")))
+    w = roofcore.read_many([DATA / "kern_sum.csv", Path(__file__).parent / "data" / "ncu" / "details_12col_nersc.csv"])
+    assert len(w) == len(timeline) + len(other) and "counter_coverage" not in w.meta
+    assert any("read side by side, not joined" in x for x in w.warnings)
+
+
 def test_targeted_commands_for_the_uncovered_time():
     w = roofcore.read_many([DATA / "kern_sum.csv", DATA / "ncu_details.csv"])
     cmds = targeted_commands(w)

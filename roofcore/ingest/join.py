@@ -82,7 +82,16 @@ def join_inputs(workloads: list[Workload], pairs: Mapping[str, str] | None = Non
     counters = [w for w, r in zip(workloads, roles, strict=True) if r == "counters"]
     if timelines and counters:
         rest = [w for w, r in zip(workloads, roles, strict=True) if r not in ("timeline", "counters")]
-        return [join_counters(combine(timelines), combine(counters), pairs), *rest]
+        joined = join_counters(combine(timelines), combine(counters), pairs)
+        if joined.meta.get("counter_kernels") != "0":
+            return [joined, *rest]
+        # not one kernel in common: two runs read side by side, not a timeline with its counters
+        note = ("no kernel of " + ", ".join(s for c in counters for s in c.sources) + " matches one of the timeline "
+                "(" + ", ".join(s for t in timelines for s in t.sources) + "): read side by side, not joined. Hint: "
+                "if they are the same run, pair kernels by hand (roofcore.read_many(files, pairs={timeline name: "
+                "counter name})).")
+        first = workloads[0]
+        return [replace(first, warnings=(*first.warnings, note)), *workloads[1:]]
     if timelines and not counters and len(timelines) == len(workloads):  # a timeline alone, without any FLOPs
         return [w if _has_flops(w) else _with_commands(w) for w in workloads]
     return workloads

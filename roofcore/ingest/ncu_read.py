@@ -382,7 +382,7 @@ def cut_row(data: bytes, start: int, end: int) -> tuple[int, int] | None:
     if end != len(data) or data[end - 1:end].isspace():
         return None
     nl = data.rfind(b"\n", start, end)
-    if nl < 0 or data.count(b'"', nl + 1, end) % 2 == 0:
+    if nl < 0 or filemap.count(data, b'"', nl + 1, end) % 2 == 0:  # a map has no count
         return None
     return nl, 1 + filemap.count(data, b"\n", 0, nl + 1)
 
