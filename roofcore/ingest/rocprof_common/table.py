@@ -20,7 +20,7 @@ from ... import limits
 from ...errors import InputError
 from ...models import Skipped
 from .. import check_text, skip
-from ..columns import header_with, rejoin  # noqa: F401 (header_with: offered here to the rocprof readers)
+from ..columns import header_with, is_open, rejoin  # noqa: F401 (header_with: offered here to the rocprof readers)
 
 DIGITS = r"\s*[0-9]{1,18}\s*"  # a timestamp or id as rocprof writes it (fits int64)
 
@@ -152,6 +152,11 @@ def read_records(reader, header: list[str], idx: list[int], first_line: int, sou
         if n > ncol and text_col is not None and "".join(r[ncol:]).strip():
             r = rejoin(r, text_col, ncol)
             n = len(r)
+            if is_open(r[text_col]):  # a field missing as well: the name's end cannot be told
+                skipped.append(skip(source, f"line {first_line + reader.line_num - 1}", f"{header[text_col]} holds "
+                                    f"commas that are not quoted, and with {len(r) + len(r[text_col].split(',')) - 1} "
+                                    f"fields where the header has {ncol}, where it ends cannot be told"))
+                continue
         if n == ncol or (n > ncol and not "".join(r[ncol:]).strip()):
             recs.append(get(r))
             lines.append(first_line + reader.line_num - 1)
