@@ -4,11 +4,13 @@ thousands separators or in ``1.5e+06`` form), kernel names holding commas left u
 after the table, a truncated last line, columns reordered, an unknown column inserted in the middle (newer ncu
 versions add ``Body Item Label``), gzip. Each must give the numbers the unperturbed file gives (same kernels, per
 kernel the same name, count, FLOPs, time and bytes, NaN where the original has NaN); a truncated last line loses
-exactly that row, said in a warning naming its line; a truncated JSON trace is refused with one clear line.
+exactly that row, said in a warning naming its line; a JSON trace cut short is refused with one line saying the
+file ends early, or read as far as it goes with a warning saying so (Kineto's reader keeps the complete events).
 
-The perturbations are written for CSV text in general (the csv module's view of the rows, re-emitted), never for
-one sample: a new sample in tests/samples_expected.yaml is perturbed without new code. JSON traces get the
-changes that apply to them (gzip, CRLF, BOM, final newline, truncation). Skips where ../shared/samples is absent.
+The perturbations (tests/perturbations.py) are written for CSV text in general, never for one sample: a new sample
+in tests/samples_expected.yaml is perturbed without new code. JSON traces get the changes that apply to them
+(gzip, CRLF, BOM, final newline, truncation). The repository's own fixtures (tests/data) go through the same
+changes, so every class is tested where ../shared/samples is absent; the samples' cases skip there.
 """
 
 from __future__ import annotations
@@ -16,347 +18,25 @@ from __future__ import annotations
 import functools
 import gzip
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from perturbations import (
+    PERTURBATIONS,
+    Doc,
+    as_scientific,
+    cells,
+    emit,
+    is_big,
+    with_separators,
+    without_last_row,
+)
 from test_samples import ENTRIES, WORKS, sample_paths
 
 import roofcore
 from roofcore.errors import RoofcoreError
 from roofcore.models import Workload
-
-# --------------------------------------------------------------------------------------- a file as lines
-
-#: JSON traces larger than this are not perturbed: the same code reads every trace of a format, and the smaller
-#: traces of each JSON format (samples and fixtures) cover it; each read of a large one costs seconds
-BIG_JSON = 4_000_000
-
-_FIELD = re.compile(r'"((?:[^"]|"")*)"|([^,]*)')
-_NUMBER = re.compile(r"^[+-]?(\d+)(\.\d+)?$")
-_SEPARATED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
-#: a cell: (text, quoting) — True: quoted, None: quoted where it must be (a comma, quote or newline), False: never
-Cell = tuple[str, "bool | None"]
-
-
-def cells(line: str) -> list[Cell]:
-    """A CSV line's fields, each with whether it was quoted (the csv module forgets that)."""
-    return list(_cells(line))
-
-
-@functools.lru_cache(maxsize=1 << 16)  # the same lines are perturbed many ways
-def _cells(line: str) -> tuple[Cell, ...]:
-    if '"' not in line:
-        return tuple((v, None) for v in line.split(","))
-    out: list[Cell] = []
-    pos = 0
-    while True:
-        m = _FIELD.match(line, pos)
-        quoted = m.group(1) is not None
-        value, end = (m.group(1).replace('""', '"'), m.end()) if quoted else (m.group(2), m.end())
-        if end < len(line) and line[end] != ",":  # a stray quote: the rest of the field as it is
-            nxt = line.find(",", end)
-            end = len(line) if nxt < 0 else nxt
-            value, quoted = line[m.start():end], False
-        out.append((value, True if quoted else None))
-        if end >= len(line):
-            return tuple(out)
-        pos = end + 1
-
-
-_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
-
-
-def emit(row: list[Cell]) -> str:
-    return ",".join('"' + v.replace('"', '""') + '"' if q or (q is None and _NEEDS_QUOTES.search(v)) else v
-                    for v, q in row)
-
-
-def _looks_like_header(row: list[Cell]) -> bool:
-    """Three or more column names: each holds a letter, no number alone, no run of spaces (a console table) and no
-    space at either end (a log line with commas)."""
-    vals = [v for v, _ in row]
-    return (len(vals) >= 3 and all(re.search(r"[A-Za-z]", v) and "  " not in v and v == v.strip() for v in vals)
-            and not any(_NUMBER.match(v) for v in vals) and not vals[0].startswith("=="))
-
-
-@dataclass(frozen=True)
-class Doc:
-    """One input file as lines (endings, BOM and compression kept apart), and where its CSV table is."""
-
-    name: str
-    kind: str  #: csv | json | text
-    lines: tuple[str, ...]
-    ends: tuple[str, ...]  #: each line's ending ("\n", "\r\n", "" for the last without one)
-    bom: bool
-    gz: bool
-    header: int | None = None  #: the table's header line (csv)
-    last: int | None = None  #: the table's last row (csv)
-    size: int = 0  #: bytes, decompressed
-
-    @classmethod
-    def of(cls, name: str, data: bytes) -> Doc:
-        gz = data[:2] == b"\x1f\x8b"
-        if gz:
-            data = gzip.decompress(data)
-            name = name.removesuffix(".gz")
-        text = data.decode("utf-8", errors="surrogateescape")
-        bom = text.startswith("\ufeff")
-        text = text.removeprefix("\ufeff")
-        if text.lstrip()[:1] in "[{" and len(data) > BIG_JSON:  # only its size is used
-            return cls(name, "json", (text,), ("",), bom, gz, size=len(data))
-        parts = text.split("\n")
-        lines = tuple(p.removesuffix("\r") for p in parts)
-        ends = (*("\r\n" if p.endswith("\r") else "\n" for p in parts[:-1]), "")
-        if lines[-1] == "":  # the final newline
-            lines, ends = lines[:-1], ends[:-1]
-        kind, header, last = "text", None, None
-        if text.lstrip()[:1] in "[{":
-            kind = "json"
-        else:
-            for i in range(len(lines) - 1):
-                if _looks_like_header(cells(lines[i])) and len(cells(lines[i + 1])) >= 3:
-                    kind, header = "csv", i
-                    last = max(j for j in range(i, len(lines)) if len(cells(lines[j])) >= 2)
-                    break
-        return cls(name, kind, lines, ends, bom, gz, header, last, len(data))
-
-    def data(self) -> tuple[bytes, str]:
-        if len(set(self.ends[:-1])) <= 1:  # one kind of line ending (fast for large files)
-            sep = self.ends[0] if len(self.ends) > 1 else "\n"
-            text = sep.join(self.lines) + self.ends[-1]
-        else:
-            text = "".join(a + b for a, b in zip(self.lines, self.ends, strict=True))
-        text = ("\ufeff" if self.bom else "") + text
-        raw = text.encode("utf-8", errors="surrogateescape")
-        return (gzip.compress(raw, mtime=0), self.name + ".gz") if self.gz else (raw, self.name)
-
-    @property
-    def rows(self) -> range:
-        return range(self.header, self.last + 1)
-
-    def map_rows(self, fn: Callable[[int, list[Cell]], list[Cell]]) -> Doc:
-        """Each table row (header included) through ``fn(index, cells)``; lines with fewer than two fields
-        (noise inside the table) stay as they are."""
-        lines = list(self.lines)
-        for i in self.rows:
-            row = cells(lines[i])
-            if len(row) >= 2:
-                lines[i] = emit(fn(i, row))
-        return replace(self, lines=tuple(lines))
-
-    def width(self) -> int:
-        return len(cells(self.lines[self.header]))
-
-
-# ------------------------------------------------------------------------------------------ perturbations
-# Each takes a Doc and returns the perturbed Doc, or None where it does not apply to that file.
-
-
-
-def _big(d: Doc) -> bool:
-    return d.kind == "json" and d.size > BIG_JSON
-
-
-def crlf(d: Doc) -> Doc | None:
-    if _big(d):
-        return None
-    windows = sum(e == "\r\n" for e in d.ends) > len(d.ends) / 2
-    return replace(d, ends=tuple(("\n" if windows else "\r\n") if e else e for e in d.ends))
-
-
-def bom(d: Doc) -> Doc | None:
-    if _big(d):
-        return None
-    return replace(d, bom=not d.bom)
-
-
-def no_final_newline(d: Doc) -> Doc | None:
-    if not d.ends[-1] or _big(d):
-        return None
-    return replace(d, ends=(*d.ends[:-1], ""))
-
-
-def _minimal(d: Doc) -> Doc | None:
-    return d.map_rows(lambda i, row: [(v, None) for v, _ in row]) if d.kind == "csv" else None
-
-
-def spreadsheet(d: Doc) -> Doc | None:
-    """A spreadsheet round-trip all at once: minimal quoting, CRLF, a BOM, no final newline."""
-    if d.kind != "csv":
-        return None
-    out = _minimal(d)
-    return replace(out, ends=(*("\r\n",) * (len(d.ends) - 1), ""), bom=True)
-
-
-def _retype(d: Doc, fn: Callable[[str], str | None]) -> Doc | None:
-    if d.kind != "csv":
-        return None
-    changed = False
-
-    def row_fn(i: int, row: list[Cell]) -> list[Cell]:
-        nonlocal changed
-        if i == d.header:
-            return row
-        out = []
-        for v, q in row:
-            new = fn(v)
-            changed |= new is not None
-            out.append((v, q) if new is None else (new, q))
-        return out
-
-    out = d.map_rows(row_fn)
-    return out if changed else None
-
-
-def _separated(v: str) -> str | None:
-    m = _NUMBER.match(v)
-    if not m or len(m.group(1)) < 4:
-        return None
-    sign = "-" if v.startswith("-") else ""
-    return f"{sign}{int(m.group(1)):,}{m.group(2) or ''}"
-
-
-def thousands(d: Doc) -> Doc | None:
-    """Numbers of four or more digits re-typed with thousands separators (1234567 → "1,234,567", quoted)."""
-    return _retype(d, _separated)
-
-
-def no_thousands(d: Doc) -> Doc | None:
-    """Numbers printed with thousands separators re-typed without them."""
-    return _retype(d, lambda v: v.replace(",", "") if _SEPARATED.match(v) else None)
-
-
-def _scientific(v: str) -> str | None:
-    m = _NUMBER.match(v)
-    if not m or len((m.group(1) + (m.group(2) or "")[1:]).lstrip("0")) > 15:
-        return None  # a spreadsheet keeps 15 digits: it would lose the rest (a ns timestamp's last ones)
-    x = float(v)
-    if not (abs(x) >= 1e6 or 0 < abs(x) < 1e-3):
-        return None
-    text = np.format_float_scientific(x, unique=True, exp_digits=2)
-    return text.replace(".e", ".0e")
-
-
-def scientific(d: Doc) -> Doc | None:
-    """Large and small numbers re-typed as a spreadsheet shows them: 1234567 → 1.234567e+06 (the same value)."""
-    return _retype(d, _scientific)
-
-
-_NAME_COLUMN = re.compile(r"^(kernel[ _]?name|name|kernel)$", re.I)
-
-
-def names_unquoted(d: Doc) -> Doc | None:
-    """Kernel names left unquoted: a name holding commas spills over several fields."""
-    if d.kind != "csv":
-        return None
-    cols = [j for j, (v, _) in enumerate(cells(d.lines[d.header])) if _NAME_COLUMN.match(v.strip())]
-    hit = False
-
-    def row_fn(i: int, row: list[Cell]) -> list[Cell]:
-        nonlocal hit
-        if i == d.header:
-            return row
-        for j in cols:
-            if j < len(row) and "," in row[j][0]:
-                hit = True
-                row[j] = (row[j][0], False)
-        return row
-
-    out = d.map_rows(row_fn)
-    return out if hit else None
-
-
-PREAMBLE = ("Loading model from ./checkpoints (3 shards)", "batch 8, seq 128, warm-up: 3 iterations, timed: 10", "")
-TRAILER = ("", "Done: 10 iterations, 3.21 ms/iter, 311.5 samples/s", "exit status 0")
-
-
-def program_output(d: Doc) -> Doc | None:
-    """The program's own output printed before and after the table (a tee'd log)."""
-    if d.kind == "json":
-        return None
-    n0, n1 = len(PREAMBLE), len(TRAILER)
-    ends = (*("\r\n" if d.ends[0] == "\r\n" else "\n",) * n0, *d.ends[:-1], d.ends[-1] or "\n",
-            *("\r\n" if d.ends[0] == "\r\n" else "\n",) * (n1 - 1), d.ends[-1])
-    shift = {"header": d.header + n0, "last": d.last + n0} if d.kind == "csv" else {}
-    return replace(d, lines=(*PREAMBLE, *d.lines, *TRAILER), ends=ends, **shift)
-
-
-def _spilled(d: Doc) -> bool:
-    """Whether some row holds more fields than the header (a name with unquoted commas): where its columns are
-    cannot be told here, so the columns are not moved."""
-    width = d.width()
-    return any(len(r) > width and any(v.strip() for v, _ in r[width:]) for r in map(cells, d.lines[d.header:d.last + 1]))
-
-
-def _reshape(d: Doc, fn: Callable[[list[Cell]], list[Cell]]) -> Doc | None:
-    if d.kind != "csv" or _spilled(d):
-        return None
-    width = d.width()
-
-    def row_fn(i: int, row: list[Cell]) -> list[Cell]:
-        if len(row) < width:
-            row = row + [("", None)] * (width - len(row))
-        return fn(row[:width]) + row[width:]
-
-    return d.map_rows(row_fn)
-
-
-def reorder(d: Doc) -> Doc | None:
-    """The columns in the reverse order."""
-    return _reshape(d, lambda row: row[::-1])
-
-
-def insert_column(d: Doc) -> Doc | None:
-    """An unknown column in the middle (newer ncu versions add ``Body Item Label``); a repeated header gets it too."""
-    if d.kind != "csv" or _spilled(d):
-        return None
-    at = d.width() // 2
-    header = cells(d.lines[d.header])
-
-    def row_fn(i: int, row: list[Cell]) -> list[Cell]:
-        label = "Body Item Label" if row == header else "item 1"
-        row = row + [("", None)] * (at - len(row))
-        return [*row[:at], (label, row[0][1]), *row[at:]]
-
-    return d.map_rows(row_fn)
-
-
-def gzipped(d: Doc) -> Doc | None:
-    """Compressed (or, where the sample is compressed, decompressed)."""
-    if _big(d):
-        return None
-    return replace(d, gz=not d.gz)
-
-
-def truncated(d: Doc) -> Doc | None:
-    """A partial copy: the file ends half-way through its table's last row (a CSV) or at 60% (a JSON trace)."""
-    if _big(d):
-        return None
-    if d.kind == "json":
-        text = "\n".join(d.lines)
-        cut = text[: int(len(text) * 0.6)]
-        lines = tuple(cut.split("\n"))
-        return replace(d, lines=lines, ends=(*("\n",) * (len(lines) - 1), ""))
-    if d.kind != "csv" or d.last == d.header:
-        return None
-    line = d.lines[d.last]
-    return replace(d, lines=(*d.lines[: d.last], line[: len(line) // 2]), ends=(*d.ends[: d.last], ""))
-
-
-def without_last_row(d: Doc) -> Doc:
-    """What a truncated copy can still give: the file without its table's last row."""
-    return replace(d, lines=d.lines[: d.last] + d.lines[d.last + 1:], ends=d.ends[: d.last] + d.ends[d.last + 1:])
-
-
-#: the changes each file goes through (minimal quoting alone is not run: ``spreadsheet`` is minimal quoting with the
-#: line endings, BOM and final newline that are also run alone; each read costs time on a 2-core machine)
-PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
-    f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
-                            names_unquoted, program_output, truncated, reorder, insert_column, gzipped)}
-
 
 # ---------------------------------------------------------------------------------------------- checking
 
@@ -381,13 +61,6 @@ def differences(base: Workload, got: Workload, rel: float = 1e-9) -> list[str]:
         for i in np.flatnonzero(~same)[:3]:
             out.append(f"row {i} ({str(fb['name'].iloc[i])[:60]!r}): {c} {b[i]!r}, expected {a[i]!r}")
     return out
-
-
-def _unused_one_row_fewer(base: Workload, got: Workload) -> list[str]:
-    """``got`` is ``base`` with one kernel (the last row's) missing or changed — nothing else."""
-    if len(got) not in (len(base), len(base) - 1):
-        return [f"{len(got)} kernels, expected {len(base)} or one fewer"]
-    return []
 
 
 def read(docs: list[Doc]) -> Workload:
@@ -467,7 +140,7 @@ KEYS = [*FIXTURES, *WORKS]
 def test_docs_round_trip(key):
     """Reading a file into lines and writing it back gives its bytes (the perturbations start from the file)."""
     for p, d in zip(paths(key), originals(key), strict=True):
-        if _big(d):
+        if is_big(d):
             continue
         data, _ = d.data()
         raw = p.read_bytes()
@@ -543,15 +216,15 @@ def _check_truncated(docs: list[Doc], new: list[Doc], perturbed: list[Doc | None
 
 
 def test_numbers_with_thousands_separators():
-    assert _separated("1234567") == "1,234,567"
-    assert _separated("-1234.50") == "-1,234.50"
-    assert _separated("999") is None
-    assert _scientific("1234567") == "1.234567e+06"
-    assert float(_scientific("0.0001234")) == 0.0001234
-    assert _scientific("12.5") is None
-    assert _scientific("12345678901234567890") is None  # beyond a spreadsheet's 15 digits
-    assert _scientific("3599977333751882") is None
-    assert _scientific("3599977333897610") is None  # 16 digits: "3.59997733389761e+15" would not say the last
+    assert with_separators("1234567") == "1,234,567"
+    assert with_separators("-1234.50") == "-1,234.50"
+    assert with_separators("999") is None
+    assert as_scientific("1234567") == "1.234567e+06"
+    assert float(as_scientific("0.0001234")) == 0.0001234
+    assert as_scientific("12.5") is None
+    assert as_scientific("12345678901234567890") is None  # beyond a spreadsheet's 15 digits
+    assert as_scientific("3599977333751882") is None
+    assert as_scientific("3599977333897610") is None  # 16 digits: "3.59997733389761e+15" would not say the last
 
 
 def test_cells_keep_their_quoting():
