@@ -316,3 +316,17 @@ def test_names_put_back_by_their_shape():
     h = header_with("Name", "Calls", "TotalDurationNs")
     assert h.search('x\nCalls,"Name",Body Item Label,TotalDurationNs\n')
     assert not h.search("KernelName,Calls,TotalDurationNs") and not h.search("Name,Calls")
+
+
+def test_header_found_by_names_past_the_quick_look():
+    """A header found by its column names: at once absent where the first 64 kB lack a name, found after a long
+    preamble, and the earliest of a format's layouts."""
+    from roofcore.ingest.columns import Either, header_with
+
+    h = header_with("Dispatch_ID", "Kernel_Name")
+    assert h.search("x,y\n" * 100) is None
+    text = "program output, line\n" * 5000 + "GPU_ID,kernel_name,dispatch_id\n0,k,1\n"
+    m = h.search(text)
+    assert m is not None and m.group(0) == "GPU_ID,kernel_name,dispatch_id"
+    both = Either(header_with("Name", "Calls"), header_with("Kernel_Name", "Count"))
+    assert both.search("Count,Kernel_Name\nCalls,Name\n").group(0) == "Count,Kernel_Name"

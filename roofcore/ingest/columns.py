@@ -13,14 +13,51 @@ def _column(name: str) -> str:
     return rf'(?:[^\n]*,)?[ \t]*"?{re.escape(name)}"?[ \t]*(?:,|$)'
 
 
-def header_with(*names: str, without: tuple[str, ...] = (), most: int | None = None) -> re.Pattern:
+class Header:
+    """A header line found by its column names (:func:`header_with`, :func:`either`): ``search``, ``match`` and
+    ``pattern`` as a compiled pattern's. Sniffing tries every format on the first 64 kB of every file, and a line
+    pattern that looks for names anywhere on each line costs time on each line; a text whose first 64 kB hold
+    one of the names nowhere is answered at once."""
+
+    _QUICK = 65536
+
+    def __init__(self, regex: re.Pattern, names: tuple[str, ...]):
+        self.regex, self.pattern, self._names = regex, regex.pattern, tuple(n.lower() for n in names)
+
+    def _absent(self, text: str) -> bool:
+        head = text[:self._QUICK].lower()
+        return len(text) <= self._QUICK and any(n not in head for n in self._names)
+
+    def search(self, text: str, *pos: int) -> re.Match | None:
+        return None if not pos and self._absent(text) else self.regex.search(text, *pos)
+
+    def match(self, text: str, *pos: int) -> re.Match | None:
+        return self.regex.match(text, *pos)
+
+
+def header_with(*names: str, without: tuple[str, ...] = (), most: int | None = None) -> Header:
     """A header line (any case, any quoting) with each of ``names`` as a column, in any order, none of ``without``,
     and at most ``most`` columns: columns are found by name, so a spreadsheet's reordering or a column a newer
     version adds does not hide the file."""
     look = "".join(f"(?={_column(n)})" for n in names) + "".join(f"(?!{_column(n)})" for n in without)
     if most:
         look += rf"(?!(?:[^\n]*,){{{most}}})"
-    return re.compile(rf"^{look}[^\n]*$", re.M | re.I)
+    return Header(re.compile(rf"^{look}[^\n]*$", re.M | re.I), names)
+
+
+class Either:
+    """The first header line any of several :class:`Header` finds (a format with more than one layout)."""
+
+    def __init__(self, *headers: Header | Either):
+        self.headers = headers
+        self.pattern = "|".join(h.pattern for h in headers)
+
+    def search(self, text: str, *pos: int) -> re.Match | None:
+        found = [m for h in self.headers if (m := h.search(text, *pos)) is not None]
+        return min(found, key=lambda m: m.start(), default=None)
+
+    def match(self, text: str, *pos: int) -> re.Match | None:
+        return next((m for h in self.headers if (m := h.match(text, *pos)) is not None), None)
 
 
 _PAIRS = (("(", ")"), ("<", ">"), ("[", "]"), ("{", "}"))
@@ -83,3 +120,7 @@ def cut_short(line: str, name: str = "") -> bool:
     """Whether a file's unterminated last line is a row cut short: it stops inside a quoted field (an odd number of
     quotes), or its kernel name stops inside its brackets (:func:`is_open`)."""
     return line.count('"') % 2 == 1 or (bool(name) and is_open(name))
+
+
+#: what finds a header line: a compiled pattern, or one found by column names
+HeaderPattern = re.Pattern | Header | Either

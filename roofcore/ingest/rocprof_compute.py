@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import InputError
 from ..models import Workload
 from . import check_text, register_format
+from .columns import Either
 from .rocprof_common import (
     NA,
     Layout,
@@ -48,7 +49,7 @@ from .rocprof_v1 import V1
 OWN_HEADER = header_with("Dispatch_ID", "Kernel_Name", without=("Queue_ID", "queue-id", "Agent_Id", "Counter_Name"))
 COMPUTE = Layout(
     "rocprof-compute",
-    re.compile(f"{OWN_HEADER.pattern}|{V1.header.pattern}", re.M | re.I),  # Omniperf 1.x: the v1 per-pass layout
+    Either(OWN_HEADER, V1.header),  # Omniperf 1.x: the v1 per-pass layout
     ("Dispatch_ID",), ("Kernel_Name",), ("GPU_ID",), ("Start_Timestamp",), ("End_Timestamp",),
     "a rocprof-compute pmc_perf.csv header (Dispatch_ID,Kernel_Name,GPU_ID,…)",
     "load pmc_perf.csv from the workload folder rocprof-compute wrote (workloads/<name>/<arch>/).",
@@ -117,8 +118,7 @@ def parse_dispatch_info(data: bytes, source: str, context: dict | None = None) -
 
 # --------------------------------------------------------------------------------------------- sysinfo.csv
 
-SYSINFO_HEADER = re.compile("|".join(header_with("workload_name", c).pattern for c in ("gpu_arch", "gpu_model", "gpu_soc")),
-                            re.M | re.I)
+SYSINFO_HEADER = Either(*(header_with("workload_name", c) for c in ("gpu_arch", "gpu_model", "gpu_soc")))
 #: Omniperf 1.x sysinfo column names (``omniperf1.x_mi100_sysinfo.csv``; ``LDSBanks`` unverified). ``gpu_soc`` holds
 #: the architecture there (``gfx908``) and a series name in other files: see :func:`parse_sysinfo`.
 SYSINFO_ALIASES = {"LDSBanks": "lds_banks_per_cu", "numCU": "cu_per_gpu", "hbmBW": "hbm_bw", "numSE": "se_per_gpu",

@@ -30,6 +30,7 @@ import pandas as pd
 from ..errors import InputError
 from ..models import Workload
 from . import check_text, make_frame, register_format
+from .columns import Either
 from .pseudo import kind_of
 from .rocprof_common import (
     Layout,
@@ -49,8 +50,7 @@ from .rocprof_common import (
 
 V1 = Layout(
     "rocprof-v1",
-    re.compile(f"{header_with('Index', 'KernelName', 'gpu-id').pattern}|"
-               f"{header_with('Dispatch_ID', 'Kernel_Name', 'GPU_ID', 'queue-id').pattern}", re.M | re.I),
+    Either(header_with("Index", "KernelName", "gpu-id"), header_with("Dispatch_ID", "Kernel_Name", "GPU_ID", "queue-id")),
     ("Index", "Dispatch_ID"), ("KernelName", "Kernel_Name"), ("gpu-id", "GPU_ID"),
     ("BeginNs", "Start_Timestamp"), ("EndNs", "End_Timestamp"),
     "a rocprof v1 results.csv header (Index,KernelName,gpu-id,… or Dispatch_ID,Kernel_Name,GPU_ID,queue-id,…)",

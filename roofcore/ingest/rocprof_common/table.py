@@ -20,7 +20,7 @@ from ... import limits
 from ...errors import InputError
 from ...models import Skipped
 from .. import check_text, skip
-from ..columns import header_with, is_open, rejoin  # noqa: F401 (header_with: offered here to the rocprof readers)
+from ..columns import HeaderPattern, header_with, is_open, rejoin  # noqa: F401 (header_with: for the rocprof readers)
 
 DIGITS = r"\s*[0-9]{1,18}\s*"  # a timestamp or id as rocprof writes it (fits int64)
 
@@ -44,7 +44,7 @@ class Table:
         return len(self.lines)
 
 
-def find_header(text: str, pattern: re.Pattern) -> tuple[int, int] | None:
+def find_header(text: str, pattern: HeaderPattern) -> tuple[int, int] | None:
     """(offset, 1-based line number) of the first line matching ``pattern``."""
     m = pattern.search(text)
     if not m:
@@ -268,7 +268,7 @@ def by_line(skipped: list[Skipped]) -> list[Skipped]:
     return sorted(skipped, key=lambda s: int(s.row.split()[-1]))
 
 
-def header_sniffer(*patterns: re.Pattern) -> Callable[[str, str], bool]:
+def header_sniffer(*patterns: HeaderPattern) -> Callable[[str, str], bool]:
     """A sniffer accepting content where every pattern matches (``re.M``: a header line anywhere in the head)."""
 
     def sniff(head: str, filename: str) -> bool:

@@ -4,7 +4,6 @@ with the long formats); and the per-kernel-name summaries that carry times only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -14,6 +13,7 @@ import pandas as pd
 from ...errors import InputError
 from ...models import Skipped, Workload
 from .. import check_text, make_frame, skip
+from ..columns import HeaderPattern
 from .context import context_dict, context_meta
 from .counters import Counters, Problems, _numbers, derive, gpu_family
 from .table import (
@@ -35,7 +35,7 @@ from .times import durations
 @dataclass(frozen=True)
 class Layout:
     fmt: str
-    header: re.Pattern
+    header: HeaderPattern  #: where the header line is (:func:`~..columns.header_with`, or a regex)
     ids: tuple[str, ...]
     name: tuple[str, ...]
     gpu: tuple[str, ...]
@@ -214,7 +214,7 @@ def summary(fmt: str, source: str, names: np.ndarray, counts: np.ndarray, total_
                     warnings=tuple(warn), meta={"time_only": "true", "profiler": fmt, **meta})
 
 
-def parse_summary(data: bytes, source: str, fmt: str, header: re.Pattern, roles: dict[str, tuple[str, ...]],
+def parse_summary(data: bytes, source: str, fmt: str, header: HeaderPattern, roles: dict[str, tuple[str, ...]],
                   expected: str, how: str, hint: str, meta: dict[str, str],
                   check: Callable[[np.ndarray, str], None] | None = None) -> Workload:
     """A per-kernel-name summary table (``roles``: ``name``, ``count``, ``total`` ns) as time-only rows; rows whose
