@@ -247,6 +247,10 @@ def test_ncu_written_back_without_any_quotes():
     assert "ln_fwd_kernel<float, 1024>(LayerNormParams),1,7,(256, 1, 1)" in bare.data()[0].decode()
     got = read([bare])
     assert not differences(read([d]), got) and not got.skipped
+    # columns reversed as well: Grid Size and Block Size come before the name, each put back before the next
+    turned = PERTURBATIONS["reorder"](d).map_rows(lambda i, row: [(v, False) for v, _ in row])
+    got = read([turned])
+    assert not differences(read([d]), got) and not got.skipped
 
 
 def test_ncu_name_whose_end_cannot_be_told_is_refused():

@@ -5,6 +5,7 @@ demangled name must look like: brackets that balance, and a space after each com
 
 from __future__ import annotations
 
+import functools
 import re
 
 
@@ -63,6 +64,7 @@ class Either:
 _PAIRS = (("(", ")"), ("<", ">"), ("[", "]"), ("{", "}"))
 
 
+@functools.lru_cache(maxsize=1 << 14)  # names repeat on every row of their launches
 def is_open(name: str) -> bool:
     """Whether a kernel name stops inside its brackets (``void f<float`` of ``void f<float, 2>(float*)``): a demangled
     name closes every bracket it opens (``<``/``>`` not counted where the name holds an ``operator`` or ``->``)."""

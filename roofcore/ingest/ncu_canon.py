@@ -25,7 +25,7 @@ _WHOLE = re.compile(r"^\s*\d{1,3}(?:,?\d{3})*\s*$")  # a launch id (a spreadshee
 
 
 def _quoted(fields: list[str]) -> str:
-    return ",".join('"' + f.replace('"', '""') + '"' for f in fields)
+    return '"' + '","'.join(f.replace('"', '""') if '"' in f else f for f in fields) + '"'
 
 
 def canonical(data: bytes) -> tuple[bytes, list[tuple[int, str]]] | None:
@@ -42,6 +42,9 @@ def canonical(data: bytes) -> tuple[bytes, list[tuple[int, str]]] | None:
         return None
     first = text.count("\n", 0, m.start()) + 1
     order = [header.index(c) for c in _LEAD] + [i for i, c in enumerate(header) if c not in _LEAD]
+    keep = order == list(range(len(header)))  # ID and Process ID lead already
+    lay = _Layout(header)
+    ids = header.index("ID")
     out: list[str] = []
     problems: list[tuple[int, str]] = []
     after_header = True  # the raw page's units row follows its header
@@ -50,12 +53,12 @@ def canonical(data: bytes) -> tuple[bytes, list[tuple[int, str]]] | None:
         if fields is None:
             out.append(line)
             continue
-        if [f.strip() for f in fields] == header:
+        if len(fields) == len(header) and fields[0].strip() == header[0] and [f.strip() for f in fields] == header:
             out.append(_quoted([header[i] for i in order]))
             after_header = True
             continue
-        fixed, why = _row(fields, header)
-        if fixed is None or not (after_header or _WHOLE.match(fixed[header.index("ID")])):
+        fixed, why = _row(fields, lay)
+        if fixed is None or not (after_header or _WHOLE.match(fixed[ids])):
             if why and _WHOLE.match(fields[0] if fields else ""):
                 problems.append((n, why))
                 line = ""  # a row that cannot be read right: left out, said
@@ -63,7 +66,7 @@ def canonical(data: bytes) -> tuple[bytes, list[tuple[int, str]]] | None:
             after_header = False
             continue
         after_header = False
-        out.append(_quoted([fixed[i] for i in order if i < len(fixed)] + fixed[len(header):]))
+        out.append(_quoted(fixed if keep else [fixed[i] for i in order if i < len(fixed)] + fixed[len(header):]))
     new = (text[:m.start()] + "\n".join(out)).encode("utf-8")
     return None if new == data else (new, problems)
 
@@ -74,24 +77,36 @@ _GROUP = re.compile(r"^\d{3}(?:\.\d*)?$")  # the rest of a number after a thousa
 _LEADING = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})*$")
 
 
-def _row(fields: list[str], header: list[str]) -> tuple[list[str] | None, str]:
+class _Layout:
+    """Where a header's columns are, for :func:`_row`."""
+
+    def __init__(self, header: list[str]):
+        self.width = len(header)
+        self.id = header.index("ID")
+        #: the columns whose values may spill, left to right (each put back shifts the ones after it into place):
+        #: bracketed ones, and the details page's Metric Value (a number with thousands separators)
+        self.spilling = sorted((header.index(c), c) for c in (*_BRACKETED, "Metric Value") if c in header)
+        self.details = "Metric Value" in header
+
+
+def _row(fields: list[str], lay: _Layout) -> tuple[list[str] | None, str]:
     """A row's fields put back into the header's columns (None where that cannot be done, and why): bracketed
     values that spilled over several fields joined (:func:`~.columns.unspill`), and on the details page a metric
     value whose thousands separators split it (``13`` ``883.09``) joined back."""
-    for col in (c for c in _BRACKETED if c in header):
-        got = unspill(fields, header.index(col))
+    for at, col in lay.spilling:
+        if col == "Metric Value":
+            while at + 1 < len(fields) and _LEADING.match(fields[at]) and _GROUP.match(fields[at + 1]):
+                fields = [*fields[:at], fields[at] + "," + fields[at + 1], *fields[at + 2:]]
+            continue
+        got = unspill(fields, at)
         if got is None:
             return None, (f"the {col} holds commas that are not quoted, and where it ends cannot be told; export "
                           "with ncu --csv, which quotes every field")
         fields = got
-    if "Metric Value" in header:
-        at = header.index("Metric Value")
-        while at + 1 < len(fields) and _LEADING.match(fields[at]) and _GROUP.match(fields[at + 1]):
-            fields = [*fields[:at], fields[at] + "," + fields[at + 1], *fields[at + 2:]]
-    elif len(fields) > len(header) and any(f.strip() for f in fields[len(header):]):
-        return None, (f"{len(fields)} fields where the header has {len(header)}: a value holding a comma that is "
+    if not lay.details and len(fields) > lay.width and any(f.strip() for f in fields[lay.width:]):
+        return None, (f"{len(fields)} fields where the header has {lay.width}: a value holding a comma that is "
                       "not quoted; export with ncu --csv, which quotes every field")
-    if header.index("ID") >= len(fields):
+    if lay.id >= len(fields):
         return None, ""
     return fields, ""
 
