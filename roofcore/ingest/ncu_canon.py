@@ -24,6 +24,10 @@ _LEAD = ("ID", "Process ID")
 _WHOLE = re.compile(r"^\s*\d{1,3}(?:,?\d{3})*\s*$")  # a launch id (a spreadsheet may group its digits)
 
 
+#: a separator with a quote on one side only: a field of this line is not quoted (ncu quotes every one)
+_HALF_QUOTED = re.compile(r'(?:",(?!")|(?<!"),")')
+
+
 def _quoted(fields: list[str]) -> str:
     return '"' + '","'.join(f.replace('"', '""') if '"' in f else f for f in fields) + '"'
 
@@ -57,7 +61,7 @@ def canonical(data: bytes) -> tuple[bytes, list[tuple[int, str]]] | None:
             out.append(_quoted([header[i] for i in order]))
             after_header = True
             continue
-        fixed, why = _row(fields, lay)
+        fixed, why = _row(fields, lay, line.startswith('"') and not _HALF_QUOTED.search(line))
         if fixed is None or not (after_header or _WHOLE.match(fixed[ids])):
             if why and _WHOLE.match(fields[0] if fields else ""):
                 problems.append((n, why))
@@ -89,11 +93,12 @@ class _Layout:
         self.details = "Metric Value" in header
 
 
-def _row(fields: list[str], lay: _Layout) -> tuple[list[str] | None, str]:
+def _row(fields: list[str], lay: _Layout, quoted: bool = False) -> tuple[list[str] | None, str]:
     """A row's fields put back into the header's columns (None where that cannot be done, and why): bracketed
     values that spilled over several fields joined (:func:`~.columns.unspill`), and on the details page a metric
-    value whose thousands separators split it (``13`` ``883.09``) joined back."""
-    for at, col in lay.spilling:
+    value whose thousands separators split it (``13`` ``883.09``) joined back. A row whose every field is quoted
+    (``quoted``) has nothing spilled, whatever its name looks like (a name ncu cut short may leave a bracket open)."""
+    for at, col in () if quoted else lay.spilling:
         if col == "Metric Value":
             while at + 1 < len(fields) and _LEADING.match(fields[at]) and _GROUP.match(fields[at + 1]):
                 fields = [*fields[:at], fields[at] + "," + fields[at + 1], *fields[at + 2:]]
