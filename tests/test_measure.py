@@ -38,7 +38,10 @@ def _plain_copy_bandwidth(trials: int = 15) -> float:
 
 
 def _agrees(result: MeasureResult, refs: tuple[float, float]) -> bool:
-    return any(abs(result.main_memory.bandwidth / ref - 1) <= 0.20 for ref in refs)
+    # within 50%: on a 2-core VM with a 32 MiB L3 the benchmark's streaming kernel and numpy's copy of 128 MiB
+    # arrays were seen 45% apart (27.5 vs 18-19 GB/s, 2026-11-27); a plateau taken in a cache instead of main
+    # memory is several times off and still fails
+    return any(abs(result.main_memory.bandwidth / ref - 1) <= 0.50 for ref in refs)
 
 
 @pytest.fixture(scope="module")
