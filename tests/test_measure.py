@@ -38,10 +38,11 @@ def _plain_copy_bandwidth(trials: int = 15) -> float:
 
 
 def _agrees(result: MeasureResult, refs: tuple[float, float]) -> bool:
-    # within 50%: on a 2-core VM with a 32 MiB L3 the benchmark's streaming kernel and numpy's copy of 128 MiB
-    # arrays were seen 45% apart (27.5 vs 18-19 GB/s, 2026-11-27); a plateau taken in a cache instead of main
-    # memory is several times off and still fails
-    return any(abs(result.main_memory.bandwidth / ref - 1) <= 0.50 for ref in refs)
+    # within a factor of 2: on a 2-core VM with a 32 MiB L3 the benchmark's streaming kernels and numpy's copy of
+    # 128 MiB arrays (which counts 2 bytes per element moved, not the write-allocate read) were seen 1.5-1.7x apart
+    # (27.5 and 30.6 vs 18-19 GB/s, 2026-11-27); a plateau taken in a cache instead of main memory is several
+    # times off and still fails
+    return any(0.5 <= result.main_memory.bandwidth / ref <= 2.0 for ref in refs)
 
 
 @pytest.fixture(scope="module")
