@@ -395,3 +395,11 @@ def test_fuzz_gpu_trace_ends_in_a_workload_or_an_input_error(data):
     except InputError:
         return
     assert len(w) > 0 and (w.frame["count"] == 1).all() and (w.frame["time_s"] >= 0).all()
+
+
+def test_gpu_trace_with_a_header_whose_quotes_do_not_pair_up_is_one_line():
+    """An unbalanced quote in the header hides the Name column from the CSV reader: one line, not a KeyError."""
+    data = (b'Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,"BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),'
+            b'Bytes (MB),Throughput (MBps),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n1,2,3,4,5,6,7,8,9,10,0,0,,,,,GPU 0,1,7,k\n')
+    with pytest.raises(InputError, match="expected Duration and Name columns"):
+        roofcore.read(data, "trace.csv", fmt="nsys-gpu-trace")

@@ -59,6 +59,10 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
                          found=repr(m.group(2)), hint="export with --timeunit ns (the default).")
     header = [h.strip() for h in next(csv.reader([m.group(0).lstrip("\ufeff")]))]
     col = {h.split(" (")[0].lower(): i for i, h in enumerate(header)}
+    if "name" not in col or "duration" not in col:  # quotes that do not pair up hide a column from the CSV reader
+        raise InputError(where=f"{source}: header", expected="Duration and Name columns",
+                         found=", ".join(header)[:200],
+                         hint="export it again with: nsys stats --report cuda_gpu_trace --format csv -o out report.nsys-rep")
     first_line = text.count("\n", 0, m.start()) + 2
     names, times, lines, devices = [], [], [], []
     skipped: list[Skipped] = []
