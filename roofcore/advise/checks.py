@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..models import Workload
 from ..output import above_roof_messages
 from ..roofline import Flag
 from ..units import fmt_pct, fmt_time
@@ -66,14 +67,13 @@ def missing_data(ctx: Context) -> list[Recommendation]:
     one = n == 1
     title = f"Collect FLOPs and bytes for {n:,} kernel{'' if one else 's'}"
     reason = (f"{n:,} kernel{'' if one else 's'} ({held}) cannot be placed on the roofline ({what}), so no rule "
-              f"can judge {'it' if one else 'them'}; {_collect_hint(ctx.analysis.workload.formats)}.")
+              f"can judge {'it' if one else 'them'}; {_collect_hint(ctx.analysis.workload)}.")
     return [_rec(ctx, "missing_data", s, title=title, reason=reason, lever=Lever.DATA_CHECK,
                  confidence=Confidence.HIGH, factor=None)]
 
 
 #: how to get FLOPs and bytes, by the input format's family (the part of its name before the first '-')
 _COLLECT_HINTS = {
-    "pytorch": "profile with record_shapes=True and with_flops=True so each op's shapes give its FLOPs and bytes",
     "ncu": "profile with the SpeedOfLight_RooflineChart section, or the FLOP and dram__bytes metrics, on the raw page",
     "nsys": "nsys gives times only: load a kernel inventory or an Nsight Compute export with it",
     "rocprof": "profile with rocprof-compute (pmc_perf.csv with its sysinfo.csv) for FLOP and HBM counters",
@@ -83,8 +83,15 @@ _COLLECT_HINTS = {
 }
 
 
-def _collect_hint(formats: tuple[str, ...]) -> str:
-    hints = list(dict.fromkeys(_COLLECT_HINTS[f.split("-")[0]] for f in formats if f.split("-")[0] in _COLLECT_HINTS))
+def _collect_hint(workload: Workload) -> str:
+    """How to collect what is missing, per input format family; a PyTorch trace's as its file allows (no
+    record_shapes advice for a trace recorded with shapes: :mod:`roofcore.ingest.kineto_hint`)."""
+    from ..ingest.kineto_hint import unknown_flops_hint
+
+    fams = [f.split("-")[0] for f in workload.formats]
+    hints = list(dict.fromkeys(unknown_flops_hint(workload) if fam == "pytorch" else _COLLECT_HINTS[fam]
+                               for fam in fams if fam == "pytorch" or fam in _COLLECT_HINTS))
+    hints = [h for h in hints if h]
     return "; ".join(hints) if hints else "collect FLOP and off-chip byte counters"
 
 

@@ -299,7 +299,10 @@ def _workload(sc: Scan, ev: _Events, rows: np.ndarray, keep: np.ndarray, skipped
     for key in ("rank", "world_size") if isinstance(dist, dict) else ():
         if type(dist.get(key)) is int and dist[key] >= 0:
             meta[key] = str(dist[key])
-    meta["record_shapes"] = "true" if any_shapes or sc.top.get("record_shapes") == 1 else "false"
+    # shapes: the ops' own Input Dims where there are ops (the evidence), else what the trace says it recorded
+    meta["record_shapes"] = "true" if any_shapes or (not sc.ops and sc.top.get("record_shapes") == 1) else "false"
+    if not sc.ops:  # nothing links a kernel to its launching op (roofcore.ingest.kineto_hint)
+        meta["cpu_ops"] = "false"
     if device and "bytes_pcie" in frame.columns and _SUPERCHIP.search(device):
         frame = frame.rename(columns={"bytes_pcie": "bytes_c2c"})  # Grace's copies to its GPU cross NVLink-C2C
     return Workload(frame=frame, name=source, sources=(source,), formats=(FORMAT,), skipped=tuple(skipped),

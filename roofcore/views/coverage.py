@@ -34,6 +34,7 @@ def collect_commands(workload: Workload) -> list[str]:
     The import's warnings say it where the format knows (the ncu metrics, the PyTorch profiler's arguments,
     the rocprof counters); a command for the format family is added where none of them gives it whole."""
     from ..ingest import kineto, ncu
+    from ..ingest.kineto_hint import unknown_flops_hint
 
     out = [w for w in dict.fromkeys(workload.warnings) if _MISSING_NOTE.search(w) and _HOW_NOTE.search(w)]
     said = " ".join(out)
@@ -42,8 +43,9 @@ def collect_commands(workload: Workload) -> list[str]:
     if fams & {"ncu", "nsys", "nvprof"} and metrics not in said:
         out.append(("Nsight Systems records kernel times only; for FLOPs and bytes profile the same kernels with "
                     "Nsight Compute: " if "nsys" in fams else "Profile with Nsight Compute: ") + ncu.PROFILE_COMMAND)
-    if "pytorch" in fams and "record_shapes=True" not in said:
-        out.append("PyTorch profiler: " + kineto.SHAPES_HINT)
+    hint = unknown_flops_hint(workload) if "pytorch" in fams else ""
+    if hint and not (hint in said or kineto.SHAPES_HINT in said or kineto.CPU_OPS_HINT in said):
+        out.append("PyTorch profiler: " + hint + ".")  # as the trace allows: no record_shapes once it has shapes
     if "rocprof" in fams and not re.search(r"--pmc|pmc:|pmc_perf", said):
         out.append("rocprof-compute profile -n run -- ./app, then upload the run's pmc_perf.csv with its sysinfo.csv "
                    "(and roofline.csv for measured roofs)")
