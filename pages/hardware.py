@@ -3,10 +3,12 @@
 import streamlit as st
 
 from app import page, state
-from app.device_form import DeviceForm, device_form_yaml, parse_custom_devices
+from app.device_form import LABELS as L
+from app.device_form import DeviceForm, device_form_yaml, form_message, form_problems, parse_custom_devices
 from app.markdown import escape_message
 from app.messages import message
 from roofcore import RoofcoreError, hardware_to_yaml, views
+from roofcore.errors import LocatedError
 from roofcore.models import DTYPE_SIZE
 
 page.start("pages/hardware.py", "Hardware")
@@ -87,52 +89,62 @@ with add:
     left, right = st.columns(2, gap="large")
     with left, st.form("add_device"):
         st.markdown("**Describe a device**")
+        st.caption("Figures from the device's datasheet (or your measurement). Empty fields are not given; "
+                   "the grey text in a field is only an example.")
         c1, c2 = st.columns(2)
-        dev_id = c1.text_input("Id (kebab-case)", placeholder="my-gpu", key="f_id")
-        name = c2.text_input("Name", placeholder="My GPU 96GB", key="f_name")
-        vendor = c1.text_input("Vendor", placeholder="Acme", key="f_vendor")
-        kind = c2.selectbox("Kind", ["gpu", "tpu", "npu", "cpu"], key="f_kind")
-        st.markdown("Compute ceilings (dense, TFLOP/s; 0 leaves a row out)")
+        dev_id = c1.text_input(L["id"], placeholder="e.g. my-gpu", key="f_id",
+                               help="Lowercase letters, digits and dashes: how the CLI and the YAML name the device.")
+        name = c2.text_input(L["name"], placeholder="e.g. My GPU 96GB", key="f_name", help="Empty: the id.")
+        vendor = c1.text_input(L["vendor"], placeholder="e.g. Acme", key="f_vendor")
+        kind = c2.selectbox(L["kind"], ["gpu", "tpu", "npu", "cpu"], key="f_kind")
+        st.markdown(f"{L['compute']} (dense peaks; a row left empty is left out)")
         ceilings = []
-        example = 0.0 if prefill else 1.0  # a device a file names starts with no figure: its datasheet gives them
-        for i, (p0, u0, v0) in enumerate((("bf16", "matrix", 400.0 * example), ("fp32", "vector", 0.0),
-                                           ("fp8", "matrix", 0.0))):
+        for i, (p0, u0) in enumerate((("bf16", "matrix"), ("fp32", "vector"), ("fp8", "matrix"))):
             a1, a2, a3 = st.columns(3)
             p = a1.selectbox("Precision", list(DTYPE_SIZE), index=list(DTYPE_SIZE).index(p0), key=f"f_prec{i}",
                              label_visibility="visible" if i == 0 else "collapsed")
             u = a2.selectbox("Unit", ["matrix", "vector"], index=["matrix", "vector"].index(u0), key=f"f_unit{i}",
                              label_visibility="visible" if i == 0 else "collapsed")
-            v = a3.number_input("TFLOP/s", min_value=0.0, value=v0, step=1.0, key=f"f_peak{i}",
+            v = a3.number_input(L["peak"], min_value=0.0, value=None, step=1.0, key=f"f_peak{i}",
+                                placeholder="e.g. 989" if i == 0 else "optional",
                                 label_visibility="visible" if i == 0 else "collapsed")
             ceilings.append((p, u, v))
         m1, m2, m3 = st.columns(3)
-        hbm_bw = m1.number_input("Off-chip TB/s", min_value=0.0, value=2.0 * example, step=0.1, key="f_hbm")
-        hbm_cap = m2.number_input("Capacity GB", min_value=0.0, value=0.0, step=8.0, key="f_hbm_cap")
-        hbm_label = m3.text_input("Memory label", placeholder="HBM3", key="f_hbm_label")
+        hbm_bw = m1.number_input(L["hbm_bandwidth"], min_value=0.0, value=None, step=0.1, key="f_hbm",
+                                 placeholder="e.g. 3.35")
+        hbm_cap = m2.number_input(L["hbm_capacity"], min_value=0.0, value=None, step=8.0, key="f_hbm_cap",
+                                  placeholder="optional")
+        hbm_label = m3.text_input(L["hbm_label"], placeholder="e.g. HBM3 (optional)", key="f_hbm_label")
         l1, l2c, _ = st.columns(3)
-        l2_bw = l1.number_input("L2 TB/s (optional)", min_value=0.0, value=0.0, step=0.5, key="f_l2")
-        l2_cap = l2c.number_input("L2 MB", min_value=0.0, value=0.0, step=1.0, key="f_l2_cap")
+        l2_bw = l1.number_input(L["l2_bandwidth"], min_value=0.0, value=None, step=0.5, key="f_l2",
+                                placeholder="optional")
+        l2_cap = l2c.number_input(L["l2_capacity"], min_value=0.0, value=None, step=1.0, key="f_l2_cap",
+                                  placeholder="optional")
         k1, k2, _ = st.columns(3)
-        link = k1.text_input("Link (optional)", placeholder="nvlink", key="f_link")
-        link_bw = k2.number_input("Link GB/s, one way", min_value=0.0, value=0.0, step=10.0, key="f_link_bw")
-        source = st.text_input("Source of these figures", placeholder="datasheet rev 3, or our measurement",
-                               key="f_source")
-        overrides = st.checkbox("Replace a built-in device with the same id", key="f_overrides")
+        link = k1.text_input(L["link_name"], placeholder="e.g. nvlink (optional)", key="f_link")
+        link_bw = k2.number_input(L["link_bandwidth"], min_value=0.0, value=None, step=10.0, key="f_link_bw",
+                                  placeholder="optional")
+        source = st.text_input(L["source"], placeholder="e.g. datasheet rev 3, or our measurement", key="f_source",
+                               help="Empty: \"entered in the Roofline app\".")
+        overrides = st.checkbox(L["overrides"], key="f_overrides")
         submitted = st.form_submit_button("Add device", type="primary", key="f_submit")
     if submitted:
         form = DeviceForm(id=dev_id, name=name, vendor=vendor, kind=kind,
-                              ceilings=[c for c in ceilings if c[2] > 0], hbm_bandwidth=hbm_bw, hbm_capacity=hbm_cap,
-                              hbm_label=hbm_label, l2_bandwidth=l2_bw, l2_capacity=l2_cap, link_name=link,
-                              link_bandwidth=link_bw, source=source or "entered in the Roofline app",
-                              overrides=overrides)
+                          ceilings=[c for c in ceilings if c[2]], hbm_bandwidth=hbm_bw, hbm_capacity=hbm_cap,
+                          hbm_label=hbm_label, l2_bandwidth=l2_bw, l2_capacity=l2_cap, link_name=link,
+                          link_bandwidth=link_bw, source=source or "entered in the Roofline app",
+                          overrides=overrides)
+        problems = form_problems(form, state.BUILTIN.read())
         text = device_form_yaml(form)
         try:
-            devices = parse_custom_devices(text.encode(), "the form", state.BUILTIN.read(), custom)
-        except RoofcoreError as e:
-            message("error", e, where=left)
+            devices = [] if problems else parse_custom_devices(text.encode(), "the form", state.BUILTIN.read(), custom)
+        except RoofcoreError as e:  # what the form's own checks let through: the loader's words, by field
+            problems = [form_message(e) if isinstance(e, LocatedError) else str(e)]
             with left.expander("The catalog YAML this form produced"):
                 st.code(text, language="yaml")
-        else:
+        for problem in problems:
+            message("error", problem, where=left)
+        if not problems:
             add_devices(devices)
     with right:
         st.markdown("**Or upload catalog YAML**")

@@ -359,13 +359,16 @@ def test_add_a_device_with_the_form():
     assert {r["name"] for r in roofs if r["device_id"] == "lab-gpu"} == {"hbm", "l2", "nvlink", "bf16-matrix"}
 
 
-def test_the_form_reports_a_clashing_id_like_the_loader_does():
+def test_the_form_reports_a_clashing_id_by_its_field():
     at = goto(start(), "pages/hardware.py")
     at.text_input(key="f_id").set_value("h100-sxm")
     at.text_input(key="f_vendor").set_value("Me")
+    at.number_input(key="f_peak0").set_value(500.0)
+    at.number_input(key="f_hbm").set_value(4.0)
     at.button(key="f_submit").click().run()
     errors = said(at.error)
-    assert len(errors) == 1 and errors[0].startswith("the form: expected a new id, or `overrides: true`, found id 'h100-sxm'")
+    assert errors == ["Id: 'h100-sxm' is a built-in device (catalogs/nvidia.yaml); pick another id, or tick \"Replace "
+                      "a built-in device with the same id\""]
     assert "h100-sxm" not in at.session_state[state.CUSTOM.name]
 
 

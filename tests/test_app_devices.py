@@ -136,7 +136,7 @@ def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form
     assert (at.text_input(key="f_name").value, at.text_input(key="f_id").value, at.text_input(key="f_vendor").value) \
         == ("NVIDIA RTX 4000 Ada Generation", "nvidia-rtx-4000-ada-generation", "NVIDIA")
     assert any("the device of your upload, is not in the catalog" in i.value for i in at.info)
-    assert (at.number_input(key="f_peak0").value, at.number_input(key="f_hbm").value) == (0.0, 0.0)  # no guess
+    assert (at.number_input(key="f_peak0").value, at.number_input(key="f_hbm").value) == (None, None)  # no guess
     at.number_input(key="f_peak0").set_value(106.9)
     at.number_input(key="f_hbm").set_value(0.36)
     at.text_input(key="f_source").set_value("datasheet")

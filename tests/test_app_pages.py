@@ -174,6 +174,8 @@ def test_a_message_with_dollars_is_shown_verbatim():
     at = goto(start(), "pages/hardware.py")
     at.text_input(key="f_id").set_value("$my$_gpu_")
     at.text_input(key="f_vendor").set_value("Me")
+    at.number_input(key="f_peak0").set_value(500.0)
+    at.number_input(key="f_hbm").set_value(4.0)
     at.button(key="f_submit").click().run()
     assert len(at.error) == 1
     body = at.error[0].value
