@@ -24,6 +24,11 @@ from .workload import BUNDLED_EXAMPLE
 
 #: the share link's query parameter
 RUN_PARAM = "run"
+#: the most runs History's "Last runs" slider charts at once
+HISTORY_WINDOW = 50
+#: runs whose files and parsed workload the server keeps: History's whole window, with room for a few runs more
+#: (Compare's two, a link opened meanwhile), so that moving the slider re-reads and re-parses no run it has seen
+RUN_CACHE_ENTRIES = HISTORY_WINDOW + 14
 
 
 def available() -> bool:
@@ -74,7 +79,7 @@ def remember_link() -> None:
         state.PENDING_RUN.set(rid)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32, ttl=3600)
+@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES, ttl=3600)
 def _files(run_id: str, _store_obj, _viewer) -> tuple:
     """A run's description and files; a run never changes, so its id names its content (the viewer was checked
     by the call that filled the entry, and every caller checks it again with :func:`run_info` first)."""
@@ -82,7 +87,7 @@ def _files(run_id: str, _store_obj, _viewer) -> tuple:
     return run.info, run.files
 
 
-@st.cache_resource(show_spinner=False, max_entries=32, ttl=3600)
+@st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES, ttl=3600)
 def parse_files(key: str, fmt: str | None, _files: tuple) -> tuple[Workload | None, tuple[str, ...]]:
     """A saved run's files read together, cached per content (``key``), like the sidebar's uploads."""
     try:

@@ -119,6 +119,9 @@ KERNEL_PAIRS: Key[dict] = Key("kernel_pairs")  #: a timeline's kernels paired wi
 HISTORY_NOTES: Key[list[str]] = Key("hist_notes")  #: History's notes for the next run (a run deleted)
 HISTORY_DELETE_ERROR: Key[str] = Key("hist_delete_error")  #: why a delete failed
 HISTORY_DELETE_CONFIRM: Key[bool] = Key("hist_delete_confirm")  #: the delete's confirmation (a widget)
+HISTORY_PAGE: Key[int] = Key("hist_page")  #: the page of History's runs table (a widget)
+HISTORY_PAGE_OF: Key[tuple] = Key("hist_page_of")  #: the (project, page size) that page number belongs to
+HISTORY_KERNELS: Key[list[str]] = Key("hist_kernels")  #: the kernels History charts (a widget)
 
 
 # --------------------------------------------------------------------------------------------- typed shortcuts
@@ -153,7 +156,8 @@ def token() -> str:
 __all__ = [
     "ACHIEVABLE", "ANALYSIS", "AUTO_IDS", "AUTO_PICK", "BUILTIN", "CATALOG", "COMBINE", "COMPARE_FROM", "COMPARE_HW",
     "COMPARE_PAIRS", "COMPARE_RUNS", "CURRENT_PAGE", "CURRENT_PAGE_URL", "CUSTOM", "DEVICE_PENDING", "ENTERED",
-    "HISTORY_DELETE_CONFIRM", "HISTORY_DELETE_ERROR", "HISTORY_NOTES", "HW_FLASH", "HW_FORM", "HW_IDS", "HW_PREFILL",
+    "HISTORY_DELETE_CONFIRM", "HISTORY_DELETE_ERROR", "HISTORY_KERNELS", "HISTORY_NOTES", "HISTORY_PAGE",
+    "HISTORY_PAGE_OF", "HW_FLASH", "HW_FORM", "HW_IDS", "HW_PREFILL",
     "HW_UPLOAD_DONE", "HW_UPLOAD_GEN", "KERNEL_PAIRS", "LOADED_KEY", "LOAD_ERRORS", "MEMOS", "OPENED_RUN", "PENDING_RUN",
     "SAVED_RUN", "SAVE_PROJECT", "SELECT_NEXT", "START_PAGE", "TOKEN", "UPLOADER_GEN", "UPLOAD_ASK", "UPLOAD_MIXED",
     "UPLOAD_SEEN", "UPLOAD_USE", "WHATIF_STEPS", "WHATIF_VARIANT", "WORKLOAD", "Key", "WorkloadEntry", "achievable", "catalog",

@@ -6,8 +6,9 @@ import streamlit as st
 
 from app import page, state, tables
 from app import runs as app_runs
-from app.keys import device_key
+from app.history import runs_page, window_history
 from app.messages import message
+from app.search_pick import search_multiselect
 from roofcore import RoofcoreError, views
 from roofcore.units import fmt_pct, fmt_time
 
@@ -30,12 +31,11 @@ if not projects:
     st.stop()
 project = st.selectbox("Project", list(projects), key="hist_project",
                        format_func=lambda p: f"{p} · {projects[p]} {'run' if projects[p] == 1 else 'runs'}")
-runs = store.list(viewer, project=project)
+st.subheader("Runs")
+runs, total = runs_page(store, viewer, project)
 if not runs:  # deleted meanwhile
     st.stop()
 labels = {r.id: f"{r.created_at:%Y-%m-%d %H:%M} · {r.name}" for r in runs}
-
-st.subheader("Runs")
 st.dataframe(pd.DataFrame({
     "Saved (UTC)": [r.created_at.strftime("%Y-%m-%d %H:%M:%S") for r in runs],
     "Name": [r.name for r in runs], "Tags": [", ".join(r.tags) for r in runs],
@@ -57,29 +57,14 @@ catalog = state.catalog()
 st.subheader("Kernels over time")
 left, right = st.columns([2, 1])
 hw_id = left.selectbox("Device", hw_ids, key="hist_hw", format_func=lambda h: views.device_label(catalog.get(h)))
-last = right.slider("Last runs", 2, min(50, len(runs)), value=min(10, len(runs)), key="hist_last") \
-    if len(runs) > 2 else len(runs)
-window = runs[:last]
-achievable = state.achievable()
-
-
-@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
-def history(token: str, _items: tuple, _hw, achievable: bool):
-    """The window's history on one device, shared by the sessions asking for the same runs and device (runs never
-    change: their ids name their content; ``token`` adds the device's figures and the options)."""
-    from roofcore.store.history import kernel_history
-
-    return kernel_history(list(_items), _hw, achievable=achievable)
-
-
-hw = catalog.get(hw_id)
+last = right.slider("Last runs", 2, min(app_runs.HISTORY_WINDOW, total), value=min(10, total), key="hist_last") \
+    if total > 2 else total
+window = store.list(viewer, project=project, limit=last)  # the newest, whatever page the table shows
 try:
-    items = tuple((info, w) for info, _files, w, _key in (app_runs.load_run(r.id) for r in window))
+    h = window_history(window, catalog.get(hw_id), state.achievable())
 except RoofcoreError as e:
     message("error", e)
     st.stop()
-h = history("|".join([*(r.id for r in window), device_key(hw), f"achievable={achievable}"]), items, hw,
-            achievable)
 m = h.movers
 if m.empty:
     st.info("Save at least two runs with the same kernels to see them move.", icon=":material/timeline:")
@@ -93,8 +78,9 @@ else:
         "Bound (last)": m["bound"].fillna("unknown")}).head(tables.TABLE_ROW_LIMIT),
         hide_index=True, width="stretch", key="hist_movers",
         column_config={"Time change (%)": st.column_config.NumberColumn(format="%+.1f%%")})
-    shown = st.multiselect("Kernels charted", list(m["kernel"]), default=list(m["kernel"][:6]), key="hist_kernels",
-                           max_selections=24, help="The biggest movers first; one chart per kernel.")
+    shown = search_multiselect("Kernels charted", m["kernel"], key=state.HISTORY_KERNELS, what="kernels",
+                               default=list(m["kernel"][:6]), max_selections=24,
+                               help="The biggest movers first; one chart per kernel.")
     k = h.kernels[h.kernels["kernel"].isin(shown)]
     if not k.empty:
         data = pd.DataFrame({"kernel": k["kernel"], "run": k["run"],
@@ -131,8 +117,10 @@ else:
 st.subheader("Compare two runs")
 ids = [r.id for r in runs]
 c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-before = c1.selectbox("Before", ids, index=min(1, len(ids) - 1), key="hist_before", format_func=labels.get)
-after = c2.selectbox("After", ids, index=0, key="hist_after", format_func=labels.get)
+pick_help = "The runs on the page of the table above." if total > len(runs) else None
+before = c1.selectbox("Before", ids, index=min(1, len(ids) - 1), key="hist_before", format_func=labels.get,
+                      help=pick_help)
+after = c2.selectbox("After", ids, index=0, key="hist_after", format_func=labels.get, help=pick_help)
 if c3.button("Open in Compare", key="hist_compare", icon=":material/compare_arrows:", disabled=before == after):
     sides = []
     for rid in (before, after):

@@ -274,3 +274,105 @@ def test_history_movers_charts_and_compare_in_one_click(db):
 def test_history_without_runs_says_how_to_save_one(db):
     a = goto(app(), "pages/history.py")
     assert any("No saved runs yet" in i.value for i in a.info)
+
+
+# ------------------------------------------------------------------------------- many runs, many kernels (#23)
+
+
+def many_kernels(n: int, scale: float = 1.0) -> bytes:
+    """An inventory of ``n`` kernels named k_00000, k_00001, ..."""
+    rows = [f"k_{i:05d},1,{(i + 1) * 1e9:.6g},{(n - i) * 1e6:.6g},{(i + 1) * 1e-5 * scale:.6g},bf16" for i in range(n)]
+    return ("name,count,flops,bytes,time_s,precision\n" + "\n".join(rows) + "\n").encode()
+
+
+def test_history_lists_every_run_page_by_page(db):
+    """620 runs: the table shows all of them over its pages (no cap at 500), as many as the project picker says."""
+    from runclones import clone_runs
+
+    t0 = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    first = db.save([(inventory("many_"), "w.csv")], name="copy first", project="big", created_at=t0)
+    clone_runs(db, first.id, 619, project="big", start=t0 + dt.timedelta(hours=1), name="copy {i:03d}")
+    a = goto(app(), "pages/history.py")
+    assert a.selectbox(key="hist_project").options == ["big · 620 runs"]
+    a.selectbox(key="hist_page_size").set_value(200)
+    names = []
+    for number in range(1, 5):
+        if number > 1:
+            a.number_input(key="hist_page").set_value(number)
+        run(a)
+        names += list(a.dataframe[0].value["Name"])
+        assert any(f"of 620, newest first (page {number} of 4)" in c.value for c in a.caption)
+    assert len(names) == len(set(names)) == 620
+    assert names[:2] == ["copy 618", "copy 617"] and names[-1] == "copy first"
+    assert picked(a, "hist_before") == names[600:]  # Compare offers the runs of the page shown
+
+
+def test_moving_the_window_re_parses_and_re_analyses_nothing(db, monkeypatch):
+    """60 runs, each its own content: moving "Last runs" anywhere from 2 to 50 parses and analyses every run once."""
+    from runclones import clone_runs
+
+    from app import history as app_history
+    from app import runs as app_runs
+    from roofcore.store import history as store_history
+
+    counts = {"parse": 0, "evaluate": 0}
+
+    def counting(name, fn):
+        def wrapped(*args, **kwargs):
+            counts[name] += 1
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(app_runs, "read_many", counting("parse", app_runs.read_many))
+    monkeypatch.setattr(store_history, "evaluate", counting("evaluate", store_history.evaluate))
+    for cached in (app_runs.parse_files, app_runs._files, app_history._run_rows, app_history._window):
+        cached.clear()  # other tests of this process may have read runs of the same content
+    t0 = dt.datetime(2025, 2, 1, tzinfo=dt.UTC)
+    first = db.save([(inventory("win_"), "w.csv")], name="first", project="win", created_at=t0)
+    clone_runs(db, first.id, 59, project="win", start=t0 + dt.timedelta(hours=1),
+               content=lambda i: inventory("win_", 1.0 + (i + 1) / 100))
+    a = goto(app(), "pages/history.py")
+    assert counts == {"parse": 10, "evaluate": 10}
+    slider = a.slider(key="hist_last")
+    assert (slider.min, slider.max) == (2, app_runs.HISTORY_WINDOW)
+    for last in (50, 2, 25, 50, 10):
+        a.slider(key="hist_last").set_value(last)
+        run(a)
+        assert any(f"of the last {last} runs" in c.value for c in a.caption)
+    assert counts == {"parse": 50, "evaluate": 50}  # the first visit of each run only
+
+
+def test_the_kernel_picker_searches_instead_of_listing_every_kernel(db):
+    """1,000 kernels in two runs: the picker offers at most PICK_LIMIT of them besides those picked, says how many
+    more match, and a search finds any."""
+    from app.search_pick import PICK_LIMIT
+
+    t0 = dt.datetime(2025, 3, 1, tzinfo=dt.UTC)
+    for i, scale in enumerate([1.0, 2.0]):
+        db.save([(many_kernels(1000, scale), "w.csv")], name=f"wide {i}", project="wide",
+                created_at=t0 + dt.timedelta(days=i))
+    a = goto(app(), "pages/history.py")
+    pick = a.multiselect(key="hist_kernels")
+    assert len(pick.value) == 6 and len(pick.options) == 6 + PICK_LIMIT
+    assert any(f"{1000 - 6 - PICK_LIMIT:,} more kernels match" in c.value for c in a.caption)
+    a.text_input(key="hist_kernels_find").set_value("K_0042")  # any case
+    run(a)
+    pick = a.multiselect(key="hist_kernels")
+    found = {f"k_{i:05d}" for i in range(420, 430)}
+    assert pick.options[:6] == pick.value  # what is picked stays offered, then the matches in the movers' order
+    assert set(pick.options) == found | set(pick.value) and len(pick.options) == len(set(pick.options))
+    pick.set_value([*pick.value, "k_00427"] if "k_00427" not in pick.value else pick.value)
+    run(a)
+    a.text_input(key="hist_kernels_find").set_value("")
+    run(a)
+    pick = a.multiselect(key="hist_kernels")
+    assert "k_00427" in pick.value and len(pick.options) == len(pick.value) + PICK_LIMIT
+    charted = a.get("vega_lite_chart")[0].proto.spec
+    assert "k_00427" in charted
+    for i, scale in enumerate([1.0, 3.0]):  # another project: its own biggest movers are picked
+        db.save([(inventory("nar_", scale), "n.csv")], name=f"narrow {i}", project="xnarrow",
+                created_at=t0 + dt.timedelta(days=i))
+    run(a)
+    a.selectbox(key="hist_project").set_value("xnarrow")
+    run(a)
+    assert sorted(a.multiselect(key="hist_kernels").value) == ["nar_gemm", "nar_softmax"]

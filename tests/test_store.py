@@ -181,6 +181,35 @@ def test_list_is_newest_first_and_projects_count_runs(store):
     assert store.list()[0].created_at == t0 + dt.timedelta(days=3)
 
 
+def test_history_lists_every_run_in_pages_past_500(store):
+    """No silent cap: 620 runs are listed whole and page by page, and the count agrees with the projects' count
+    for every viewer (issue 23, point 12)."""
+    import datetime as dt
+
+    from runclones import clone_runs
+
+    t0 = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    first = store.save([(inventory("pg_"), "w.csv")], name="run 0", project="big", created_at=t0 - dt.timedelta(1))
+    clone_runs(store, first.id, 619, project="big", start=t0, name="copy {i}")
+    for i in range(3):
+        store.save([(inventory(f"bob{i}_"), "b.csv")], name=f"bob {i}", project="big", owner=BOB.user,
+                   visibility="private", created_at=t0 + dt.timedelta(days=30 + i))
+    every = store.list(project="big")
+    assert len(every) == 623 == store.count(project="big") == store.projects()["big"]
+    assert all(r.files and r.files[0].name == "w.csv" for r in every[3:])  # files past the first 500 too
+    assert [r.created_at for r in every] == sorted((r.created_at for r in every), reverse=True)
+    for viewer, n in ((ALICE, 620), (BOB, 623)):
+        pages = [store.list(viewer, project="big", limit=50, offset=o) for o in range(0, 700, 50)]
+        ids = [r.id for page in pages for r in page]
+        assert len(ids) == len(set(ids)) == n == store.count(viewer, project="big") == store.projects(viewer)["big"]
+        assert ids == [r.id for r in store.list(viewer, project="big")]
+        assert [len(p) for p in pages][-3:] == [50, n - 600, 0]
+    assert [r.name for r in store.list(ALICE, project="big", limit=2)] == ["copy 618", "copy 617"]
+    assert store.count(project="none") == 0 and store.list(project="none", limit=5, offset=5) == []
+    with pytest.raises(ValueError, match="must not be negative"):
+        store.list(offset=-1)
+
+
 def test_delete_removes_the_run_and_its_files(store):
     keep = store.save([(inventory("keep_"), "k.csv")], name="keep")
     gone = store.save([(inventory("gone_"), "g.csv"), (inventory("gone2_"), "g2.csv")], name="gone")

@@ -30,24 +30,33 @@ class History:
 
 def kernel_history(items: Sequence[tuple[RunInfo, Workload]], hw: Hardware, *, achievable: bool = False) -> History:
     """The history of ``items`` (runs with their workloads, any order) on ``hw``."""
-    items = sorted(items, key=lambda it: (it[0].created_at, it[0].id))
-    frames, runs = [], []
-    for info, w in items:
-        tab = evaluate(by_name(w), hw, achievable=achievable).table(hw.id, messages=False)
-        t = tab["time_s"].to_numpy(dtype=np.float64)
-        t = np.where(t > 0, t, np.nan)  # a zero or negative time is no measurement
-        frames.append(pd.DataFrame({
-            "run_id": info.id, "run": info.name, "created_at": info.created_at, "kernel": tab["name"].astype(str),
-            "time_s": t, "t_roof_s": tab["t_roof_s"].to_numpy(dtype=np.float64),
-            "efficiency": tab["efficiency"].to_numpy(dtype=np.float64), "bound": tab["bound"].astype(object)}))
-        runs.append({"run_id": info.id, "run": info.name, "created_at": info.created_at, "kernels": len(tab),
-                     "time_s": float(np.nansum(t)) if np.isfinite(t).any() else np.nan,
-                     "t_roof_s": float(np.nansum(tab["t_roof_s"]))})
+    return assemble(hw.id, [run_rows(info, w, hw, achievable=achievable) for info, w in items])
+
+
+def run_rows(info: RunInfo, w: Workload, hw: Hardware, *, achievable: bool = False) -> tuple[pd.DataFrame, dict]:
+    """One run's part of a :class:`History` on ``hw``: its rows of ``kernels`` and its row of ``runs``. A run never
+    changes, so a caller may keep this per run id, device and options and :func:`assemble` any window of runs."""
+    tab = evaluate(by_name(w), hw, achievable=achievable).table(hw.id, messages=False)
+    t = tab["time_s"].to_numpy(dtype=np.float64)
+    t = np.where(t > 0, t, np.nan)  # a zero or negative time is no measurement
+    frame = pd.DataFrame({
+        "run_id": info.id, "run": info.name, "created_at": info.created_at, "kernel": tab["name"].astype(str),
+        "time_s": t, "t_roof_s": tab["t_roof_s"].to_numpy(dtype=np.float64),
+        "efficiency": tab["efficiency"].to_numpy(dtype=np.float64), "bound": tab["bound"].astype(object)})
+    row = {"run_id": info.id, "run": info.name, "created_at": info.created_at, "kernels": len(tab),
+           "time_s": float(np.nansum(t)) if np.isfinite(t).any() else np.nan,
+           "t_roof_s": float(np.nansum(tab["t_roof_s"]))}
+    return frame, row
+
+
+def assemble(hw_id: str, parts: Sequence[tuple[pd.DataFrame, dict]]) -> History:
+    """The :class:`History` of runs given as :func:`run_rows` parts (any order: oldest first by time, then id)."""
+    parts = sorted(parts, key=lambda p: (p[1]["created_at"], p[1]["run_id"]))
     cols = ["run_id", "run", "created_at", "kernel", "time_s", "t_roof_s", "efficiency", "bound"]
-    kernels = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
-    return History(hardware=hw.id, runs=pd.DataFrame(runs, columns=["run_id", "run", "created_at", "kernels",
-                                                                     "time_s", "t_roof_s"]),
-                   kernels=kernels, movers=movers(kernels))
+    kernels = pd.concat([f for f, _ in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
+    runs = pd.DataFrame([r for _, r in parts], columns=["run_id", "run", "created_at", "kernels", "time_s",
+                                                         "t_roof_s"])
+    return History(hardware=hw_id, runs=runs, kernels=kernels, movers=movers(kernels))
 
 
 def movers(kernels: pd.DataFrame) -> pd.DataFrame:

@@ -261,6 +261,16 @@ def _utc(t: dt.datetime) -> dt.datetime:
     return t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t.astimezone(dt.UTC)
 
 
+#: run ids per ``IN (...)`` when listing files (SQLite before 3.32 allows 999 parameters in one statement)
+_IN_CHUNK = 500
+
+
+def _visible(viewer: Viewer, project: str | None):
+    """The runs ``viewer`` may see (in ``project``), as a query on :class:`RunRow`."""
+    q = select(RunRow).where(viewer.visible())
+    return q if project is None else q.where(RunRow.project == project)
+
+
 def _info(r: RunRow, files: Sequence[FileInfo] = ()) -> RunInfo:
     return RunInfo(id=r.id, project=r.project, name=r.name, tags=tuple(r.tags or ()), owner=r.owner,
                    visibility=r.visibility, created_at=_utc(r.created_at), devices=tuple(r.devices or ()),
@@ -350,21 +360,31 @@ class RunStore:
 
     # ----------------------------------------------------------------------------------------------- reading
 
-    def list(self, viewer: Viewer = EVERYONE, *, project: str | None = None, limit: int = 500) -> list[RunInfo]:
-        """The runs ``viewer`` may see, newest first (file names and sizes, no contents)."""
-        q = select(RunRow).where(viewer.visible())
-        if project is not None:
-            q = q.where(RunRow.project == project)
-        q = q.order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)
+    def list(self, viewer: Viewer = EVERYONE, *, project: str | None = None, limit: int | None = None,
+             offset: int = 0) -> list[RunInfo]:
+        """The runs ``viewer`` may see, newest first (file names and sizes, no contents): every one of them, or a
+        page of at most ``limit`` from the ``offset``-th on (:meth:`count` gives the total; newest first, then by
+        id, so pages neither overlap nor skip a run while none is saved or deleted)."""
+        if (limit is not None and limit < 0) or offset < 0:
+            raise ValueError(f"list: limit and offset must not be negative, found {limit} and {offset}")
+        q = (_visible(viewer, project).order_by(RunRow.created_at.desc(), RunRow.id)
+             .offset(int(offset)).limit(None if limit is None else int(limit)))
         with self._db("list the runs"), self._read() as s:
             runs = list(s.scalars(q))
             files: dict[str, list[FileInfo]] = {}
-            if runs:
+            for i in range(0, len(runs), _IN_CHUNK):  # a bounded IN (...): old SQLite allows 999 parameters
                 fq = (select(FileRow.run_id, FileRow.name, FileRow.size, FileRow.sha256)
-                      .where(FileRow.run_id.in_([r.id for r in runs])).order_by(FileRow.run_id, FileRow.position))
+                      .where(FileRow.run_id.in_([r.id for r in runs[i:i + _IN_CHUNK]]))
+                      .order_by(FileRow.run_id, FileRow.position))
                 for rid, fname, fsize, sha in s.execute(fq):
                     files.setdefault(rid, []).append(FileInfo(fname, fsize, sha))
             return [_info(r, files.get(r.id, ())) for r in runs]
+
+    def count(self, viewer: Viewer = EVERYONE, *, project: str | None = None) -> int:
+        """How many runs :meth:`list` gives ``viewer`` over all its pages (the same rule as :meth:`projects`)."""
+        q = _visible(viewer, project).with_only_columns(func.count(), maintain_column_froms=True)
+        with self._db("count the runs"), self._read() as s:
+            return int(s.execute(q).scalar_one())
 
     def projects(self, viewer: Viewer = EVERYONE) -> dict[str, int]:
         """Project name -> number of runs ``viewer`` may see there."""
