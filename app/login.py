@@ -8,6 +8,10 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from roofcore.safetext import shown
+
+from .markdown import escape_markdown
+
 
 def auth_config() -> dict | None:
     """The ``[auth]`` section of the host's ``.streamlit/secrets.toml``, or ``None`` (no login configured)."""
@@ -46,8 +50,19 @@ def login_gate(pages: list) -> None:
         st.stop()
     with st.sidebar:
         who = user.get("name") or user.get("email") or "signed in"
-        st.caption(f"Signed in as **{who}**")
+        st.caption(f"Signed in as **{escape_markdown(shown(who))}**", help=_identity(user))
         st.button("Sign out", on_click=st.logout, icon=":material/logout:", key="logout")
+
+
+def _identity(user) -> str:
+    """Who the app takes the user to be, for the sidebar's tooltip: the provider (issuer) and the user's id there
+    (subject), which own their saved runs (what `roofline save --owner ISSUER SUBJECT` takes)."""
+    iss = user.get("iss") or f"streamlit-provider:{user.get('provider') or 'default'}"
+    text = f"Your saved runs belong to subject `{shown(user.get('sub'))}` at `{shown(iss)}`"
+    verified = user.get("email_verified") is True or str(user.get("email_verified")).lower() == "true"
+    if user.get("email"):
+        text += f" (e-mail {shown(user.get('email'))}: {'verified' if verified else 'not verified, so not used'})"
+    return text + "."
 
 
 __all__ = ["auth_config", "login_gate"]

@@ -13,6 +13,7 @@ import importlib.util
 import streamlit as st
 
 from roofcore import RoofcoreError, Workload, read_many
+from roofcore.safetext import shown
 
 from . import state
 from .device_form import parse_custom_devices
@@ -51,22 +52,40 @@ def store():
 
 
 def viewer():
-    """Who is asking: the signed-in user (their e-mail, else the provider's subject id) when a login is configured
-    (the login gate has let only signed-in users through), else anyone."""
+    """Who is asking when a login is configured (the login gate has let only signed-in users through): the
+    provider's issuer and the user's subject from their ID token, never the e-mail alone (roofcore.store.identity);
+    else anyone. Raises :class:`roofcore.RoofcoreError` for claims that name no user."""
     from roofcore.store import Viewer
 
     if auth_config() is None:
         return Viewer()
     user = st.user
-    ident = user.get("email") or user.get("sub") or user.get("name")
-    if not user.get("is_logged_in") or not ident:
+    if not user.get("is_logged_in"):
         st.stop()  # the login gate shows the sign-in
-    return Viewer(str(ident), login=True)
+    claims = user.to_dict() if hasattr(user, "to_dict") else dict(user)
+    v = Viewer.signed_in(claims, provider=claims.get("provider"))
+    if v.email:
+        _claim(store().url, v.user.issuer, v.user.subject, v.email, v)
+    return v
 
 
-def who(owner: str | None) -> str:
-    """An owner as the run lists show it."""
-    return owner or "(no owner)"
+@st.cache_resource(show_spinner=False, max_entries=4096)
+def _claim(url: str, issuer: str, subject: str, email: str, _viewer) -> int:
+    """Runs saved before owners were identities, under this user's verified e-mail, become theirs: once per server
+    and user (a run saved since always has an owner's issuer and subject)."""
+    return _store(url).claim(_viewer)
+
+
+def who(owner) -> str:
+    """An owner (:class:`roofcore.store.Owner` or ``None``) as the run lists show it."""
+    if owner is None:
+        return "(no owner)"
+    return shown(owner.label) + (" (e-mail only, from an older version)" if owner.legacy else "")
+
+
+def run_name(name: str) -> str:
+    """A run's name, project or tag as a page shows it: bidirectional overrides and controls escaped."""
+    return shown(name)
 
 
 # -------------------------------------------------------------------------------------------------- opening
@@ -108,7 +127,7 @@ def load_run(run_id: str, parse=None) -> tuple[object, tuple, Workload, str]:
     key = content_key(files, fmt)
     w, errors = parse(key, fmt, files)
     if w is None:
-        raise RoofcoreError(f"saved run {info.name!r} cannot be read any more: " + " ".join(errors))
+        raise RoofcoreError(f"saved run '{run_name(info.name)}' cannot be read any more: " + " ".join(errors))
     return info, files, w, key
 
 
@@ -133,7 +152,7 @@ def open_pending(parse, pages: list) -> None:
     except RoofcoreError as e:  # shown once, above the page; the session keeps what it had
         message("error", f"This link's run cannot be opened: {e}", icon=":material/link_off:")
         return
-    state.WORKLOAD.set({"workload": w, "label": f"{info.name} (saved run)", "key": key, "run": info.id,
+    state.WORKLOAD.set({"workload": w, "label": f"{run_name(info.name)} (saved run)", "key": key, "run": info.id,
                         "files": files, "format": info.options.get("format") or None})
     state.LOADED_KEY.set(None)
     if info.devices:
@@ -201,8 +220,8 @@ def save_control(uploads, fmt: str | None) -> None:
             _save(uploads, fmt, name, project, tags, visibility if login else "project")
         saved = state.SAVED_RUN.get()
         if saved:
-            st.success(f"Saved **{escape_markdown(saved['name'])}** in project "
-                       f"**{escape_markdown(saved['project'])}**. Its link (the files are read again with "
+            st.success(f"Saved **{escape_markdown(run_name(saved['name']))}** in project "
+                       f"**{escape_markdown(run_name(saved['project']))}**. Its link (the files are read again with "
                        "the current catalog when it is opened):", icon=":material/check_circle:")
             st.code(saved["url"], language=None)
 

@@ -30,15 +30,16 @@ if not projects:
     st.info("No saved runs yet: open a profile, then **Save this run** in the sidebar.", icon=":material/history:")
     st.stop()
 project = st.selectbox("Project", list(projects), key="hist_project",
-                       format_func=lambda p: f"{p} · {projects[p]} {'run' if projects[p] == 1 else 'runs'}")
+                       format_func=lambda p: f"{app_runs.run_name(p)} · {projects[p]} "
+                                             f"{'run' if projects[p] == 1 else 'runs'}")
 st.subheader("Runs")
 runs, total = runs_page(store, viewer, project)
 if not runs:  # deleted meanwhile
     st.stop()
-labels = {r.id: f"{r.created_at:%Y-%m-%d %H:%M} · {r.name}" for r in runs}
+labels = {r.id: f"{r.created_at:%Y-%m-%d %H:%M} · {app_runs.run_name(r.name)}" for r in runs}
 st.dataframe(pd.DataFrame({
     "Saved (UTC)": [r.created_at.strftime("%Y-%m-%d %H:%M:%S") for r in runs],
-    "Name": [r.name for r in runs], "Tags": [", ".join(r.tags) for r in runs],
+    "Name": [app_runs.run_name(r.name) for r in runs], "Tags": [app_runs.run_name(", ".join(r.tags)) for r in runs],
     "Owner": [app_runs.who(r.owner) for r in runs],
     "Who can open it": ["everyone in the app" if r.visibility == "project" else "only the owner" for r in runs],
     "Kernels": [r.kernels for r in runs], "Files": [", ".join(f.name for f in r.files) for r in runs],

@@ -16,6 +16,7 @@ from .errors import RoofcoreError
 from .gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
 from .ingest import read_many
 from .models import Workload
+from .safetext import shown
 from .units import fmt_bytes
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -49,9 +50,23 @@ def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Worklo
     if run_id is None:
         w = read_many(items, fmt=args.format, max_bytes=_max_bytes(args))
         return w, w.name, ()
-    run, w = _store(args).workload(run_id)
+    store = _store(args)
+    run, w = store.workload(run_id)
     i = run.info
-    return w, f"saved run {i.id} ({i.name}, project {i.project}, {i.created_at:%Y-%m-%d %H:%M} UTC)", i.devices
+    if what == "baseline":
+        _keep_baseline(store, i.id)
+    return w, (f"saved run {i.id} ({shown(i.name)}, project {shown(i.project)}, {i.created_at:%Y-%m-%d %H:%M} "
+               "UTC)"), i.devices
+
+
+def _keep_baseline(store, run_id: str) -> None:
+    """Record that a gate uses this run as its baseline, so the app keeps it from deletion (best effort: a
+    database this job may only read says so on stderr, and the gate goes on)."""
+    try:
+        store.used_as_baseline(run_id)
+    except RoofcoreError as e:
+        print(f"roofline check: note: could not record run {run_id} as this gate's baseline, so the app does not "
+              f"keep it from deletion ({' '.join(str(e).split())[:200]})", file=sys.stderr)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -88,8 +103,13 @@ def cmd_save(args: argparse.Namespace) -> int:
         except OSError as e:
             raise RoofcoreError(f"{p}: cannot read the file ({e.strerror}).") from None
     store = _store(args)
-    info = store.save(files, name=args.name, project=args.project, tags=args.tags or (), owner=args.owner,
-                      visibility=args.visibility, devices=devices, fmt=args.format,
+    owner = None
+    if args.owner:
+        from .store import Owner
+
+        owner = Owner(args.owner[0], args.owner[1], args.owner_label or "")
+    info = store.save(files, name=args.name, project=args.project, tags=args.tags or (), owner=owner,
+                      visibility=args.visibility, devices=devices, fmt=args.format, protected=args.protect,
                       options={"combine": True, "achievable": bool(args.achievable)})
     base = (args.app_url or os.environ.get("ROOFCORE_APP_URL", "")).strip().rstrip("/")
     link = f"{base}/{info.link}" if base else info.link
@@ -97,9 +117,10 @@ def cmd_save(args: argparse.Namespace) -> int:
         _emit(args, json.dumps({**info.to_json(), "link": link, "database": store.safe_url}, indent=1))
     else:
         _emit(args, info.id)
-        print(f"roofline save: saved run {info.id} ({info.name}, project {info.project}: {len(files)} "
-              f"{'file' if len(files) == 1 else 'files'}, {info.kernels:,} kernels, {fmt_bytes(info.stored)} stored) "
-              f"in {store.safe_url}; open it with {link}", file=sys.stderr)
+        print(f"roofline save: saved run {info.id} ({shown(info.name)}, project {shown(info.project)}: "
+              f"{len(files)} {'file' if len(files) == 1 else 'files'}, {info.kernels:,} "
+              f"{'kernel' if info.kernels == 1 else 'kernels'}, {fmt_bytes(info.stored)} stored"
+              f"{', protected' if info.protected else ''}) in {store.safe_url}; open it with {link}", file=sys.stderr)
     return 0
 
 
@@ -136,10 +157,15 @@ def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.Argument
     sv.add_argument("--tags", type=lambda s: [t for t in s.split(",") if t.strip()], metavar="A,B",
                     help="comma-separated tags")
     sv.add_argument("--hardware", action="append", metavar="ID", help="device the run is looked at on (repeatable)")
-    sv.add_argument("--owner", help="the owner's user name as the app's login gives it (default: none; a run without "
-                    "an owner is visible to everyone)")
+    sv.add_argument("--owner", nargs=2, metavar=("ISSUER", "SUBJECT"),
+                    help="the owner as the app's login knows them: their identity provider (the ID token's iss) and "
+                         "their id there (sub); the app's sidebar shows both under 'Signed in as'. Default: none (a "
+                         "pipeline's run, visible to everyone; an e-mail is no identity)")
+    sv.add_argument("--owner-label", metavar="TEXT", help="what lists show for --owner (e.g. their e-mail)")
     sv.add_argument("--visibility", choices=["project", "private"], default="project",
                     help="project (default): everyone in the app sees it; private: only --owner")
+    sv.add_argument("--protect", action="store_true",
+                    help="keep the run from deletion in the app (a baseline, a release): only the host releases it")
     sv.add_argument("--db", metavar="URL", help=db_help)
     sv.add_argument("--app-url", metavar="URL", help="the app's address, to print the full share link "
                     "(default: $ROOFCORE_APP_URL)")

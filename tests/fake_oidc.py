@@ -4,6 +4,10 @@ JWKS. It runs in a thread on 127.0.0.1 on a free port and is reachable from nowh
 
 Streamlit's real login flow (st.login -> /auth/login -> this provider -> /oauth2callback -> signed cookie) runs
 against it unchanged, so a browser context signed in here is a signed-in user of the app, as with Google or Okta.
+
+Each user's claims can be set (``sub``, ``email``, ``email_verified``, ``name``): two providers may vouch for the
+same e-mail under different subjects, or send an e-mail they did not verify. :func:`sign_in` runs the
+authorization-code flow over HTTP without a browser and returns the ID token's claims, checked against the JWKS.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import json
 import secrets
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,9 +43,16 @@ class Provider:
                 f'server_metadata_url = "{self.metadata_url}"\n')
 
 
+def _claims(login: str, user: str | Mapping[str, object]) -> dict:
+    """A user's own claims: ``user`` is a display name (sub and e-mail are ``login``, verified) or a mapping of
+    claims, each defaulting the same way."""
+    given = {"name": user} if isinstance(user, str) else dict(user)
+    return {"sub": login, "email": login, "email_verified": True, "name": login} | given
+
+
 @contextlib.contextmanager
-def provider(users: Mapping[str, str]) -> Iterator[Provider]:
-    """Serve a provider whose sign-in page offers ``users`` (e-mail -> display name)."""
+def provider(users: Mapping[str, str | Mapping[str, object]]) -> Iterator[Provider]:
+    """Serve a provider whose sign-in page offers ``users`` (login -> display name, or -> claims: see _claims)."""
     from joserfc import jwt  # Authlib's own JOSE library (authlib.jose is deprecated)
     from joserfc.jwk import RSAKey
 
@@ -80,8 +93,9 @@ def provider(users: Mapping[str, str]) -> Iterator[Provider]:
                 self._send(200, json.dumps({"keys": [public]}).encode())
             elif url.path == "/authorize":
                 links = []
-                for email, name in users.items():
-                    pick = urllib.parse.urlencode({**q, "user": email})
+                for login, user in users.items():
+                    pick = urllib.parse.urlencode({**q, "user": login})
+                    name = str(_claims(login, user)["name"])
                     links.append(f'<p><a href="/choose?{html.escape(pick)}">Sign in as {html.escape(name)}</a></p>')
                 page = ('<html><head><link rel="icon" href="data:,"></head><body><h1>Test identity provider</h1>'
                         + "".join(links) + "</body></html>")  # no favicon request: no 404 in the console
@@ -106,8 +120,8 @@ def provider(users: Mapping[str, str]) -> Iterator[Provider]:
                 self._send(400, json.dumps({"error": "invalid_grant"}).encode())
                 return
             now = int(time.time())
-            claims = {"iss": state["url"], "sub": grant["user"], "aud": client_id, "iat": now, "exp": now + 600,
-                      "email": grant["user"], "email_verified": True, "name": users[grant["user"]]}
+            claims = {"iss": state["url"], "aud": client_id, "iat": now, "exp": now + 600,
+                      **{k: v for k, v in _claims(grant["user"], users[grant["user"]]).items() if v is not None}}
             if grant["nonce"]:
                 claims["nonce"] = grant["nonce"]
             id_token = jwt.encode({"alg": "RS256", "kid": kid}, claims, key)
@@ -124,3 +138,35 @@ def provider(users: Mapping[str, str]) -> Iterator[Provider]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def sign_in(idp: Provider, login: str, redirect_uri: str = "http://127.0.0.1:9/oauth2callback") -> dict:
+    """Sign ``login`` in at ``idp`` as an app would (authorize, choose, exchange the code) and return the ID
+    token's claims, verified with the provider's JWKS: what Streamlit's ``st.user`` carries after ``st.login``."""
+    from joserfc import jwt
+    from joserfc.jwk import KeySet
+
+    nonce = secrets.token_urlsafe(8)
+    query = urllib.parse.urlencode({"client_id": idp.client_id, "redirect_uri": redirect_uri, "state": "s",
+                                    "nonce": nonce, "response_type": "code", "scope": "openid email profile",
+                                    "user": login})
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    try:
+        urllib.request.build_opener(NoRedirect).open(f"{idp.url}/choose?{query}", timeout=10)
+        raise AssertionError("the provider did not redirect back")
+    except urllib.error.HTTPError as e:
+        back = urllib.parse.urlsplit(e.headers["Location"])
+    code = dict(urllib.parse.parse_qsl(back.query))["code"]
+    form = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+                                   "client_id": idp.client_id, "client_secret": idp.client_secret}).encode()
+    with urllib.request.urlopen(f"{idp.url}/token", data=form, timeout=10) as r:
+        id_token = json.loads(r.read())["id_token"]
+    with urllib.request.urlopen(f"{idp.url}/jwks", timeout=10) as r:
+        keys = KeySet.import_key_set(json.loads(r.read()))
+    claims = jwt.decode(id_token, keys).claims
+    assert claims["iss"] == idp.url and claims["aud"] == idp.client_id and claims["nonce"] == nonce
+    return dict(claims)

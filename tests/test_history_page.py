@@ -25,8 +25,18 @@ APP = str(ROOT / "streamlit_app.py")
 AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "s3cret-for-tests",
         "client_id": "roofline", "client_secret": "x", "server_metadata_url":
         "https://login.example.com/.well-known/openid-configuration"}
-ALICE = {"is_logged_in": True, "name": "Alice", "email": "alice@example.com"}
-BOB = {"is_logged_in": True, "name": "Bob", "email": "bob@example.com"}
+ISSUER = "https://login.example.com"  # st.user carries the ID token's claims: the owner is (iss, sub)
+ALICE = {"is_logged_in": True, "name": "Alice", "email": "alice@example.com", "email_verified": True,
+         "iss": ISSUER, "sub": "alice-sub"}
+BOB = {"is_logged_in": True, "name": "Bob", "email": "bob@example.com", "email_verified": True, "iss": ISSUER,
+       "sub": "bob-sub"}
+
+
+def owner(user: dict):
+    """The store's owner for a signed-in user's claims."""
+    from roofcore.store import owner_from_claims
+
+    return owner_from_claims(user)[0]
 
 pytestmark = pytest.mark.usefixtures("navigation_only")  # tests/conftest.py
 
@@ -180,11 +190,11 @@ def team(db):
     """Four runs in one project: A's private and shared ones, B's private one, and one from CI (no owner)."""
     t0 = dt.datetime(2025, 5, 1, tzinfo=dt.UTC)
     ids = {}
-    for i, (name, owner, vis) in enumerate([("alice private", ALICE["email"], "private"),
-                                            ("alice shared", ALICE["email"], "project"),
-                                            ("bob private", BOB["email"], "private"), ("ci nightly", None, "project")]):
+    for i, (name, who, vis) in enumerate([("alice private", owner(ALICE), "private"),
+                                          ("alice shared", owner(ALICE), "project"),
+                                          ("bob private", owner(BOB), "private"), ("ci nightly", None, "project")]):
         ids[name] = db.save([(inventory(name.replace(" ", "_") + "_"), f"{name}.csv")], name=name, project="team",
-                            owner=owner, visibility=vis, created_at=t0 + dt.timedelta(hours=i)).id
+                            owner=who, visibility=vis, created_at=t0 + dt.timedelta(hours=i)).id
     return ids
 
 
@@ -239,7 +249,8 @@ def test_saving_signed_in_records_the_owner_and_private_stays_private(db):
     run(a)
     private = save(a, "mine only", visibility="private")
     shared = save(a, "for the team", visibility="project")
-    assert db.info(private).owner == "alice@example.com" and db.info(private).visibility == "private"
+    assert db.info(private).owner == owner(ALICE) and db.info(private).visibility == "private"
+    assert (db.info(private).owner.issuer, db.info(private).owner.subject) == (ISSUER, "alice-sub")
     assert db.info(shared).visibility == "project"
     b = app(BOB)
     assert history_names(b) == ["for the team"]
@@ -376,3 +387,74 @@ def test_the_kernel_picker_searches_instead_of_listing_every_kernel(db):
     a.selectbox(key="hist_project").set_value("xnarrow")
     run(a)
     assert sorted(a.multiselect(key="hist_kernels").value) == ["nar_gemm", "nar_softmax"]
+
+
+# ------------------------------------------------------------------ owners, protection, names (#23: 10, 11, 14)
+
+
+def test_a_protected_run_and_a_gate_baseline_are_refused_deletion_with_a_message(db):
+    t0 = dt.datetime(2025, 7, 1, tzinfo=dt.UTC)
+    release = db.save([(inventory("rel_"), "r.csv")], name="release", project="ci", protected=True, created_at=t0)
+    base = db.save([(inventory("base_"), "b.csv")], name="gate base", project="ci",
+                   created_at=t0 + dt.timedelta(hours=1))
+    db.used_as_baseline(base.id, t0 + dt.timedelta(days=1))
+    b = goto(app(BOB), "pages/history.py")
+    for rid, why in ((release.id, "it is protected (saved with `roofline save --protect`)"),
+                     (base.id, f"it is the baseline of a CI gate (`roofline check --baseline run:{base.id}` used it "
+                               "on 2025-07-02 00:00 UTC)")):
+        b.selectbox(key="hist_delete_pick").set_value(rid)
+        run(b)
+        b.checkbox(key="hist_delete_confirm").check()
+        run(b)
+        b.button(key="hist_delete").click()
+        run(b)
+        errors = " ".join(e.value for e in b.error).replace("\\", "")  # the message's Markdown escapes dropped
+        assert "is not deleted" in errors and why in errors, errors
+        assert not [s for s in b.success if "Deleted" in s.value]
+    assert sorted(r.name for r in db.list()) == ["gate base", "release"]
+
+
+def test_names_with_bidi_overrides_are_shown_escaped(db):
+    rid = db.save([(inventory("rtl_"), "w.csv")], name="invoice\u202egpj.exe", project="p\u202eq", tags="t\u2066").id
+    a = goto(app(), "pages/history.py")
+    table = a.dataframe[0].value
+    assert list(table["Name"]) == ["invoice\\u202egpj.exe"] and list(table["Tags"]) == ["t\\u2066"]
+    assert a.selectbox(key="hist_project").options == ["p\\u202eq · 1 run"]
+    assert all("\u202e" not in o for o in a.selectbox(key="hist_after").options)
+    b = app(run_id=rid)
+    assert "u202egpj.exe (saved run)" in label(b) and "\u202e" not in label(b)
+
+
+def test_a_newer_database_is_one_message_on_the_history_page(tmp_path, monkeypatch):
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{tmp_path / 'newer.sqlite3'}"
+    RunStore(url).close()
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = 'ffff0001'"))
+    engine.dispose()
+    monkeypatch.setenv("ROOFCORE_DB_URL", url)
+    a = goto(app(), "pages/history.py")
+    errors = [e.value for e in a.error]
+    assert len(errors) == 1 and "created by a newer roofcore (revision ffff0001) or another application" in errors[0]
+    assert "Something went wrong" not in errors[0]
+
+
+def test_runs_saved_under_an_email_are_taken_over_by_a_verified_sign_in_only(db):
+    """A run saved by roofcore's first schema had the e-mail as its owner: a user whose provider did not verify that
+    e-mail does not get it; the first whose provider did, does (and keeps it)."""
+    from sqlalchemy import update
+
+    from roofcore.store.schema import RunRow
+
+    old = db.save([(inventory("old_"), "o.csv")], name="old private", owner=owner(ALICE), visibility="private").id
+    with db.engine.begin() as conn:  # as the first schema kept it: an e-mail, no issuer or subject
+        conn.execute(update(RunRow).where(RunRow.id == old).values(owner="alice@example.com", owner_issuer=None,
+                                                                   owner_subject=None))
+    unverified = {**ALICE, "sub": "mallory", "iss": "https://other.example.com", "email_verified": False}
+    assert history_names(app(unverified)) == [] and app(unverified, run_id=old).error
+    assert history_names(app(ALICE)) == ["old private"]
+    assert db.info(old).owner == owner(ALICE)
+    verified_elsewhere = {**ALICE, "sub": "alice-at-b", "iss": "https://other.example.com"}
+    assert history_names(app(verified_elsewhere)) == []  # the same e-mail at another provider: not hers

@@ -216,3 +216,55 @@ def test_a_shared_read_only_catalog_folder_reaches_every_session(monkeypatch, tm
         monkeypatch.delenv("ROOFCORE_CATALOG_PATH")
         st.cache_resource.clear()
     assert sorted(p.name for p in shared.iterdir()) == ["acme.yaml"]  # nothing written there
+
+
+# ------------------------------------------------------------------------ identity: issuer and subject (#23, 10)
+
+
+def test_two_providers_vouching_for_one_email_do_not_share_runs(tmp_path, monkeypatch):
+    """Two OpenID providers (tests/fake_oidc.py) both sign in ada@example.com, verified, under the same subject
+    text: the user of one saves a private run; the user of the other sees nothing of it, in no list, by no link.
+    An e-mail the provider did not verify is not shown as the user's."""
+    pytest.importorskip("sqlalchemy", reason="the team extra (pip install -e '.[dev]')")
+    pytest.importorskip("joserfc", reason="the login support (pip install -e '.[dev]')")
+    import fake_oidc
+
+    monkeypatch.setenv("ROOFCORE_DB_URL", f"sqlite:///{tmp_path / 'runs.sqlite3'}")
+    ada = {"sub": "ada", "email": "ada@example.com", "name": "Ada"}
+    with fake_oidc.provider({"ada": ada}) as idp_a, fake_oidc.provider(
+            {"ada": ada, "eve": {"email": "ada@example.com", "email_verified": False, "name": "Eve"}}) as idp_b:
+        users = {who: {**fake_oidc.sign_in(idp, login), "is_logged_in": True, "provider": p}
+                 for who, idp, login, p in (("a", idp_a, "ada", "corp"), ("b", idp_b, "ada", "partner"),
+                                            ("eve", idp_b, "eve", "partner"))}
+    auth = {"redirect_uri": AUTH["redirect_uri"], "cookie_secret": "x",
+            "corp": {"client_id": "roofline-tests", "server_metadata_url": idp_a.metadata_url},
+            "partner": {"client_id": "roofline-tests", "server_metadata_url": idp_b.metadata_url}}
+
+    def signed_in(who: str, run_id: str | None = None) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.secrets["auth"] = auth
+        at.user = users[who]
+        if run_id:
+            at.query_params["run"] = run_id
+        return run(at)
+
+    a = signed_in("a")
+    a.sidebar.text_input(key="save_name").set_value("ada's private run")
+    a.sidebar.radio(key="save_visibility").set_value("private")
+    next(b for b in a.sidebar.button if b.label == "Save run").click()
+    run(a)
+    run_id = a.sidebar.code[0].value.split("=", 1)[1]
+    a.switch_page("pages/history.py")
+    run(a)
+    assert list(a.dataframe[0].value["Name"]) == ["ada's private run"]
+    assert list(a.dataframe[0].value["Owner"]) == ["ada@example.com"]
+    for who in ("b", "eve"):
+        other = signed_in(who)
+        other.switch_page("pages/history.py")
+        run(other)
+        assert not other.dataframe and any("No saved runs yet" in i.value for i in other.info)
+        opened = signed_in(who, run_id)
+        assert opened.error and "private to someone else" in opened.error[0].value
+    eve = signed_in("eve")
+    caption = next(c for c in eve.sidebar.caption if c.value.startswith("Signed in as"))
+    assert caption.value == "Signed in as **Eve**" and "not verified, so not used" in caption.help

@@ -28,6 +28,7 @@ from roofcore import InputError, LimitError, load_catalogs
 from roofcore.store import (
     EVERYONE,
     NotAllowed,
+    Owner,
     RunNotFound,
     RunStore,
     StoreError,
@@ -40,7 +41,13 @@ from roofcore.store import (
 from roofcore.store.history import kernel_history, project_history
 from roofcore.store.schema import Base, FileRow, RunRow
 
-ALICE, BOB = Viewer("alice@example.com", login=True), Viewer("bob@example.com", login=True)
+ISSUER = "https://login.example.com"
+ALICE = Viewer(Owner(ISSUER, "alice-sub", "alice@example.com"), login=True, email="alice@example.com")
+BOB = Viewer(Owner(ISSUER, "bob-sub", "bob@example.com"), login=True, email="bob@example.com")
+
+
+def user(i: int) -> Owner:
+    return Owner(ISSUER, f"user{i}", f"user{i}@example.com")
 
 
 def inventory(prefix: str, kernels: int = 3, scale: float = 1.0) -> bytes:
@@ -84,14 +91,14 @@ def test_an_empty_database_is_migrated_to_head_on_open(url):
     probe = create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
     assert migrate.current(probe) is None and not inspect(probe).get_table_names()
     s = RunStore(url)
-    assert migrate.current(s.engine) == migrate.head() == "0001"
+    assert migrate.current(s.engine) == migrate.head() == "0002"
     assert {"runs", "run_files", "alembic_version"} <= set(inspect(probe).get_table_names())
     RunStore(url).close()  # opening again changes nothing
-    assert migrate.current(s.engine) == "0001"
+    assert migrate.current(s.engine) == "0002"
     migrate.downgrade(s.engine, "base")  # and the migration can be undone
     assert set(inspect(s.engine).get_table_names()) <= {"alembic_version"}
     migrate.upgrade(s.engine)
-    assert migrate.current(s.engine) == "0001"
+    assert migrate.current(s.engine) == "0002"
     s.close()
     probe.dispose()
 
@@ -327,7 +334,7 @@ def _save_one(url: str, i: int, barrier=None) -> str:
     files = [(inventory(f"s{i}_", 20 + i), f"session{i}.csv"), (inventory(f"s{i}x_", 2), f"extra{i}.csv")]
     if barrier is not None:
         barrier.wait(timeout=60)
-    return s.save(files, name=f"session {i}", project="load", owner=f"user{i}@example.com",
+    return s.save(files, name=f"session {i}", project="load", owner=user(i),
                   visibility="private" if i % 2 else "project").id
 
 
@@ -337,7 +344,7 @@ def _check_whole(store: RunStore, ids: dict[int, str]) -> None:
     assert len(runs) == SESSIONS and {r.id for r in runs} == set(ids.values())
     for i, rid in ids.items():
         run = store.open(rid)
-        assert run.info.name == f"session {i}" and run.info.owner == f"user{i}@example.com"
+        assert run.info.name == f"session {i}" and run.info.owner == user(i)
         assert run.files == ((inventory(f"s{i}_", 20 + i), f"session{i}.csv"), (inventory(f"s{i}x_", 2), f"extra{i}.csv"))
         assert run.info.kernels == 22 + i
         names = set(run.workload().frame["name"])
@@ -356,7 +363,7 @@ def test_eight_sessions_saving_at_once_in_one_server(url):
         try:
             barrier.wait(timeout=60)
             files = [(inventory(f"s{i}_", 20 + i), f"session{i}.csv"), (inventory(f"s{i}x_", 2), f"extra{i}.csv")]
-            ids[i] = store.save(files, name=f"session {i}", project="load", owner=f"user{i}@example.com",
+            ids[i] = store.save(files, name=f"session {i}", project="load", owner=user(i),
                                 visibility="private" if i % 2 else "project").id
         except Exception as e:  # reported below
             errors.append(e)

@@ -8,9 +8,12 @@ works without it.
     >>> from roofcore.store import RunStore, Viewer
     >>> store = RunStore("sqlite:///runs.sqlite3")                      # doctest: +SKIP
     >>> run = store.save([(data, "profile.csv")], name="nightly", project="llm")  # doctest: +SKIP
-    >>> store.open(run.id, Viewer("ada@example.com", login=True)).workload()     # doctest: +SKIP
+    >>> ada = Viewer(Owner("https://accounts.google.com", "1044", "ada@example.com"), login=True)
+    >>> store.open(run.id, ada).workload()                               # doctest: +SKIP
 """
 
+from ..safetext import shown
+from .identity import Owner, owner_from_claims
 from .repository import (
     DEFAULT_PROJECT,
     EVERYONE,
@@ -19,6 +22,7 @@ from .repository import (
     URL_ENV,
     FileInfo,
     NotAllowed,
+    Protected,
     RunInfo,
     RunNotFound,
     RunStore,
@@ -32,6 +36,6 @@ from .repository import (
     redact,
 )
 
-__all__ = ["DEFAULT_PROJECT", "EVERYONE", "MAX_FILES", "PATH_ENV", "URL_ENV", "FileInfo", "NotAllowed", "RunInfo",
-           "RunNotFound", "RunStore", "SavedRun", "StoreError", "Viewer", "database_url", "default_path", "new_id",
-           "open_store", "redact"]
+__all__ = ["DEFAULT_PROJECT", "EVERYONE", "MAX_FILES", "PATH_ENV", "URL_ENV", "FileInfo", "NotAllowed", "Owner",
+           "Protected", "RunInfo", "RunNotFound", "RunStore", "SavedRun", "StoreError", "Viewer", "database_url",
+           "default_path", "new_id", "open_store", "owner_from_claims", "redact", "shown"]

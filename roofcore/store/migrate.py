@@ -17,6 +17,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
+from ..errors import InputError
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: the advisory lock's key on PostgreSQL (any constant shared by every roofcore process)
 _LOCK_KEY = 0x526F6F66  # "Roof"
@@ -40,13 +42,29 @@ def current(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+def known(conn) -> None:
+    """Raise :class:`InputError` when the database is at a revision these scripts do not define: migrated by a
+    newer roofcore, or another application's ``alembic_version`` (Alembic would fail with "Can't locate
+    revision")."""
+    script = ScriptDirectory.from_config(_config())
+    ours = [r.revision for r in script.walk_revisions()][::-1]  # oldest first
+    unknown = [h for h in MigrationContext.configure(conn).get_current_heads() if h not in ours]
+    if unknown:
+        raise InputError(text=f"this database was created by a newer roofcore (revision {', '.join(unknown)}) or "
+                         f"another application; this roofcore knows revisions {ours[0]} to {ours[-1]} and changes "
+                         "nothing in it.", hint="upgrade roofcore (pip install -U 'roofcore[team]'), or give --db / "
+                         "ROOFCORE_DB_URL a database of roofcore's own.")
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the database to ``revision`` in one locked transaction (see the module's docstring)."""
+    """Bring the database to ``revision`` in one locked transaction (see the module's docstring); a database at a
+    revision these scripts do not know is left alone (:func:`known`)."""
     with engine.connect() as conn:
         conn = conn.execution_options(roofcore_write=True)  # SQLite: BEGIN IMMEDIATE (see repository._sqlite)
         with conn.begin():
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
+            known(conn)
             command.upgrade(_config(conn), revision)
 
 

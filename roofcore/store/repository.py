@@ -19,10 +19,9 @@ import secrets
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, delete, event, func, or_, select, true
+from sqlalchemy import Engine, create_engine, delete, event, func, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -31,8 +30,11 @@ from ..errors import InputError, RoofcoreError
 from ..ingest import max_input_bytes, read_many
 from ..ingest.compression import GZIP_MAGIC, gunzip_bounded
 from ..models import Workload
+from ..safetext import clean, fit, shown
 from . import migrate
+from .identity import EVERYONE, LABEL_LIMIT, Owner, Viewer, row_owner
 from .schema import VISIBILITIES, FileRow, RunRow
+from .values import FileInfo, RunInfo, SavedRun
 
 #: the host's database, e.g. ``postgresql://roofline:PASSWORD@db.internal/roofline``
 URL_ENV = "ROOFCORE_DB_URL"
@@ -62,93 +64,8 @@ class NotAllowed(StoreError, PermissionError):
     """The viewer sees the run but may not change it (another user's run shared with the project)."""
 
 
-# --------------------------------------------------------------------------------------------- who sees what
-
-
-@dataclass(frozen=True)
-class Viewer:
-    """Who is asking. ``login=False`` (no login configured): everyone who can reach the app sees and deletes every
-    run. With a login, a user sees their own runs, runs shared with the project, and runs saved without an owner
-    (by a pipeline); deletes their own and ownerless ones; never another user's private run."""
-
-    user: str | None = None
-    login: bool = False
-
-    def __post_init__(self) -> None:
-        if self.login and not self.user:
-            raise ValueError("a signed-in viewer needs a user")
-
-    def can_see(self, owner: str | None, visibility: str) -> bool:
-        return not self.login or visibility == "project" or owner is None or owner == self.user
-
-    def can_delete(self, owner: str | None, visibility: str) -> bool:
-        return not self.login or owner is None or owner == self.user
-
-    def visible(self):
-        """The same rule as :meth:`can_see`, as a SQL condition on :class:`RunRow`."""
-        if not self.login:
-            return true()
-        return or_(RunRow.visibility == "project", RunRow.owner.is_(None), RunRow.owner == self.user)
-
-
-EVERYONE = Viewer()  #: no login: the CLI with a database URL, or an app without [auth]
-
-
-# ---------------------------------------------------------------------------------------------------- values
-
-
-@dataclass(frozen=True)
-class FileInfo:
-    name: str
-    size: int  #: bytes as uploaded
-    sha256: str
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A saved run's description (no file contents)."""
-
-    id: str
-    project: str
-    name: str
-    tags: tuple[str, ...]
-    owner: str | None
-    visibility: str
-    created_at: dt.datetime  #: UTC
-    devices: tuple[str, ...]
-    custom_devices: Mapping[str, str]
-    options: Mapping[str, object]
-    kernels: int
-    formats: tuple[str, ...]
-    profiled_on: str | None
-    size: int
-    stored: int
-    files: tuple[FileInfo, ...] = ()
-
-    @property
-    def link(self) -> str:
-        """The query string that opens this run in the app (``?run=<id>``)."""
-        return f"?run={self.id}"
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "project": self.project, "name": self.name, "tags": list(self.tags),
-                "owner": self.owner, "visibility": self.visibility, "created_at": self.created_at.isoformat(),
-                "devices": list(self.devices), "options": dict(self.options), "kernels": self.kernels,
-                "formats": list(self.formats), "profiled_on": self.profiled_on, "size": self.size,
-                "stored": self.stored, "files": [f.__dict__ for f in self.files], "link": self.link}
-
-
-@dataclass(frozen=True)
-class SavedRun:
-    """A run with its files' bytes, as uploaded (checked against their SHA-256)."""
-
-    info: RunInfo
-    files: tuple[tuple[bytes, str], ...] = field(repr=False)
-
-    def workload(self) -> Workload:
-        """The workload read again from the stored files with today's parsers (the analysis is never frozen)."""
-        fmt = self.info.options.get("format")
-        return read_many(self.files, fmt=fmt if isinstance(fmt, str) and fmt else None)
+class Protected(NotAllowed):
+    """The run is kept from deletion in the app: saved with ``roofline save --protect``, or a gate's baseline."""
 
 
 # --------------------------------------------------------------------------------------------------- URLs
@@ -240,18 +157,9 @@ def new_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-def _clean_text(value: object, what: str, limit: int, *, required: bool = True) -> str:
-    text = " ".join(str(value or "").split())
-    if required and not text:
-        raise InputError(where=f"save: {what}", expected="some text", found="nothing")
-    if len(text) > limit:
-        raise InputError(where=f"save: {what}", expected=f"at most {limit} characters", found=f"{len(text)}")
-    return text
-
-
 def _clean_tags(tags: Sequence[str] | str) -> tuple[str, ...]:
     items = tags.split(",") if isinstance(tags, str) else list(tags)
-    out = tuple(dict.fromkeys(t for t in (_clean_text(x, "tag", 50, required=False) for x in items) if t))
+    out = tuple(dict.fromkeys(t for t in (clean(x, "tag", 50, required=False) for x in items) if t))
     if len(out) > 20:
         raise InputError(where="save: tags", expected="at most 20 tags", found=f"{len(out)}")
     return out
@@ -268,15 +176,27 @@ _IN_CHUNK = 500
 def _visible(viewer: Viewer, project: str | None):
     """The runs ``viewer`` may see (in ``project``), as a query on :class:`RunRow`."""
     q = select(RunRow).where(viewer.visible())
-    return q if project is None else q.where(RunRow.project == project)
+    return q if project is None else q.where(RunRow.project == clean(project, "project", 100, where="list"))
+
+
+def _owner(owner: Owner | None) -> Owner | None:
+    """A run's owner as stored: a signed-in user's issuer and subject, checked like every other name."""
+    if owner is None:
+        return None
+    if not isinstance(owner, Owner) or owner.legacy:
+        raise InputError(where="save: owner", expected="the signed-in user's identity provider (issuer) and "
+                         "subject", found=repr(owner)[:80], hint="an e-mail is not an identity (HOSTING.md).")
+    return Owner(clean(owner.issuer, "owner's issuer", 500), clean(owner.subject, "owner's subject", 255),
+                 clean(owner.label, "owner's label", LABEL_LIMIT, required=False))
 
 
 def _info(r: RunRow, files: Sequence[FileInfo] = ()) -> RunInfo:
-    return RunInfo(id=r.id, project=r.project, name=r.name, tags=tuple(r.tags or ()), owner=r.owner,
+    return RunInfo(id=r.id, project=r.project, name=r.name, tags=tuple(r.tags or ()), owner=row_owner(r),
                    visibility=r.visibility, created_at=_utc(r.created_at), devices=tuple(r.devices or ()),
                    custom_devices=dict(r.custom_devices or {}), options=dict(r.options or {}), kernels=r.kernels,
                    formats=tuple(r.formats or ()), profiled_on=r.profiled_on, size=r.size, stored=r.stored,
-                   files=tuple(files))
+                   files=tuple(files), protected=bool(r.protected),
+                   baseline_used_at=None if r.baseline_used_at is None else _utc(r.baseline_used_at))
 
 
 class RunStore:
@@ -289,8 +209,12 @@ class RunStore:
         self._password = _password(self.url)
         self.engine = _engine(self.url)
         if migrate_schema:
-            with self._db("be prepared (schema migration)"):
-                migrate.upgrade(self.engine)
+            try:
+                with self._db("be prepared (schema migration)"):
+                    migrate.upgrade(self.engine)
+            except InputError as e:  # a newer roofcore's database, or another application's
+                self.engine.dispose()
+                raise InputError(where=f"the run database {self.safe_url}", text=e.text, hint=e.hint) from None
 
     def __repr__(self) -> str:
         return f"RunStore({self.safe_url!r})"
@@ -318,22 +242,27 @@ class RunStore:
     # ------------------------------------------------------------------------------------------------- save
 
     def save(self, files: Sequence[tuple[bytes, str]], *, name: str, project: str = DEFAULT_PROJECT,
-             tags: Sequence[str] | str = (), owner: str | None = None, visibility: str = "project",
+             tags: Sequence[str] | str = (), owner: Owner | None = None, visibility: str = "project",
              devices: Sequence[str] = (), custom_devices: Mapping[str, str] | None = None,
              options: Mapping[str, object] | None = None, fmt: str | None = None,
-             created_at: dt.datetime | None = None) -> RunInfo:
+             created_at: dt.datetime | None = None, protected: bool = False) -> RunInfo:
         """Read ``files`` (``(bytes, name)`` pairs) as one workload, then store them, compressed, with the rest
-        in one transaction. Raises the reader's error (nothing saved) if any file cannot be read."""
-        name = _clean_text(name, "name", 200)
-        project = _clean_text(project, "project", 100)
+        in one transaction. Raises the reader's error (nothing saved) if any file cannot be read, and
+        :class:`InputError` for a name, project, tag, file name or owner that is not UTF-8 text without control
+        characters (:func:`roofcore.store.names.clean`: the same on SQLite and PostgreSQL). ``owner``: the
+        signed-in user (:attr:`Viewer.user`); ``protected``: kept from deletion in the app."""
+        name = clean(name, "name", 200)
+        project = clean(project, "project", 100)
         tag_list = _clean_tags(tags)
-        owner = _clean_text(owner, "owner", 320, required=False) or None
+        owner = _owner(owner)
         if visibility not in VISIBILITIES:
             raise InputError(where="save: visibility", expected=" or ".join(VISIBILITIES), found=repr(visibility))
         if visibility == "private" and owner is None:
             raise InputError(where="save: visibility", text="a private run needs an owner (sign in first); "
                              "without a login every run is visible to everyone who can reach the app.")
         files = [(bytes(data), str(fname)) for data, fname in files]
+        for _data, fname in files:
+            clean(fname, "file name", 500)  # checked, kept as it is (a file's name is not collapsed)
         if not files:
             raise InputError(where="save", text="no files to save: upload a profile first.")
         if len(files) > MAX_FILES:
@@ -349,10 +278,13 @@ class RunStore:
                                 sha256=hashlib.sha256(data).hexdigest(),
                                 encoding="identity" if already else "gzip", data=blob))
             size, stored = size + len(data), stored + len(blob)
-        run = RunRow(id=run_id, project=project, name=name, tags=list(tag_list), owner=owner, visibility=visibility,
+        run = RunRow(id=run_id, project=project, name=name, tags=list(tag_list), visibility=visibility,
+                     owner=None if owner is None else owner.label or owner.subject,
+                     owner_issuer=None if owner is None else owner.issuer,
+                     owner_subject=None if owner is None else owner.subject, protected=bool(protected),
                      created_at=_utc(created_at or dt.datetime.now(dt.UTC)), devices=[str(d) for d in devices],
                      custom_devices=dict(custom_devices or {}), options=options, kernels=len(workload),
-                     formats=list(workload.formats), profiled_on=(workload.device or None), size=size,
+                     formats=list(workload.formats), profiled_on=fit(workload.device, 200), size=size,
                      stored=stored, files=rows)
         with self._db("save the run"), self._write() as s, s.begin():
             s.add(run)
@@ -399,7 +331,7 @@ class RunStore:
             raise RunNotFound(run_id)
         with self._db("read the run"), self._read() as s:
             r = s.get(RunRow, run_id)
-            if r is None or not viewer.can_see(r.owner, r.visibility):
+            if r is None or not viewer.can_see(row_owner(r), r.visibility):
                 raise RunNotFound(run_id)
             fq = (select(FileRow.name, FileRow.size, FileRow.sha256).where(FileRow.run_id == run_id)
                   .order_by(FileRow.position))
@@ -430,17 +362,57 @@ class RunStore:
     # ------------------------------------------------------------------------------------------------ delete
 
     def delete(self, run_id: str, viewer: Viewer = EVERYONE) -> None:
-        """Delete the run and its files (one transaction), if ``viewer`` may: see :class:`Viewer`."""
+        """Delete the run and its files (one transaction), if ``viewer`` may (see :class:`Viewer`) and the run is
+        not kept (:attr:`RunInfo.kept`: protected, or a gate's baseline; :class:`Protected`, for every viewer)."""
         if not isinstance(run_id, str) or not _ID.fullmatch(run_id):
             raise RunNotFound(run_id)
         with self._db("delete the run"), self._write() as s, s.begin():
             r = s.get(RunRow, run_id)
-            if r is None or not viewer.can_see(r.owner, r.visibility):
+            owner = None if r is None else row_owner(r)
+            if r is None or not viewer.can_see(owner, r.visibility):
                 raise RunNotFound(run_id)
-            if not viewer.can_delete(r.owner, r.visibility):
-                raise NotAllowed(f"run {run_id!r} belongs to {r.owner}: only its owner can delete it.")
+            if not viewer.can_delete(owner, r.visibility):
+                raise NotAllowed(f"run {run_id!r} belongs to {shown(owner)}: only its owner can delete it.")
+            kept = _info(r).kept
+            if kept:
+                raise Protected(f"run {run_id!r} ({shown(r.name)}) is not deleted: {kept}. Hint: the host can "
+                                "release it (HOSTING.md, section 8: protected runs).")
             s.execute(delete(FileRow).where(FileRow.run_id == run_id))
             s.execute(delete(RunRow).where(RunRow.id == run_id))
+
+    # --------------------------------------------------------------------------------- protection, owners
+
+    def protect(self, run_id: str, on: bool = True) -> RunInfo:
+        """Keep the run from deletion in the app (``on``), or release it: off clears the protection and the
+        gate-baseline mark both (a host's decision; no viewer rule applies)."""
+        values = {"protected": True} if on else {"protected": False, "baseline_used_at": None}
+        return self._mark(run_id, values, "protect the run")
+
+    def used_as_baseline(self, run_id: str, when: dt.datetime | None = None) -> RunInfo:
+        """Record that a gate (``roofline check --baseline run:ID``) used the run: the app keeps it from deletion."""
+        return self._mark(run_id, {"baseline_used_at": _utc(when or dt.datetime.now(dt.UTC))},
+                          "record the run as a gate's baseline")
+
+    def _mark(self, run_id: str, values: dict, what: str) -> RunInfo:
+        if not isinstance(run_id, str) or not _ID.fullmatch(run_id):
+            raise RunNotFound(run_id)
+        with self._db(what), self._write() as s, s.begin():
+            if s.execute(update(RunRow).where(RunRow.id == run_id).values(**values)).rowcount != 1:
+                raise RunNotFound(run_id)
+        return self.info(run_id)
+
+    def claim(self, viewer: Viewer) -> int:
+        """Bind the legacy runs (saved before owners were identities: an owner label and no issuer or subject)
+        whose label is ``viewer``'s *verified* e-mail to ``viewer``'s issuer and subject; how many. Once bound they
+        are that user's alone (see :mod:`roofcore.store.identity`). A viewer without a verified e-mail claims
+        nothing."""
+        if not viewer.login or not viewer.email:
+            return 0
+        q = (update(RunRow).where(RunRow.owner_subject.is_(None), RunRow.owner.is_not(None),
+                                  func.lower(RunRow.owner) == viewer.email.strip().lower())
+             .values(owner_issuer=viewer.user.issuer, owner_subject=viewer.user.subject))
+        with self._db("take over the runs saved under your e-mail"), self._write() as s, s.begin():
+            return int(s.execute(q).rowcount or 0)
 
 
 # ------------------------------------------------------------------------------------------- shared stores

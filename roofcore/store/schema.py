@@ -9,6 +9,7 @@ import datetime as dt
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     ForeignKey,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -36,7 +38,15 @@ class RunRow(Base):
     project: Mapped[str] = mapped_column(String(100))
     name: Mapped[str] = mapped_column(String(200))
     tags: Mapped[list] = mapped_column(JSON, default=list)
-    owner: Mapped[str | None] = mapped_column(String(320), nullable=True)  #: None: saved without a login
+    #: what lists show for the owner (None: saved without one, e.g. by a pipeline). Never used for access: the
+    #: owner is (owner_issuer, owner_subject); a label without them is a legacy owner (see roofcore.store.identity)
+    owner: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    owner_issuer: Mapped[str | None] = mapped_column(String(500), nullable=True)  #: the ID token's iss
+    owner_subject: Mapped[str | None] = mapped_column(String(255), nullable=True)  #: the ID token's sub
+    #: kept from deletion in the app (``roofline save --protect``)
+    protected: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: when ``roofline check --baseline run:ID`` last used it as its baseline: kept from deletion in the app too
+    baseline_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     visibility: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))  #: UTC
     devices: Mapped[list] = mapped_column(JSON, default=list)  #: catalog ids, in the order chosen
@@ -55,6 +65,7 @@ class RunRow(Base):
         CheckConstraint("visibility IN ('private', 'project')", name="ck_runs_visibility"),
         Index("ix_runs_project_created", "project", "created_at"),
         Index("ix_runs_owner", "owner"),
+        Index("ix_runs_owner_identity", "owner_issuer", "owner_subject"),
     )
 
 
