@@ -10,6 +10,7 @@ size, as the profiler writes them); the real exports of ../shared/samples where 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from roofhelpers import sample
@@ -143,6 +144,30 @@ def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form
     at.button(key="f_submit").click().run()
     assert not ok(at).error and "nvidia-rtx-4000-ada-generation" in devices(at)
     assert not any("the device of your upload" in i.value for i in at.info)  # added: the form is the usual one
+
+
+ROC = Path(__file__).parent / "data" / "rocprof"
+EIGHT = Path(__file__).parent / "data" / "ceilings" / "roofline_mi200_8gpu.csv"  # 8 GPUs of one model
+
+
+def test_add_the_measured_roofs_of_eight_gpus_adds_one_device_with_their_spread():
+    """rocprof-compute measured the 8 GPUs of the node: "Add the measured roofs" adds one device, their median,
+    whose spread the Hardware page shows."""
+    at = put(start(), *((p.name, p.read_bytes()) for p in (ROC / "pmc_perf_mi200.csv", ROC / "sysinfo_mi200.csv",
+                                                           EIGHT)))
+    before = devices(at)
+    assert "The upload carries measured ceilings of 1 device (`mi200-measured`)." in captions(at)
+    assert buttons(at)["use_measured"] == "Add the measured roofs"
+    at.sidebar.button(key="use_measured").click().run()
+    assert devices(ok(at)) == [*before, "mi200-measured"]  # one device, not eight
+    assert "use_measured" not in buttons(at)  # every measured device is chosen: nothing left to add
+    ok(at.switch_page("pages/hardware.py").run())
+    ok(at.selectbox(key="hw_detail").set_value("mi200-measured").run())
+    shown = " ".join(c.value for c in at.caption)
+    assert "The median of 8 GPUs of one model (devices 0–7 of roofline_mi200_8gpu.csv)" in shown
+    assert "Spread, lowest–highest: HBM 1.39–1.43 TB/s;" in shown
+    levels = next(d.value for d in at.dataframe if "Level" in d.value.columns)
+    assert levels.set_index("Level").loc["hbm", "Derivation"] == "median of 8 GPUs (devices 0–7): 1.39–1.43 TB/s"
 
 
 @pytest.mark.samples

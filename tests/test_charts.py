@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
-from roofhelpers import make_hw, watch_tabulation, workload_of
+from roofhelpers import make_hw, sample, watch_tabulation, workload_of
 
 import roofcore
 from roofcore import charts, ops, plan
 from roofcore.analyze import analyze
+from roofcore.charts.labels import shared_text
 from roofcore.ingest import make_frame
+from roofcore.measured import merge_measured
 from roofcore.models import Workload
 
 
@@ -403,10 +406,16 @@ def test_three_devices_with_all_ceilings_label_every_line_clear_of_the_others(ca
                                                       "roof_labels_below")]
     said += [t.removeprefix(charts._KEY_DASH) for _, role, t, _ in boxes if role in ("roof_key", "ceiling_key")]
     roofs = [r for r in rows(spec, "roofs")]
-    diagonals = [r["label"] for r in roofs if r["kind"] != "compute"]
-    assert sorted(t for t in said if "/s" in t and "FLOP" not in t) == sorted(diagonals)  # every roof, once
-    ceilings = {(r["device_id"], r["y"]) for r in roofs if r["kind"] == "compute"}
-    assert len([t for t in said if "FLOP" in t or "OPS" in t]) == len(ceilings)  # every distinct ceiling, once
+    diagonals: dict[str, set] = {}  # every roof, once: a roof two devices share (PCIe 5.0 x16) said once for both
+    for r in roofs:
+        if r["kind"] != "compute":
+            diagonals.setdefault(r["label"], set()).add(r["device_id"])
+    assert sorted(t for t in said if "/s" in t and "FLOP" not in t) == sorted(
+        shared_text(label, len(ids)) for label, ids in diagonals.items())
+    assert "PCIe 5.0 x16 63 GB/s (2 devices)" in said  # H100 SXM's and MI300X's host link: one line, one label
+    ceilings = [t for t in said if "FLOP" in t or "OPS" in t]
+    assert len(ceilings) == len(set(ceilings))  # every distinct ceiling, once
+    assert all(any(r["label"] in t and r["value"] in t for t in ceilings) for r in roofs if r["kind"] == "compute")
     assert "No room for a label" not in fig.caption
     if size == (420, 260):  # too small for a key inside the plot: under the x axis
         under = rows(spec, "ceiling_key") + rows(spec, "roof_key")
@@ -430,6 +439,66 @@ def test_roofs_too_close_to_label_one_by_one_are_keyed_top_to_bottom(catalog):
     assert [r["text"] for r in rows(spec, "roof_key_title")] == ["Roofs, top to bottom"]
     assert all(r["y"] > 0 for r in key)  # inside the plot: above the x axis
     assert_labels_clear(spec)
+
+
+#: the text layers that name a roof or ceiling: along its line or in a key
+LINE_NAMES = ("ceiling_labels", "ceiling_labels_below", "roof_labels", "roof_labels_below", "roof_key", "ceiling_key")
+
+
+def line_names(spec: dict) -> collections.Counter:
+    """How often each roof or ceiling label is said, along its line or in a key (the key's dash left off)."""
+    return collections.Counter(r["text"].removeprefix(charts._KEY_DASH) for role in LINE_NAMES for r in rows(spec, role))
+
+
+def test_measured_twins_and_a_device_of_eight_gpus_carry_one_key_entry_per_roof():
+    """A device beside its measured twin (the same roofs) and a device of eight GPUs of one model: roofs too close
+    to label one by one go to the key, and no roof is named twice there; the twin's coinciding roofs are one entry
+    "(2 devices)", said in the roofs' neutral colour (no one device's)."""
+    a = make_hw(peak=190e12, bw=1.6e12, levels={"l2": 7e12, "l1": 12e12, "lds": 24e12}, hw_id="dev-a")
+    twin = replace(a, id="dev-a-measured", name="Twin (measured)")
+    gpus = [replace(make_hw(peak=170e12 * (1 + d / 1000), bw=1.4e12 * (1 + d / 1000),
+                            levels={"l2": 5e12, "l1": 9.2e12, "lds": 17.7e12}, hw_id=f"dev-b-gpu{i}-measured"),
+                    name=f"Other GPU {i} (measured, b.csv)") for i, d in enumerate((3, -8, 12, 0, -5, 7, 20, -2))]
+    [eight] = merge_measured(gpus)
+    spec = spec_of(charts.roofline(analyze(workload(30, l2=True), [a, twin, eight])))
+    said = line_names(spec)
+    assert said and max(said.values()) == 1, [t for t, n in said.items() if n > 1]
+    key = rows(spec, "roof_key")
+    assert [r["text"] for r in key] == ["— LDS 24 TB/s (2 devices)", "— LDS 17.7 TB/s", "— L1 12 TB/s (2 devices)",
+                                        "— L1 9.2 TB/s", "— L2 7 TB/s (2 devices)", "— L2 5 TB/s",
+                                        "— HBM 1.6 TB/s (2 devices)", "— HBM 1.4 TB/s"]
+    assert [r["shared"] for r in key] == [True, False] * 4
+    enc = next(lay for lay in layers(spec) if lay.get("description") == "roof_key")["encoding"]["color"]
+    assert enc["condition"] == {"test": "datum.shared", "value": charts.ROOF_COLOR}
+    assert said["bf16 matrix · 190 TFLOP/s (2 devices)"] == 1
+
+
+def test_a_roof_of_eight_gpus_says_their_spread_in_its_tooltip():
+    gpus = [make_hw(bw=1.4e12 * (1 + d / 1000), hw_id=f"dev-gpu{i}-measured") for i, d in enumerate((3, -8, 12, 0))]
+    [four] = merge_measured(gpus)
+    spec = spec_of(charts.roofline(analyze(workload(10), [four])))
+    roofs = next(lay for lay in layers(spec) if lay.get("description") == "roofs")
+    assert {"field": "derivation", "type": "nominal", "title": "Derivation"} in roofs["encoding"]["tooltip"]
+    hbm = next(r for r in rows(spec, "roofs") if r["name"] == "hbm")
+    assert hbm["derivation"] == "median of 4 GPUs (devices 0–3): 1.39–1.42 TB/s"
+    assert hbm["beta"] == pytest.approx(1.4e12 * 1.0015)  # the median of 1.0 and 1.003 × 1.4 TB/s
+
+
+@pytest.mark.samples
+def test_the_real_mi300x_export_beside_the_catalogs_mi300x_names_each_roof_once(catalog):
+    """rocprof-compute measured all 8 GPUs of the MI300X node: one measured device beside the datasheet's MI300X,
+    each roof named once (today's MALL figure is the same on both: one entry for the two)."""
+    w = roofcore.read_many([sample("rocprof_compute3.3_mi300x_bmm_pmc_perf_SUBSET_first40.csv"),
+                            sample("rocprof_compute3.3_mi300x_bmm_sysinfo.csv"),
+                            sample("rocprof_compute3.3_mi300x_bmm_roofline.csv")])
+    assert [h.id for h in w.measured] == ["mi300x-measured"]
+    hws = [catalog.get("mi300x"), *w.measured]
+    spec = spec_of(charts.roofline(analyze(w, hws)))
+    said = line_names(spec)
+    assert max(said.values()) == 1, [t for t, n in said.items() if n > 1]
+    assert {r["device_id"] for r in rows(spec, "roofs")} == {"mi300x", "mi300x-measured"}
+    hbm = next(r for r in rows(spec, "roofs") if r["device_id"] == "mi300x-measured" and r["name"] == "hbm")
+    assert hbm["derivation"] == "median of 8 GPUs (devices 0–7): 4.24–4.26 TB/s"
 
 
 def test_a_facetted_and_a_numbered_chart_keep_labels_clear(catalog, example):

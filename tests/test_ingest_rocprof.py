@@ -363,7 +363,7 @@ def test_real_roofline_and_sysinfo_companions():
         "roofline.csv: this is a table of measured ceilings (HBM, L2, L1, LDS bandwidth and FLOP/s per GPU) from "
         "rocprof-compute roofline.csv, context for pmc_perf.csv or a device to analyse against, not a workload. Hint: "
         "load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline analyze WORKLOAD "
-        "--catalog roofline.csv --hardware rocprof-gpu0-measured`.")
+        "--catalog roofline.csv --hardware rocprof-measured`.")  # its 4 GPUs: one device, their median
     info = ingest.FORMATS["rocprof-compute-sysinfo"].parse(
         sample("rocprof_compute_vcopy_MI200_sysinfo.csv").read_bytes(), "sysinfo.csv", {})["rocprof_sysinfo"]
     assert (info["gpu_model"], info["gpu_arch"], info["gpu_series"]) == ("MI200", "gfx90a", "MI200")
@@ -551,7 +551,7 @@ ERRORS = [
      "MI200/roofline.csv: this is a table of measured ceilings (HBM, L2, L1, LDS bandwidth and FLOP/s per GPU) from "
      "rocprof-compute roofline.csv, context for pmc_perf.csv or a device to analyse against, not a workload. Hint: "
      "load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline analyze WORKLOAD "
-     "--catalog MI200/roofline.csv --hardware mi200-gpu0-measured`."),
+     "--catalog MI200/roofline.csv --hardware mi200-measured`."),
     (raw("sysinfo_mi200.csv"), "sysinfo.csv", None,
      "sysinfo.csv: this is the system description rocprof-compute writes (sysinfo.csv: GPU model, arch, CUs, LDS "
      f"banks), context for pmc_perf.csv, not a workload. {COMPANION_HINT}"),

@@ -72,7 +72,7 @@ def test_real_rocprof_compute_3_mi300x_with_its_folder():
     assert col(w, "flops")[gemm] == 512 * float(rows[gemm]["SQ_INSTS_VALU_MFMA_MOPS_BF16"]) + 64 * sum(
         float(rows[gemm][f"SQ_INSTS_VALU_{op}_{p}"]) * (2 if op == "FMA" else 1)
         for p in ("F16", "F32", "F64") for op in ("ADD", "MUL", "FMA", "TRANS"))
-    assert [h.id for h in w.measured][:2] == ["mi300x-gpu0-measured", "mi300x-gpu1-measured"] and len(w.measured) == 8
+    assert [h.id for h in w.measured] == ["mi300x-measured"]  # its 8 GPUs: one device, their median
     perf_, top_, info_ = (display_path(p) for p in (perf, top, info))
     assert (f"{perf_}: holds 40 of the 301 dispatches that {info_} lists (a subset, or a filtered run): totals cover "
             "only those.") in w.warnings

@@ -36,7 +36,7 @@ def label_key(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.DataFram
         e = entries.iloc[i - 1] if i else None
         rows.append({"x": 10 ** ((x0 + 2) / placer.px + placer.lx0), "y": 10 ** (cy / placer.py + placer.ly0),
                      "text": text, "device": "" if e is None else e["device"], "kind": "" if e is None else e["kind"],
-                     "title": e is None})
+                     "title": e is None, "shared": False if e is None else bool(e.get("shared", False))})
     return pd.DataFrame(rows)
 
 
@@ -58,10 +58,11 @@ def label_key_below(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.Da
         return 10 ** (px / placer.px + placer.lx0), 10 ** (py / placer.py + placer.ly0)
 
     x0, y0 = data(2.0, top - _LINE_PX / 2)
-    rows = [{"x": x0, "y": y0, "text": title, "device": "", "kind": "", "title": True}]
+    rows = [{"x": x0, "y": y0, "text": title, "device": "", "kind": "", "title": True, "shared": False}]
     for i, (text, (_, e)) in enumerate(zip(texts, entries.iterrows(), strict=True)):
         xd, yd = data(2.0 + (i // per) * col_w, top - (i % per + 1.5) * _LINE_PX)
-        rows.append({"x": xd, "y": yd, "text": text, "device": e["device"], "kind": e["kind"], "title": False})
+        rows.append({"x": xd, "y": yd, "text": text, "device": e["device"], "kind": e["kind"], "title": False,
+                     "shared": bool(e.get("shared", False))})
     placer.below += (per + 1) * _LINE_PX + 6
     return pd.DataFrame(rows)
 
@@ -70,7 +71,7 @@ def ceiling_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = 
     """One label per distinct theoretical ceiling value (ceilings with the same peak share it) where it hides
     no kernel mark and no other label. ``first``: bounds ("compute:bf16-matrix") whose ceilings are placed
     before the others (those binding the highlighted kernels: they must get a label)."""
-    cols = ["device", "device_id", "x", "y", "text", "below"]
+    cols = ["device", "device_id", "x", "y", "text", "below", "shared"]
     g = ceiling_groups(segs, first)
     if g.empty:
         return pd.DataFrame(columns=cols)
@@ -87,7 +88,7 @@ def ceiling_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = 
             at = placer.place(x0, r.y, x1, r.y, r.text, avoid_lines=True, **kw)
             if at:
                 rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": r.y, "text": r.text,
-                             "below": not kw.get("above", True)})
+                             "below": not kw.get("above", True), "shared": r.shared})
                 break
         else:
             _unlabelled(r.device, r.text)
@@ -96,9 +97,11 @@ def ceiling_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = 
 
 def ceiling_groups(segs: pd.DataFrame, first: frozenset[str] = frozenset()) -> pd.DataFrame:
     """The ceiling labels to place: one per device and distinct theoretical peak (ceilings with the same peak
-    share it, "bf16 matrix / fp16 matrix · 989 TFLOP/s"); ``first`` marks those of the given bounds."""
+    share it, "bf16 matrix / fp16 matrix · 989 TFLOP/s"), and one for a label several devices would repeat (the
+    same ceilings at the same peak: ``shared``, said once, :func:`shared_text`); ``first`` marks those of the
+    given bounds."""
     c = segs[(segs["kind"] == "compute") & ~segs["achievable"]] if len(segs) else segs
-    cols = ["device_id", "y", "device", "x", "x2", "text", "first"]
+    cols = ["device_id", "y", "device", "x", "x2", "text", "first", "shared"]
     if c.empty:
         return pd.DataFrame(columns=cols)
     groups: dict[tuple, dict] = {}  # by device and peak, in order of appearance (a few rows: no groupby)
@@ -110,9 +113,35 @@ def ceiling_groups(segs: pd.DataFrame, first: frozenset[str] = frozenset()) -> p
             g["labels"].append(label)
     for (_dev_id, _y), v in groups.items():
         v["first"] = any(f"compute:{k}" in first for k in c.loc[(c["device_id"] == _dev_id) & (c["y"] == _y), "name"])
+    by_text: dict[str, dict] = {}  # one label per text: devices with the same ceilings at the same peak share it
+    for v in groups.values():
+        text = " / ".join(v["labels"]) + " · " + v["value"]
+        got = by_text.setdefault(text, {**v, "text": text, "devices": []})
+        got["first"] = got["first"] or v["first"]
+        got["devices"] = list(dict.fromkeys([*got["devices"], v["device_id"]]))
     return pd.DataFrame([{"device_id": v["device_id"], "y": v["y"], "device": v["device"], "x": v["x"],
-                          "x2": v["x2"], "text": " / ".join(v["labels"]) + " · " + v["value"], "first": v["first"]}
-                         for v in groups.values()], columns=cols)
+                          "x2": v["x2"], "text": shared_text(v["text"], len(v["devices"])),
+                          "first": v["first"], "shared": len(v["devices"]) > 1}
+                         for v in by_text.values()], columns=cols)
+
+
+def shared_text(text: str, devices: int) -> str:
+    """A line label said once for ``devices`` devices whose roofs coincide: ``"PCIe 5.0 x16 63 GB/s (2
+    devices)"``."""
+    return text if devices < 2 else f"{text} ({devices} devices)"
+
+
+def distinct_roofs(segs: pd.DataFrame) -> pd.DataFrame:
+    """The theoretical diagonal roofs to label, top to bottom: one per label text (several devices with the same
+    roof at the same bandwidth share one, ``shared``, said once with :func:`shared_text`), ``text`` the label."""
+    d = segs[(segs["kind"] != "compute") & ~segs["achievable"]] if len(segs) else segs
+    if d.empty:
+        return d.assign(text=pd.Series(dtype=object), shared=pd.Series(dtype=bool))
+    d = d.sort_values("beta", ascending=False, kind="stable")
+    devices = d.groupby("label", sort=False)["device_id"].nunique()
+    d = d.drop_duplicates("label")
+    n = d["label"].map(devices).to_numpy()
+    return d.assign(text=[shared_text(t, int(k)) for t, k in zip(d["label"], n, strict=True)], shared=n > 1)
 
 
 def _unlabelled(device: str, text: str) -> None:
@@ -125,24 +154,24 @@ def _unlabelled(device: str, text: str) -> None:
 def roof_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
     """Labels along each theoretical diagonal roof, rotated to its slope, where they hide nothing; the roofs
     of the bounds in ``first`` ("memory:hbm") placed before the others."""
-    d = segs[(segs["kind"] != "compute") & ~segs["achievable"]]
-    d = d.assign(_first=(d["kind"] + ":" + d["name"]).isin(first)).sort_values(["_first", "beta"], ascending=False)
+    d = distinct_roofs(segs)
     cols = ["device", "device_id", "x", "y", "text", "angle"]
     if d.empty:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=[*cols, "below", "shared"])
+    d = d.assign(_first=(d["kind"] + ":" + d["name"]).isin(first)).sort_values(["_first", "beta"], ascending=False)
     angle = -math.degrees(math.atan(placer.py / placer.px))
     rows = []
     for r in d.itertuples():
         # above the line, else below it; only then a spot that hides the fewest kernel marks and lines
         for kw in ({}, {"above": False}, {"strict": False}, {"strict": False, "above": False}):
-            at = placer.place(r.x, r.y, r.x2, r.y2, r.label, start=0.04, avoid_lines=True, **kw)
+            at = placer.place(r.x, r.y, r.x2, r.y2, r.text, start=0.04, avoid_lines=True, **kw)
             if at:
-                rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": at[1], "text": r.label,
-                             "angle": angle, "below": kw.get("above") is False})
+                rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": at[1], "text": r.text,
+                             "angle": angle, "below": kw.get("above") is False, "shared": r.shared})
                 break
         else:
-            _unlabelled(r.device, r.label)
-    return pd.DataFrame(rows, columns=[*cols, "below"])
+            _unlabelled(r.device, r.text)
+    return pd.DataFrame(rows, columns=[*cols, "below", "shared"])
 
 
 def _labels(data: pd.DataFrame, enc: dict, role: str, **mark) -> list[dict]:

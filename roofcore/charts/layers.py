@@ -16,6 +16,7 @@ from .labels import (
     _labels,
     ceiling_groups,
     ceiling_labels,
+    distinct_roofs,
     label_key,
     label_key_below,
     number_labels,
@@ -190,6 +191,8 @@ def _roof_layers(seg: pd.DataFrame, rid: pd.DataFrame, x: dict, y: dict, names: 
     else:  # one device: fixed colours, so the only colour scale is the kernels'
         line_color = quiet = _one_device_roof()
     tip = [_tip("device", "Device"), _tip("name", "Roof"), _tip("value", "Value"), _tip("source", "Source")]
+    if len(seg) and (seg["derivation"] != "–").any():  # how a figure was worked out: a median's spread over GPUs
+        tip.append(_tip("derivation", "Derivation"))
     layers = [{"data": _src(seg[~seg["achievable"]]), "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
                "description": "roofs",
                "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "color": line_color, "tooltip": tip}}]
@@ -213,7 +216,9 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: di
                  multi: bool) -> list[dict]:
     """The ceiling and roof labels, along their lines where every one has room, else as keys (text layers)."""
     labels: list[dict] = []
-    text_color = _device_colour(names) if multi else {"value": ROOF_COLOR}
+    # several devices: each label in its device's colour; one said for devices whose lines coincide, neutral
+    text_color = {**_device_colour(names), "condition": {"test": "datum.shared", "value": ROOF_COLOR}} if multi \
+        else {"value": ROOF_COLOR}
     # the roofs binding the highlighted kernels get their labels first (a small chart has room for few)
     first = frozenset(points.loc[points["hl"], "bound"]) if len(points) and "hl" in points.columns else frozenset()
     build = _BUILD.get()
@@ -244,9 +249,8 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: di
             labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "color": text_color},
                               "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
                               fontSize=12)
-    diag = seg[(seg["kind"] != "compute") & ~seg["achievable"]].sort_values("beta", ascending=False, kind="stable")
-    rl = inline_or_key(lambda: roof_labels(seg, placer, first), len(diag), diag.rename(columns={"label": "text"}),
-                       "roof_key", "Roofs, top to bottom")
+    diag = distinct_roofs(seg)  # one label per roof text: devices whose roofs coincide share it
+    rl = inline_or_key(lambda: roof_labels(seg, placer, first), len(diag), diag, "roof_key", "Roofs, top to bottom")
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = rl[rl["below"] == below]
         if len(part):

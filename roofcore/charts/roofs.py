@@ -71,7 +71,8 @@ def shading(analysis: Analysis, hw: Hardware, points: pd.DataFrame) -> tuple[str
 
 def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], y_dom: tuple[float, float],
                   *, achievable: bool = True) -> pd.DataFrame:
-    """Line segments of every memory-level and link roof and of the given compute ceilings (log-space ends).
+    """Line segments of every memory-level and link roof and of the given compute ceilings (log-space ends), each
+    with its figure's source and derivation ("–" when none; a device of several GPUs: their median and spread).
 
     Diagonal roofs ``y = β·x`` run from the bottom/left edge up to the highest drawn ceiling; ceilings run
     from the fastest memory roof to the right edge. Achievable (measured) figures give extra dashed rows.
@@ -89,11 +90,11 @@ def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], 
         xe = min(x1, pi / beta)
         if xe <= xs:
             return
-        src = (res.achievable_figure.source if ach and res.achievable_figure else res.figure.source)
+        fig = res.achievable_figure if ach and res.achievable_figure else res.figure
         rows.append({"device": hw.name, "device_id": hw.id, "kind": kind, "name": res.name,
                      "label": f"{res.display} {fmt_bandwidth(beta)}" + (" (achievable)" if ach else ""),
                      "value": fmt_bandwidth(beta), "achievable": ach, "x": xs, "y": beta * xs, "x2": xe, "y2": beta * xe,
-                     "beta": beta, "source": src})
+                     "beta": beta, "source": fig.source, "derivation": fig.derivation or "–"})
 
     for lv in hw.levels:
         diag(lv, "memory", lv.bandwidth, top, False)
@@ -108,10 +109,11 @@ def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], 
             if pi is None or (ach and not achievable):
                 continue
             xs = max(x0, pi / (fastest_ach if ach else fastest))
-            src = c.achievable_figure.source if ach and c.achievable_figure else c.figure.source
+            fig = c.achievable_figure if ach and c.achievable_figure else c.figure
             rows.append({"device": hw.name, "device_id": hw.id, "kind": "compute", "name": c.key,
                          "label": f"{c.precision.value} {c.unit.value}", "value": fmt_rate(pi), "achievable": ach,
-                         "x": xs, "y": pi, "x2": x1, "y2": pi, "beta": np.nan, "source": src})
+                         "x": xs, "y": pi, "x2": x1, "y2": pi, "beta": np.nan, "source": fig.source,
+                         "derivation": fig.derivation or "–"})
     return pd.DataFrame(rows)
 
 

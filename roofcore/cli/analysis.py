@@ -17,6 +17,7 @@ from ..ingest import aggregate, read_many
 from ..ingest.arch import catalog_ids, catalog_match
 from ..ingest.join import counter_headline
 from ..ingest.pseudo import runtime_line
+from ..measured import summary as measured_summary
 from ..roofline import FLAG_CODES
 from ..units import (
     fmt_bandwidth,
@@ -90,10 +91,12 @@ def device_line(a: Analysis, note: str | None = None) -> str:
     line = f"Profiled on: {what}" + (f" ({', '.join(extra)})" if extra else "") + "."
     if note:
         line += f" {note}"
-    measured = [hw.id for hw in w.measured]
+    measured = [hw.id + (f" ({said})" if (said := measured_summary(hw)) else "") for hw in w.measured]
     if len(measured) > 1:
         line += (f" The inputs carry measured ceilings of {len(measured)} devices ({', '.join(measured)}): "
                  "name them with --hardware ID.")
+    elif measured and measured[0] != w.measured[0].id:  # the GPUs of one model: their median, and its spread
+        line += f" The inputs carry measured ceilings: {measured[0]}."
     return line
 
 

@@ -8,7 +8,10 @@
 Both are *companions*: read with a workload (:func:`roofcore.ingest.read_many`) they give
 ``{"measured_hardware": [Hardware, …]}``, which becomes ``Workload.measured``; roofline.csv also keeps its table as
 ``rocprof_roofline`` (the ``measured_*`` meta of pmc_perf.csv). Given as a catalog (``--catalog FILE``,
-:func:`measured_devices`) their devices are added to the catalog, to analyse any workload against.
+:func:`measured_devices`) their devices are added to the catalog, to analyse any workload against. The reader
+gives a device per GPU (``<model>-gpu<N>-measured``); :func:`~roofcore.ingest.read_many` and
+:func:`measured_devices` make the GPUs of one model one device, their median with the spread
+(:mod:`roofcore.measured`).
 
 Each device is "this machine as measured": every figure's peak *and* achievable value is the measured number
 (there is no datasheet figure to put beside it), marked ``measured`` with the file and tool as its source. Memory
@@ -27,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CatalogError, InputError, LocatedError
+from ..measured import merge_measured
 from ..models import Ceiling, DeviceKind, Figure, Hardware, MemoryLevel, Precision, Unit, canonical_level
 from . import check_text, register_format
 from .rocprof_common import (
@@ -112,7 +116,7 @@ def _gpu_model(source: str, info: dict) -> str:
 
 def _rocprof_device(dev: int, row: dict[str, float], model: str, source: str, info: dict) -> Hardware | None:
     base = PurePath(source).name
-    src = f"{base}: rocprof-compute roofline.csv, empirical micro-benchmark of device {dev}"
+    src = f"{base}: rocprof-compute roofline.csv, empirical micro-benchmark"  # the device: in its id and name
 
     def fig(col: str, unit: str) -> Figure:
         low, high = row.get(f"{col}Low"), row.get(f"{col}High")
@@ -260,7 +264,7 @@ def measured_devices(raw: bytes, file: str) -> list[Hardware] | None:
     if not hardware:
         raise CatalogError(where=file, expected="at least one device with an off-chip bandwidth and a FLOP rate",
                            found="none", hint="check that the measurement finished.")
-    return hardware
+    return list(merge_measured(hardware))  # the GPUs of one model: one device, their median (roofcore.measured)
 
 
 

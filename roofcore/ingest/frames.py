@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..measured import merge_measured
 from ..models import KERNEL_COLUMNS, RuntimeEntries, Skipped, Workload, canonical_level
 
 _RANK_IN_NAME = re.compile(r"(?<![a-z])rank[-_.]?(\d+)(?!\d)", re.IGNORECASE)
@@ -45,7 +46,7 @@ def combine(workloads: list[Workload], name: str | None = None) -> Workload:
         warnings=tuple(dict.fromkeys(x for w in workloads for x in w.warnings)),  # a job's ranks warn alike
         device=next((w.device for w in workloads if w.device), None),
         meta={k: v for w in workloads for k, v in w.meta.items()},
-        measured=tuple({h.id: h for w in workloads for h in w.measured}.values()),
+        measured=merge_measured(h for w in workloads for h in w.measured),  # one device per GPU model
         runtime=_runtime(workloads),
     )
 

@@ -32,6 +32,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ..measured import merge_measured
 from ..models import Workload
 from .join_commands import COPY_GROUPS, kernel_times, targeted_commands
 from .join_commands import with_commands as _with_commands
@@ -193,7 +194,7 @@ def join_counters(timeline: Workload, counters: Workload, pairs: Mapping[str, st
         timeline, frame=out, name=f"{timeline.name} + {counters.name}", sources=(*timeline.sources, *counters.sources),
         formats=tuple(dict.fromkeys((*timeline.formats, *counters.formats))),
         skipped=(*timeline.skipped, *counters.skipped), device=timeline.device or counters.device,
-        measured=tuple({h.id: h for h in (*timeline.measured, *counters.measured)}.values()),
+        measured=merge_measured((*timeline.measured, *counters.measured)),
         meta={k: v for k, v in {**counters.meta, **timeline.meta}.items() if k != "time_only"},
     )
     notes = _notes(joined, m, per, names)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import filemap, limits
 from ..errors import InputError, RoofcoreError
+from ..measured import merge_measured
 from ..models import Workload
 from .arch import infer as infer_arch
 from .compression import GZIP_MAGIC, gunzip_bounded
@@ -91,7 +92,7 @@ def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_byt
     with _opened(_Input(source, label, f, data if whole else None, size), max_bytes) as data:
         if f.companion:
             hint = "load it together with the workload file it belongs to."
-            measured = _parse(f, data, label, context, max_bytes).get("measured_hardware") or ()
+            measured = merge_measured(_parse(f, data, label, context, max_bytes).get("measured_hardware") or ())
             if measured:  # measured ceilings: also a device to analyse any workload against
                 hint = (f"load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline "
                         f"analyze WORKLOAD --catalog {label} --hardware {measured[0].id}`.")
@@ -256,7 +257,7 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
                               "(e.g. pmc_perf.csv); see the messages above for the others.")
     out = _joined(workloads, pairs)
     if measured:
-        out = replace(out, measured=tuple({h.id: h for h in (*out.measured, *measured)}.values()))
+        out = replace(out, measured=merge_measured((*out.measured, *measured)))  # one device per GPU model
     if left_out:
         out = replace(out, warnings=(*out.warnings, f"Left out {len(left_out)} file(s) of the folder that are not "
                                      "profiles: " + "; ".join(left_out[:5])

@@ -39,35 +39,46 @@ def _tags(fig) -> str:
     return ", ".join(tags)
 
 
+def _derived(rows: list[dict], figures: list) -> pd.DataFrame:
+    """The rows, with a Derivation column before Source where a figure says how it was worked out (a device of
+    several GPUs: the median and its spread, "median of 8 GPUs (devices 0–7): 4.24–4.26 TB/s")."""
+    frame = pd.DataFrame(rows)
+    if any(f.derivation for f in figures):
+        frame.insert(frame.columns.get_loc("Source"), "Derivation", [f.derivation or "–" for f in figures])
+    return frame
+
+
 def ceilings_frame(hw: Hardware) -> pd.DataFrame:
     ridge_off = {c.key: c.peak / hw.offchip.bandwidth for c in hw.ceilings}
-    return pd.DataFrame([{
+    return _derived([{
         "Ceiling": c.key + (" (default)" if c.key == hw.default_ceiling else ""),
         "Peak (dense)": fmt_rate(c.peak), "Achievable": fmt_rate(c.achievable) if c.achievable else "–",
         "Sparse (reference only)": fmt_rate(c.sparse) if c.sparse else "–",
         f"Ridge vs {hw.offchip.display}": fmt_intensity(ridge_off[c.key]),
-        "Marks": _tags(c.figure), "Source": c.figure.source} for c in hw.ceilings])
+        "Marks": _tags(c.figure), "Source": c.figure.source} for c in hw.ceilings], [c.figure for c in hw.ceilings])
 
 
 def levels_frame(hw: Hardware) -> pd.DataFrame:
     ridge = hw.ridge()
-    return pd.DataFrame([{
+    return _derived([{
         "Level": lv.name, "Label": lv.display, "Bandwidth": fmt_bandwidth(lv.bandwidth),
         "Achievable": fmt_bandwidth(lv.achievable) if lv.achievable else "–",
         "Capacity": fmt_bytes(lv.capacity) if lv.capacity else "–",
         f"Ridge ({hw.default_ceiling})": fmt_intensity(ridge[lv.name]), "Marks": _tags(lv.figure),
-        "Source": lv.figure.source} for lv in hw.levels])
+        "Source": lv.figure.source} for lv in hw.levels], [lv.figure for lv in hw.levels])
 
 
 def links_frame(hw: Hardware) -> pd.DataFrame:
     ridge = hw.ridge()
-    return pd.DataFrame([{
+    columns = ["Link", "Label", "Bandwidth (per direction)", "Achievable", f"Ridge ({hw.default_ceiling})", "Marks",
+               "Source"]
+    if not hw.links:
+        return pd.DataFrame(columns=columns)
+    return _derived([{
         "Link": lk.name, "Label": lk.display, "Bandwidth (per direction)": fmt_bandwidth(lk.bandwidth),
         "Achievable": fmt_bandwidth(lk.achievable) if lk.achievable else "–",
         f"Ridge ({hw.default_ceiling})": fmt_intensity(ridge[lk.name]), "Marks": _tags(lk.figure),
-        "Source": lk.figure.source} for lk in hw.links],
-        columns=["Link", "Label", "Bandwidth (per direction)", "Achievable", f"Ridge ({hw.default_ceiling})", "Marks",
-                 "Source"])
+        "Source": lk.figure.source} for lk in hw.links], [lk.figure for lk in hw.links])
 
 
 def hardware_comparison(hws: Sequence[Hardware]) -> pd.DataFrame:
