@@ -70,13 +70,15 @@ m = h.movers
 if m.empty:
     st.info("Save at least two runs with the same kernels to see them move.", icon=":material/timeline:")
 else:
+    top = m.head(tables.TABLE_ROW_LIMIT)  # formatted row by row: only what the table shows
     st.caption(f"{len(m):,} kernels in two or more of the last {len(window)} runs, biggest change first "
-               "(measured time where the runs have it, else roofline time; launches summed by name).")
+               "(measured time where the runs have it, else roofline time; launches summed by name)"
+               + (f"; the table shows the first {len(top):,}." if len(top) < len(m) else "."))
     st.dataframe(pd.DataFrame({
-        "Kernel": m["kernel"], "Runs": m["runs"], "Basis": m["basis"], "First": m["first_s"].map(fmt_time),
-        "Last": m["last_s"].map(fmt_time), "Time change (%)": m["time_change"] * 100,
-        "Of roof, first": m["first_efficiency"].map(fmt_pct), "Of roof, last": m["last_efficiency"].map(fmt_pct),
-        "Bound (last)": m["bound"].fillna("unknown")}).head(tables.TABLE_ROW_LIMIT),
+        "Kernel": top["kernel"], "Runs": top["runs"], "Basis": top["basis"], "First": top["first_s"].map(fmt_time),
+        "Last": top["last_s"].map(fmt_time), "Time change (%)": top["time_change"] * 100,
+        "Of roof, first": top["first_efficiency"].map(fmt_pct), "Of roof, last": top["last_efficiency"].map(fmt_pct),
+        "Bound (last)": top["bound"].fillna("unknown")}),
         hide_index=True, width="stretch", key="hist_movers",
         column_config={"Time change (%)": st.column_config.NumberColumn(format="%+.1f%%")})
     shown = search_multiselect("Kernels charted", m["kernel"], key=state.HISTORY_KERNELS, what="kernels",

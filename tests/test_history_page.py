@@ -353,16 +353,22 @@ def test_moving_the_window_re_parses_and_re_analyses_nothing(db, monkeypatch):
     assert counts == {"parse": 50, "evaluate": 50}  # the first visit of each run only
 
 
-def test_the_kernel_picker_searches_instead_of_listing_every_kernel(db):
+def test_the_kernel_picker_searches_instead_of_listing_every_kernel(db, monkeypatch):
     """1,000 kernels in two runs: the picker offers at most PICK_LIMIT of them besides those picked, says how many
-    more match, and a search finds any."""
+    more match, and a search finds any; the movers table says how many of them it shows."""
+    from app import tables
     from app.search_pick import PICK_LIMIT
+
+    monkeypatch.setattr(tables, "TABLE_ROW_LIMIT", 300)
 
     t0 = dt.datetime(2025, 3, 1, tzinfo=dt.UTC)
     for i, scale in enumerate([1.0, 2.0]):
         db.save([(many_kernels(1000, scale), "w.csv")], name=f"wide {i}", project="wide",
                 created_at=t0 + dt.timedelta(days=i))
     a = goto(app(), "pages/history.py")
+    assert len(a.dataframe[1].value) == 300
+    assert any(c.value.startswith("1,000 kernels in two or more of the last 2 runs") and
+               c.value.endswith("; the table shows the first 300.") for c in a.caption)
     pick = a.multiselect(key="hist_kernels")
     assert len(pick.value) == 6 and len(pick.options) == 6 + PICK_LIMIT
     assert any(f"{1000 - 6 - PICK_LIMIT:,} more kernels match" in c.value for c in a.caption)
