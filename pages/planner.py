@@ -22,6 +22,7 @@ from roofcore import RoofcoreError, charts, plan, views, whatif
 from roofcore.builders import BUILDER_PARAMS, BUILDERS, build_workload
 from roofcore.limits import load_yaml
 from roofcore.models import DTYPE_SIZE
+from roofcore.units import Dimension, fmt_si, parse
 
 page.start("pages/planner.py", "Planner")
 a = page.analysis()
@@ -33,6 +34,7 @@ base = entry["workload"]  # as loaded, launches apart: the sidebar combines them
 hw_ids = [h.id for h in a.hardware]
 token = state.token()  # names the workload's content, the devices' figures and the options: the memos key on it
 DTYPES = list(DTYPE_SIZE)
+PRICE_COLUMNS = 4  # price inputs per row
 
 
 def cached(key: tuple, build):
@@ -60,13 +62,14 @@ with project_tab:
                               help="The device the measured times come from: each measured kernel keeps its "
                                    "efficiency (roofline time ÷ measured time) on the other devices.")
     with st.expander("Price per hour (cost per run)", icon=":material/payments:"):
-        cols = st.columns(min(4, len(targets)))
         prices = {}
-        for i, hid in enumerate(targets):
-            v = cols[i % len(cols)].number_input(f"{hid} $/hour", min_value=0.0, value=None, step=0.5,
-                                                 key=f"plan_price_{hid}", placeholder="none")
-            if v is not None:
-                prices[hid] = v
+        for row in range(0, len(targets), PRICE_COLUMNS):  # a row of columns at a time: the page's (and Tab's)
+            cols = st.columns(PRICE_COLUMNS, vertical_alignment="bottom")  # order is the layout's, left to right
+            for col, hid in zip(cols, targets[row:row + PRICE_COLUMNS], strict=False):
+                v = col.number_input(f"{labels[hid]}: $/hour", min_value=0.0, value=None, step=0.5,
+                                     key=f"plan_price_{hid}", placeholder="none")
+                if v is not None:
+                    prices[hid] = v
     try:
         proj = cached(("project", token, tuple(targets), source, tuple(sorted(prices.items())), achievable),
                       lambda: plan.project(base, source, [catalog.get(h) for h in targets],
@@ -93,16 +96,28 @@ with whatif_tab:
     steps: list[dict] = []
     c1, c2 = st.columns(2, gap="medium")
     with c1:
-        fuse_pick = st.multiselect("Fuse a chain (in workload order)", range(len(names)), key="wi_fuse",
-                                   format_func=lambda i: f"{i}: {names[i]}",
-                                   help="Two or more kernels become one: the intermediate reads and writes leave "
-                                        "off-chip memory (roofcore/plan/transforms.py documents the split).")
-        if len(fuse_pick) >= 2:
-            chain = [names[i] for i in sorted(fuse_pick)]
-            steps.append({"name": "fuse " + " + ".join(chain),
-                          "fuse": {"kernels": chain if len(set(names)) == len(names) else sorted(fuse_pick)}})
-        elif fuse_pick:
-            st.caption("Pick at least two kernels to fuse.")
+        # a chain is picked by its first and last launch (no "Select all" can fuse the workload into one kernel)
+        f1, f2 = st.columns(2)
+        first = f1.selectbox("Fuse a chain from", range(len(names)), index=None, key="wi_fuse_first",
+                             format_func=lambda i: f"{i}: {names[i]}", placeholder="first launch",
+                             on_change=state.FUSE_LAST.pop,
+                             help="The chain's launches become one kernel: the intermediate reads and writes "
+                                  "leave off-chip memory (roofcore/plan/transforms.py documents the split).")
+        last = f2.selectbox("through", range(first + 1, min(len(names), first + whatif.FUSE_MAX))
+                            if first is not None else [], index=None, key=state.FUSE_LAST.name,
+                            format_func=lambda i: f"{i}: {names[i]}", disabled=first is None,
+                            placeholder="last launch", help=f"Up to {whatif.FUSE_MAX} consecutive launches.")
+        if first is not None:
+            chain = list(range(first, (last if last is not None else first) + 1))
+            if last is None:
+                st.caption("Pick the chain's last launch to fuse.")
+            elif why := whatif.fuse_problem(base, chain):
+                st.warning(escape_markdown(why), icon=":material/link_off:")
+            else:
+                kernels = [names[i] for i in chain]
+                steps.append({"name": "fuse " + (" + ".join(kernels) if len(chain) <= 3 else
+                                                 f"{kernels[0]} … {kernels[-1]} ({len(chain)} launches)"),
+                              "fuse": {"kernels": kernels if len(set(names)) == len(names) else chain}})
         p1, p2 = st.columns(2)
         dtype = p1.selectbox("Precision", ["(unchanged)", *DTYPES], key="wi_dtype")
         what = p2.selectbox("Of", list(plan.WHAT), key="wi_what", disabled=dtype == "(unchanged)",
@@ -231,13 +246,26 @@ with solver_tab:
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**2-chip sharded matmul: link- or compute-bound?**")
+        sv_hw = st.selectbox("Device", hw_ids, key="sv_hw", format_func=labels.__getitem__,
+                             help="The rate and link below start from this device's figures.")
+        sv_flops, sv_link, sv_link_name = plan.shard_defaults(next(h for h in a.hardware if h.id == sv_hw),
+                                                                  achievable=achievable)
+        if state.SOLVER_FOR.get() != [sv_hw, achievable] or not state.SOLVER_FLOPS.present():
+            state.SOLVER_FOR.set([sv_hw, achievable])  # a new device: its figures, as "197 TFLOP/s"
+            state.SOLVER_FLOPS.set(fmt_si(sv_flops, "FLOP/s", digits=6))
+            state.SOLVER_LINK.set(fmt_si(sv_link, "B/s", digits=6) if sv_link else "")
         r1, r2 = st.columns(2)
-        flops = r1.number_input("FLOP/s per chip", min_value=1.0, value=1.97e14, format="%.3e", key="sv_flops")
-        bw = r2.number_input("Link B/s", min_value=1.0, value=4.5e10, format="%.3e", key="sv_link")
+        flops_text = r1.text_input("FLOP/s per chip", key=state.SOLVER_FLOPS.name,
+                                   help=f"{sv_hw}'s bf16 matrix rate to start with; type any, e.g. 197 TFLOP/s.")
+        link_text = r2.text_input("Link B/s (per direction)", key=state.SOLVER_LINK.name, placeholder=f"{sv_hw} publishes none",
+                                  help=f"{sv_hw}'s {sv_link_name} to start with; type any, e.g. 45 GB/s."
+                                  if sv_link_name else f"{sv_hw} publishes no link: type one, e.g. 45 GB/s.")
         r3, r4 = st.columns(2)
         b_in = r3.number_input("B (rows)", min_value=1, value=128, key="sv_b")
         f2_in = r4.number_input("F (columns)", min_value=1, value=8192, key="sv_f2")
         try:
+            flops = parse(flops_text, Dimension.FLOP_RATE, where="FLOP/s per chip", allow_zero=False)
+            bw = parse(link_text, Dimension.BANDWIDTH, where="Link B/s", allow_zero=False)
             dcross = plan.shard_crossover(flops, bw, float(b_in), float(f2_in))
             st.metric("Compute-bound from D =", f"{dcross:,.0f}",
                       help="X[B,D] @ W[D,F] sharded on D over 2 chips, bf16, ring all-reduce of the B×F partial "

@@ -185,32 +185,42 @@ def fmt_factor(v: float | None) -> str:
 
 
 def fmt_money(v: float | None) -> str:
-    """Dollars as a person writes them: ``"$1,235"``, ``"$3.56"``, ``"$0.0036"``, ``"$0.0000036"`` (two
-    significant figures below a dollar, never e-notation)."""
+    """Dollars as a person writes them, never below the cent: ``"$1,235"``, ``"$3.56"``, ``"$0.29"``, ``"$0.01"``;
+    an amount under half a cent is ``"< $0.01"`` (:func:`fmt_cost` says it per enough runs to read), never a long
+    decimal or e-notation."""
     if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
         return "–"
     sign, v = ("-" if v < 0 else ""), abs(v)
-    if v >= 99.995:
-        return f"{sign}${v:,.0f}"
-    if v >= 0.995:
-        return f"{sign}${v:,.2f}"
     if v == 0:
         return "$0"
-    places = 1 - math.floor(math.log10(v))  # two significant figures
-    if float(f"{v:.{places}f}") >= 10.0 ** (2 - places):  # rounded up a decade (0.0999 -> 0.10)
-        places -= 1
-    text = f"{v:.{max(places, 2)}f}"
-    if "." in text and len(text.split(".")[1]) > 2:
-        text = text.rstrip("0")  # "0.010" -> "0.01"; cents keep two places
-    return f"{sign}${text}"
+    if v < 0.005:
+        return "< $0.01"
+    return f"{sign}${v:,.0f}" if v >= 99.995 else f"{sign}${v:,.2f}"
 
 
-def fmt_cost(per_run: float | None, runs: int = 1, unit: str = "run") -> str:
-    """A cost per run for ``runs`` runs: ``fmt_cost(0.00356) -> "$0.0036 per run"``, ``fmt_cost(0.00356, 1000)
-    -> "$3.56 per 1,000 runs"``."""
-    if per_run is None or (isinstance(per_run, float) and math.isnan(per_run)):
+#: the run counts a cost is quoted per, and how each reads ("$0.29 per million runs")
+RUN_SCALES = ((1, "run"), (1_000, "1,000 runs"), (1_000_000, "million runs"), (1_000_000_000, "billion runs"))
+#: a cost is quoted per as many runs as make it at least this many dollars: two significant figures in cents
+READABLE_COST = 0.10
+
+
+def cost_scale(per_run: float, *, at_least: int = 1) -> int:
+    """The run count a cost reads best per: the smallest of :data:`RUN_SCALES` (from ``at_least`` runs) at which
+    it comes to :data:`READABLE_COST` or more (the largest where none does)."""
+    scales = [n for n, _ in RUN_SCALES if n >= at_least] or [RUN_SCALES[-1][0]]
+    return next((n for n in scales if abs(per_run) * n >= READABLE_COST), scales[-1] if per_run else scales[0])
+
+
+def fmt_cost(per_run: float | None, runs: int | None = None, *, at_least: int = 1) -> str:
+    """A cost per run said per ``runs`` runs, by default per as many as make it readable (:func:`cost_scale`):
+    ``fmt_cost(0.356) -> "$0.36 per run"``, ``fmt_cost(0.00356) -> "$3.56 per 1,000 runs"``, ``fmt_cost(2.9e-7)
+    -> "$0.29 per million runs"``; ``fmt_cost(0.00356, 1) -> "< $0.01 per run"``. The one money text of the
+    Planner and of `roofline plan`."""
+    if per_run is None or (isinstance(per_run, float) and (math.isnan(per_run) or math.isinf(per_run))):
         return "–"
-    return f"{fmt_money(per_run * runs)} per " + (unit if runs == 1 else f"{runs:,} {unit}s")
+    n = cost_scale(per_run, at_least=at_least) if runs is None else int(runs)
+    label = dict(RUN_SCALES).get(n, f"{n:,} runs")
+    return f"{fmt_money(per_run * n)} per {label}"
 
 
 def fmt_pct(v: float | None, digits: int = 3) -> str:

@@ -27,6 +27,47 @@ def apply_steps(workload: Workload, steps: Sequence[dict]) -> Workload:
     return w
 
 
+#: the most launches the What-if tab fuses into one (a chain a kernel could become, not the whole workload)
+FUSE_MAX = 32
+
+
+def _named(frame, rows: Sequence[int], shown: int = 4) -> str:
+    names = [f"{i}: {frame['name'].iat[i]}" for i in rows[:shown]]
+    return ", ".join(names) + (f" and {len(rows) - shown} more" if len(rows) > shown else "")
+
+
+def fuse_problem(workload: Workload, picks: Sequence[int]) -> str | None:
+    """Why fusing the launches ``picks`` (0-based rows, in workload order) gives no result to compare, as a
+    sentence; ``None`` when it does. A chain is two to :data:`FUSE_MAX` consecutive launches, each with its FLOPs
+    and off-chip bytes: the fused kernel's work is their sum, unknown when any part is unknown (and a total
+    without it would compare the base's known parts with nothing)."""
+    from .plan.transforms import HBM
+
+    idx = sorted({int(i) for i in picks})
+    f = workload.frame
+    if len(idx) < 2:
+        return "Fusing needs a chain: pick its first and its last launch."
+    if idx[0] < 0 or idx[-1] >= len(f):
+        return f"The workload has launches 0 to {len(f) - 1}; the chain names {idx[0]} to {idx[-1]}."
+    gaps = [i for i in range(idx[0], idx[-1] + 1) if i not in set(idx)]
+    if gaps:
+        return (f"A chain is consecutive launches: {_named(f, gaps)} between {idx[0]} and {idx[-1]} "
+                "would run in between.")
+    if len(idx) > FUSE_MAX:
+        return (f"{len(idx)} launches is not a chain one kernel could become: fuse at most {FUSE_MAX} at once "
+                "(one step per chain).")
+    out = []
+    for col, what in (("flops", "FLOP count"), (HBM, "off-chip byte count")):
+        vals = f[col].to_numpy(dtype=np.float64)[idx] if col in f else np.full(len(idx), np.nan)
+        missing = [i for i, v in zip(idx, vals, strict=True) if v != v]
+        if missing:
+            out.append(f"{_named(f, missing)} {'has' if len(missing) == 1 else 'have'} no {what}")
+    if out:
+        return ("The fused kernel cannot be computed: " + "; ".join(out) + ", so its work would be unknown. "
+                "Pick a chain whose launches all have FLOPs and bytes.")
+    return None
+
+
 def batch_units(steps: Sequence[dict]) -> float:
     """How many times the base's work a run of the What-if ``steps`` does: the product of their whole-workload
     batch factors (a batch step limited to some kernels changes no unit)."""

@@ -282,7 +282,7 @@ def test_batch_units_counts_whole_workload_batch_steps_only():
 
 
 @pytest.mark.parametrize(("value", "runs", "text"), [
-    (0.00356, 1, "$0.0036 per run"), (0.00356, 1000, "$3.56 per 1,000 runs"), (3.557e-06, 1, "$0.0000036 per run"),
+    (0.00356, 1, "< $0.01 per run"), (0.00356, 1000, "$3.56 per 1,000 runs"), (3.557e-06, None, "$3.56 per million runs"),
     (12.345, 1, "$12.35 per run"), (1234.5, 1, "$1,234 per run"), (0.0999, 1, "$0.10 per run"), (0.0, 1, "$0 per run"),
     (None, 1, "–")])
 def test_costs_print_in_units_a_reader_quotes(value, runs, text):
@@ -290,13 +290,16 @@ def test_costs_print_in_units_a_reader_quotes(value, runs, text):
     assert "e-" not in fmt_money(value)
 
 
-def test_projection_costs_per_run_and_per_thousand_runs():
+def test_projection_costs_per_run_and_per_readable_runs():
     at = goto(start(), "pages/planner.py")
     at.number_input(key="plan_price_h100-sxm").set_value(3.0).run()
     table = next(d.value for d in at.dataframe if "Cross-vendor" in d.value.columns)
-    cost = 3.0 * 0.0408 / 3600  # the example's 40.8 ms at $3/hour
-    assert table["Cost per run"].iloc[0] == fmt_money(cost) == "$0.000034"
-    assert table["Cost per 1,000 runs"].iloc[0] == "$0.034"
+    cat = roofcore.load_catalogs()
+    cost = plan.project(roofcore.read(BUNDLED_EXAMPLE, name=BUNDLED_NAME), None, [cat.get("h100-sxm")],
+                        price_per_hour={"h100-sxm": 3.0}).totals[0].cost_per_run
+    assert cost == pytest.approx(3.0 * 0.0408 / 3600, rel=1e-3)  # the example's 40.8 ms at $3/hour: $0.000034
+    assert table["Cost per run"].iloc[0] == fmt_money(cost) == "< $0.01"
+    assert table["Cost at scale"].iloc[0] == f"${cost * 1e6:.2f} per million runs" == "$33.99 per million runs"
 
 
 def test_solver_shapes_print_without_thousands_separators():

@@ -182,3 +182,34 @@ def test_7_planner_and_compare(page, tmp_path):
     roofline_chart(page)
     settle(page)
     shot(page, "compare")
+
+
+def test_8_planner_price_inputs_tab_in_the_order_they_are_laid_out(page):
+    """Six devices make two rows of price inputs: Tab walks the first row left to right, then the second (it went
+    down each column before), and each input is labelled with its device."""
+    open_page(page, "Planner")
+    main = page.locator('[data-testid="stMain"]')
+    picker = main.locator('[data-testid="stMultiSelect"]').filter(has_text="More target devices").locator("input")
+    devices = ["mi300x", "tpu-v5e", "a100-80gb-sxm", "l4", "mi250x"]
+    for hid in devices:
+        picker.click()
+        picker.fill(hid)
+        page.get_by_role("option", name=f"({hid})").first.click()
+        settle(page)
+    main.get_by_text("Price per hour (cost per run)").click()
+    inputs = main.locator('[data-testid="stExpander"] [data-testid="stNumberInput"] input')
+    sync_api.expect(inputs).to_have_count(1 + len(devices))
+    boxes = [inputs.nth(i).bounding_box() for i in range(inputs.count())]
+    labels = [inputs.nth(i).get_attribute("aria-label") for i in range(inputs.count())]
+    laid_out = [lab for _, lab in sorted(zip(boxes, labels, strict=True), key=lambda bl: (round(bl[0]["y"]), bl[0]["x"]))]
+    inputs.first.focus()
+    tabbed = []
+    for _ in range(3 * len(labels)):  # a number input's step buttons may take a Tab stop of their own
+        label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+        if label in labels and label not in tabbed:
+            tabbed.append(label)
+        page.keyboard.press("Tab")
+    assert tabbed == laid_out
+    assert len(laid_out) == 1 + len(devices)
+    assert all(f"({hid})" in label for hid, label in zip(["h100-sxm", *devices], laid_out, strict=True))
+    shot(page, "planner-prices")

@@ -91,7 +91,8 @@ def test_every_tab_runs_and_projection_is_the_engines(cat, bundled):
 def test_fusing_two_kernels_changes_the_variant_total_as_plan_fuse_says(cat, bundled):
     at = planner()
     names = bundled.frame["name"].tolist()
-    at.multiselect(key="wi_fuse").set_value([names.index("ffn_up"), names.index("gelu")]).run()
+    at.selectbox(key="wi_fuse_first").set_value(names.index("ffn_up")).run()
+    at.selectbox(key="wi_fuse_last").set_value(names.index("gelu")).run()
     ok(at)
     assert not errors(at)
     hw = cat.get("h100-sxm")
@@ -135,7 +136,9 @@ def test_solver_table_is_crossover_table(cat):
             assert shown[col].tolist() == expected[col].tolist()
         else:
             assert shown[col].tolist() == pytest.approx(expected[col].tolist(), nan_ok=True)
-    assert [m.value for m in at.metric if m.label.startswith("Compute-bound from D")] == [f"{plan.shard_crossover(1.97e14, 4.5e10, 128, 8192):,.0f}"]
+    flops, link, _ = plan.shard_defaults(cat.get("h100-sxm"))  # the first selected device's bf16 rate and NVLink
+    assert [m.value for m in at.metric if m.label.startswith("Compute-bound from D")] == [
+        f"{plan.shard_crossover(flops, link, 128, 8192):,.0f}"]
     bm, bn = plan.tile_for_intensity(300.0, multiple=16)
     assert [m.value for m in at.metric if m.label.startswith("Smallest tile")] == [f"{bm:,} × {bn:,}"]
 

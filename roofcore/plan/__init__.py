@@ -21,6 +21,7 @@ from .solvers import (
     crossover_table,
     matmul_crossover,
     shard_crossover,
+    shard_defaults,
     square_matmul_crossover,
     tile_for_intensity,
     tiled_intensity,
@@ -47,5 +48,5 @@ __all__ = [
     "Projection", "ScenarioResult", "Variant", "by_name", "change_precision", "collective_bytes", "comm_fraction",
     "compare", "comparison_text", "crossover_table", "effective_hardware", "evaluate", "fuse", "matmul_crossover",
     "offchip_only", "project", "run_scenario", "scale_batch", "scenario_text", "shard", "shard_crossover",
-    "split_bytes", "square_matmul_crossover", "tile_for_intensity", "tiled_intensity",
+    "shard_defaults", "split_bytes", "square_matmul_crossover", "tile_for_intensity", "tiled_intensity",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 from ..analyze import Analysis
 from ..errors import InputError, RoofcoreError
 from ..models import Hardware, Workload
-from ..units import fmt_money, fmt_time
+from ..units import fmt_cost, fmt_time
 from .projection import Projection, _clean, evaluate, project
 from .steps import _apply, _base_workload, _err, _load_doc, _number, _relocate
 
@@ -223,8 +223,8 @@ def scenario_text(result: ScenarioResult) -> str:
             rows.append([v.name, t.hardware, fmt_time(t.t_roof_s) if t.t_roof_s is not None else "–",
                          fmt_time(t.estimate_s) if t.estimate_s is not None else "–",
                          f"{v.speedup_vs_base[t.hardware]:.2f}x" if v.speedup_vs_base.get(t.hardware) else "–",
-                         fmt_money(t.cost_per_run), top])
-    head = ["variant", "device", "t_roof", "estimate", "vs base", "cost/run", "mostly bound by"]
+                         fmt_cost(t.cost_per_run), top])
+    head = ["variant", "device", "t_roof", "estimate", "vs base", "cost", "mostly bound by"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     fmt = "  ".join(f"{{:<{w}}}" if i in (0, 1, 6) else f"{{:>{w}}}" for i, w in enumerate(widths))
     out = [f"Scenario: {result.name}", "", fmt.format(*head).rstrip(), fmt.format(*["-" * w for w in widths])]

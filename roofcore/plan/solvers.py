@@ -57,6 +57,14 @@ def shard_crossover(flops_per_s: float, link_bytes_per_s: float, b: float, f: fl
     return chips * flops_per_s * link / (2.0 * b * f * link_bytes_per_s)
 
 
+def shard_defaults(hw: Hardware, *, achievable: bool = False) -> tuple[float | None, float | None, str | None]:
+    """What the sharded-matmul solver starts from on ``hw``: its bf16 matrix rate (else its default ceiling's),
+    and its fastest link's bandwidth per direction and name (``None``, ``None`` where it publishes no link)."""
+    c = hw.resolve_ceiling("bf16", "matrix") or hw.default
+    link = max(hw.links, key=lambda lk: lk.rate(achievable), default=None)
+    return (c.rate(achievable), link.rate(achievable) if link else None, link.display if link else None)
+
+
 def tiled_intensity(bm: float, bn: float) -> float:
     """Approximate HBM intensity of a tiled matmul, writes ignored (seed §4.4): ``bm·bn / (bm + bn)``."""
     return bm * bn / (bm + bn)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
-from ..units import fmt_money, fmt_pct, fmt_time
+from ..units import fmt_cost, fmt_money, fmt_pct, fmt_time
 
 
 def _fmt_x(v: float | None) -> str:
@@ -17,8 +17,9 @@ def _fmt_x(v: float | None) -> str:
 
 
 def _costs(v: float | None) -> dict[str, str]:
-    """A cost per run as two columns a reader can quote: "$0.0036" per run and "$3.56" per 1,000 runs."""
-    return {"Cost per run": fmt_money(v), "Cost per 1,000 runs": fmt_money(v * 1000 if v is not None else None)}
+    """A cost per run as two columns a reader can quote, never below the cent: per run ("$0.36", "< $0.01") and
+    per as many runs as make it readable ("$356 per 1,000 runs", "$0.29 per million runs"); "–" without a price."""
+    return {"Cost per run": fmt_money(v), "Cost at scale": fmt_cost(v, at_least=1000)}
 
 
 def projection_frame(p) -> pd.DataFrame:
@@ -41,6 +42,16 @@ def projection_totals(p) -> pd.DataFrame:
                          for t in p.totals])
 
 
+def _why_unknown(summary: dict) -> str:
+    """Why a Σ t_roof is unknown (an :meth:`Analysis.summary` with ``t_roof_s`` None), said in the cell instead of
+    "–": which kernels lack FLOPs or bytes, else that none has a roof on the device."""
+    cov = summary["coverage"]
+    n = cov["kernels"]
+    parts = [f"{k:,} of {n:,} kernels lack {what}" for k, what in
+             ((cov["kernels_missing_flops"], "FLOPs"), (cov["kernels_missing_bytes"], "bytes")) if k]
+    return "unknown: " + ("; ".join(parts) if parts else f"no kernel has a roof on {summary['hardware']}")
+
+
 def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.DataFrame:
     """Per device: Σ t_roof of the base and of the variant, and the speedup (formatted).
 
@@ -50,13 +61,18 @@ def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.
     rows = []
     per_unit = units != 1.0
     for hw in base.hardware:
-        tb, tv = base.summary(hw.id)["t_roof_s"], variant.summary(hw.id)["t_roof_s"]
-        row = {"Device": hw.id, "Base Σ t_roof": fmt_time(tb), "Variant Σ t_roof": fmt_time(tv)}
+        sb, sv = base.summary(hw.id), variant.summary(hw.id)
+        tb, tv = sb["t_roof_s"], sv["t_roof_s"]
+        why = (_why_unknown(sb) if tb is None else _why_unknown(sv) if tv is None
+               else "unknown: a Σ t_roof of 0 s (no work)")
+        row = {"Device": hw.id, "Base Σ t_roof": fmt_time(tb) if tb is not None else _why_unknown(sb),
+               "Variant Σ t_roof": fmt_time(tv) if tv is not None else _why_unknown(sv)}
         if per_unit:
-            row |= {"Base per unit": fmt_time(tb), "Variant per unit": fmt_time(tv / units if tv else None),
-                    "Speedup per unit": _fmt_x(tb * units / tv if tb and tv else None)}
+            row |= {"Base per unit": row["Base Σ t_roof"],
+                    "Variant per unit": fmt_time(tv / units) if tv is not None else row["Variant Σ t_roof"],
+                    "Speedup per unit": _fmt_x(tb * units / tv) if tb and tv else why}
         else:
-            row["Speedup"] = _fmt_x(tb / tv if tb and tv else None)
+            row["Speedup"] = _fmt_x(tb / tv) if tb and tv else why
         row["Kernels"] = f"{len(base.workload)} → {len(variant.workload)}"
         rows.append(row)
     return pd.DataFrame(rows)
