@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 import roofcore
-from app import login, messages, runs, state
+from app import login, messages, reload, runs, state
 from app.markdown import escape_markdown, escape_message
 from app.sidebar import CHIP_CSS, defaults, header, sidebar
 from app.trace import mark
@@ -45,6 +45,7 @@ def main() -> None:
     mark("run start")
     pages = _pages()
     runs.remember_link()  # a share link's ?run=<id>, before the first page switch drops it
+    reload.remember()  # ?upload=<name> on a session's first run: a reload ended the session that held it
     if not state.ENTERED.present():
         # Streamlit 1.67: the first run of a session opened at the root URL gives the sidebar's widgets other ids
         # than every later run (the entry script runs as the page itself), so a first upload, toggle or sign-in
@@ -89,6 +90,8 @@ def _main(pages: list) -> None:
     mark("sidebar done")
 
     entry = state.workload()
+    reload.keep(entry)  # the address names the upload on screen, so that a reload can say what it cleared
+    reload.notice(entry)
     header(entry["key"] == "bundled")
     _import_notes(entry)
 

@@ -44,18 +44,30 @@ def defaults() -> None:
         state.WORKLOAD.set(_bundled())
 
 
-def _clear_uploads() -> None:
-    state.UPLOADER_GEN.set(state.UPLOADER_GEN.read() + 1)  # a new key gives an empty uploader
+def _forget_uploads() -> None:
+    """The example again, nothing read, nothing asked (the uploader keeps its key: the user emptied it, and a new
+    key would give the browser's next pick to a widget the app no longer draws, so that pick would be lost)."""
     state.WORKLOAD.set(_bundled())
-    state.LOADED_KEY.set(None)
     state.LOAD_ERRORS.set([])
+    state.LOADED_KEY.set(None)
     upload_choice.reset()
     forget_pick()
 
 
+def _clear_uploads() -> None:
+    """The "Clear uploads" button (a callback, before the run draws the uploader): an empty uploader, new key."""
+    state.UPLOADER_GEN.set(state.UPLOADER_GEN.read() + 1)
+    _forget_uploads()
+
+
 def _load(files, fmt: str | None) -> None:
     """Read the uploads (cached), with the kernel pairs made for them by hand (app.pairing); keep the previous
-    workload when none of them can be read."""
+    workload when none of them can be read.
+
+    Idempotent, whenever a run stops: a click on another page starts the next run while this one still reads (and
+    stops this one at its next touch of the session state), so the mark that these files are read
+    (``state.LOADED_KEY``) is written last, after the workload and the errors. A run stopped before it leaves the
+    files unread, and the next run, on whatever page, reads them again (from the cache once the parse is done)."""
     before = state.workload()
     pairs = pairing.pairs_for(before)
     key = (*(f.file_id for f in files), fmt or "", pairs)
@@ -67,16 +79,16 @@ def _load(files, fmt: str | None) -> None:
     mark("content key")
     if base != before.get("base_key"):  # other files: the pairs were made for the previous ones
         pairs = ()
-    state.LOADED_KEY.set((*key[:-1], pairs))
     digest = pairing.keyed(base, pairs)
     w, errors = parse_uploads(digest, fmt, files_data, pairs)
     mark("parsed")
-    state.LOAD_ERRORS.set(list(errors))
     if w is not None:
-        state.WORKLOAD.set({"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources)
-                            or w.name, "key": digest, "base_key": base, "files": files_data, "format": fmt})
         if base != before.get("base_key"):  # its device is picked once the catalog is known (app.device_pick)
             state.DEVICE_PENDING.set(digest)
+        state.WORKLOAD.set({"workload": w, "label": " + ".join(f.name for f in files if f.name in w.sources)
+                            or w.name, "key": digest, "base_key": base, "files": files_data, "format": fmt})
+    state.LOAD_ERRORS.set(list(errors))
+    state.LOADED_KEY.set((*key[:-1], pairs))  # last: see above
 
 
 def counted(entry: state.WorkloadEntry) -> str:
@@ -103,8 +115,8 @@ def _uploads(catalog: roofcore.Catalog) -> tuple[list, list, str | None]:
     used = upload_choice.select(catalog, files, fmt) if files else []
     if used:
         _load(used, fmt)
-    elif state.LOADED_KEY.read() is not None:  # the user removed every file
-        _clear_uploads()
+    elif state.LOADED_KEY.read() is not None or "base_key" in state.workload():  # the user removed every file
+        _forget_uploads()
     if files:
         upload_choice.ask(files, fmt)
     return files, used, fmt

@@ -88,6 +88,7 @@ UPLOAD_SEEN: Key[tuple[str, ...]] = Key("upload_seen")  #: the file ids the uplo
 UPLOAD_USE: Key[tuple[str, ...]] = Key("upload_use")  #: the file ids the workload is read from
 UPLOAD_ASK: Key[dict | None] = Key("upload_ask")  #: files from another GPU waiting for add / replace / compare
 UPLOAD_MIXED: Key[dict | None] = Key("upload_mixed")  #: files of two GPUs read as one workload: use, gpus
+RELOADED: Key[str] = Key("reloaded_upload")  #: what was uploaded before the browser reloaded (app.reload)
 
 # --------------------------------------------------------------------------------------------------- navigation
 ENTERED: Key[bool] = Key("entered")  #: the session's first page switch is done
@@ -163,7 +164,7 @@ __all__ = [
     "HISTORY_DELETE_CONFIRM", "HISTORY_DELETE_ERROR", "HISTORY_KERNELS", "HISTORY_NOTES", "HISTORY_PAGE",
     "HISTORY_PAGE_OF", "HW_FLASH", "HW_FORM", "HW_IDS", "HW_PREFILL",
     "HW_UPLOAD_DONE", "HW_UPLOAD_GEN", "KERNEL_PAIRS", "LOADED_KEY", "LOAD_ERRORS", "MEMOS", "OPENED_RUN", "PENDING_RUN",
-    "SAVED_RUN", "SAVE_PROJECT", "SELECT_NEXT", "START_PAGE", "TOKEN", "UPLOADER_GEN", "UPLOAD_ASK", "UPLOAD_MIXED",
+    "RELOADED", "SAVED_RUN", "SAVE_PROJECT", "SELECT_NEXT", "START_PAGE", "TOKEN", "UPLOADER_GEN", "UPLOAD_ASK", "UPLOAD_MIXED",
     "UPLOAD_SEEN", "UPLOAD_USE", "WHATIF_STEPS", "WHATIF_VARIANT", "WORKLOAD", "Key", "WorkloadEntry", "achievable", "catalog",
     "combine", "hw_ids", "token", "workload",
 ]

@@ -67,16 +67,19 @@ def _question(catalog: roofcore.Catalog, files, fmt: str | None) -> dict | None:
 
 def select(catalog: roofcore.Catalog, files, fmt: str | None) -> list:
     """The uploader's files the workload is read from now. Files just added join it, unless they come from
-    another GPU than the workload's: then they wait for the user's answer (:func:`ask`)."""
+    another GPU than the workload's: then they wait for the user's answer (:func:`ask`).
+
+    A run may stop at any touch of the session state (a click starts the next run): what the files are for is
+    written first and the files seen last, so a run stopped in between leaves them "added" for the next run, which
+    decides the same again (no file is counted twice)."""
     ids = tuple(ident(f) for f in files)
     seen = state.UPLOAD_SEEN.get(())
     use = [i for i in state.UPLOAD_USE.get(()) if i in ids]
     asked = state.UPLOAD_ASK.get()
     waiting = [i for i in (asked["new"] if asked else ()) if i in ids]
-    added = [i for i in ids if i not in seen]
-    state.UPLOAD_SEEN.set(ids)
+    added = [i for i in ids if i not in seen and i not in use and i not in waiting]
     if added and use:  # files added to a workload of this uploader: the same GPU?
-        candidates = [*waiting, *added]
+        candidates = list(dict.fromkeys([*waiting, *added]))
         asked = _question(catalog, [f for f in files if ident(f) in candidates], fmt)
         if asked is None:
             use, waiting = [*use, *candidates], []
@@ -90,8 +93,9 @@ def select(catalog: roofcore.Catalog, files, fmt: str | None) -> list:
     if asked is not None and tuple(waiting) != tuple(asked["new"]):
         names = {ident(f): f.name for f in files}
         asked = {**asked, "new": tuple(waiting), "names": [names[i] for i in waiting]} if waiting else None
-    state.UPLOAD_USE.set(tuple(use))
+    state.UPLOAD_USE.set(tuple(dict.fromkeys(use)))
     state.UPLOAD_ASK.set(asked if waiting else None)
+    state.UPLOAD_SEEN.set(ids)  # last: see above
     return [f for f in files if ident(f) in use]
 
 
