@@ -96,7 +96,10 @@ def select(catalog: roofcore.Catalog, files, fmt: str | None) -> list:
     state.UPLOAD_USE.set(tuple(dict.fromkeys(use)))
     state.UPLOAD_ASK.set(asked if waiting else None)
     state.UPLOAD_SEEN.set(ids)  # last: see above
-    return [f for f in files if ident(f) in use]
+    once: dict[str, object] = {}
+    for f in files:  # a file dropped again (while the first was still read, say) is read once, not counted twice
+        once.setdefault(ident(f), f)
+    return [f for i, f in once.items() if i in use]
 
 
 def mixed() -> str | None:
@@ -166,6 +169,9 @@ def ask(files, fmt: str | None) -> None:
         st.caption("In the uploader but not analysed: " + escape_message(", ".join(f.name for f in parked)) + ".")
         st.button("Read them with the others", key="upload_all", icon=":material/library_add:",
                   on_click=state.UPLOAD_USE.set, args=(tuple(ident(f) for f in files if ident(f) not in waiting),))
+    ids = [ident(f) for f in files]
+    if twice := list(dict.fromkeys(f.name for f, i in zip(files, ids, strict=True) if ids.count(i) > 1)):
+        st.caption("In the uploader more than once, read once: " + escape_message(", ".join(twice)) + ".")
 
 
 __all__ = ["ask", "ident", "mixed", "reset", "select"]

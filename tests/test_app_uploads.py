@@ -155,3 +155,15 @@ def test_the_address_names_the_upload_on_screen_and_a_reload_says_it_is_gone():
 def test_a_first_visit_says_nothing_of_uploads():
     at = _start()
     assert not any("Uploads live" in i.value for i in at.info)
+
+
+@pytest.mark.usefixtures("navigation_only")
+def test_a_file_dropped_twice_is_read_once():
+    """Dropped again while the first copy is still read (the uploader takes both): its kernels are not counted
+    twice, and the sidebar says so."""
+    at = _start()
+    at.sidebar.file_uploader[0].set_value([("twice.csv", INVENTORY, "text/csv"), ("twice.csv", INVENTORY, "text/csv")])
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "**twice.csv** · 2 kernels (14 launches)" in _sidebar_text(at)
+    assert "In the uploader more than once, read once: twice.csv." in _sidebar_text(at)
