@@ -4,6 +4,7 @@ and the current workload as a scenario's ``base:``."""
 from __future__ import annotations
 
 from roofcore.resources import data_dir
+from roofcore.views import count_text
 from roofcore.whatif import inline_kernels
 
 from .state import WorkloadEntry
@@ -32,7 +33,7 @@ def scenario_base(entry: WorkloadEntry) -> tuple[dict | None, str]:
                 f"base: the {entry['builder']} builder with its parameters.")
     w = entry["workload"]
     if len(w) > INLINE_LIMIT:
-        return None, (f"{len(w):,} kernels are too many to inline (at most {INLINE_LIMIT:,}): write "
-                      "`base: {file: PATH}` by hand and run the scenario with `roofline plan`.")
+        return None, (f"{count_text(w)} in {len(w):,} rows are too many to inline (at most {INLINE_LIMIT:,} rows): "
+                      "write `base: {file: PATH}` by hand and run the scenario with `roofline plan`.")
     return ({"name": w.name, "kernels": inline_kernels(w)},
-            f"base: the {len(w):,} kernels of {w.name}, inline (FLOPs and bytes as loaded).")
+            f"base: the {count_text(w)} of {w.name}, inline (FLOPs and bytes as loaded).")

@@ -89,9 +89,9 @@ t = c.totals
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Before", fmt_time(t["old_time_s"]), help=f"{t['basis_old']} times, every kernel of the run")
 m2.metric("After", fmt_time(t["new_time_s"]), help=f"{t['basis_new']} times, every kernel of the run")
-m3.metric("Speedup", f"{t['speedup']:.2f}×" if t["speedup"] else "–",
+m3.metric("Speedup", f"{t['speedup']:.2f}×" if t["speedup"] else "unknown",
           help="Σ before ÷ Σ after, all kernels." if t["speedup"] else
-          "None: no kernel matched, so the totals would compare different kernels.")
+          "Unknown: no kernel matched, so the totals would compare different kernels.")
 m4.metric("Matched kernels", f"{t['matched']:,}" + (f" ({t['paired']:,} by hand)" if t["paired"] else ""),
           help=f"matched speedup {t['matched_speedup']:.2f}×" if t["matched_speedup"] else None)
 if t["matched"]:

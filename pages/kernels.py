@@ -31,12 +31,9 @@ groups = f3.multiselect("Group", sorted(g for g in table["Group"].unique() if g)
 text = f4.text_input("Name contains", key="k_text", placeholder="e.g. gemm")
 
 shown = views.filter_kernels(table, bounds=bounds, flags=flags, groups=groups, text=text)
+note = views.table_note(a, shown, tables.TABLE_ROW_LIMIT)  # kernels, as the sidebar counts them
 if len(shown) > tables.TABLE_ROW_LIMIT:
-    note = (f"Showing the {tables.TABLE_ROW_LIMIT:,} longest-running of {len(shown):,} matching rows; "
-            "the CSV has all.")
     shown = shown.nlargest(tables.TABLE_ROW_LIMIT, "_key")
-else:
-    note = f"{len(shown):,} of {len(table):,} rows (one per kernel and device)."
 st.dataframe(shown.drop(columns=["_row", "_flags", "_key"]), hide_index=True, width="stretch",
              column_config=tables.kernel_columns(), height=tables.height(len(shown), 560), placeholder="–")
 c1, c2 = st.columns([4, 1], vertical_alignment="center")

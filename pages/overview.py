@@ -15,13 +15,12 @@ page.start("pages/overview.py", "Overview")
 a = page.analysis()
 
 w = a.workload
-timed = int(w.frame["time_s"].notna().sum())
-# counted as the sidebar counts (the workload as read, whether or not launches are combined for the analysis)
+timed = w.frame["time_s"].notna().to_numpy()
+# counted as the sidebar counts (kernels and launches, whether or not launches are combined for the analysis)
 entry = state.workload()
-unit = "kernel" if state.combine() or w.frame["name"].is_unique else "row"  # launches apart
-timing = ("no measured times: every number is a roofline bound" if not timed else
-          f"every {unit} has a measured time" if timed == len(w) else
-          f"{timed:,} of {views.plural(len(w), unit)} have a measured time")
+timing = ("no measured times: every number is a roofline bound" if not timed.any() else
+          "every kernel has a measured time" if timed.all() else
+          f"{views.count_of(w, timed)} have a measured time")
 st.caption(f"**{escape_message(w.name)}** · {counted(entry)} from "
            + (escape_message(", ".join(w.sources)) or "memory") + f" · {timing}"
            + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
@@ -46,15 +45,20 @@ def micro(hw_id: str):
     return views.micro_kernel_note(a, hw_id)
 
 
+def counts(hw_id: str):
+    return views.coverage_counts(a, hw_id)  # kernels, as the sidebar counts them
+
+
 try:
     for hw in a.hardware:
         s = cached(a.summary, hw.id)
         with st.container(border=True):
             st.subheader(views.device_label(hw))
-            metrics = views.overview_metrics(s)
+            said = cached(counts, hw.id)
+            metrics = views.overview_metrics(s, said)
             for col, m in zip(st.columns(len(metrics)), metrics, strict=True):
                 col.metric(m.label, m.value, help=m.help)
-            covered = coverage_text(s)
+            covered = coverage_text(s, said)
             if covered:
                 message("info", covered + (" The import notes above say what to collect." if w.warnings else ""))
             caveat = speedup_note(s) or (cached(micro, hw.id) if s["time_s"] is not None else "")

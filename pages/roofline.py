@@ -44,7 +44,7 @@ except RoofcoreError as e:
     message("error", e)
     st.stop()
 
-gaps = shared("roofline.gaps", opts, lambda: views.chart_gaps(a, fig.kernels))
+gaps = shared("roofline.gaps", opts, lambda: views.chart_gaps(a, fig.rows))  # kernels, as the sidebar counts
 with st.container(border=True, key="roofline_area"):  # the chart area: the chart says what it leaves out
     if gaps.text:
         message("info" if gaps.drawn else "warning", gaps.text, icon=":material/info:")

@@ -8,7 +8,7 @@ columns (intensities, achieved FLOP/s, efficiency, flag messages) are built on d
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -299,27 +299,30 @@ def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achi
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def coverage_text(summary: dict) -> str:
+def coverage_text(summary: dict, counts: Mapping[str, str] | None = None) -> str:
     """One sentence saying what share of the workload the headline numbers cover, and what is missing.
 
     ``"Roofline known for 62% of the measured time (12 of 20 kernels); unknown for the rest: FLOPs unknown for 8
-    kernels."`` Empty when every kernel's roofline is known."""
+    kernels."`` Empty when every kernel's roofline is known. The counts are the summary's rows, or ``counts``
+    where given (``known``: "12 of 20 kernels"; ``missing_flops``, ``missing_bytes``, ``rates_only``: "8 kernels
+    (30 launches)"), as :func:`roofcore.views.coverage_counts` counts kernels whatever the rows are."""
     c = summary.get("coverage") or {}
     n, k = c.get("kernels", 0), c.get("kernels_known", 0)
     if n and k == n:
         return ""
-    kern = f"{k:,} of {n:,} {'kernel' if n == 1 else 'kernels'}"
+    said = dict(counts or {})
+    kern = said.get("known") or f"{k:,} of {n:,} {'kernel' if n == 1 else 'kernels'}"
     share = c.get("time_share_known")
     head = (f"Roofline known for {_share(share)} of the measured time ({kern})" if share is not None
             else f"Roofline known for {kern}")
     missing = []
     if c.get("kernels_missing_flops"):
-        missing.append(f"FLOPs unknown for {_kernels(c['kernels_missing_flops'])}")
+        missing.append(f"FLOPs unknown for {said.get('missing_flops') or _kernels(c['kernels_missing_flops'])}")
     if c.get("kernels_missing_bytes"):
-        missing.append(f"off-chip bytes unknown for {_kernels(c['kernels_missing_bytes'])}")
+        missing.append(f"off-chip bytes unknown for {said.get('missing_bytes') or _kernels(c['kernels_missing_bytes'])}")
     if c.get("kernels_rates_only"):
-        missing.append(f"{_kernels(c['kernels_rates_only'])} placed by achieved rates alone (FLOP/s and byte/s, no "
-                       "duration: their time, FLOPs and bytes are unknown)")
+        missing.append(f"{said.get('rates_only') or _kernels(c['kernels_rates_only'])} placed by achieved rates alone "
+                       "(FLOP/s and byte/s, no duration: their time, FLOPs and bytes are unknown)")
     if k == 0:
         return head + ("; " + ", ".join(missing) if missing else "") + ": no headline can be computed."
     return head + ("; the rest is unknown: " + ", ".join(missing) if missing else "") + "."

@@ -214,7 +214,7 @@ def compare_page(before: bytes | list, after: bytes) -> AppTest:
 def test_compare_with_nothing_matched_shows_no_speedup_then_pairs_by_hand():
     at = compare_page(BEFORE, AFTER)
     shown = {m.label: m.value for m in at.metric}
-    assert shown["Speedup"] == "–" and shown["Matched kernels"] == "0"
+    assert shown["Speedup"] == "unknown" and shown["Matched kernels"] == "0"
     assert any(w.startswith("No kernel of the two runs has the same name") for w in said(at.warning))
     assert not at.get("vega_lite_chart")
     only = [d.value for d in at.dataframe if "Share" in d.value.columns]

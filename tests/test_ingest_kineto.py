@@ -96,7 +96,7 @@ GOLDEN = [
     ("Memcpy DtoD (Device -> Device)", 0, 16_384, NAN, 1.0, None, None, "memcpy", "1012"),
     ("Memset (Device)", 0, 512, NAN, 0.5, None, None, "memset", "1013"),
 ]
-SHAPES_WARNING = ("1 of 11 kernels has unknown FLOPs and bytes (left empty, not zero): the launching op is not "
+SHAPES_WARNING = ("1 of 14 kernels has unknown FLOPs and bytes (left empty, not zero): the launching op is not "
                   "found, or has no shapes or no FLOP formula here (launching op not found ×1).")
 
 
@@ -199,7 +199,8 @@ def test_real_a100_alexnet_sample():
     assert w.device == "NVIDIA A100-PG509-200"
     assert w.meta == {"compute_capability": "8.0", "arch": "sm_80", "sm_count": "108", "rank": "0",
                       "profiler": "PyTorch profiler (Kineto trace)", "record_shapes": "false"}  # distributedInfo
-    assert w.warnings == ("79 of 79 kernels have unknown FLOPs and bytes (left empty, not zero): the trace has no "
+    assert w.warnings == ("16 of 18 kernels (79 of 98 launches) have unknown FLOPs and bytes (left empty, not zero): "
+                          "the trace has no "
                           "input shapes. Hint: profile with torch.profiler.profile(..., record_shapes=True) so each "
                           "op's input shapes are recorded.",)
 
@@ -282,7 +283,8 @@ def test_real_mi210_gpu_only_trace():
     assert w.device == "AMD Instinct MI210"
     assert "compute_capability" not in w.meta and "arch" not in w.meta  # HIP's computeMajor.Minor 9.0 is neither
     assert w.meta["cu_per_gpu"] == "104" and w.meta["record_shapes"] == "true"
-    assert w.warnings == ("562 of 562 kernels have unknown FLOPs and bytes (left empty, not zero): the trace has no "
+    assert w.warnings == ("45 of 45 kernels (562 of 562 launches) have unknown FLOPs and bytes (left empty, not "
+                          "zero): the trace has no "
                           "CPU ops (cpu_op events) to link them to. Hint: profile with activities=[ProfilerActivity"
                           ".CPU, ProfilerActivity.CUDA] and record_shapes=True so each kernel's launching op and its "
                           "input shapes are recorded.",)

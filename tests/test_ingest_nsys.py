@@ -95,7 +95,7 @@ def test_batch_log_reads_only_the_kernel_table():
     assert w.warnings == ("2 kernel names were cut by nsys to fit its column (ending in …), kept as printed; 1 cut "
                           "name is shared by 2 different kernels, which a join by name cannot tell apart. Hint: nsys "
                           "stats --report cuda_gpu_kern_sum --format csv prints whole names.",
-                          "an Nsight Systems kernel summary gives times only: FLOPs and bytes of the 3 kernels are "
+                          "an Nsight Systems kernel summary gives times only: FLOPs and bytes of its kernels are "
                           "unknown (left empty, not zero), so no kernel has a roofline yet. Hint: load it together "
                           "with a kernel inventory (joined by name), or profile the kernels with Nsight Compute: ncu "
                           "--csv --print-units base --metrics gpu__time_duration.sum,dram__bytes.sum,"

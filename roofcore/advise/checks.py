@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..counting import kernel_counts, rows_are_launches
 from ..models import Workload
 from ..output import above_roof_messages
 from ..roofline import Flag
@@ -56,15 +57,19 @@ def missing_data(ctx: Context) -> list[Recommendation]:
     if not len(idx):
         return []
     s = _Subject(ctx, idx, None)
-    miss_f = int(((flags[idx] & int(Flag.MISSING_FLOPS)) != 0).sum())
-    miss_b = int(((flags[idx] & int(Flag.MISSING_BYTES)) != 0).sum())
-    no_c = int(((flags[idx] & int(Flag.NO_CEILING)) != 0).sum())
+    frame = ctx.analysis.workload.frame
+
+    def kernels(bit: Flag) -> int:  # counted as every page counts kernels (launches of one kernel are one)
+        return kernel_counts(frame, idx[(flags[idx] & int(bit)) != 0])[0]
+
+    miss_f, miss_b, no_c = kernels(Flag.MISSING_FLOPS), kernels(Flag.MISSING_BYTES), kernels(Flag.NO_CEILING)
     what = ", ".join(p for p in (f"{miss_f:,} without FLOPs" if miss_f else "",
                                  f"{miss_b:,} without off-chip bytes" if miss_b else "",
                                  f"{no_c:,} in a precision {ctx.hw.id} has no ceiling for" if no_c else "") if p)
     held = s.stake() if ctx.timed[idx].any() else "no measured time"
-    n = len(idx)
+    n, launches = kernel_counts(frame, idx)
     one = n == 1
+    held = (f"{launches:,} launches; " if launches != n and rows_are_launches(frame) else "") + held
     title = f"Collect FLOPs and bytes for {n:,} kernel{'' if one else 's'}"
     reason = (f"{n:,} kernel{'' if one else 's'} ({held}) cannot be placed on the roofline ({what}), so no rule "
               f"can judge {'it' if one else 'them'}; {_collect_hint(ctx.analysis.workload)}.")

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
+from ..counting import kernel_counts
 from ..models import Hardware
 from ..roofline import FAR_BELOW_EFFICIENCY, Flag
 from ..units import fmt_pct, fmt_time
@@ -158,7 +159,8 @@ class _Subject:
 
     @cached_property
     def names(self) -> int:
-        return len(pd.unique(self.ctx.names[self.idx]))
+        """Kernels among the rows, as every page counts them (roofcore.counting: launches of one kernel are one)."""
+        return kernel_counts(self.ctx.analysis.workload.frame, self.idx)[0]
 
     @property
     def time_s(self) -> float:

@@ -82,6 +82,14 @@ def select_kernels(analysis: Analysis, hw_ids: Sequence[str], *, top_n: int | No
     Returns ``(analysis_of_drawn_kernels, capped)``; ``capped`` is True when ``max_marks`` (not ``top_n``)
     left kernels out. Marks = kernels × devices (× levels in the hierarchical view).
     """
+    sub, capped, _ = selected(analysis, hw_ids, top_n=top_n, hierarchical=hierarchical, max_marks=max_marks)
+    return sub, capped
+
+
+def selected(analysis: Analysis, hw_ids: Sequence[str], *, top_n: int | None = None, hierarchical: bool = False,
+             max_marks: int = MAX_MARKS) -> tuple[Analysis, bool, np.ndarray]:
+    """:func:`select_kernels`, and the row positions in ``analysis`` of the selected kernels (in the order of the
+    returned analysis's rows)."""
     results = [analysis.result(h) for h in hw_ids]
     hws = [r.hardware for r in results]
     per_kernel = len(hws) * (_levels_per_kernel(analysis, hws) if hierarchical else 1)
@@ -91,7 +99,7 @@ def select_kernels(analysis: Analysis, hw_ids: Sequence[str], *, top_n: int | No
     capped = want > limit
     keep = min(want, limit)
     if keep >= n and [h.id for h in analysis.hardware] == list(hw_ids):
-        return analysis, False
+        return analysis, False, np.arange(n)
     frame = analysis.workload.frame
     if keep >= n:
         idx = np.arange(n)
@@ -100,7 +108,7 @@ def select_kernels(analysis: Analysis, hw_ids: Sequence[str], *, top_n: int | No
         idx = np.argpartition(-key, keep - 1)[:keep]
         idx = idx[np.argsort(-key[idx], kind="stable")]
     sub = replace(analysis.workload, frame=frame.iloc[idx].reset_index(drop=True))
-    return analyze(sub, hws, achievable=analysis.achievable), capped
+    return analyze(sub, hws, achievable=analysis.achievable), capped, idx
 
 
 def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bool = False) -> pd.DataFrame:

@@ -10,11 +10,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from .. import counting
 from ..analyze import Analysis
 from ..models import Hardware
 from .layers import _layers_for, _title
 from .look import bound_colors
-from .points import MAX_MARKS, _extend, _size_domain, base_domains, kernel_points, select_kernels
+from .points import MAX_MARKS, _extend, _size_domain, base_domains, kernel_points, selected
 from .roofs import shading
 from .spec import _BUILD, RooflineFigure, VegaLiteSpec, _Build, _finish, _legend_param
 
@@ -42,13 +43,14 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     hw_ids = list(hw_ids or [h.id for h in analysis.hardware])
     hws = [analysis.result(h).hardware for h in hw_ids]
     total = len(analysis.workload)
-    sub, capped = select_kernels(analysis, hw_ids, top_n=top_n, hierarchical=hierarchical, max_marks=max_marks)
+    sub, capped, idx = selected(analysis, hw_ids, top_n=top_n, hierarchical=hierarchical, max_marks=max_marks)
     points = kernel_points(sub, hw_ids, hierarchical=hierarchical)
     if numbers is not None and len(points):
         points["number"] = sub.workload.frame[_NUMBER_COL].to_numpy()[points["kid"].to_numpy(dtype=np.int64)]
     notes: list[str] = []
     points = _drawable(points, notes, flops=sub.workload.frame["flops"].to_numpy(dtype=np.float64), total=total,
-                       capped=capped, max_marks=max_marks, highlight=highlight)
+                       capped=capped, max_marks=max_marks, highlight=highlight,
+                       count=_Counter(analysis.workload.frame, idx))
     if hierarchical:
         notes.append("Each kernel has one mark per memory level it has bytes for, at its intensity there (FLOPs ÷ that "
                      "level's bytes), joined by a line; the ringed mark is the level or link that bounds it; marks are "
@@ -94,7 +96,8 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     return RooflineFigure(chart=VegaLiteSpec(chart), notes=tuple(notes), points=len(points),
                           kernels=int(points["kid"].nunique()) if len(points) else 0, total_kernels=total,
                           capped=capped, devices=tuple(hw_ids), x_domain=x_dom, y_domain=y_dom,
-                          datasets=build.datasets)
+                          datasets=build.datasets,
+                          rows=idx[np.unique(points["kid"].to_numpy(dtype=np.int64))] if len(points) else idx[:0])
 
 
 def _numbered(analysis: Analysis, numbers: Sequence[int] | np.ndarray) -> Analysis:
@@ -107,28 +110,50 @@ def _numbered(analysis: Analysis, numbers: Sequence[int] | np.ndarray) -> Analys
                                               frame=analysis.workload.frame.assign(**{_NUMBER_COL: num})))
 
 
+class _Counter:
+    """Kernels among the selected rows (the points' ``kid``), counted as every page counts them
+    (:mod:`roofcore.counting`: rows alike in name, precision, unit and group are one kernel, launches apart)."""
+
+    def __init__(self, frame: pd.DataFrame, idx: np.ndarray) -> None:
+        self.frame, self.idx = frame, idx
+        self.launches = counting.rows_are_launches(frame)  # launches apart: notes say them too
+
+    def counts(self, kids: np.ndarray | None = None, *, of: bool = False) -> tuple[int, int]:
+        """Kernels and launches among ``kids`` (None: every selected row; ``of``: every row of the analysis)."""
+        rows = None if of else self.idx if kids is None else self.idx[np.asarray(kids, dtype=np.int64)]
+        return counting.kernel_counts(self.frame, rows)
+
+    def __call__(self, kids: np.ndarray, word: str = "kernel(s)") -> str:
+        """``"3 kernel(s)"``, or ``"3 kernel(s) (12 launches)"`` where the rows hold more launches than kernels."""
+        kernels, launches = self.counts(kids)
+        return (f"{kernels:,}{' ' + word if word else ''}"
+                + (f" ({counting.plural(launches, 'launch', 'launches')})" if self.launches and launches != kernels
+                   else ""))
+
+
 def _drawable(points: pd.DataFrame, notes: list[str], *, flops: np.ndarray, total: int, capped: bool,
-              max_marks: int, highlight: Sequence[str] | None) -> pd.DataFrame:
+              max_marks: int, highlight: Sequence[str] | None, count: _Counter) -> pd.DataFrame:
     """The marks a log-log chart can draw (finite, positive intensity and FLOP/s), the highlighted ones marked
-    (``hl``); ``notes`` gets what was left out and how the rest are placed. ``flops``: per kernel selected (the
-    points' ``kid``)."""
+    (``hl``); ``notes`` gets what was left out and how the rest are placed, kernels counted by ``count``.
+    ``flops``: per kernel selected (the points' ``kid``)."""
     drawn = len(flops)
-    if capped:
-        notes.append(f"Capped at {max_marks:,} marks: showing the top {drawn:,} of {total:,} kernels by time.")
-    elif drawn < total:
-        notes.append(f"Showing the top {drawn:,} of {total:,} kernels by time.")
+    if capped or drawn < total:
+        (k_top, l_top), (k_all, l_all) = count.counts(), count.counts(of=True)
+        head = f"Capped at {max_marks:,} marks: showing" if capped else "Showing"
+        notes.append(f"{head} the top {k_top:,} of {k_all:,} kernels"
+                     + (f" ({l_top:,} of {l_all:,} launches)" if count.launches else "") + " by time.")
     ok = np.isfinite(points["intensity"].to_numpy(dtype=np.float64)) & (points["intensity"] > 0).to_numpy() & \
         np.isfinite(points["perf"].to_numpy(dtype=np.float64)) & (points["perf"] > 0).to_numpy()
     # a kernel is left out when none of its marks can be drawn (the hierarchical view may lose one level only, or
     # have no mark at all for a kernel without bytes at any level)
     gone = np.setdiff1d(np.arange(len(flops)), points.loc[ok, "kid"].to_numpy(dtype=np.int64))
     if len(gone):
-        moves = int((flops[gone] == 0).sum())
-        if moves:
-            notes.append(f"{moves:,} kernel(s) not drawn: 0 FLOP (data movement: copies, memsets), so there is no point "
-                         "on a log-log chart.")
-        if len(gone) > moves:
-            notes.append(f"{len(gone) - moves:,} kernel(s) not drawn: FLOPs or bytes unknown or zero, so there is no "
+        moves = flops[gone] == 0
+        if moves.any():
+            notes.append(f"{count(gone[moves])} not drawn: 0 FLOP (data movement: copies, memsets), so there "
+                         "is no point on a log-log chart.")
+        if not moves.all():
+            notes.append(f"{count(gone[~moves])} not drawn: FLOPs or bytes unknown or zero, so there is no "
                          "point on a log-log chart.")
     points = points[ok].reset_index(drop=True)
     if highlight is not None:
@@ -141,11 +166,11 @@ def _drawable(points: pd.DataFrame, notes: list[str], *, flops: np.ndarray, tota
     on_roof = placed.str.startswith("on its roof").to_numpy()
     if on_roof.any():
         notes.append("Kernels without a measured time are placed on their roof (attainable FLOP/s)"
-                     + (f": {points.loc[on_roof, 'kid'].nunique():,} of them." if
+                     + (f": {count(points.loc[on_roof, 'kid'].unique(), '')} of them." if
                         on_roof.sum() < len(points) else ", which is all of them here."))
     rated = placed.str.startswith("achieved rate").to_numpy()
     if rated.any():
-        notes.append(f"{points.loc[rated, 'kid'].nunique():,} kernel(s) placed by achieved rates alone (FLOP/s and "
+        notes.append(f"{count(points.loc[rated, 'kid'].unique())} placed by achieved rates alone (FLOP/s and "
                      "byte/s from the profiler, no duration): drawn at the smallest size, their time unknown.")
     return points
 

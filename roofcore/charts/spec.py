@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from .look import DEVICE_COLORS
@@ -76,6 +77,9 @@ class RooflineFigure:
     x_domain: tuple[float, float]  #: FLOP/byte
     y_domain: tuple[float, float]  #: FLOP/s
     datasets: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: row positions (in the analysis drawn) of the kernels with a mark, for counting them as every page does
+    #: (roofcore.counting); None where the figure does not say (a comparison)
+    rows: np.ndarray | None = None
 
     @property
     def caption(self) -> str:

@@ -26,6 +26,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ..counting import kernel_counts
 from ..models import Workload
 from .join_regex import kernel_regex
 
@@ -172,7 +173,12 @@ def with_commands(w: Workload) -> Workload:
     n = sum(line.startswith("# ") for line in script)
     load = ("the kernel*.csv files" if any(line.startswith("ncu ") for line in script) else
             "the counter_collection.csv files")
-    note = (f"No counters for {len(lack):,} of {len(kt):,} kernels ({fmt_pct(lack['time'].sum() / total, 2)} of the "
+    f = w.frame  # kernels counted as every page counts them (roofcore.counting), copies among them
+    rows = f["name"].astype(object).map(str).isin(set(lack.index)).to_numpy()
+    if "group" in f:
+        rows = rows & ~f["group"].isin(COPY_GROUPS).to_numpy()
+    note = (f"No counters for {kernel_counts(f, rows)[0]:,} of {kernel_counts(f)[0]:,} kernels "
+            f"({fmt_pct(lack['time'].sum() / total, 2)} of the "
             "timeline's kernel time). Hint: collect them for "
             + ("the kernel that holds most of it" if n == 1 else f"the {n} that hold most of it, each profiled alone")
             + f", with the commands below (set APP to your program first), then load {load} they write together with "

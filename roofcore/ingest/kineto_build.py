@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..counting import kernel_counts
 from ..errors import InputError
 from ..models import Skipped, Workload
 from .frames import make_frame, skip
@@ -19,6 +20,7 @@ from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
 from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
 from .kineto_ops import op_cost
+from .pseudo import is_runtime
 
 FORMAT = "pytorch-trace"
 SHAPES_HINT = ("profile with torch.profiler.profile(..., record_shapes=True) so each op's input shapes are "
@@ -249,7 +251,6 @@ def _warn(sc: Scan, ev: _Events, keep: np.ndarray, any_shapes: bool, warnings: l
     """Unknown FLOPs (and what to record), 0 µs events, a truncated file, entries that are not events."""
     is_kernel = ev.is_kernel
     unknown = int((is_kernel & keep & np.isnan(ev.flops)).sum())
-    n_kernels = int((is_kernel & keep).sum())
     if unknown:
         if not sc.ops and not sc.ranges:  # a GPU-only trace: nothing launched the kernels as far as it shows
             why = "the trace has no CPU ops (cpu_op events) to link them to. Hint: " + CPU_OPS_HINT
@@ -259,9 +260,7 @@ def _warn(sc: Scan, ev: _Events, keep: np.ndarray, any_shapes: bool, warnings: l
             miss = pd.Series(ev.group[is_kernel & keep & np.isnan(ev.flops)]).fillna("launching op not found")
             top = ", ".join(f"{k} ×{v}" for k, v in miss.value_counts().head(4).items())
             why = f"the launching op is not found, or has no shapes or no FLOP formula here ({top})."
-        verb = "has" if unknown == 1 else "have"
-        warnings.append(f"{unknown} of {_n(n_kernels, 'kernel')} {verb} unknown FLOPs and bytes (left empty, not "
-                        f"zero): {why}")
+        warnings.append(f"{_unknown_count(ev, keep)} unknown FLOPs and bytes (left empty, not zero): {why}")
     zero = int((keep & (ev.dur == 0)).sum())
     if zero:
         warnings.append(f"{_n(zero, 'event')} {'lasts' if zero == 1 else 'last'} 0 µs (the trace rounds to whole "
@@ -272,6 +271,20 @@ def _warn(sc: Scan, ev: _Events, keep: np.ndarray, any_shapes: bool, warnings: l
     if sc.not_objects:
         warnings.append(f"{_n(sc.not_objects, 'entry', 'entries')} of traceEvents {'is' if sc.not_objects == 1 else 'are'} "
                         "not a JSON object and ignored.")
+
+
+def _unknown_count(ev: _Events, keep: np.ndarray) -> str:
+    """``"17 of 38 kernels (48 of 174 launches) have"``: the kernels with unknown FLOPs among those the workload
+    keeps, counted as every page counts them (roofcore.counting: launches of one kernel are one kernel; copies
+    count, runtime and queue entries do not: roofcore.ingest.pseudo)."""
+    names = pd.Series(ev.names, dtype=object)
+    rows = pd.DataFrame({"name": names, "precision": ev.precision, "unit": ev.unit, "group": ev.group,
+                         "count": np.ones(ev.n, dtype=np.int64)})
+    kept = keep & ~is_runtime(names)
+    missing = kept & ev.is_kernel & np.isnan(ev.flops)
+    (k, n), (k_all, n_all) = kernel_counts(rows, missing), kernel_counts(rows, kept)
+    launches = f" ({n:,} of {_n(n_all, 'launch')})" if n_all != k_all else ""
+    return f"{k:,} of {_n(k_all, 'kernel')}{launches} {'has' if k == 1 else 'have'}"
 
 
 def _workload(sc: Scan, ev: _Events, rows: np.ndarray, keep: np.ndarray, skipped: list[Skipped],

@@ -313,7 +313,8 @@ def _summary_warnings(names: list[str]) -> list[str]:
                            f"{int(shared.sum())} different kernels, which a join by name cannot tell apart"
                            if len(shared) else "")
                         + ". Hint: nsys stats --report cuda_gpu_kern_sum --format csv prints whole names.")
-    warnings.append(f"{_TIMES_ONLY}: FLOPs and bytes of the {_plural(len(names), 'kernel')} "
+    # no count here: the sidebar's ("18 kernels (98 launches)", roofcore.counting) is the one every page gives
+    warnings.append(f"{_TIMES_ONLY}: FLOPs and bytes of {'its kernel' if len(names) == 1 else 'its kernels'} "
                     "are unknown (left empty, not zero), so no kernel has a roofline yet. Hint: load it together with "
                     "a kernel inventory (joined by name), or profile the kernels with Nsight Compute: ncu --csv "
                     "--print-units base --metrics gpu__time_duration.sum,dram__bytes.sum,"

@@ -60,6 +60,12 @@ def kind_of(name: object) -> str | None:
     return next((kind for kind, p in _EACH if p.match(name)), None)
 
 
+def is_runtime(names: pd.Series) -> np.ndarray:
+    """Which names are runtime or queue entries (bool per row): what :func:`split_runtime` takes out of a frame,
+    so a parser's own counts can leave them out as well."""
+    return _hits(names)
+
+
 def _hits(names: pd.Series) -> np.ndarray:
     """Which rows are runtime entries: one RE2 pass over the column in Arrow (a million names in milliseconds)."""
     try:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis, analyze
+from ..counting import kernel_counts
 from ..errors import InputError, RoofcoreError
 from ..models import Hardware, Workload
 from .transforms import HBM, _check_workload, _is_link
@@ -170,7 +171,8 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
             proj = np.where(~np.isnan(eff) & (eff > 0), t_roof / eff, np.nan)
         above = ~np.isnan(proj) & (proj < t_roof)
         if above.any():
-            notes.append(f"{hw.id}: {int(above.sum())} kernel(s) measured above their roof: projected at the roof.")
+            notes.append(f"{hw.id}: {kernel_counts(wl.frame, above)[0]:,} kernel(s) measured above their roof: "
+                         "projected at the roof.")  # kernels as every page counts them (roofcore.counting)
             proj = np.where(above, t_roof, proj)
         est = np.where(np.isnan(proj), t_roof, proj)
         tab = a.table(hw.id, messages=False)

@@ -13,6 +13,7 @@ from ..analyze import coverage_text, speedup_note
 from ..ingest.pseudo import runtime_line
 from ..models import Hardware
 from ..units import fmt_bandwidth, fmt_factor, fmt_intensity, fmt_rate, fmt_time
+from ..views.summary import count_text, coverage_counts
 from .model import _bound_words, _kernel_columns, _Report
 from .text import _clip, _e, _escape_col, _money, _pct, _quotable, no_paths
 
@@ -56,7 +57,7 @@ def _inputs(r: _Report, scenario) -> str:
     files = ", ".join(no_paths(s) for s in w.sources) or "– (built in memory)"
     rows = [["Workload", _e(no_paths(w.name))],
             ["Files", _e(files) + (f" ({_e(', '.join(w.formats))})" if w.formats else "")],
-            ["Kernels", f"{len(w):,}" + (f"; {len(w.skipped):,} rows skipped" if w.skipped else "")],
+            ["Kernels", count_text(w) + (f"; {len(w.skipped):,} rows skipped" if w.skipped else "")],
             ["Devices", "; ".join(f"{_e(h.name)} (<code>{_e(h.id)}</code>)" for h in r.a.hardware)],
             ["Roofs", "achievable (measured) ceilings where the catalog has them, else theoretical peaks"
              if r.a.achievable else "theoretical peaks (catalog figures)"]]
@@ -87,7 +88,7 @@ def _summary(r: _Report) -> str:
     summaries = {h.id: a.summary(h.id) for h in a.hardware}
     # the coverage sentence is the workload's (which FLOPs and bytes are missing): said once when every
     # device has the same, after their paragraphs
-    notes = {h: coverage_text(s) for h, s in summaries.items()}
+    notes = {h: coverage_text(s, coverage_counts(a, h)) for h, s in summaries.items()}  # kernels, as counted
     shared = next(iter(notes.values())) if len(set(notes.values())) == 1 and len(notes) > 1 else None
     for h in a.hardware:
         s = summaries[h.id]

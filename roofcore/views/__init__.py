@@ -36,6 +36,7 @@ from .kernels import (
     kernel_table,
     skipped_frame,
     subset,
+    table_note,
     time_key,
     top_kernels,
 )
@@ -52,7 +53,9 @@ from .summary import (
     Metric,
     bound_kind_shares,
     combine_launches,
+    count_of,
     count_text,
+    coverage_counts,
     kernel_counts,
     micro_kernel_note,
     overview_metrics,
@@ -62,9 +65,9 @@ from .summary import (
 __all__ = [
     "CHOICE_LIMIT", "FLAG_HELP", "KERNEL_COLUMNS", "MICRO_KERNEL_S", "ChartGaps", "FlagGroup", "Metric",
     "bound_kind_shares", "ceilings_frame", "chart_gaps", "collect_commands", "combine_launches", "comparison_frame",
-    "count_text", "data_movement", "device_label", "device_order", "effective_catalog", "filter_kernels",
+    "count_of", "count_text", "coverage_counts", "data_movement", "device_label", "device_order", "effective_catalog", "filter_kernels",
     "flag_codes", "flag_groups", "hardware_comparison", "kernel_choices", "kernel_counts", "kernel_detail",
     "kernel_table", "levels_frame", "links_frame", "micro_kernel_note", "note_and_script", "overview_metrics", "plural",
     "projection_frame", "projection_totals", "runtime_line", "scenario_frame", "skipped_frame", "sources_frame",
-    "subset", "time_key", "top_kernels", "unmatched_frames", "variant_totals",
+    "subset", "table_note", "time_key", "top_kernels", "unmatched_frames", "variant_totals",
 ]

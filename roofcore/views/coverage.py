@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
+from ..counting import kernel_counts, rows_are_launches
 from ..models import Workload
 from ..roofline import Flag
 from .summary import plural
@@ -56,23 +57,30 @@ def collect_commands(workload: Workload) -> list[str]:
 
 @dataclass(frozen=True)
 class ChartGaps:
-    """Why kernels of an analysis are not on its roofline chart (counts over the whole workload, first device)."""
+    """Why kernels of an analysis are not on its roofline chart (counts over the whole workload, first device), in
+    kernels as every page counts them (:mod:`roofcore.counting`: launches of one kernel are one kernel)."""
 
-    total: int  #: kernels (rows) in the analysis
+    total: int  #: kernels in the analysis
     drawn: int  #: kernels with a mark
     missing_flops: int  #: FLOPs unknown
     missing_bytes: int  #: off-chip bytes unknown
     unknown: int  #: either unknown: no roofline at all
     moves: int  #: 0 FLOP with a known roof: data movement, judged by bandwidth instead
     commands: tuple[str, ...]  #: how to collect what is missing
+    rest: int = 0  #: left out otherwise (the top-kernels setting, no positive time or rate)
+    launches: tuple[int, int] = (0, 0)  #: launches drawn and in all, where rows are launches (else (0, 0))
 
     @property
     def text(self) -> str:
         """One paragraph for the chart area: what is drawn, what is missing for the rest, where moves are."""
-        if self.drawn == self.total:
+        if self.drawn == self.total and not (self.unknown or self.moves or self.rest):
             return ""
-        head = (f"No kernel of {self.total:,} can be drawn" if not self.drawn else
-                f"Drawn: {self.drawn:,} of {plural(self.total, 'kernel')}. Not drawn")
+        drawn, every = self.launches
+        if not self.drawn:
+            head = f"No kernel of {self.total:,}" + (f" ({every:,} launches)" if every else "") + " can be drawn"
+        else:
+            head = (f"Drawn: {self.drawn:,} of {plural(self.total, 'kernel')}"
+                    + (f" ({drawn:,} of {every:,} launches)" if every else "") + ". Not drawn")
         parts = []
         if self.unknown:
             what = [f"FLOPs unknown for {self.missing_flops:,}" if self.missing_flops else "",
@@ -83,23 +91,41 @@ class ChartGaps:
             parts.append(f"{self.moves:,} {'moves' if self.moves == 1 else 'move'} data without arithmetic (0 FLOP), "
                          "which a log-log roofline cannot place: the achieved bandwidth against the memory or link "
                          "roof is in the data-movement table below")
-        rest = self.total - self.drawn - self.unknown - self.moves
-        if rest > 0:
-            parts.append(f"{rest:,} left out by the top-kernels setting, or with no positive time or rate")
+        if self.rest > 0:
+            parts.append(f"{self.rest:,} left out by the top-kernels setting, or with no positive time or rate")
         return head + ": " + "; ".join(parts) + "." + (" To collect what is missing:" if self.commands else "")
 
 
-def chart_gaps(analysis: Analysis, drawn: int) -> ChartGaps:
-    """Counts of :class:`ChartGaps` for a chart that drew ``drawn`` kernels (``RooflineFigure.kernels``)."""
+def chart_gaps(analysis: Analysis, drawn: int | np.ndarray) -> ChartGaps:
+    """Counts of :class:`ChartGaps` for a chart that drew the kernels of rows ``drawn`` (``RooflineFigure.rows``;
+    a number of rows, ``RooflineFigure.kernels``, where the rows are not known)."""
     r = analysis.results[0]
+    frame = analysis.workload.frame
     flags = r.flags.astype(np.int64)
-    flops = analysis.workload.frame["flops"].to_numpy(dtype=np.float64)
+    flops = frame["flops"].to_numpy(dtype=np.float64)
     known = ~np.isnan(r.t_roof)
-    unknown = int((~known).sum())
-    return ChartGaps(total=len(flops), drawn=int(drawn),
-                     missing_flops=int(((flags & int(Flag.MISSING_FLOPS)) != 0).sum()),
-                     missing_bytes=int(((flags & int(Flag.MISSING_BYTES)) != 0).sum()), unknown=unknown,
-                     moves=int((known & (flops == 0)).sum()),
+    moves = known & (flops == 0)
+    if isinstance(drawn, int | np.integer):  # rows drawn, not which: each row counts as a kernel
+        n_drawn = int(drawn)
+        rest = len(flops) - n_drawn - int((~known).sum()) - int(moves.sum())
+        kernels = {"total": len(flops), "drawn": n_drawn, "unknown": int((~known).sum()), "moves": int(moves.sum()),
+                   "missing_flops": int(((flags & int(Flag.MISSING_FLOPS)) != 0).sum()),
+                   "missing_bytes": int(((flags & int(Flag.MISSING_BYTES)) != 0).sum()), "rest": max(rest, 0)}
+        launches = (0, 0)
+    else:
+        on = np.zeros(len(flops), dtype=bool)
+        on[np.asarray(drawn, dtype=np.int64)] = True
+
+        def k(mask: np.ndarray) -> int:
+            return kernel_counts(frame, mask)[0]
+
+        kernels = {"total": k(np.ones(len(flops), dtype=bool)), "drawn": k(on), "unknown": k(~known & ~on),
+                   "moves": k(moves & ~on), "missing_flops": k(((flags & int(Flag.MISSING_FLOPS)) != 0) & ~on),
+                   "missing_bytes": k(((flags & int(Flag.MISSING_BYTES)) != 0) & ~on),
+                   "rest": k(known & ~moves & ~on)}
+        launches = (kernel_counts(frame, on)[1], kernel_counts(frame)[1]) if rows_are_launches(frame) else (0, 0)
+    unknown = kernels["unknown"]
+    return ChartGaps(**kernels, launches=launches,
                      commands=tuple(collect_commands(analysis.workload)) if unknown else ())
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analyze import Analysis
+from ..counting import kernel_codes, kernel_counts
 from ..roofline import FLAG_CODES
 from .kernels import subset, time_key
 
@@ -38,10 +39,13 @@ def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagG
     r = analysis.result(hw_id)
     key = time_key(analysis, hw_id)
     picks: dict[str, np.ndarray] = {}
+    kid = kernel_codes(analysis.workload.frame)
     for bit, code in FLAG_CODES.items():
         rows = np.flatnonzero((r.flags & int(bit)) != 0)
         if len(rows):
-            picks[code] = rows[np.argsort(-key[rows], kind="stable")][:examples]
+            rows = rows[np.argsort(-key[rows], kind="stable")]
+            _, first = np.unique(kid[rows], return_index=True)  # one example per kernel, its longest launch
+            picks[code] = rows[np.sort(first)][:examples]
     if not picks:
         return []
     order = np.unique(np.concatenate(list(picks.values())))
@@ -51,7 +55,7 @@ def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagG
     for bit, code in FLAG_CODES.items():
         if code not in picks:
             continue
-        count = int(((r.flags & int(bit)) != 0).sum())
+        count = kernel_counts(analysis.workload.frame, (r.flags & int(bit)) != 0)[0]  # kernels, as every page counts
         ex = []
         for row in picks[code]:
             rec = tab.iloc[pos[int(row)]]

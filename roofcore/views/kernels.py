@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from .. import counting
 from ..analyze import Analysis, analyze
 from ..models import Workload
 from ..roofline import FLAG_CODES
@@ -129,6 +130,25 @@ def filter_kernels(table: pd.DataFrame, *, bounds: Sequence[str] = (), flags: Se
     if text.strip():
         keep &= table["Kernel"].str.contains(text.strip(), case=False, regex=False).to_numpy()
     return table[keep]
+
+
+def table_note(analysis: Analysis, shown: pd.DataFrame, limit: int) -> str:
+    """What the Kernels table shows, counted as the sidebar counts (kernels and launches, whatever the rows are):
+    ``"38 of 38 kernels (174 launches), in 174 rows: one per launch and device."``; ``shown`` is the filtered
+    :func:`kernel_table` (the longest ``limit`` rows of it are drawn)."""
+    w = analysis.workload
+    rows = np.unique(shown["_row"].to_numpy(dtype=np.int64))
+    kernels, launches = counting.kernel_counts(w.frame, rows)
+    whole, _ = counting.kernel_counts(w.frame)
+    count = w.frame["count"].to_numpy()
+    per = ("kernel" if whole == len(w) else "launch" if (count == 1).all()
+           else "row of the input")
+    what = f"{kernels:,} of {counting.plural(whole, 'kernel')}" + (
+        f" ({counting.plural(launches, 'launch', 'launches')})" if launches != kernels else "")
+    if len(shown) > limit:
+        return (f"{what} match: showing the {limit:,} longest-running of their {len(shown):,} rows (one per {per} and "
+                "device); the CSV has all.")
+    return f"{what}, in {counting.plural(len(shown), 'row')}: one per {per} and device."
 
 
 #: most kernels the detail picker offers (longest-running first; the table's name filter finds the rest)

@@ -96,10 +96,21 @@ def comparison_frame(c) -> pd.DataFrame:
     names = t["name"].astype(str)
     if "name_new" in t:  # a pair made by hand shows both names
         names = names.where(t["name_new"] == t["name"], names + " → " + t["name_new"].astype(str))
-    return pd.DataFrame({"Kernel": names.to_numpy(), "Before": t["time_old"].map(fmt_time).to_numpy(),
-                         "After": t["time_new"].map(fmt_time).to_numpy(),
-                         "Speedup": t["speedup"].map(_fmt_x).to_numpy(), "Basis": t["basis"].to_numpy(),
-                         "Bound before": t["bound_old"].to_numpy(), "Bound after": t["bound_new"].to_numpy()})
+    return pd.DataFrame({"Kernel": names.to_numpy(), "Before": _known(t["time_old"], fmt_time),
+                         "After": _known(t["time_new"], fmt_time), "Speedup": _known(t["speedup"], _fmt_x),
+                         "Basis": t["basis"].to_numpy(), "Bound before": _known(t["bound_old"], str),
+                         "Bound after": _known(t["bound_new"], str)})
+
+
+def _known(values: pd.Series, fmt) -> np.ndarray:
+    """Each value formatted, and "unknown" where it is missing (None, NaN, infinite): a Compare cell never reads
+    "None", "nan" or "–" for a time, speedup or bound no one knows."""
+    def one(v) -> str:
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            return "unknown"
+        return fmt(v)
+
+    return np.array([one(v) for v in values.to_numpy(dtype=object)], dtype=object)
 
 
 def unmatched_frames(c) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -113,7 +124,8 @@ def unmatched_frames(c) -> tuple[pd.DataFrame, pd.DataFrame]:
         timed = ~np.isnan(t) & (t > 0)
         tt = np.where(timed, t, a.result(c.hardware).t_roof[sel])
         frame = pd.DataFrame({"Kernel": f["name"].astype(str).to_numpy()[sel], "_t": tt,
-                              "Time": [fmt_time(v) for v in tt], "Basis": np.where(timed, "measured", "roofline"),
-                              "Share": [fmt_pct(v / total, 2) if total and v == v else "–" for v in tt]})
+                              "Time": _known(pd.Series(tt), fmt_time),
+                              "Basis": np.where(timed, "measured", np.where(np.isnan(tt), "unknown", "roofline")),
+                              "Share": [fmt_pct(v / total, 2) if total and v == v else "unknown" for v in tt]})
         out.append(frame.sort_values("_t", ascending=False, kind="stable").drop(columns="_t").reset_index(drop=True))
     return out[0], out[1]

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import counting
 from ..analyze import Analysis
+from ..counting import plural
 from ..ingest import aggregate
 from ..models import Workload
+from ..roofline import Flag
 from ..units import fmt_factor, fmt_pct, fmt_time
 
 
@@ -32,23 +35,21 @@ class Metric:
     help: str
 
 
-def kernel_counts(w: Workload) -> tuple[int, int]:
-    """Distinct kernels (what combining repeated launches leaves) and launches, as the sidebar and Overview say."""
-    f = w.frame
-    keys = [k for k in ("name", "precision", "unit", "group") if k in f.columns]
-    names = len(f[keys].astype(object).fillna("").drop_duplicates()) if len(f) else 0
-    return names, int(f["count"].sum())
+def kernel_counts(w: Workload, rows: np.ndarray | None = None) -> tuple[int, int]:
+    """Distinct kernels (what combining repeated launches leaves) and launches among ``rows`` (a mask or row
+    positions; None: all): :func:`roofcore.counting.kernel_counts`, the one count every page gives."""
+    return counting.kernel_counts(w.frame, rows)
 
 
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``"1 kernel"``, ``"1,545 kernels"``."""
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+def count_text(w: Workload, rows: np.ndarray | None = None) -> str:
+    """``"18 kernels (98 launches)"``, ``"1 kernel"``: the one way every page counts a workload (or some of its rows),
+    whether or not its launches are combined."""
+    return counting.count_text(w.frame, rows)
 
 
-def count_text(w: Workload) -> str:
-    """``"18 kernels (98 launches)"``, ``"1 kernel"``: the one way the sidebar and the Overview count a workload."""
-    names, launches = kernel_counts(w)
-    return plural(names, "kernel") + (f" ({plural(launches, 'launch', 'launches')})" if launches != names else "")
+def count_of(w: Workload, rows: np.ndarray, of: np.ndarray | None = None) -> str:
+    """``"21 of 38 kernels"``: kernels among ``rows`` of those among ``of`` (None: all), counted as the sidebar."""
+    return counting.count_of(w.frame, rows, of)
 
 
 def bound_kind_shares(summary: dict) -> dict[str, float]:
@@ -60,14 +61,34 @@ def bound_kind_shares(summary: dict) -> dict[str, float]:
     return out
 
 
-def overview_metrics(summary: dict) -> list[Metric]:
-    """The Overview's headline numbers for one device, formatted with units."""
+def coverage_counts(a: Analysis, hw_id: str) -> dict[str, str]:
+    """The kernels behind :func:`roofcore.analyze.coverage_text` on ``hw_id``, counted as the sidebar counts
+    (kernels and their launches, whether or not launches are combined): ``known`` ("21 of 38 kernels"),
+    ``missing_flops``, ``missing_bytes`` and ``rates_only`` ("17 kernels (48 launches)")."""
+    r = a.result(hw_id)
+    w = a.workload
+    flags = r.flags.astype(np.int64)
+    rated = r.rated if r.rated is not None else np.zeros(len(w), dtype=bool)
+    said = counting.rows_are_launches(w.frame)  # launches apart: say them
+
+    def some(rows: np.ndarray) -> str:
+        return counting.count_text(w.frame, rows, launches=said)
+
+    return {"known": count_of(w, ~np.isnan(r.t_roof)),
+            "missing_flops": some(np.isnan(w.frame["flops"].to_numpy(dtype=np.float64)) & ~rated),
+            "missing_bytes": some((flags & int(Flag.MISSING_BYTES)) != 0), "rates_only": some(rated)}
+
+
+def overview_metrics(summary: dict, counts: dict[str, str] | None = None) -> list[Metric]:
+    """The Overview's headline numbers for one device, formatted with units; ``counts`` (:func:`coverage_counts`)
+    says how many kernels the headline covers as the sidebar counts them."""
     basis = "measured time" if summary["share_basis"] == "measured" else "roofline time"
     kinds = bound_kind_shares(summary)
     cov = summary["coverage"]
     partial = cov["kernels_known"] < cov["kernels"]
-    scope = (f" Over the {cov['kernels_known']:,} of {cov['kernels']:,} kernels whose roofline is known "
-             "(FLOPs and bytes known); the others are left out, not counted as zero." if partial else "")
+    known = (counts or {}).get("known") or f"{cov['kernels_known']:,} of {cov['kernels']:,} kernels"
+    scope = (f" Over the {known} whose roofline is known (FLOPs and bytes known); the others are left out, not "
+             "counted as zero." if partial else "")
     out = [Metric("Roofline time", fmt_time(summary["t_roof_s"]),
                   "Σ t_roof: every kernel at its roof, perfect overlap of compute and memory (the lower bound)." + scope)]
     if summary["time_s"] is not None:
@@ -77,8 +98,7 @@ def overview_metrics(summary: dict) -> list[Metric]:
                           "Measured ÷ time if every timed kernel reached its roof (Amdahl over the workload)." + scope))
     if partial:
         share = cov["time_share_known"]
-        out.append(Metric("Roofline known", fmt_pct(share, 2) if share is not None else
-                          f"{cov['kernels_known']:,} of {cov['kernels']:,}",
+        out.append(Metric("Roofline known", fmt_pct(share, 2) if share is not None else known,
                           "Share of the measured time (else of the kernels) whose FLOPs and bytes are known, which "
                           "the headline numbers cover."))
     none = cov["kernels_known"] == 0  # no kernel has a bound: a 0% would read as a finding
@@ -108,7 +128,7 @@ def micro_kernel_note(analysis: Analysis, hw_id: str) -> str:
     small = ok & (t / count < MICRO_KERNEL_S)
     if total <= 0 or head[small].sum() < 0.5 * total:
         return ""
-    n = int(small.sum())
+    n = kernel_counts(analysis.workload, small)[0]  # kernels, as every page counts them
     return (f"{plural(n, 'kernel')} of a few microseconds per launch ({fmt_time(float(t[small].sum()))} in all) "
             f"{'holds' if n == 1 else 'hold'} {fmt_pct(head[small].sum() / total, 2)} of that gain: at that size "
             "launch overhead and the profiler's replay weigh as much as the work, so the speedup is what the roofs "
