@@ -123,13 +123,29 @@ def _read_yaml(raw: bytes, file: str) -> Any:
 def load_file(path: Path | str) -> list[tuple[Hardware, bool]]:
     """Parse and validate one catalog file; returns ``(hardware, overrides)`` pairs in file order."""
     file = display_path(path)
+    builtin = Path(path).resolve().parent == BUILTIN_DIR.resolve()
+    if builtin:  # read once per process while the file is unchanged (devices are immutable, so they are shared)
+        try:
+            st = Path(path).stat()
+        except OSError as e:
+            raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
+        return list(_load_builtin(str(Path(path).resolve()), file, st.st_mtime_ns, st.st_size))
+    return _load_path(path, file, validate=True)
+
+
+@lru_cache(maxsize=64)
+def _load_builtin(path: str, file: str, mtime_ns: int, size: int) -> tuple[tuple[Hardware, bool], ...]:
+    # the shipped catalogs are checked against the schema by the test suite: every run need not import jsonschema
+    # and walk them again (a tenth of a second of each `roofline analyze`)
+    return tuple(_load_path(path, file, validate=False))
+
+
+def _load_path(path: Path | str, file: str, *, validate: bool) -> list[tuple[Hardware, bool]]:
     try:
         raw = Path(path).read_bytes()
     except OSError as e:
         raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
-    # the shipped catalogs are checked against the schema by the test suite: every run need not import jsonschema
-    # and walk them again (a tenth of a second of each `roofline analyze`)
-    return load_bytes(raw, file, validate=Path(path).resolve().parent != BUILTIN_DIR.resolve())
+    return load_bytes(raw, file, validate=validate)
 
 
 def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True) -> list[tuple[Hardware, bool]]:
