@@ -263,15 +263,19 @@ with solver_tab:
         r3, r4 = st.columns(2)
         b_in = r3.number_input("B (rows)", min_value=1, value=128, key="sv_b")
         f2_in = r4.number_input("F (columns)", min_value=1, value=8192, key="sv_f2")
-        try:
-            flops = parse(flops_text, Dimension.FLOP_RATE, where="FLOP/s per chip", allow_zero=False)
-            bw = parse(link_text, Dimension.BANDWIDTH, where="Link B/s", allow_zero=False)
-            dcross = plan.shard_crossover(flops, bw, float(b_in), float(f2_in))
-            st.metric("Compute-bound from D =", f"{dcross:,.0f}",
-                      help="X[B,D] @ W[D,F] sharded on D over 2 chips, bf16, ring all-reduce of the B×F partial "
-                           "sums: D = |bf16|·π/β.")
-        except RoofcoreError as e:
-            message("error", e)
+        if not link_text.strip():  # nothing is wrong: the device publishes no link and none was typed yet
+            st.info(f"{sv_hw} publishes no link: type a link bandwidth (e.g. 45 GB/s) to see where the sharded "
+                    "matmul turns compute-bound.")
+        else:
+            try:
+                flops = parse(flops_text, Dimension.FLOP_RATE, where="FLOP/s per chip", allow_zero=False)
+                bw = parse(link_text, Dimension.BANDWIDTH, where="Link B/s", allow_zero=False)
+                dcross = plan.shard_crossover(flops, bw, float(b_in), float(f2_in))
+                st.metric("Compute-bound from D =", f"{dcross:,.0f}",
+                          help="X[B,D] @ W[D,F] sharded on D over 2 chips, bf16, ring all-reduce of the B×F partial "
+                               "sums: D = |bf16|·π/β.")
+            except RoofcoreError as e:
+                message("error", e)
     with right:
         st.markdown("**Tile size for a target intensity**")
         t1, t2, t3 = st.columns(3)

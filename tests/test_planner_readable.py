@@ -136,6 +136,20 @@ def test_solver_defaults_are_the_selected_devices(cat):
     assert [m.value for m in at.metric if m.label.startswith("Compute-bound from D")] == ["8,756"]
 
 
+def test_a_device_without_a_link_is_asked_for_one_not_shown_an_error(cat):
+    """MI300A publishes no link: the solver says so and waits for one typed by hand; nothing the user did is wrong,
+    so no error shows (the walk over every sample on every page fails on any error)."""
+    assert plan.shard_defaults(cat.get("mi300a"))[1] is None
+    at = goto(start(), PLANNER)
+    at.sidebar.multiselect(key="hw_ids").set_value(["mi300a"]).run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.text_input(key="sv_link").value == ""
+    assert any("publishes no link" in i.value for i in at.info)
+    assert not [m for m in at.metric if m.label.startswith("Compute-bound from D")]
+    at.text_input(key="sv_link").set_value("45 GB/s").run()
+    assert not at.error and [m for m in at.metric if m.label.startswith("Compute-bound from D")]
+
+
 # ------------------------------------------------------------------------------------------------ price inputs
 
 
