@@ -12,8 +12,10 @@ before they are compared with the limit. A gate that can judge nothing
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -76,33 +78,92 @@ class Verdict:
 
 @dataclass(frozen=True)
 class GateResult:
+    """The gate's judgement of every matched kernel, kept as columns (``table``): a :class:`Verdict` is built only
+    for the kernels asked for (the regressions a report shows; every kernel for JSON), so judging a million
+    kernels costs array operations, not a million objects."""
+
     hardware: Hardware
     baseline: str
     current: str
     max_regression: float
-    verdicts: tuple[Verdict, ...]  #: every matched kernel, regressions first (largest time change first)
+    table: pd.DataFrame  #: one row per matched kernel (columns: :data:`_COLUMNS`), in no particular order
     only_baseline: tuple[str, ...]
     only_current: tuple[str, ...]
 
     @property
+    def matched(self) -> int:
+        return len(self.table)
+
+    @cached_property
+    def judged(self) -> int:
+        return int(self.table["judged"].sum())
+
+    @cached_property
     def regressions(self) -> tuple[Verdict, ...]:
-        return tuple(v for v in self.verdicts if v.regressed)
+        """The kernels that regressed, largest time change first."""
+        return self._verdicts(np.flatnonzero(self.table["regressed"].to_numpy()))
 
     @property
-    def judged(self) -> int:
-        return sum(v.judged for v in self.verdicts)
+    def verdicts(self) -> tuple[Verdict, ...]:
+        """Every matched kernel: regressions first, then the judged ones by time change (largest first), then the
+        others; ties by name."""
+        return self._verdicts(np.arange(len(self.table)))
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressions else 0
+        return 1 if self.table["regressed"].any() else 0
+
+    def not_judged(self, limit: int) -> tuple[list[str], int]:
+        """The first ``limit`` names (in name order) of the kernels not measured in both runs, and how many."""
+        names = self.table["name"][~self.table["judged"].to_numpy()].tolist()
+        return heapq.nsmallest(limit, names), len(names)
+
+    def largest_change(self) -> tuple[str, float]:
+        """The judged kernel whose time grew most (ties: the first name) and its change."""
+        t = self.table
+        judged = t["judged"].to_numpy()
+        change = np.nan_to_num(t["time_change"].to_numpy(np.float64), nan=-np.inf)
+        top = judged & (change == change[judged].max())
+        name = min(t["name"][top].tolist())
+        return name, float(t["time_change"].to_numpy()[top][0])
+
+    def _verdicts(self, rows: np.ndarray) -> tuple[Verdict, ...]:
+        t = self.table.iloc[rows]  # only these rows: the names of a million kernels cost a second to convert
+        change = -np.round(t["time_change"].to_numpy(np.float64), _DIGITS)
+        by_name = pd.factorize(t["name"].to_numpy(object), sort=True)[0]
+        order = np.lexsort((by_name, np.where(np.isnan(change), np.inf, change), ~t["judged"].to_numpy(),
+                            ~t["regressed"].to_numpy()))
+        cols = {c: t[c].to_numpy()[order].tolist() for c in _COLUMNS}
+        return tuple(_verdict(dict(zip(cols, values, strict=True))) for values in zip(*cols.values(), strict=True))
 
     def to_json(self) -> dict:
-        return {"schema_version": 1, "status": "fail" if self.regressions else "pass", "exit_code": self.exit_code,
+        regressed = bool(self.exit_code)
+        return {"schema_version": 1, "status": "fail" if regressed else "pass", "exit_code": self.exit_code,
                 "hardware": self.hardware.id, "baseline": self.baseline, "current": self.current,
-                "max_regression": self.max_regression, "matched": len(self.verdicts), "judged": self.judged,
+                "max_regression": self.max_regression, "matched": self.matched, "judged": self.judged,
                 "regressions": [v.to_json() for v in self.regressions],
                 "kernels": [v.to_json() for v in self.verdicts],
                 "only_baseline": list(self.only_baseline), "only_current": list(self.only_current)}
+
+
+#: the columns of :attr:`GateResult.table` (before / after: baseline / current)
+_COLUMNS = ("name", "judged", "regressed", "slower", "further", "time_before_s", "time_after_s", "time_change",
+            "efficiency_before", "efficiency_after", "efficiency_change", "t_roof_before_s", "t_roof_after_s",
+            "bound_before", "bound_after", "flops_before", "flops_after", "bytes_hbm_before", "bytes_hbm_after")
+
+
+def _verdict(r: dict) -> Verdict:
+    """One row of :attr:`GateResult.table` as a :class:`Verdict` (its roofline reading written here)."""
+    reasons = tuple(x for x, on in (("time", r["slower"]), ("efficiency", r["further"])) if on)
+    b_before, b_after = _bound(r["bound_before"]), _bound(r["bound_after"])
+    num = {k: float(r[k]) for k in ("time_before_s", "time_after_s", "time_change", "efficiency_before",
+                                    "efficiency_after", "efficiency_change", "t_roof_before_s", "t_roof_after_s")}
+    return Verdict(name=str(r["name"]), judged=bool(r["judged"]), regressed=bool(reasons), **num,
+                   bound_before=b_before, bound_after=b_after, reasons=reasons,
+                   roofline=roofline_reason(b_before, b_after, num["t_roof_before_s"], num["t_roof_after_s"],
+                                            num["efficiency_before"], num["efficiency_after"],
+                                            (float(r["flops_before"]), float(r["flops_after"])),
+                                            (float(r["bytes_hbm_before"]), float(r["bytes_hbm_after"]))))
 
 
 def _pct_change(x: float) -> str:
@@ -163,43 +224,37 @@ def check(current: Workload, baseline: Workload, hw: Hardware, *, max_regression
         raise InputError(where="roofline check", text=f"none of the {len(t)} matched kernel(s) has a measured time "
                          "in both runs: nothing to judge (a roofline bound is not a measurement).",
                          hint="give profiles with kernel times (Nsight Compute, nsys, rocprof, a PyTorch trace).")
-    verdicts = []
-    for i, r in enumerate(t.itertuples(index=False)):
-        reasons = tuple(x for x, on in (("time", slower[i]), ("efficiency", further[i])) if on)
-        verdicts.append(Verdict(
-            name=str(r.name), judged=bool(measured[i]), regressed=bool(reasons), time_before_s=float(before[i]),
-            time_after_s=float(after[i]), time_change=float(tchange[i]), efficiency_before=float(eff_b[i]),
-            efficiency_after=float(eff_a[i]), efficiency_change=float(echange[i]),
-            t_roof_before_s=float(troof_b[i]), t_roof_after_s=float(troof_a[i]),
-            bound_before=_bound(r.bound_old), bound_after=_bound(r.bound_new), reasons=reasons,
-            roofline=roofline_reason(_bound(r.bound_old), _bound(r.bound_new), float(troof_b[i]), float(troof_a[i]),
-                                     float(eff_b[i]), float(eff_a[i]), (float(r.flops_old), float(r.flops_new)),
-                                     (float(r.bytes_hbm_old), float(r.bytes_hbm_new)))))
-    order = sorted(range(len(verdicts)), key=lambda i: (not verdicts[i].regressed, not verdicts[i].judged,
-                                                        -round(np.nan_to_num(verdicts[i].time_change, nan=-np.inf), 4),
-                                                        verdicts[i].name))
+    table = pd.DataFrame({
+        "name": t["name"], "judged": measured, "regressed": slower | further, "slower": slower, "further": further,
+        "time_before_s": before, "time_after_s": after, "time_change": tchange, "efficiency_before": eff_b,
+        "efficiency_after": eff_a, "efficiency_change": echange, "t_roof_before_s": troof_b, "t_roof_after_s": troof_a,
+        "bound_before": t["bound_old"], "bound_after": t["bound_new"], "flops_before": t["flops_old"],
+        "flops_after": t["flops_new"], "bytes_hbm_before": t["bytes_hbm_old"], "bytes_hbm_after": t["bytes_hbm_new"]},
+        copy=False)  # column by column: stacking a million rows of 19 columns into blocks copies them all
     return GateResult(hardware=hw, baseline=baseline.name, current=current.name, max_regression=max_regression,
-                      verdicts=tuple(verdicts[i] for i in order), only_baseline=c.only_old, only_current=c.only_new)
+                      table=table, only_baseline=c.only_old, only_current=c.only_new)
 
 
 def _bound(b: object) -> str:
     return b if isinstance(b, str) and b else "unknown"
 
 
-def _names(names: tuple[str, ...], limit: int = 10) -> str:
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+def _names(names: tuple[str, ...], limit: int = 10, total: int | None = None) -> str:
+    total = len(names) if total is None else total
+    return ", ".join(names[:limit]) + (f" and {total - limit} more" if total > limit else "")
 
 
 def gate_text(g: GateResult) -> str:
     """The gate's report for a CI log: every regression with before/after and its roofline reading, then the
     verdict on the last line."""
     thr = f"{g.max_regression * 100:g}%"
-    n = len(g.verdicts)
+    n = g.matched
     lines = [f"roofline check on {g.hardware.id} ({g.hardware.name}), max regression {thr}",
              f"baseline: {g.baseline}", f"current:  {g.current}",
              f"{n} matched {'kernel' if n == 1 else 'kernels'}, {g.judged} judged (measured in both runs)"]
     if g.judged < n:
-        lines.append(f"Not judged (no measured time in both runs): {_names(tuple(v.name for v in g.verdicts if not v.judged))}")
+        first, count = g.not_judged(10)
+        lines.append(f"Not judged (no measured time in both runs): {_names(tuple(first), total=count)}")
     if g.only_baseline:
         lines.append(f"Only in the baseline ({len(g.only_baseline)}): {_names(g.only_baseline)}")
     if g.only_current:
@@ -217,10 +272,9 @@ def gate_text(g: GateResult) -> str:
         lines.append(f"FAIL: {len(g.regressions)} of {g.judged} judged {'kernel' if g.judged == 1 else 'kernels'} "
                      f"regressed past {thr} (slower, or further from the roof).")
     else:
-        judged = [v for v in g.verdicts if v.judged]
-        worst = max(judged, key=lambda v: np.nan_to_num(v.time_change, nan=-np.inf))
-        lines.append(f"PASS: no judged kernel regressed past {thr} (largest time change {_pct_change(worst.time_change)}: "
-                     f"{worst.name}).")
+        name, change = g.largest_change()
+        lines.append(f"PASS: no judged kernel regressed past {thr} (largest time change {_pct_change(change)}: "
+                     f"{name}).")
     return "\n".join(lines)
 
 

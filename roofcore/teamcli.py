@@ -7,11 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from . import gate_inputs
 from .errors import RoofcoreError
 from .gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
 from .ingest import read_many
@@ -19,27 +19,20 @@ from .models import Workload
 from .safetext import shown
 from .units import fmt_bytes
 
-_RUN_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
-
-def _store(args: argparse.Namespace):
+def _store(args: argparse.Namespace, *, read: bool = False):
+    """The run database; for a read (``check``) only one that exists (:func:`gate_inputs.read_url`)."""
     try:
         from .store import open_store
     except ImportError as e:
         raise RoofcoreError(f"saved runs need the database support ({e.name} is missing): "
                             "pip install 'roofcore[team]'.") from None
-    return open_store(args.db)
+    return open_store(gate_inputs.read_url(args.db) if read else args.db)
 
 
 def _is_run(items: list[str], args: argparse.Namespace) -> str | None:
-    """The run id when this side names a saved run: ``run:ID``, or an id that is no file while a database is set."""
-    if len(items) != 1:
-        return None
-    item = items[0]
-    if item.startswith("run:"):
-        return item[4:]
-    has_db = bool(args.db or os.environ.get("ROOFCORE_DB_URL", "").strip())
-    return item if has_db and _RUN_ID.fullmatch(item) and not Path(item).exists() else None
+    """The run id when this side names a saved run (:func:`gate_inputs.run_id`)."""
+    return gate_inputs.run_id(items, args.db)
 
 
 def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Workload, str, tuple[str, ...]]:
@@ -50,7 +43,7 @@ def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Worklo
     if run_id is None:
         w = read_many(items, fmt=args.format, max_bytes=_max_bytes(args))
         return w, w.name, ()
-    store = _store(args)
+    store = _store(args, read=True)
     run, w = store.workload(run_id)
     i = run.info
     if what == "baseline":
@@ -72,12 +65,17 @@ def _keep_baseline(store, run_id: str) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from .cli import _catalog, _emit
 
+    gate_inputs.refuse_empty(args.current, "CURRENT")  # never the current folder: a gate never passes on nothing
+    gate_inputs.refuse_empty(args.baseline, "--baseline")
     threshold = parse_threshold(args.max_regression)
     cat = _catalog(args)
     if args.hardware:
         cat.get(args.hardware)  # fail fast on a typo, before reading anything
+    gate_inputs.refuse_same_run(_is_run(args.current, args), _is_run(args.baseline, args))
+    gate_inputs.refuse_same_files(args.current, args.baseline)
     current, cur_label, cur_devices = _side(args.current, args, "current")
     baseline, base_label, base_devices = _side(args.baseline, args, "baseline")
+    gate_inputs.refuse_same_kernels(current, baseline, base_label)
     hw_id = args.hardware or next(iter(cur_devices or base_devices), None)
     if hw_id is None:
         hits = cat.suggest(current.device, current.meta)

@@ -87,16 +87,26 @@ def work(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------------------------------- exit 0
 
 
-def test_the_naive_gemm_against_itself_passes(work, capsys):
-    code, out, err = run(capsys, "check", NAIVE, "--baseline", NAIVE, "--hardware", "gate-gpu", "--catalog", "gate.yaml")
+def test_the_naive_gemm_against_a_rerun_within_the_limit_passes(work, capsys):
+    scaled(work / NAIVE, work / "naive_rerun.csv", 1.001)
+    code, out, err = run(capsys, "check", "naive_rerun.csv", "--baseline", NAIVE, "--hardware", "gate-gpu",
+                         "--catalog", "gate.yaml")
     assert (code, err) == (0, "")
     assert out == f"""roofline check on gate-gpu (Gatekeep G1), max regression 10%
 baseline: {NAIVE}
-current:  {NAIVE}
+current:  naive_rerun.csv
 1 matched kernel, 1 judged (measured in both runs)
 
-PASS: no judged kernel regressed past 10% (largest time change +0.0%: {NAIVE_NAME}).
+PASS: no judged kernel regressed past 10% (largest time change +0.1%: {NAIVE_NAME}).
 """
+
+
+def test_the_naive_gemm_against_itself_is_refused(work, capsys):
+    """Issue 23: the current profile as its own baseline compares nothing; it once passed."""
+    code, out, err = run(capsys, "check", NAIVE, "--baseline", NAIVE, "--hardware", "gate-gpu", "--catalog", "gate.yaml")
+    assert (code, out) == (2, "")
+    assert err == (f"roofline: error: --baseline: the baseline is the current profile itself ({NAIVE}): nothing to "
+                   "compare. Hint: give the profile of an earlier run (a file, or a saved run: run:ID) as --baseline.\n")
 
 
 def test_exactly_the_limit_passes_and_one_percent_more_fails(work, capsys):
@@ -174,8 +184,9 @@ def test_json_gives_the_verdicts(work, capsys):
     assert first["time_before_s"] == pytest.approx(7.488e-6) and first["time_after_s"] == pytest.approx(9.36e-6)
     assert first["time_change"] == pytest.approx(0.25) and first["efficiency_change"] == pytest.approx(-0.2)
     assert first["bound_before"] == first["bound_after"] == "compute:fp32-vector"
-    code, out, _ = run(capsys, "check", SGEMM, "--baseline", SGEMM, "--hardware", "gate-gpu", "--catalog",
-                       "gate.yaml", "--json")
+    scaled(work / SGEMM, work / "sgemm_faster.csv", 0.9)
+    code, out, _ = run(capsys, "check", "sgemm_faster.csv", "--baseline", SGEMM, "--hardware", "gate-gpu",
+                       "--catalog", "gate.yaml", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["status"] == "pass" and doc["regressions"] == [] and len(doc["kernels"]) == 2
 
@@ -225,8 +236,9 @@ def test_nothing_to_judge_is_an_error_not_a_pass(work, capsys):
         f"({SGEMM}) by name: nothing to judge. Hint: compare runs of the same program; `roofline compare` lists "
         "both sides' kernels.\n")
     (work / "inv.csv").write_text("name,count,flops,bytes,precision\nk,1,1e12,1e9,bf16\n")  # no times
-    code, _, err = run(capsys, "check", "inv.csv", "--baseline", "inv.csv", "--hardware", "gate-gpu", "--catalog",
-                       "gate.yaml")
+    (work / "inv_before.csv").write_text("name,count,flops,bytes,precision\nk,1,2e12,1e9,bf16\n")
+    code, _, err = run(capsys, "check", "inv.csv", "--baseline", "inv_before.csv", "--hardware", "gate-gpu",
+                       "--catalog", "gate.yaml")
     assert code == 2 and err == (
         "roofline: error: roofline check: none of the 1 matched kernel(s) has a measured time in both runs: nothing "
         "to judge (a roofline bound is not a measurement). Hint: give profiles with kernel times (Nsight Compute, "
@@ -274,7 +286,8 @@ def test_check_and_save_with_a_database(work, capsys):
     code, out, _ = run(capsys, "check", "sgemm_slower.csv", "--baseline", run_id, "--db", db, "--hardware",
                        "gate-gpu", "--catalog", "gate.yaml")
     assert code == 1 and f"baseline: saved run {run_id} (main@abc123, project gemm, " in out
-    code, out, _ = run(capsys, "check", SGEMM, "--baseline", f"run:{run_id}", "--db", db)  # the run's device
+    scaled(work / SGEMM, work / "sgemm_faster.csv", 0.9)
+    code, out, _ = run(capsys, "check", "sgemm_faster.csv", "--baseline", f"run:{run_id}", "--db", db)  # its device
     assert code == 0 and out.startswith("roofline check on a100-40gb-sxm ")
     code, _, err = run(capsys, "check", SGEMM, "--baseline", "run:AAAAAAAAAAAAAAAAAAAAAA", "--db", db)
     assert code == 2 and "no saved run 'AAAAAAAAAAAAAAAAAAAAAA' that you can open" in err

@@ -250,6 +250,13 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
     if not workloads and loaded and all(f.companion for _, _, f in loaded):
         raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
+    if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
+        from ..catalog import display_path
+
+        folders = ", ".join(sorted({display_path(Path(s).parent) for s, in_folder in items if in_folder}))
+        raise InputError(where=folders, text=f"no profile among the folder's files: {'; '.join(left_out[:3])}"
+                         + (f" and {len(left_out) - 3} more." if len(left_out) > 3 else "."),
+                         hint="point at the folder of the profiles themselves, or name the files.")
     if not workloads:
         names = ", ".join(label for _, label, _ in loaded) or "the inputs"
         raise InputError(where=names, text="no workload could be read from these files.",

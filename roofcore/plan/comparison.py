@@ -10,10 +10,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..analyze import Analysis
 from ..errors import InputError
 from ..models import OFFCHIP, Hardware, Workload
+from ..roofline import attainable
 from ..units import fmt_time
 from .projection import _clean, evaluate
 from .transforms import HBM, SPLIT, _check_workload
@@ -59,15 +62,42 @@ class Comparison:
 
 
 def _side(a: Analysis, hw_id: str) -> pd.DataFrame:
+    if a.result(hw_id).rated is None:  # the usual case: the few columns needed, not the whole table
+        return _plain_side(a, hw_id)
     tab = a.table(hw_id, messages=False)
     t = tab["time_s"].to_numpy(dtype=np.float64)
     timed = ~np.isnan(t) & (t > 0)
     off = f"intensity_{OFFCHIP}"
     return pd.DataFrame({
         "name": tab["name"].astype(str), "time": np.where(timed, t, tab["t_roof_s"]),
-        "basis": np.where(timed, "measured", "roofline"), "t_roof_s": tab["t_roof_s"], "flops": tab["flops"],
+        "basis": _basis(timed.astype(np.int8)), "t_roof_s": tab["t_roof_s"], "flops": tab["flops"],
         "bytes_hbm": tab.get(HBM, np.nan), "intensity": tab.get(off, np.nan),
         "perf": np.where(timed, tab["achieved_flops_per_s"], tab["attainable_flops_per_s"]), "bound": tab["bound"]})
+
+
+def _basis(codes: np.ndarray) -> pd.Categorical:
+    """Each kernel's time basis from codes 0 roofline, 1 measured, 2 mixed (categories: compared as codes)."""
+    return pd.Categorical.from_codes(codes, categories=["roofline", "measured", "mixed"])
+
+
+def _plain_side(a: Analysis, hw_id: str) -> pd.DataFrame:
+    """:func:`_side` for an analysis with no kernel placed by its rates: the same columns computed from the frame
+    and the device result alone (the full table of a million kernels costs seconds)."""
+    r, f = a.result(hw_id), a.workload.frame
+    t, flops = f["time_s"].to_numpy(dtype=np.float64), f["flops"].to_numpy(dtype=np.float64)
+    timed = ~np.isnan(t) & (t > 0)
+    hbm = f[HBM].to_numpy(dtype=np.float64) if HBM in f.columns else None
+    idx, labels = a.bound_labels(hw_id)
+    names = np.array([None, *labels[1:]], dtype=object)  # slot 0: no bound (the table's None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inten = np.full(len(f), np.nan) if hbm is None else \
+            np.where(hbm > 0, flops / hbm, np.where((hbm == 0) & (flops > 0), np.inf, np.nan))
+        perf = np.where(timed, flops / t, attainable(flops, r.t_roof))
+    return pd.DataFrame({  # copy=False: column by column, not stacked into one block (a copy of every column)
+        "name": f["name"].astype(str), "time": np.where(timed, t, r.t_roof),
+        "basis": _basis(timed.astype(np.int8)), "t_roof_s": r.t_roof.copy(), "flops": flops.copy(),
+        "bytes_hbm": np.full(len(f), np.nan) if hbm is None else hbm.copy(), "intensity": inten, "perf": perf,
+        "bound": pd.Series(names[idx], dtype=object)}, copy=False)
 
 
 def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = False,
@@ -87,14 +117,14 @@ def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = Fa
     by_hand = _pairs(pairs, so["name"], sn["name"])
     if by_hand:
         sn["name"] = sn["name"].map(lambda n: by_hand.get(n, n))
-    m = so.merge(sn, on="name", suffixes=("_old", "_new"), how="inner", sort=False)
+    m, unmatched_old, unmatched_new = _match(so, sn)
     with np.errstate(divide="ignore", invalid="ignore"):
         m["speedup"] = m["time_old"] / m["time_new"]
-    m["basis"] = np.where(m["basis_old"] == m["basis_new"], m["basis_old"], "mixed")
+    b_old, b_new = m["basis_old"].cat.codes.to_numpy(), m["basis_new"].cat.codes.to_numpy()
+    m["basis"] = _basis(np.where(b_old == b_new, b_old, 2).astype(np.int8))
     m = m.drop(columns=["basis_old", "basis_new"])
-    matched_old, matched_new = set(m["name"]), set(m["name_new"])
-    only_old = tuple(n for n in so["name"] if n not in matched_old)
-    only_new = tuple(n for n in sn["name_new"] if n not in matched_new)
+    only_old = tuple(so["name"][unmatched_old].tolist())
+    only_new = tuple(sn["name_new"][unmatched_new].tolist())
     old_total, new_total = float(np.nansum(so["time"])), float(np.nansum(sn["time"]))
     mo, mn = float(np.nansum(m["time_old"])), float(np.nansum(m["time_new"]))
     totals = {"old_time_s": old_total, "new_time_s": new_total,
@@ -119,6 +149,28 @@ def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = Fa
                      "in the totals but have no per-kernel speedup.")
     return Comparison(hardware=hw.id, old=ao, new=an, table=m, only_old=only_old, only_new=only_new,
                       totals=totals, notes=tuple(notes))
+
+
+def _match(so: pd.DataFrame, sn: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The two sides joined by name (each name once per side: launches are summed by name), in the old side's
+    order, columns suffixed ``_old`` and ``_new`` as :meth:`pandas.DataFrame.merge` names them; and which rows of
+    each side matched nothing. Looked up with Arrow's hash table: a million names in a fraction of a second."""
+    key = pa.large_string()
+    names_old, names_new = pa.array(so["name"]).cast(key), pa.array(sn["name"]).cast(key)
+    if names_old.equals(names_new):
+        at = np.arange(len(so))  # a rerun of the same program: the same kernels in the same order
+    else:
+        at = pc.index_in(names_old, value_set=names_new).fill_null(-1).to_numpy().astype(np.int64)
+    i_old = np.flatnonzero(at >= 0)
+    i_new = at[i_old]
+    unmatched_old, unmatched_new = at < 0, np.ones(len(sn), dtype=bool)
+    unmatched_new[i_new] = False
+    same = len(i_old) == len(so) == len(sn) and (i_new == i_old).all()  # then no row is copied (copy on write)
+    old = so.reset_index(drop=True) if same else so.iloc[i_old].reset_index(drop=True)
+    new = (sn if same else sn.iloc[i_new]).drop(columns="name").reset_index(drop=True)
+    old = old.rename(columns={c: f"{c}_old" for c in old.columns if c != "name"})
+    new = new.rename(columns={c: f"{c}_new" for c in new.columns if c != "name_new"})
+    return pd.concat([old, new], axis=1), unmatched_old, unmatched_new
 
 
 def _pairs(pairs: Mapping[str, str] | Sequence[tuple[str, str]] | None, old: pd.Series, new: pd.Series
