@@ -6,6 +6,7 @@ Screenshots of every page go to tests/artifacts/ (git-ignored) for a person to l
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -211,5 +212,7 @@ def test_8_planner_price_inputs_tab_in_the_order_they_are_laid_out(page):
         page.keyboard.press("Tab")
     assert tabbed == laid_out
     assert len(laid_out) == 1 + len(devices)
-    assert all(f"({hid})" in label for hid, label in zip(["h100-sxm", *devices], laid_out, strict=True))
+    # first the sidebar's device (whichever the earlier steps left selected), then those added here, in order
+    assert re.search(r"\([a-z0-9-]+\): \$/hour$", laid_out[0]), laid_out
+    assert all(f"({hid}): $/hour" in label for hid, label in zip(devices, laid_out[1:], strict=True)), laid_out
     shot(page, "planner-prices")

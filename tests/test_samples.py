@@ -428,7 +428,9 @@ def _families() -> list[str]:
 def test_the_installed_command(key):
     e = ENTRIES[key]
     files = [str(p) for p in sample_paths(key)]
-    exe = shutil.which("roofline")
+    # the command installed beside the interpreter running the tests (a virtual environment's own), else on PATH
+    beside = Path(sys.executable).with_name("roofline")
+    exe = str(beside) if beside.is_file() else shutil.which("roofline")
     cmd = [exe] if exe else [sys.executable, "-m", "roofcore"]
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     env.pop("ROOFCORE_DEBUG", None)
