@@ -144,10 +144,21 @@ def test_the_first_minute(page):
     page.screenshot(path=str(ARTIFACTS / "sample-first-minute.png"))
 
 
+#: the walk is cut in this many parts, each a file of its own (this one, test_browser_samples_b.py, _c.py) with its
+#: own server and browser, so pytest-xdist runs them on several workers at once
+PARTS = 3
+
+
 def test_every_sample_group_on_every_page(page):
+    walk(page, 0)
+
+
+def walk(page, part: int) -> None:
+    """Part ``part`` of :data:`PARTS` of the sample groups (every ``PARTS``-th, from ``part``), each uploaded and
+    taken through every page."""
     found: list[str] = []
     timings: list[str] = []
-    for key in sample_groups():
+    for key in sample_groups()[part::PARTS]:
         e = ENTRIES[key]
         t0 = time.monotonic()
         upload(page, key)
