@@ -28,11 +28,23 @@ DEVICE = make_hw(500e12, 3e12, levels={"l2": 10e12, "l1": 30e12, "lds": 40e12, "
                                                  ("bf16", "vector", 100e12), ("tf32", "matrix", 250e12))])
 
 
+def rounded(value):
+    """Floats to 12 significant digits, everywhere in a JSON document: a sum taken in another order by another
+    numpy (0.5962310167374137 beside ...139 with numpy 1.26) is the same analysis, not a change."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    return value
+
+
 def digest(key: str) -> str:
     a = roofcore.analyze(workload(key), [DEVICE])
     doc = json.loads(a.to_json_text())
     doc.pop("hardware")  # the fixed device's own figures
-    text = json.dumps(doc, sort_keys=True)
+    text = json.dumps(rounded(doc), sort_keys=True)
     for folder in sorted({str(SAMPLES), str(SAMPLES.resolve())}, key=len, reverse=True):
         text = text.replace(json.dumps(folder)[1:-1], "<samples>")  # where the samples folder sits
     return hashlib.sha256(text.encode()).hexdigest()
