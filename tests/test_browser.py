@@ -203,7 +203,10 @@ def test_8_planner_price_inputs_tab_in_the_order_they_are_laid_out(page):
     boxes = [inputs.nth(i).bounding_box() for i in range(inputs.count())]
     labels = [inputs.nth(i).get_attribute("aria-label") for i in range(inputs.count())]
     laid_out = [lab for _, lab in sorted(zip(boxes, labels, strict=True), key=lambda bl: (round(bl[0]["y"]), bl[0]["x"]))]
-    inputs.first.focus()
+    settle(page)  # a rerun that lands now (the address is updated on each) would take the focus away again
+    inputs.first.click()
+    page.wait_for_function("(document.activeElement?.getAttribute('aria-label') || '').endsWith('$/hour')",
+                           timeout=TIMEOUT_MS)
     tabbed = []
     for _ in range(3 * len(labels)):  # a number input's step buttons may take a Tab stop of their own
         label = page.evaluate("document.activeElement.getAttribute('aria-label')")
