@@ -32,3 +32,33 @@ def navigation_only():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(app_test, "PagesManager", NavigationOnly)
         yield
+
+
+# ------------------------------------------------------------------------------------ the run store's databases
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of the module's own (tests/pgserver.py), for the run store's tests."""
+    import pgserver
+
+    with pgserver.postgres_server() as pg:
+        yield pg
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    """An empty run database of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'runs.sqlite3'}"
+    return request.getfixturevalue("postgres").new_database()
+
+
+@pytest.fixture
+def store(url):
+    """A RunStore open on an empty database of each kind."""
+    from roofcore.store import RunStore
+
+    s = RunStore(url)
+    yield s
+    s.close()

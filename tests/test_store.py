@@ -61,27 +61,6 @@ def inventory(prefix: str, kernels: int = 3, scale: float = 1.0) -> bytes:
 # ----------------------------------------------------------------------------------------------- databases
 
 
-@pytest.fixture(scope="module")
-def postgres():
-    with pgserver.postgres_server() as pg:
-        yield pg
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    """An empty database of each kind."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.sqlite3'}"
-    return request.getfixturevalue("postgres").new_database()
-
-
-@pytest.fixture
-def store(url):
-    s = RunStore(url)
-    yield s
-    s.close()
-
-
 # ---------------------------------------------------------------------------------------------- migrations
 
 

@@ -20,7 +20,6 @@ pytest.importorskip("sqlalchemy", reason="the team extra (pip install -e '.[dev]
 pytest.importorskip("joserfc", reason="the login support (pip install -e '.[dev]')")
 
 import fake_oidc
-import pgserver
 import sqlalchemy as sa
 
 from roofcore import InputError
@@ -30,26 +29,6 @@ from roofcore.store import EVERYONE, NotAllowed, Owner, Protected, RunNotFound, 
 
 CSV = b"name,count,flops,bytes,time_s,precision\nid_gemm,1,2e12,1e9,0.01,bf16\nid_softmax,1,1e10,8e9,0.005,bf16\n"
 DATA = [(CSV, "w.csv")]
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    with pgserver.postgres_server() as pg:
-        yield pg
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.sqlite3'}"
-    return request.getfixturevalue("postgres").new_database()
-
-
-@pytest.fixture
-def store(url):
-    s = RunStore(url)
-    yield s
-    s.close()
 
 
 @pytest.fixture(scope="module")
