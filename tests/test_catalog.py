@@ -213,6 +213,19 @@ def test_a_numeric_source_id_is_a_catalog_error():
                             "Hint: quote it, or start it with a letter: S2 rather than 2.")
 
 
+def test_numeric_keys_inside_a_device_are_a_catalog_error():
+    """Found by the fuzz run at the lower bounds: jsonschema 4.18 fails sorting a mix of number and text extras;
+    every key is checked for text before the schema is asked."""
+    from roofcore.catalog import load_bytes
+
+    raw = (Path(__file__).parent / "data" / "good_catalog.yaml").read_bytes()
+    raw = raw.replace(b"- id: ", b"- 1: 2\n  234: 3\n  '567.00link': 4\n  id: ", 1)
+    with pytest.raises(CatalogError) as e:
+        load_bytes(raw, "x.yaml")
+    assert str(e.value) == ("x.yaml: $.devices[0]: expected keys that are text, found the int 1. "
+                            "Hint: quote it; keys are the field names the catalog schema lists.")
+
+
 # --------------------------------------------------------------------------------------------- on-chip levels
 
 def test_the_sample_gpus_carry_the_names_their_profilers_print(catalog):

@@ -160,6 +160,7 @@ def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True
     if measured is not None:
         return [(hw, False) for hw in measured]
     data = _read_yaml(raw, file)
+    _keys_are_text(data, file, "$")
     errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path) == 0, list(map(str, e.absolute_path)))
                     ) if validate else []
     if errors:
@@ -168,11 +169,6 @@ def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True
         first = next(e for e in errors if len(e.absolute_path) == len(deepest.absolute_path))
         raise _schema_error(file, first)
     sources = data.get("sources", {})
-    for key in sources:  # YAML reads `2:` or `+2:` as a number, which JSON Schema's property rules do not see
-        if not isinstance(key, str):
-            raise CatalogError(where=f"{file}: $.sources", expected="source ids that are text (S1, S2, ...)",
-                               found=f"the {type(key).__name__} {key!r}",
-                               hint="quote it, or start it with a letter: S2 rather than 2.")
     ctx = _Ctx(file=file, sources=sources)
     out: list[tuple[Hardware, bool]] = []
     seen: dict[str, int] = {}
@@ -184,6 +180,25 @@ def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True
         seen[d["id"]] = i
         out.append((_device(ctx, d, i, data.get("vendor")), bool(d.get("overrides", False))))
     return out
+
+
+def _keys_are_text(node: object, file: str, where: str) -> None:
+    """YAML reads `2:` or `+2:` as a number; JSON Schema's property rules do not see such keys (and some
+    jsonschema releases fail sorting them), so every key must be text before the schema is asked."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                is_source = where == "$.sources"
+                raise CatalogError(where=f"{file}: {where}",
+                                   expected="source ids that are text (S1, S2, ...)" if is_source
+                                   else "keys that are text",
+                                   found=f"the {type(key).__name__} {key!r}",
+                                   hint="quote it, or start it with a letter: S2 rather than 2." if is_source
+                                   else "quote it; keys are the field names the catalog schema lists.")
+            _keys_are_text(value, file, f"{where}.{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            _keys_are_text(item, file, f"{where}[{i}]")
 
 
 def _expand(path: Path) -> list[Path]:
