@@ -35,93 +35,9 @@ import math
 import re
 from collections.abc import Sequence
 
-import numpy as np
-
 from .. import ops
 from ..errors import InputError
-from ..models import OFFCHIP, Kernel
-
-#: ``Input type`` strings (C++ type names as c10 prints them) → (bytes per element, our precision or None)
-DTYPES: dict[str, tuple[float, str | None]] = {
-    "float": (4, "fp32"), "double": (8, "fp64"), "c10::Half": (2, "fp16"), "c10::BFloat16": (2, "bf16"),
-    "c10::Float8_e4m3fn": (1, "fp8"), "c10::Float8_e5m2": (1, "fp8"), "c10::Float8_e4m3fnuz": (1, "fp8"),
-    "c10::Float8_e5m2fnuz": (1, "fp8"), "c10::Float8_e8m0fnu": (1, "fp8"),
-    "long int": (8, None), "long": (8, None), "long long": (8, None), "int64_t": (8, None), "__int64": (8, None),
-    "int": (4, None), "unsigned int": (4, None), "short int": (2, None), "short": (2, None),
-    "unsigned short": (2, None), "signed char": (1, "int8"), "unsigned char": (1, None), "bool": (1, None),
-    "c10::complex<float>": (8, None), "c10::complex<double>": (16, None), "c10::complex<c10::Half>": (4, None),
-    "c10::qint8": (1, "int8"), "c10::quint8": (1, None), "c10::qint32": (4, None),
-}
-
-
-class _T:
-    """A tensor argument: shape, element size (bytes), precision."""
-
-    __slots__ = ("numel", "prec", "shape", "size")
-
-    def __init__(self, shape: tuple[int, ...], size: float, prec: str | None) -> None:
-        self.shape, self.size, self.prec = shape, size, prec
-        self.numel = math.prod(shape)
-
-    @property
-    def bytes(self) -> float:
-        return self.numel * self.size
-
-
-def _tensors(dims: object, types: object) -> list[_T | None]:
-    """Per argument, the tensor it is (dims of ints and a known dtype) or None (scalars, lists, None)."""
-    if not isinstance(dims, list) or not isinstance(types, list):
-        return []
-    out: list[_T | None] = []
-    for d, t in zip(dims, types, strict=False):
-        spec = DTYPES.get(t) if isinstance(t, str) else None
-        if spec is None or not isinstance(d, list) or not all(type(x) is int and x >= 0 for x in d):
-            out.append(None)
-        else:
-            out.append(_T(tuple(d), spec[0], spec[1]))
-    return out
-
-
-def _arg(ts: list[_T | None], i: int) -> _T | None:
-    return ts[i] if i < len(ts) else None
-
-
-def _concrete(concrete: object, i: int) -> str | None:
-    if isinstance(concrete, list) and i < len(concrete) and isinstance(concrete[i], str) and concrete[i].strip():
-        return concrete[i].strip()
-    return None
-
-
-def _ints(text: str | None, n: int) -> list[int] | None:
-    if text is None:
-        return None
-    vals = [int(v) for v in re.findall(r"-?\d+", text)]
-    if len(vals) == 1:
-        vals = vals * n
-    return vals if len(vals) == n else None
-
-
-def _truthy(text: str | None) -> bool | None:
-    if text is None:
-        return None
-    low = text.lower()
-    return True if low in ("true", "1") else False if low in ("false", "0") else None
-
-
-#: an op result: (FLOPs, bytes, precision, unit, geometry assumed)
-Result = tuple[float, float, str | None, str, bool]
-
-
-def _broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...] | None:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
-
-
-def _result(k: Kernel, extra_bytes: float = 0.0, assumed: bool = False) -> Result:
-    """A :class:`Kernel` from :mod:`roofcore.ops` as a result, with bytes its formula leaves out (a bias)."""
-    return float(k.flops), float(k.bytes[OFFCHIP] + extra_bytes), k.precision, str(k.unit), assumed
+from .kineto_args import _T, DTYPES, Result, _arg, _broadcast, _concrete, _ints, _result, _tensors, _truthy  # noqa: F401
 
 
 def _matmul_like(a: _T | None, b: _T | None, extra: Sequence[_T | None] = ()) -> Result | None:
