@@ -1,0 +1,243 @@
+"""A roofline at any level: the kernels of an analysis summed per op, module, step, NVTX range or time window.
+
+Every kernel lands in exactly one group (``outside`` when the export gives it no ancestor at that level), so the
+sums over a level's groups equal the kernel totals. Unknown stays unknown, per value: a group's FLOPs, bytes and
+time are the sums of its kernels' *known* values (NaN only when none is known), and ``coverage`` says which share of
+its measured time lies on kernels whose roofline is known (FLOPs, bytes and time known). The group's point on the
+roofline (achieved FLOP/s, intensity, achieved bandwidth), roof time, headroom and efficiency are computed over
+those covered kernels only, so a group never mixes known FLOPs with unknown ones; its bound is the bound holding
+most of its covered time.
+
+Tree levels (``module``, ``nvtx`` without a depth) give one row per node of the tree: ``self_*`` sums its own
+kernels (those whose innermost range it is), the other columns its whole subtree (``total``). Flat levels
+(``kernel``, ``op``, ``step``, ``window``, ``module:DEPTH``) give self = total.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..errors import RoofcoreError
+from .ancestry import SEP, truncate
+
+#: the group of kernels without an ancestor at the level asked for
+OUTSIDE = "outside"
+#: the levels ``by`` accepts (``module`` and ``nvtx`` also as ``module:DEPTH``)
+LEVELS = ("kernel", "op", "module", "step", "nvtx", "window")
+#: frame columns holding each level's key (``op`` falls back to ``group`` where a reader gives no ``op``)
+COLUMNS = {"kernel": "name", "op": "op", "module": "module", "step": "step", "nvtx": "nvtx"}
+_TREES = ("module", "nvtx")
+_TIMED = ("step", "window")
+
+
+def parse_by(by: str) -> tuple[str, int | None]:
+    """``"module:2"`` -> ``("module", 2)``; a level not in :data:`LEVELS` or a bad depth is an error."""
+    level, _, depth = str(by).strip().lower().partition(":")
+    if level not in LEVELS:
+        raise RoofcoreError(f"--by {by!r}: expected one of kernel, op, module, module:DEPTH, step, nvtx, nvtx:DEPTH")
+    if depth:
+        if level not in _TREES or not depth.isdigit() or int(depth) < 1:
+            raise RoofcoreError(f"--by {by!r}: a depth (a whole number from 1) is for module and nvtx only, "
+                                "e.g. module:2")
+        return level, int(depth)
+    return level, None
+
+
+def keys_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: float | None = None) -> np.ndarray:
+    """Per kernel its group key at ``level`` (None: outside)."""
+    n = len(frame)
+    if level == "window":
+        if not window or not window > 0:
+            raise RoofcoreError("a time window must be a positive duration, e.g. --window 10ms")
+        start = frame["start_s"].to_numpy(dtype=np.float64) if "start_s" in frame.columns else np.full(n, np.nan)
+        t0 = np.nanmin(start) if (~np.isnan(start)).any() else 0.0
+        idx = np.floor((start - t0) / window)
+        out = np.full(n, None, dtype=object)
+        ok = ~np.isnan(idx)
+        out[ok] = idx[ok].astype(np.int64)
+        return out
+    col = COLUMNS[level]
+    if level == "op" and col not in frame.columns:
+        col = "group"
+    if col not in frame.columns:
+        return np.full(n, None, dtype=object)
+    vals = frame[col].to_numpy(dtype=object)
+    vals = np.where(pd.isna(vals), None, vals)
+    return truncate(vals, depth) if depth else vals
+
+
+def _per_kernel(a, hw_id: str | None) -> tuple[dict[str, np.ndarray], list[str], np.ndarray, list[str]]:
+    """The per-kernel values the sums read, the byte level names, the bound index per kernel and its labels."""
+    hw_id = hw_id or a.hardware[0].id
+    r = a.result(hw_id)
+    f = a.workload.frame
+    t = f["time_s"].to_numpy(dtype=np.float64)
+    fl = f["flops"].to_numpy(dtype=np.float64)
+    troof = np.asarray(r.t_roof, dtype=np.float64)
+    timed = ~np.isnan(t) & (t > 0)
+    covered = timed & ~np.isnan(troof) & ~np.isnan(fl)
+    levels = [c[len("bytes_"):] for c in a.workload.byte_columns]
+    v: dict[str, np.ndarray] = {"launches": f["count"].to_numpy(dtype=np.float64), "time_s": t, "flops": fl,
+                                "t_roof_s": troof}
+    for lv in levels:
+        v[f"bytes_{lv}"] = f[f"bytes_{lv}"].to_numpy(dtype=np.float64)
+    v["cov_time"] = np.where(covered, t, np.nan)
+    v["cov_flops"] = np.where(covered, fl, np.nan)
+    v["cov_roof"] = np.where(covered, troof, np.nan)
+    for lv in levels:
+        b = v[f"bytes_{lv}"]
+        ok = covered & ~np.isnan(b)
+        v[f"cov_b_{lv}"], v[f"cov_bt_{lv}"], v[f"cov_bf_{lv}"] = (np.where(ok, b, np.nan), np.where(ok, t, np.nan),
+                                                                 np.where(ok, fl, np.nan))
+    idx, labels = a.bound_labels(hw_id)
+    weight = t if timed.any() else troof
+    v["_bound_w"] = np.where(covered if timed.any() else ~np.isnan(troof), weight, np.nan)
+    return v, levels, idx, labels
+
+
+def _sums(codes: np.ndarray, g: int, v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per group (codes 0..g-1) the sum of each value's known entries, and the count of known entries."""
+    out = {}
+    for k, x in v.items():
+        known = ~np.isnan(x)
+        out[k] = np.bincount(codes, weights=np.where(known, x, 0.0), minlength=g)
+        out["#" + k] = np.bincount(codes, weights=known.astype(np.float64), minlength=g)
+    return out
+
+
+def group(a, by: str = "op", window: float | None = None, hw_id: str | None = None) -> pd.DataFrame:
+    """One row per group of ``a``'s kernels at level ``by`` on device ``hw_id`` (default the first); see the module
+    docstring. ``window`` (seconds) groups by time windows of the kernels' start instead."""
+    level, depth = ("window", None) if window is not None else parse_by(by)
+    f = a.workload.frame
+    keys = keys_of(f, level, depth, window)
+    outside = np.array([k is None for k in keys], dtype=bool) if len(keys) else np.zeros(0, dtype=bool)
+    keys = keys.copy()
+    keys[outside] = OUTSIDE
+    codes, uniq = pd.factorize(pd.Series(keys, dtype=object), sort=False)
+    uniq = list(uniq)
+    v, levels, bidx, labels = _per_kernel(a, hw_id)
+    leaf = _sums(codes, len(uniq), v)
+    nb = len(labels)
+    w = np.nan_to_num(v["_bound_w"])
+    bmat = np.bincount(codes * nb + bidx, weights=w, minlength=len(uniq) * nb).reshape(len(uniq), nb)
+    tree = level in _TREES and depth is None
+    if tree:
+        nodes, self_rows, sums, bmat = _tree(uniq, leaf, bmat)
+    else:
+        nodes, self_rows, sums = uniq, np.arange(len(uniq)), leaf
+    out = _frame(level, nodes, sums, leaf, self_rows, levels, bmat, labels, tree)
+    if level in _TIMED:
+        out = _timing(out, f, codes, uniq, level, window)
+    return out
+
+
+def _tree(uniq: list, leaf: dict[str, np.ndarray], bmat: np.ndarray) -> tuple[list, np.ndarray, dict, np.ndarray]:
+    """Every prefix of every path as a node; each node's sums over its subtree; each node's leaf row (-1: none)."""
+    node_of: dict[str, int] = {}
+    pairs_leaf, pairs_node = [], []
+    for li, p in enumerate(uniq):
+        parts = [p] if p == OUTSIDE else p.split(SEP)
+        for d in range(1, len(parts) + 1):
+            key = SEP.join(parts[:d])
+            ni = node_of.setdefault(key, len(node_of))
+            pairs_leaf.append(li)
+            pairs_node.append(ni)
+    pl, pn = np.array(pairs_leaf, dtype=np.int64), np.array(pairs_node, dtype=np.int64)
+    g = len(node_of)
+    sums = {k: np.bincount(pn, weights=x[pl], minlength=g) for k, x in leaf.items()}
+    tb = np.zeros((g, bmat.shape[1]))
+    np.add.at(tb, pn, bmat[pl])
+    self_rows = np.full(g, -1, dtype=np.int64)
+    for li, p in enumerate(uniq):
+        self_rows[node_of[p]] = li
+    return list(node_of), self_rows, sums, tb
+
+
+def _known(s: dict, k: str) -> np.ndarray:
+    return np.where(s["#" + k] > 0, s[k], np.nan)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((den > 0) & ~np.isnan(num), num / den, np.nan)
+
+
+def _frame(level: str, nodes: list, s: dict, leaf: dict, self_rows: np.ndarray, levels: list[str],
+           bmat: np.ndarray, labels: list[str], tree: bool) -> pd.DataFrame:
+    """The rows: sums (known values), the covered kernels' point, bound and headroom, and the self columns."""
+    names = [str(n).split(SEP)[-1] if isinstance(n, str) else str(n) for n in nodes]
+    cols: dict[str, object] = {
+        "level": level, "group": pd.Series(nodes, dtype=object), "name": names,
+        "depth": [0 if n == OUTSIDE else (str(n).count(SEP) + 1 if level in _TREES else 1) for n in nodes],
+        "parent": pd.Series([SEP.join(str(n).split(SEP)[:-1]) or None if level in _TREES and n != OUTSIDE else None
+                   for n in nodes], dtype=object),
+        "launches": s["launches"].astype(np.int64),
+        "time_s": _known(s, "time_s"), "flops": _known(s, "flops"),
+    }
+    for lv in levels:
+        cols[f"bytes_{lv}"] = _known(s, f"bytes_{lv}")
+    cov_t, cov_roof = _known(s, "cov_time"), _known(s, "cov_roof")
+    cols["t_roof_s"] = _known(s, "t_roof_s")
+    cols["coverage"] = _ratio(np.nan_to_num(cov_t), cols["time_s"])
+    cols["achieved_flops_per_s"] = _ratio(_known(s, "cov_flops"), cov_t)
+    cols["attainable_flops_per_s"] = _ratio(_known(s, "cov_flops"), cov_roof)
+    cols["efficiency"] = _ratio(cov_roof, cov_t)
+    cols["headroom_s"] = np.where(np.isnan(cov_t), np.nan, np.nan_to_num(cov_t) - np.nan_to_num(cov_roof))
+    for lv in levels:
+        cols[f"intensity_{lv}"] = _ratio(_known(s, f"cov_bf_{lv}"), _known(s, f"cov_b_{lv}"))
+        cols[f"bandwidth_{lv}"] = _ratio(_known(s, f"cov_b_{lv}"), _known(s, f"cov_bt_{lv}"))
+    lab = np.array(labels, dtype=object)
+    has = bmat.sum(axis=1) > 0
+    cols["bound"] = pd.Series(np.where(has, lab[bmat.argmax(axis=1)], None), dtype=object)
+    own = self_rows >= 0
+    src = np.maximum(self_rows, 0)
+    cols["self_launches"] = np.where(own, leaf["launches"][src], 0).astype(np.int64)
+    for k in ("time_s", "flops", "t_roof_s"):
+        val = _known(leaf, k)[src]
+        cols[f"self_{k}"] = np.where(own, val, 0.0)  # a node without kernels of its own: none, 0
+    cols["self_headroom_s"] = np.where(own, np.where(np.isnan(_known(leaf, "cov_time")), np.nan, np.nan_to_num(
+        _known(leaf, "cov_time")) - np.nan_to_num(_known(leaf, "cov_roof")))[src], 0.0)
+    out = pd.DataFrame(cols)
+    if not tree:
+        return out.sort_values("time_s", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
+    return out
+
+
+def _timing(out: pd.DataFrame, f: pd.DataFrame, codes: np.ndarray, uniq: list, level: str,
+            window: float | None) -> pd.DataFrame:
+    """Steps and windows in time order, with their start, end (GPU span of their kernels) and phase."""
+    n = len(f)
+    start = f["start_s"].to_numpy(dtype=np.float64) if "start_s" in f.columns else np.full(n, np.nan)
+    t = np.nan_to_num(f["time_s"].to_numpy(dtype=np.float64))
+    g = len(uniq)
+    first = np.full(g, np.inf)
+    last = np.full(g, -np.inf)
+    ok = ~np.isnan(start)
+    np.minimum.at(first, codes[ok], start[ok])
+    np.maximum.at(last, codes[ok], start[ok] + t[ok])
+    span = pd.DataFrame({"group": uniq, "start_s": np.where(np.isfinite(first), first, np.nan),
+                         "end_s": np.where(np.isfinite(last), last, np.nan)})
+    if "phase" in f.columns:
+        ph = pd.DataFrame({"c": codes, "p": f["phase"].astype(object).where(f["phase"].notna(), None), "t": t})
+        dom = ph.dropna(subset=["p"]).groupby(["c", "p"], sort=False)["t"].sum().reset_index()
+        dom = dom.sort_values("t", ascending=False, kind="stable").drop_duplicates("c")
+        phase = np.full(g, None, dtype=object)
+        phase[dom["c"].to_numpy(dtype=np.int64)] = dom["p"].to_numpy(dtype=object)
+        span["phase"] = phase
+    out = out.merge(span, on="group", how="left")
+    if level == "window":
+        t0 = np.nanmin(start) if ok.any() else 0.0
+        idx = out["group"].where(out["group"] != OUTSIDE)
+        out["start_s"] = np.where(idx.notna(), t0 + idx.astype(float) * float(window), out["start_s"])
+        out["name"] = [OUTSIDE if k == OUTSIDE else f"{_ms(float(s) - t0)}" for k, s in zip(out["group"],
+                                                                                           out["start_s"], strict=True)]
+    key = out["start_s"].where(out["group"] != OUTSIDE, np.inf)
+    return out.assign(_k=key).sort_values("_k", kind="stable").drop(columns="_k").reset_index(drop=True)
+
+
+def _ms(x: float) -> str:
+    return f"+{x * 1e3:.6g} ms" if math.isfinite(x) else "?"

@@ -1,0 +1,140 @@
+"""Rooflines above the kernel (issue 27): kernels summed per op, module, step, NVTX range and time window
+(roofcore.hierarchy), on small frames built here."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from roofhelpers import make_hw
+
+from roofcore.analyze import analyze
+from roofcore.errors import RoofcoreError
+from roofcore.hierarchy import OUTSIDE, SEP, flag_steps, group, levels_of, parse_by
+from roofcore.hierarchy.ancestry import containing, paths, range_paths
+from roofcore.ingest.frames import make_frame
+from roofcore.models import Workload
+
+HW = make_hw(peak=100e12, bw=1e12)
+
+
+def _workload(**extra) -> Workload:
+    """Six launches: two GEMMs and a norm in layer 0 and 1 of a model, one copy outside, one kernel of unknown FLOPs."""
+    cols = {
+        "name": ["gemm", "gemm", "norm", "gemm", "copy", "mystery"],
+        "flops": [2e12, 2e12, 1e9, 2e12, 0.0, np.nan],
+        "bytes_hbm": [1e9, 1e9, 4e9, 1e9, 1e9, 1e9],
+        "time_s": [0.03, 0.03, 0.01, 0.04, 0.002, 0.005],
+        "precision": ["bf16"] * 6, "unit": ["matrix"] * 6,
+        "group": ["aten::mm", "aten::mm", "aten::layer_norm", "aten::mm", "memcpy", None],
+        "module": [f"Net_0{SEP}Layer_0", f"Net_0{SEP}Layer_0{SEP}Attn_0", f"Net_0{SEP}Layer_0", f"Net_0{SEP}Layer_1",
+                   None, "Net_0"],
+        "op": ["aten::mm", "aten::mm", "aten::layer_norm", "aten::mm", None, "aten::foo"],
+        "step": ["ProfilerStep#1", "ProfilerStep#1", "ProfilerStep#1", "ProfilerStep#2", None, "ProfilerStep#2"],
+        "start_s": [0.0, 0.031, 0.062, 0.1, 0.2, 0.145],
+        **extra,
+    }
+    return Workload(frame=make_frame(cols, 6), name="t", sources=("t",), formats=("test",))
+
+
+def test_parse_by():
+    assert parse_by("module:2") == ("module", 2)
+    assert parse_by("Step") == ("step", None)
+    for bad in ("layer", "op:2", "module:0", "module:x"):
+        with pytest.raises(RoofcoreError):
+            parse_by(bad)
+
+
+@pytest.mark.parametrize("by", ["kernel", "op", "module", "module:1", "module:2", "step", "nvtx"])
+def test_sums_over_groups_equal_kernel_totals(by):
+    a = analyze(_workload(), HW)
+    rows = group(a, by)
+    f = a.workload.frame
+    assert rows["self_time_s"].sum() == pytest.approx(f["time_s"].sum())
+    assert rows["self_launches"].sum() == len(f)
+    assert np.nansum(rows["self_flops"]) == pytest.approx(np.nansum(f["flops"]))
+    assert np.nansum(rows["self_t_roof_s"]) == pytest.approx(np.nansum(a.results[0].t_roof))
+
+
+def test_module_tree_self_and_total():
+    a = analyze(_workload(), HW)
+    rows = group(a, "module").set_index("group")
+    net, layer0 = rows.loc["Net_0"], rows.loc[f"Net_0{SEP}Layer_0"]
+    assert layer0["time_s"] == pytest.approx(0.07)  # its own GEMM and norm, and Attn_0's GEMM
+    assert layer0["self_time_s"] == pytest.approx(0.04)
+    assert net["time_s"] == pytest.approx(0.115) and net["self_time_s"] == pytest.approx(0.005)
+    assert rows.loc[OUTSIDE, "time_s"] == pytest.approx(0.002)  # the copy: outside, never dropped
+    assert layer0["parent"] == "Net_0" and layer0["depth"] == 2 and layer0["name"] == "Layer_0"
+    # the mystery kernel's FLOPs are unknown: Net_0 sums the known FLOPs and says its coverage of the time
+    assert net["flops"] == pytest.approx(6e12 + 1e9)
+    assert net["coverage"] == pytest.approx(0.11 / 0.115)
+    assert net["achieved_flops_per_s"] == pytest.approx((6e12 + 1e9) / 0.11)
+    assert net["headroom_s"] == pytest.approx(0.11 - (0.02 * 3 + 0.004))
+    assert net["bound"] == "compute:bf16-matrix"
+    depth1 = group(a, "module:1").set_index("group")
+    assert set(depth1.index) == {"Net_0", OUTSIDE}
+    assert depth1.loc["Net_0", "self_time_s"] == pytest.approx(0.115)
+
+
+def test_unknown_stays_unknown():
+    a = analyze(_workload(), HW)
+    rows = group(a, "op").set_index("group")
+    foo = rows.loc["aten::foo"]
+    assert math.isnan(foo["flops"]) and foo["coverage"] == 0 and math.isnan(foo["achieved_flops_per_s"])
+    assert foo["bound"] is None
+    assert rows.loc["aten::mm", "launches"] == 3 and rows.loc["aten::mm", "bound"] == "compute:bf16-matrix"
+    assert rows.loc["aten::layer_norm", "bound"] == "memory:hbm"
+
+
+def test_steps_in_time_order_with_span():
+    a = analyze(_workload(), HW)
+    rows = group(a, "step")
+    assert list(rows["group"]) == ["ProfilerStep#1", "ProfilerStep#2", OUTSIDE]
+    assert rows.loc[0, "start_s"] == 0.0 and rows.loc[0, "end_s"] == pytest.approx(0.072)
+
+
+def test_windows():
+    a = analyze(_workload(), HW)
+    rows = group(a, window=0.05)
+    assert list(rows["group"]) == [0, 1, 2, 4]  # starts 0, 31, 62, 100, 145, 200 ms
+    assert rows["self_time_s"].sum() == pytest.approx(a.workload.frame["time_s"].sum())
+    assert rows.loc[2, "start_s"] == pytest.approx(0.1) and rows.loc[2, "launches"] == 2
+    with pytest.raises(RoofcoreError):
+        group(a, window=0)
+
+
+def test_levels_of():
+    assert levels_of(_workload()) == ["kernel", "op", "module", "step", "window"]
+    plain = Workload(frame=make_frame({"name": ["k"], "flops": [1.0], "time_s": [1.0]}, 1))
+    assert levels_of(plain) == ["kernel", "op"] or levels_of(plain) == ["kernel"]
+    a = analyze(plain, HW)
+    rows = group(a, "module")
+    assert list(rows["group"]) == [OUTSIDE] and rows.loc[0, "launches"] == 1
+
+
+def test_outlier_step_says_what_differs():
+    names = ["gemm", "norm"] * 5
+    times = [0.01, 0.002] * 5
+    times[6] = 0.03  # step 3's GEMM is three times slower
+    steps = [f"ProfilerStep#{i // 2}" for i in range(10)]
+    start = [i // 2 * 0.1 + (i % 2) * 0.011 for i in range(10)]
+    f = make_frame({"name": names, "flops": [1e12] * 10, "bytes_hbm": [1e8] * 10, "time_s": times, "step": steps,
+                    "start_s": start, "precision": ["bf16"] * 10, "unit": ["matrix"] * 10}, 10)
+    a = analyze(Workload(frame=f), HW)
+    flagged = flag_steps(group(a, "step"), f).set_index("group")
+    assert flagged["outlier"].tolist() == [False, False, False, True, False]
+    assert "slower kernel: gemm" in flagged.loc["ProfilerStep#3", "differs"]
+    assert flagged["point"].all()
+
+
+def test_paths_from_nesting():
+    # thread 0: A [0, 10] holds B [1, 5] holds C [2, 3]; D [6, 9]; thread 1: E [0, 10]
+    th = np.array([0, 0, 0, 0, 1])
+    st = np.array([0.0, 1, 2, 6, 0])
+    en = np.array([10.0, 5, 3, 9, 10])
+    names = ["A", "B", "C", "D", "E"]
+    assert range_paths(th, st, en, names) == ["A", f"A{SEP}B", f"A{SEP}B{SEP}C", f"A{SEP}D", "E"]
+    got = paths(th, st, en, names, np.array([0, 0, 0, 1, 0, 2]), np.array([2.5, 5.5, 7.0, 3.0, 11.0, 1.0]))
+    assert got.tolist() == [f"A{SEP}B{SEP}C", "A", f"A{SEP}D", "E", None, None]
+    assert containing(np.array([0.0, 10]), np.array([5.0, 20]), np.array([1.0, 7, 15, np.nan])).tolist() == [0, -1, 1, -1]
