@@ -6,11 +6,12 @@ collection of more than 2 ms. Without it, a mark costs one dictionary lookup."""
 from __future__ import annotations
 
 import gc
-import os
 import sys
 import time
 
-ON = os.environ.get("ROOFCORE_TRACE") == "1"
+from roofcore import settings
+
+ON = settings.TRACE.value()
 
 
 def mark(label: str) -> None:

@@ -12,17 +12,17 @@ The command's code is :mod:`roofcore.teamcli`; the database pieces are imported 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from . import settings
 from .errors import InputError, RoofcoreError
 from .models import Workload
 
-URL_ENV = "ROOFCORE_DB_URL"  #: as :data:`roofcore.store.URL_ENV` (the store needs the team extra)
+URL_ENV = settings.DB_URL.name  #: as :data:`roofcore.store.URL_ENV` (the store needs the team extra)
 NO_DATABASE = "no run database configured (--db or ROOFCORE_DB_URL)"
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
@@ -43,7 +43,7 @@ def refuse_empty(items: Sequence[str], where: str) -> None:
 
 def database_configured(db: str | None) -> bool:
     """Whether a run database is named (``--db``, ``$ROOFCORE_DB_URL``) or the default SQLite file exists."""
-    if (db or "").strip() or os.environ.get(URL_ENV, "").strip():
+    if (db or "").strip() or settings.DB_URL.value():
         return True
     try:
         from .store import default_path
@@ -76,7 +76,7 @@ def read_url(db: str | None) -> str:
     from .catalog import display_path
     from .store import database_url, default_path, redact
 
-    named = (db or "").strip() or os.environ.get(URL_ENV, "").strip()
+    named = (db or "").strip() or settings.DB_URL.value() or ""
     if not named and not default_path().is_file():
         raise RoofcoreError(f"{NO_DATABASE}: a saved run cannot be read (the default database "
                             f"{display_path(default_path())} does not exist).")

@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
 import yaml
 
-from . import filemap
+from . import filemap, settings
 from .errors import InputError, LimitError
+
+if TYPE_CHECKING:
+    import numpy as np  # imported by the JSON depth meter when it runs: the commands that read no JSON skip it
 
 
 @dataclass(frozen=True)
@@ -47,17 +50,7 @@ class Limit:
 
     def value(self) -> float:
         """The configured value (``0`` = no limit); a malformed variable is an error that names it."""
-        raw = os.environ.get(self.env, "").strip()
-        if not raw:
-            return float(self.default)
-        try:
-            v = float(raw)
-        except ValueError:
-            v = -1.0
-        if not v >= 0:  # also NaN
-            raise LimitError(f"{self.env}={raw!r}: expected a number ≥ 0 (0 = no limit). Hint: fix the variable in "
-                             "the environment of the app or command.")
-        return v
+        return settings.BY_NAME[self.env].value()
 
     def hint(self) -> str:
         cli = " or --max-input-mb (CLI)" if self.key == "input_mb" else ""
@@ -74,11 +67,12 @@ class Limit:
             raise self.error(where, found or f"{count:,.0f} {self.what}")
 
 
-INPUT_MB = Limit("input_mb", "ROOFCORE_MAX_INPUT_MB", 512, "input size", " MB")
-ROWS = Limit("rows", "ROOFCORE_MAX_ROWS", 10_000_000, "rows")
-KERNELS = Limit("kernels", "ROOFCORE_MAX_KERNELS", 2_000_000, "kernels")
-JSON_DEPTH = Limit("json_depth", "ROOFCORE_MAX_JSON_DEPTH", 100, "JSON depth")
-PARSE_TIMEOUT = Limit("parse_s", "ROOFCORE_PARSE_TIMEOUT_S", 300, "parse time", " s")
+# variables, defaults and parsing: roofcore.settings
+INPUT_MB = Limit("input_mb", settings.MAX_INPUT_MB.name, settings.MAX_INPUT_MB.default, "input size", " MB")
+ROWS = Limit("rows", settings.MAX_ROWS.name, settings.MAX_ROWS.default, "rows")
+KERNELS = Limit("kernels", settings.MAX_KERNELS.name, settings.MAX_KERNELS.default, "kernels")
+JSON_DEPTH = Limit("json_depth", settings.MAX_JSON_DEPTH.name, settings.MAX_JSON_DEPTH.default, "JSON depth")
+PARSE_TIMEOUT = Limit("parse_s", settings.PARSE_TIMEOUT_S.name, settings.PARSE_TIMEOUT_S.default, "parse time", " s")
 
 #: every limit, for documentation and the app's Hardware/Help text
 LIMITS: tuple[Limit, ...] = (INPUT_MB, ROWS, KERNELS, JSON_DEPTH, PARSE_TIMEOUT)
@@ -188,10 +182,18 @@ def tick() -> None:
 # ---------------------------------------------------------------------------------------------- JSON depth
 
 _QUOTE, _BACKSLASH = 34, 92
-_KIND = np.zeros(256, np.int8)
-_KIND[[ord("{"), ord("[")]] = 1
-_KIND[[ord("}"), ord("]")]] = -1
-_KIND[_QUOTE] = 2
+
+
+@lru_cache(maxsize=1)
+def _kinds() -> np.ndarray:
+    """Per byte value: 1 opens a level, -1 closes one, 2 is a quote, 0 anything else."""
+    import numpy as np
+
+    kind = np.zeros(256, np.int8)
+    kind[[ord("{"), ord("[")]] = 1
+    kind[[ord("}"), ord("]")]] = -1
+    kind[_QUOTE] = 2
+    return kind
 
 
 class JsonDepth:
@@ -208,10 +210,12 @@ class JsonDepth:
         self.trailing_backslashes = 0  # at the end of the previous piece
 
     def feed(self, piece: bytes | memoryview) -> None:
+        import numpy as np
+
         a = np.frombuffer(piece, np.uint8)
         if not a.size:
             return
-        kind = _KIND[a]
+        kind = _kinds()[a]
         pos = np.flatnonzero(kind)
         if not pos.size:
             self._carry(a)

@@ -7,12 +7,12 @@ The package: :mod:`.parser` builds the argument parser, :mod:`.browse` lists dev
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 
 import numpy as np
 
+from .. import settings
 from ..errors import RoofcoreError
 from .analysis import (
     advice_report,
@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:  # a bug: one line for users, the traceback with ROOFCORE_DEBUG=1
-        if os.environ.get("ROOFCORE_DEBUG"):
+        if settings.DEBUG.value():
             raise
         print(f"roofline: internal error: {type(e).__name__}: {' '.join(str(e).split())[:300]} "
               "(set ROOFCORE_DEBUG=1 for the traceback)", file=sys.stderr)

@@ -4,14 +4,13 @@ processes where that pays (:func:`read_file`), all within :mod:`roofcore.limits`
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import filemap, limits
+from .. import filemap, limits, settings
 from ..errors import InputError, RoofcoreError
 from ..measured import merge_measured
 from ..models import Workload
@@ -314,7 +313,7 @@ def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int |
     (several files read from disk, together large), else here one after the other, each file's bytes let go once
     it is read."""
     on_disk = [i for i in jobs if not isinstance(i.source, tuple)]
-    cpus = workers or int(os.environ.get("ROOFCORE_WORKERS") or 0) or _cpus()
+    cpus = workers or settings.cores()
     if executor is None and (cpus < 2 or len(on_disk) < 2 or sum(i.size for i in on_disk) < PARALLEL_MIN_BYTES):
         out: list[Workload | RoofcoreError] = []
         for i in jobs:
@@ -352,13 +351,6 @@ def _time_left() -> float | None:
 
     d = limits._DEADLINE.get()
     return None if d is None else max(d[0] - time.monotonic(), 0.001)
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _process_pool(n: int) -> Executor:

@@ -4,7 +4,6 @@ Arrow or numpy, and the streaming of pieces (computed ahead in threads, handed o
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -16,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import settings
 from ..roofline import DeviceResult, Flag
 from .cells import _STR, Col, Esc, Part, _raw
 from .messages import _recipes, flag_segments
@@ -196,9 +196,7 @@ def _ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[p
 
 def _cores() -> int:
     """The cores this process may use (``ROOFCORE_WORKERS`` if set: 1 writes the pieces one after the other)."""
-    if os.environ.get("ROOFCORE_WORKERS", "").strip().isdigit():
-        return int(os.environ["ROOFCORE_WORKERS"])
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return settings.cores()
 
 
 def finite_or_none(v: object) -> float | None:

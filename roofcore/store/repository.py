@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from .. import settings
 from ..errors import InputError, RoofcoreError
 from ..ingest import max_input_bytes, read_many
 from ..ingest.compression import GZIP_MAGIC, gunzip_bounded
@@ -37,9 +38,9 @@ from .schema import VISIBILITIES, FileRow, RunRow
 from .values import FileInfo, RunInfo, SavedRun
 
 #: the host's database, e.g. ``postgresql://roofline:PASSWORD@db.internal/roofline``
-URL_ENV = "ROOFCORE_DB_URL"
+URL_ENV = settings.DB_URL.name
 #: where the default SQLite database lives when no URL is set
-PATH_ENV = "ROOFCORE_DB_PATH"
+PATH_ENV = settings.DB_PATH.name
 #: files in one run (an upload of a profile with its companions is a handful)
 MAX_FILES = 64
 DEFAULT_PROJECT = "default"
@@ -73,15 +74,16 @@ class Protected(NotAllowed):
 
 def default_path() -> Path:
     """``$ROOFCORE_DB_PATH``, else ``$XDG_DATA_HOME/roofline/runs.sqlite3`` (``~/.local/share/...``)."""
-    if os.environ.get(PATH_ENV, "").strip():
-        return Path(os.environ[PATH_ENV].strip()).expanduser()
+    path = settings.DB_PATH.value()
+    if path:
+        return path
     base = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
     return Path(base) / "roofline" / "runs.sqlite3"
 
 
 def database_url(url: str | None = None) -> str:
     """The database to use: ``url``, else ``$ROOFCORE_DB_URL``, else SQLite at :func:`default_path`."""
-    url = (url or "").strip() or os.environ.get(URL_ENV, "").strip()
+    url = (url or "").strip() or settings.DB_URL.value() or ""
     return url or f"sqlite:///{default_path()}"
 
 
