@@ -28,16 +28,12 @@ import contextvars
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING
 
+import numpy as np
 import yaml
 
 from . import filemap, settings
 from .errors import InputError, LimitError
-
-if TYPE_CHECKING:
-    import numpy as np  # imported by the JSON depth meter when it runs: the commands that read no JSON skip it
 
 
 @dataclass(frozen=True)
@@ -182,18 +178,10 @@ def tick() -> None:
 # ---------------------------------------------------------------------------------------------- JSON depth
 
 _QUOTE, _BACKSLASH = 34, 92
-
-
-@lru_cache(maxsize=1)
-def _kinds() -> np.ndarray:
-    """Per byte value: 1 opens a level, -1 closes one, 2 is a quote, 0 anything else."""
-    import numpy as np
-
-    kind = np.zeros(256, np.int8)
-    kind[[ord("{"), ord("[")]] = 1
-    kind[[ord("}"), ord("]")]] = -1
-    kind[_QUOTE] = 2
-    return kind
+_KIND = np.zeros(256, np.int8)
+_KIND[[ord("{"), ord("[")]] = 1
+_KIND[[ord("}"), ord("]")]] = -1
+_KIND[_QUOTE] = 2
 
 
 class JsonDepth:
@@ -210,12 +198,10 @@ class JsonDepth:
         self.trailing_backslashes = 0  # at the end of the previous piece
 
     def feed(self, piece: bytes | memoryview) -> None:
-        import numpy as np
-
         a = np.frombuffer(piece, np.uint8)
         if not a.size:
             return
-        kind = _kinds()[a]
+        kind = _KIND[a]
         pos = np.flatnonzero(kind)
         if not pos.size:
             self._carry(a)

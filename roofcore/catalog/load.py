@@ -137,32 +137,28 @@ def load_file(path: Path | str) -> list[tuple[Hardware, bool]]:
 def _load_builtin(path: str, file: str, mtime_ns: int, size: int) -> tuple[tuple[Hardware, bool], ...]:
     # the shipped catalogs are checked against the schema by the test suite: every run need not import jsonschema
     # and walk them again (a tenth of a second of each `roofline analyze`)
-    # nor ask the readers whether they are measured ceilings (that imports every reader, and pandas)
-    return tuple(_load_path(path, file, validate=False, measured=False))
+    return tuple(_load_path(path, file, validate=False))
 
 
-def _load_path(path: Path | str, file: str, *, validate: bool, measured: bool = True) -> list[tuple[Hardware, bool]]:
+def _load_path(path: Path | str, file: str, *, validate: bool) -> list[tuple[Hardware, bool]]:
     try:
         raw = Path(path).read_bytes()
     except OSError as e:
         raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
-    return load_bytes(raw, file, validate=validate, measured=measured)
+    return load_bytes(raw, file, validate=validate)
 
 
-def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True,
-               measured: bool = True) -> list[tuple[Hardware, bool]]:
+def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True) -> list[tuple[Hardware, bool]]:
     """Parse and validate catalog YAML given as bytes (an upload); ``file`` names it in messages.
 
     A file of measured ceilings (rocprof-compute ``roofline.csv``, the Empirical Roofline Toolkit's
     ``roofline.json``) is accepted too: its devices, as measured, are added. ``validate=False`` skips the JSON
-    Schema check (for the shipped catalogs, which the tests validate); the checks of each entry still run.
-    ``measured=False``: the file is catalog YAML (a shipped one), never a file of measured ceilings."""
-    if measured:
-        from ..ingest.ceilings import measured_devices
+    Schema check (for the shipped catalogs, which the tests validate); the checks of each entry still run."""
+    from ..ingest.ceilings import measured_devices
 
-        devices = measured_devices(raw, file)
-        if devices is not None:
-            return [(hw, False) for hw in devices]
+    measured = measured_devices(raw, file)
+    if measured is not None:
+        return [(hw, False) for hw in measured]
     data = _read_yaml(raw, file)
     _keys_are_text(data, file, "$")
     errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path) == 0, list(map(str, e.absolute_path)))
