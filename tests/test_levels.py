@@ -138,3 +138,48 @@ def test_paths_from_nesting():
     got = paths(th, st, en, names, np.array([0, 0, 0, 1, 0, 2]), np.array([2.5, 5.5, 7.0, 3.0, 11.0, 1.0]))
     assert got.tolist() == [f"A{SEP}B{SEP}C", "A", f"A{SEP}D", "E", None, None]
     assert containing(np.array([0.0, 10]), np.array([5.0, 20]), np.array([1.0, 7, 15, np.nan])).tolist() == [0, -1, 1, -1]
+
+
+# --------------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_levels_text_json_csv(tmp_path):
+    import argparse
+    import json
+
+    from roofcore.cli.levels import groups_csv, groups_json, level_rows, levels_text, wanted
+
+    a = analyze(_workload(), HW)
+    assert wanted(argparse.Namespace(by="kernel", window=None)) is None
+    assert wanted(argparse.Namespace(by="kernel", window="10ms")) == ("window", pytest.approx(0.01))
+    with pytest.raises(RoofcoreError):
+        wanted(argparse.Namespace(by="module", window="10ms"))
+    with pytest.raises(RoofcoreError):
+        wanted(argparse.Namespace(by="module", window=None, aggregate=True))
+    rows = level_rows(a, "module", None)
+    doc = json.loads(json.dumps(groups_json(rows, a.workload.byte_names), allow_nan=False))
+    layer = next(d for d in doc if d["group"] == f"Net_0{SEP}Layer_0")
+    assert layer["parent"] == "Net_0" and layer["self_time_s"] == pytest.approx(0.04) and layer["hardware"] == HW.id
+    assert next(d for d in doc if d["group"] == OUTSIDE)["flops"] == 0.0
+    csv_text = groups_csv(rows, a.workload.byte_names)
+    assert csv_text.splitlines()[0].startswith("hardware,level,group,name,depth,parent")
+    assert len(csv_text.splitlines()) == len(rows) + 1
+    text = levels_text(a, level_rows(a, "step", None))
+    assert "ProfilerStep#1" in text and "by step: 3 groups" in text
+
+
+def test_cli_by_nvtx_on_ncu_export(tmp_path, capsys):
+    """The Nsight Compute 2020 export with NVTX columns: its launches grouped by their range, through the CLI."""
+    import json
+
+    from roofhelpers import sample
+
+    from roofcore.cli import main
+
+    path = sample("ncu_details_ncu2020.2_rtx3070_nvtx_columns.csv")
+    out = tmp_path / "by.json"
+    assert main(["analyze", str(path), "--hardware", "rtx-3070", "--by", "nvtx", "--json", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["by"] == "nvtx" and len(doc["kernels"]) == 2
+    assert [(g["group"], g["launches"]) for g in doc["groups"]] == [("linear_nvtx", 2)]
+    assert doc["groups"][0]["time_s"] == pytest.approx(sum(k["time_s"] for k in doc["kernels"]))

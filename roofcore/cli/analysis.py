@@ -30,6 +30,7 @@ from ..units import (
     fmt_time,
 )
 from .common import _binary_ok, _catalog, _emit, _max_bytes, _short, _table
+from .levels import groups_csv, groups_json, level_rows, levels_text, wanted
 
 
 def _analysis(args: argparse.Namespace) -> Analysis:
@@ -108,6 +109,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.advise and fmt == "csv":
         raise RoofcoreError("--advise adds the recommendations to the text or JSON output, not to --csv "
                             "(use `roofline advise ... --json` for them alone).")
+    level = wanted(args)
+    if level is not None:  # --by LEVEL / --window: one point per group (roofcore.hierarchy)
+        return _analyze_levels(args, a, fmt, level)
     if fmt in ("json", "csv"):
         _release_freed_buffers()
     if fmt == "json":
@@ -121,6 +125,28 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         _emit(args, analysis_csv_chunks(a, binary=_binary_ok(args)))
     else:
         text = analysis_text(a, top=args.top, device_note=device_note(_catalog(args), a))
+        if args.advise:
+            text += "\n\n" + advice_report(a, top=10)
+        _emit(args, text)
+    return 0
+
+
+def _analyze_levels(args: argparse.Namespace, a: Analysis, fmt: str | None, level: tuple[str, float | None]) -> int:
+    """The groups of ``--by`` / ``--window`` as text, JSON (the analysis document with ``by``, ``window_s`` and
+    ``groups`` added) or CSV (one line per group × device)."""
+    rows = level_rows(a, *level)
+    by = level[0]
+    if fmt == "json":
+        from ..output import analysis_json_chunks
+
+        extra = {"by": by, "window_s": level[1], "groups": groups_json(rows, a.workload.byte_names)}
+        if args.advise:
+            extra["advice"] = [x.to_json() for x in advise_all(a).values()]
+        _emit(args, analysis_json_chunks(a, extra, binary=_binary_ok(args)))
+    elif fmt == "csv":
+        _emit(args, groups_csv(rows, a.workload.byte_names))
+    else:
+        text = levels_text(a, rows, top=args.top)
         if args.advise:
             text += "\n\n" + advice_report(a, top=10)
         _emit(args, text)

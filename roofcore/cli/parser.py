@@ -65,6 +65,10 @@ def _add_analysis(sub, common: argparse.ArgumentParser, workload: argparse.Argum
     an.add_argument("--top", type=int, default=25, metavar="N", help="kernels shown per device in the text table (0: all)")
     an.add_argument("--advise", action="store_true",
                     help="append the ranked recommendations (top 10 per device) to the text or JSON output")
+    an.add_argument("--by", default="kernel", metavar="LEVEL",
+                    help="one roofline point per kernel (default), op, module, module:DEPTH, step, nvtx or nvtx:DEPTH "
+                         "(where the profile records them)")
+    an.add_argument("--window", metavar="DURATION", help="one point per time window of the kernels' start, e.g. 10ms")
     an.set_defaults(func=cmd_analyze)
 
     ad = sub.add_parser("advise", parents=[common, workload],

@@ -92,3 +92,15 @@ def truncate(values: np.ndarray, depth: int) -> np.ndarray:
     codes, uniq = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
     cut = np.array([SEP.join(p.split(SEP)[:depth]) for p in uniq] + [None], dtype=object)
     return cut[codes]
+
+
+def nvtx_path(values: np.ndarray | None, sep: str) -> np.ndarray | None:
+    """Range names a reader joined with ``sep`` (outermost first) as a path joined with :data:`SEP`; once per
+    distinct value."""
+    if values is None:
+        return None
+    import pandas as pd
+
+    codes, uniq = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    joined = np.array([SEP.join(x for x in str(p).split(sep) if x) or None for p in uniq] + [None], dtype=object)
+    return joined[codes]

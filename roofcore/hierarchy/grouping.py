@@ -27,7 +27,8 @@ from .ancestry import SEP, truncate
 OUTSIDE = "outside"
 #: the levels ``by`` accepts (``module`` and ``nvtx`` also as ``module:DEPTH``)
 LEVELS = ("kernel", "op", "module", "step", "nvtx", "window")
-#: frame columns holding each level's key (``op`` falls back to ``group`` where a reader gives no ``op``)
+#: frame columns holding each level's key (``op`` falls back to ``group`` where a reader gives no ``op``, ``step`` to
+#: the outermost NVTX range where it gives no ``step``)
 COLUMNS = {"kernel": "name", "op": "op", "module": "module", "step": "step", "nvtx": "nvtx"}
 _TREES = ("module", "nvtx")
 _TIMED = ("step", "window")
@@ -62,6 +63,8 @@ def keys_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: f
     col = COLUMNS[level]
     if level == "op" and col not in frame.columns:
         col = "group"
+    if level == "step" and col not in frame.columns and "nvtx" in frame.columns:
+        level, col, depth = "nvtx", "nvtx", 1  # no steps recorded: the outermost NVTX range is the step
     if col not in frame.columns:
         return np.full(n, None, dtype=object)
     vals = frame[col].to_numpy(dtype=object)

@@ -74,6 +74,7 @@ import numpy as np
 
 from .. import filemap
 from ..errors import InputError
+from ..hierarchy.ancestry import nvtx_path
 from ..models import Skipped, Workload
 from . import arch, check_binary, make_frame, register_format, skip
 from .columns import is_open
@@ -194,6 +195,7 @@ def _read(data: bytes, unread: list[tuple[int, str]], source: str) -> Workload:
                 row=la.ids.astype(np.int64).astype(str).astype(object), count=np.ones(n, dtype=np.int64))
     if la.groups is not None:
         cols["group"] = la.groups  # the NVTX range the launch ran in
+        cols["nvtx"] = nvtx_path(la.groups, "/")  # the same ranges as a path (roofcore.hierarchy)
     frame = make_frame(cols, n)
     meta.update(profiler="Nsight Compute", ncu_page="details" if details else "raw")
     if cc:

@@ -1,0 +1,118 @@
+"""``roofline analyze --by op|module|module:DEPTH|step|nvtx`` and ``--window 10ms``: one row per group, as text,
+JSON (the analysis document with a ``groups`` key, through the one JSON writer) or CSV (one row per group ×
+device)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import pandas as pd
+
+from ..analyze import Analysis
+from ..errors import RoofcoreError
+from ..units import Dimension, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
+from ..units import parse as parse_quantity
+from .common import _short, _table
+
+#: the group columns every JSON row and CSV line carries, in order (bytes, intensity and bandwidth per level follow)
+FIELDS = ("hardware", "level", "group", "name", "depth", "parent", "launches", "time_s", "coverage", "flops",
+          "t_roof_s", "attainable_flops_per_s", "achieved_flops_per_s", "efficiency", "bound", "headroom_s",
+          "self_launches", "self_time_s", "self_flops", "self_t_roof_s", "self_headroom_s")
+_TIMED = ("start_s", "end_s", "phase", "point", "outlier", "differs")
+
+
+def wanted(args: argparse.Namespace) -> tuple[str, float | None] | None:
+    """The level asked for (``--by``, ``--window``), or None for the per-kernel output."""
+    by, window = getattr(args, "by", None) or "kernel", getattr(args, "window", None)
+    if getattr(args, "aggregate", False) and (window is not None or by != "kernel"):
+        raise RoofcoreError("--aggregate sums each kernel's launches into one row, which loses the step, module and "
+                            "op each launch ran in: drop it to use --by or --window.")
+    if window is not None:
+        if by not in ("kernel", "window", "step"):
+            raise RoofcoreError(f"--window groups by time; it does not combine with --by {by}.")
+        return "window", parse_quantity(window, Dimension.TIME, where="--window", allow_zero=False)
+    if by == "kernel":
+        return None
+    from ..hierarchy import parse_by
+
+    parse_by(by)
+    return by, None
+
+
+def level_rows(a: Analysis, by: str, window: float | None) -> pd.DataFrame:
+    """Every device's groups, one frame (``hardware`` first); steps and windows flagged (mostly unknown, outliers)."""
+    from ..hierarchy import flag_steps, group
+
+    frames = []
+    for hw in a.hardware:
+        rows = group(a, by, window=window, hw_id=hw.id)
+        if rows["level"].iloc[0] in ("step", "window") if len(rows) else False:
+            rows = flag_steps(rows, a.workload.frame, rows["level"].iloc[0], window)
+        rows.insert(0, "hardware", hw.id)
+        frames.append(rows)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _columns(rows: pd.DataFrame, byte_names: list[str]) -> list[str]:
+    per_level = [f"{k}_{b}" for b in byte_names for k in ("bytes", "intensity", "bandwidth") if f"{k}_{b}" in rows]
+    return [*FIELDS, *per_level, *(c for c in _TIMED if c in rows.columns)]
+
+
+def _plain(v: object) -> object:
+    """A JSON value: NaN and infinities are null, numpy scalars plain Python."""
+    if v is None:
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def groups_json(rows: pd.DataFrame, byte_names: list[str]) -> list[dict]:
+    cols = _columns(rows, byte_names)
+    return [{c: _plain(v) for c, v in zip(cols, rec, strict=True)} for rec in rows[cols].itertuples(index=False)]
+
+
+def groups_csv(rows: pd.DataFrame, byte_names: list[str]) -> str:
+    from ..output.csv_out import neutralise
+
+    out = rows[_columns(rows, byte_names)].copy()
+    for c in ("group", "name", "parent", "differs", "phase"):
+        if c in out.columns:
+            out[c] = neutralise(out[c])
+    return out.to_csv(index=False, lineterminator="\n").rstrip("\n")
+
+
+def levels_text(a: Analysis, rows: pd.DataFrame, top: int = 25) -> str:
+    """The groups of each device as a table: the tree indented, steps in time order with outliers said."""
+    out = []
+    for hw in a.hardware:
+        sub = rows[rows["hardware"] == hw.id]
+        level = sub["level"].iloc[0] if len(sub) else "?"
+        total = sub["self_time_s"].sum()
+        out.append(f"== {hw.name} ({hw.id}) — by {level}: {len(sub):,} groups ==")
+        shown = sub if top <= 0 or level in ("step", "window") else sub.head(top)
+        table = []
+        for r in shown.itertuples(index=False):
+            label = ("  " * max(int(r.depth) - 1, 0) + str(r.name)) if level in ("module", "nvtx") else str(r.group)
+            share = r.time_s / total if total and not math.isnan(r.time_s) else math.nan
+            table.append([_short(label, 56), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share),
+                          fmt_pct(r.coverage), fmt_flops(r.flops), fmt_bytes(getattr(r, "bytes_hbm", math.nan)),
+                          fmt_intensity(getattr(r, "intensity_hbm", math.nan)), fmt_rate(r.achieved_flops_per_s),
+                          fmt_pct(r.efficiency), r.bound if isinstance(r.bound, str) else "–", fmt_time(r.headroom_s),
+                          ("outlier" if getattr(r, "outlier", False) else "") if level in ("step", "window") else
+                          fmt_time(r.self_time_s)])
+        last = "flag" if level in ("step", "window") else "self time"
+        out.append(_table([level, "launches", "time", "share", "known", "FLOPs", "off-chip", "intensity", "achieved",
+                           "of roof", "bound", "headroom", last], table, right=set(range(1, 12))))
+        if len(shown) < len(sub):
+            out.append(f"(showing {len(shown)} of {len(sub)} groups by time; --top 0 shows all)")
+        out.append("time: the group's known kernel time (with its descendants); known: the share of it with a known "
+                   "roofline, over which FLOPs rate, bound and headroom are computed.")
+        if "outlier" in sub.columns:
+            for r in sub[sub["outlier"]].itertuples(index=False):
+                out.append(f"Outlier {r.group}: {fmt_time(r.time_s)}, beyond 1.5× the median — {r.differs}.")
+        out.append("")
+    return "\n".join(out).rstrip()

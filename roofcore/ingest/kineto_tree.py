@@ -1,0 +1,162 @@
+"""PyTorch traces: each GPU event's ancestry (roofcore.hierarchy) from the timeline's own nesting.
+
+A kernel's ``args.correlation`` names its runtime launch (thread, time); the ranges open on that thread at that
+time are its ancestors:
+
+* ``module`` — the ``nn.Module: Name_N`` python_function events (``with_modules=True`` / ``with_stack=True``),
+  nested: ``GptOssForCausalLM_0 › TransformerBlock_3 › OAIAttention_3``;
+* ``nvtx`` — the ``user_annotation`` ranges (``record_function``, ``Optimizer.step#Adam.step``) other than steps;
+* ``step`` — the ``ProfilerStep#N`` range (a user_annotation, or a cpu_op / ``Operator`` in 2021's schema) holding
+  the launch on any thread of the trace (the backward pass launches from autograd's own thread); without steps, the
+  outermost annotation. A kernel without a launch (a GPU-only trace) is placed by its GPU start in the
+  ``gpu_user_annotation`` ranges of the same names;
+* ``op`` — the launching op (the one whose formula gives the kernel's FLOPs: :mod:`.kineto_build`);
+* ``phase`` — a phase an annotation names (forward, backward, optimizer, prefill, decode), else ``backward`` for
+  kernels launched inside autograd's backward ops;
+* ``start_s`` — the GPU start (``ts`` µs × 1e-6).
+
+Kernels without an ancestor at a level get None there ("outside"); nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..hierarchy.ancestry import SEP, containing, paths, range_paths
+from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids
+
+_STEP = re.compile(r"^ProfilerStep#\d+$")
+_MODULE_PREFIX = "nn.Module: "
+#: phase words in annotation names, tried innermost annotation first
+_PHASES = (("prefill", re.compile(r"prefill", re.I)), ("decode", re.compile(r"decode", re.I)),
+           ("backward", re.compile(r"backward", re.I)), ("optimizer", re.compile(r"optimi[sz]er", re.I)),
+           ("forward", re.compile(r"forward", re.I)))
+_BACKWARD_OP = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$")
+
+
+def _phase_of(path: str | None) -> str | None:
+    if not path:
+        return None
+    for seg in reversed(path.split(SEP)):
+        for name, rx in _PHASES:
+            if rx.search(seg):
+                return name
+    return None
+
+
+def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
+    """The ancestry columns (one value per GPU event of ``ev``) from the scan ``sc``: see the module docstring.
+    Empty where the trace has neither ranges nor ops to nest in (only ``start_s`` then)."""
+    n = ev.n
+    out: dict[str, np.ndarray] = {"start_s": ev.ts / 1e6}
+    marks = getattr(sc, "marks", None) or []
+    if not n or not (marks or sc.ops):
+        return out
+    m_kind = [m[0] for m in marks]
+    cpu_m = [k for k, x in enumerate(m_kind) if x != "gpu_annotation"]
+    o_pid, o_tid = [o[0] for o in sc.ops], [o[1] for o in sc.ops]
+    r_pid, r_tid = [r[0] for r in sc.runtime], [r[1] for r in sc.runtime]
+    threads = _thread_codes([marks[k][1] for k in cpu_m] + o_pid + r_pid, [marks[k][2] for k in cpu_m] + o_tid + r_tid)
+    nm, no = len(cpu_m), len(sc.ops)
+    m_thr, o_thr, r_thr = threads[:nm], threads[nm:nm + no], threads[nm + no:]
+    q_thr, q_time = _launches(sc, ev, r_thr)
+    m_start = _numbers([marks[k][3] for k in cpu_m], "ts", None, negative_ok=True)
+    m_end = m_start + np.nan_to_num(_numbers([marks[k][4] for k in cpu_m], "dur", None))
+    m_name = [marks[k][5] if type(marks[k][5]) is str else "" for k in cpu_m]
+    kinds = np.array([m_kind[k] for k in cpu_m], dtype=object)
+    is_step = np.array([bool(_STEP.match(s)) for s in m_name], dtype=bool)
+    mod = np.flatnonzero(kinds == "module")
+    ann = np.flatnonzero((kinds == "annotation") & ~is_step)
+    if mod.size:
+        out["module"] = paths(m_thr[mod], m_start[mod], m_end[mod],
+                              [m_name[k].removeprefix(_MODULE_PREFIX) for k in mod], q_thr, q_time)
+    nvtx = None
+    if ann.size:
+        nvtx = paths(m_thr[ann], m_start[ann], m_end[ann], [m_name[k] for k in ann], q_thr, q_time)
+        out["nvtx"] = nvtx
+    step = _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time)
+    if step is not None:
+        out["step"] = step
+    if sc.ops:
+        op_names = np.array([o[4] if type(o[4]) is str else None for o in sc.ops] + [None], dtype=object)
+        out["op"] = op_names[np.where(ev.op_of >= 0, ev.op_of, -1)]
+        phase = _phases(sc, o_thr, op_names, nvtx, q_thr, q_time)
+        if phase is not None:
+            out["phase"] = phase
+    return out
+
+
+def _launches(sc, ev, r_thr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per GPU event the thread and time of its runtime launch (time NaN where none is found)."""
+    q_thr = np.full(ev.n, -1, dtype=np.int64)
+    q_time = np.full(ev.n, np.nan)
+    if not sc.runtime:
+        return q_thr, q_time
+    r_index = _ids([r[3] for r in sc.runtime])
+    first = np.flatnonzero(~r_index.duplicated())
+    at = r_index[first].get_indexer(_ids(ev.corr_raw))
+    at[~_valid_ids(ev.corr_raw)] = -1
+    hit = at >= 0
+    pos = first[at[hit]]
+    r_time = _numbers([r[2] for r in sc.runtime], "ts", None, negative_ok=True)
+    q_thr[hit], q_time[hit] = r_thr[pos], r_time[pos]
+    return q_thr, q_time
+
+
+def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time) -> np.ndarray | None:
+    """Per GPU event its step: the ProfilerStep range (annotation, or 2021's Operator) holding its launch, else
+    (no steps in the trace) the outermost annotation; events without a launch by their GPU time."""
+    names = np.array([*m_name, None], dtype=object)
+    starts, ends = m_start, m_end
+    sel = np.flatnonzero(is_step & (kinds == "annotation"))
+    op_steps = [k for k, o in enumerate(sc.ops) if type(o[4]) is str and o[4].startswith("ProfilerStep#")]
+    if not sel.size and op_steps:  # 2021's schema: ProfilerStep#N is an Operator
+        names = np.array([sc.ops[k][4] for k in op_steps] + [None], dtype=object)
+        starts = _numbers([sc.ops[k][2] for k in op_steps], "ts", None, negative_ok=True)
+        ends = starts + np.nan_to_num(_numbers([sc.ops[k][3] for k in op_steps], "dur", None))
+        sel = np.arange(len(op_steps))
+    step_names = _STEP
+    if not sel.size:  # no steps: the outermost annotations
+        ann = np.flatnonzero(kinds == "annotation")
+        if not ann.size:
+            return None
+        roots = [k for k, p in zip(ann, range_paths(m_thr[ann], m_start[ann], m_end[ann], [m_name[k] for k in ann]),
+                                   strict=True) if SEP not in p]
+        sel = np.array(roots, dtype=np.int64)
+        step_names = None
+    at = containing(starts[sel], ends[sel], q_time)
+    step = np.where(at >= 0, names[sel[np.maximum(at, 0)]], None)
+    step[at < 0] = None
+    gpu = [m for m in marks if m[0] == "gpu_annotation" and type(m[5]) is str
+           and (step_names.match(m[5]) if step_names else True)]
+    lost = np.flatnonzero(np.isnan(q_time))
+    if gpu and lost.size:
+        g_start = _numbers([m[3] for m in gpu], "ts", None, negative_ok=True)
+        g_end = g_start + np.nan_to_num(_numbers([m[4] for m in gpu], "dur", None))
+        g_at = containing(g_start, g_end, ev.ts[lost])
+        g_names = np.array([m[5] for m in gpu], dtype=object)
+        step[lost[g_at >= 0]] = g_names[g_at[g_at >= 0]]
+    return step if any(s is not None for s in step) else None
+
+
+def _phases(sc, o_thr, op_names, nvtx, q_thr, q_time) -> np.ndarray | None:
+    """Per GPU event the phase its annotations name, else ``backward`` inside autograd's backward ops."""
+    n = len(q_time)
+    phase = np.full(n, None, dtype=object)
+    if nvtx is not None:
+        cache: dict[str, str | None] = {}
+        for k in np.flatnonzero(nvtx != None):  # noqa: E711 (object array)
+            p = nvtx[k]
+            phase[k] = cache[p] if p in cache else cache.setdefault(p, _phase_of(p))
+    distinct = {nm for nm in op_names[:-1] if nm is not None}
+    back = {nm for nm in distinct if _BACKWARD_OP.search(nm)}
+    if back:
+        sel = np.flatnonzero(np.array([nm in back for nm in op_names[:-1]], dtype=bool))
+        start = _numbers([sc.ops[k][2] for k in sel], "ts", None, negative_ok=True)
+        end = start + np.nan_to_num(_numbers([sc.ops[k][3] for k in sel], "dur", None))
+        names = ["backward"] * len(sel)
+        inside = paths(o_thr[sel], start, end, names, q_thr, q_time)
+        phase = np.where((phase == None) & (inside != None), "backward", phase)  # noqa: E711
+    return phase if any(p is not None for p in phase) else None
