@@ -507,7 +507,7 @@ F, H, S, L = "float", "c10::Half", "Scalar", "ScalarList"
                                                                               False)),
     ("aten::native_layer_norm", [[4, 16, 64], [], [64], [64], []], ["c10::BFloat16", L, "c10::BFloat16",
                                                                      "c10::BFloat16", S],
-     ["", "[64]", "", "", "1e-05"], (10 * 4096, (3 * 4096 + 2 * 64) * 2, "bf16", "vector", False)),
+     ["", "[64]", "", "", "1e-05"], (7 * 4096, (2 * 4096 + 2 * 64) * 2, "bf16", "vector", False)),
     ("aten::rms_norm", [[32, 128], [], [128], []], [F, L, F, S], ["", "[128]", "", ""],
      (4 * 4096, (2 * 4096 + 128) * 4, "fp32", "vector", False)),
     ("aten::embedding", [[1000, 64], [8, 16], [], [], []], [H, "long int", S, S, S], None,

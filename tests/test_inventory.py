@@ -52,7 +52,7 @@ kernels:
     assert f.loc["qk", "time_s"] == pytest.approx(2e-3)
     assert (f.loc["qk", "precision"], f.loc["qk", "unit"]) == ("bf16", "matrix")
     assert f.loc["add", "bytes_hbm"] == 3 * 1000 * 4 and f.loc["add", "flops"] == 1000
-    assert f.loc["ln", "flops"] == 10 * 8 * 1024 and f.loc["ln", "bytes_hbm"] == (3 * 8 * 1024 + 2 * 1024) * 2
+    assert f.loc["ln", "flops"] == 7 * 8 * 1024 and f.loc["ln", "bytes_hbm"] == (2 * 8 * 1024 + 2 * 1024) * 2
     assert f.loc["d", "flops"] == 1999 and f.loc["d", "bytes_hbm"] == 2001 * 2
     assert f.loc["raw", "bytes_l2"] == 3e9 and f.loc["raw", "time_s"] == pytest.approx(1.5e-3)
 

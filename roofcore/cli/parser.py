@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_planning(sub, common, reading)
     _add_report(sub, common, workload)
     _add_tools(sub, common)
+    from .llm import add_llm_parser  # `llm`: the LLM serving planner (its engine is imported when it runs)
+
+    add_llm_parser(sub, common)
 
     from ..teamcli import add_parsers  # `check` (the CI regression gate) and `save` (a run into the database)
 

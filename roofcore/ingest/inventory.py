@@ -252,7 +252,8 @@ def _op_split(op: str, params: dict, kern) -> dict[str, float]:
             weight = 0.0
         elif op == "layernorm":
             written = float(params["rows"]) * float(params["hidden"]) * size("dtype", "dtype")
-            weight = 2.0 * float(params["hidden"]) * size("dtype", "dtype")
+            weight = (2.0 if params.get("affine", True) is not False else 0.0) * float(params["hidden"]) * size(
+                "dtype", "dtype")
         elif op == "dot":
             written, weight = size("dtype", "dtype"), 0.0
         else:

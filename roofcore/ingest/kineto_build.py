@@ -20,6 +20,7 @@ from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
 from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
 from .kineto_ops import op_cost
+from .kineto_ops_grad import parent_context
 from .pseudo import is_runtime
 
 FORMAT = "pytorch-trace"
@@ -74,6 +75,7 @@ def _build(sc: Scan, source: str, context: dict) -> Workload:
         _no_gpu_events(sc, source)
     ev = _events(sc)
     res_of_op, op_names = _link_ops(sc, ev)
+    res_of_op = parent_context(sc.ops, sc.signatures, res_of_op)  # sizes only the enclosing op recorded
     any_shapes = any(r[7] for r in sc.ops)
     _cost_ops(sc, ev, res_of_op, op_names, warnings)
     _memory_events(ev)
@@ -145,7 +147,7 @@ def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray
     r_bytes = np.array([r[1] if r else np.nan for r in results] + [np.nan])
     r_prec = np.array([r[2] if r else None for r in results] + [None], dtype=object)
     r_unit = np.array([r[3] if r else None for r in results] + [None], dtype=object)
-    r_assumed = np.array([bool(r and r[4]) for r in results] + [False])
+    r_assumed = np.array([bool(r and r[4] is True) for r in results] + [False])
     is_kernel, op_of, n_ops = ev.is_kernel, ev.op_of, len(sc.ops)
     has_op = op_of >= 0
     res = np.full(ev.n, -1, dtype=np.int64)

@@ -269,13 +269,14 @@ def _softmax(ts, concrete, name):
 
 
 def _layer_norm(ts, concrete, name):
-    """``(input, normalized_shape, weight, bias, eps)``: hidden = ∏normalized_shape (or the weight's size)."""
+    """``(input, normalized_shape, weight, bias, eps)``: hidden = ∏normalized_shape (or the weight's size);
+    without a weight (``elementwise_affine=False``) the normalisation alone."""
     x, wt = _arg(ts, 0), _arg(ts, 2)
     shape = _ints(_concrete(concrete, 1), len(re.findall(r"-?\d+", _concrete(concrete, 1) or "")))
     hidden = math.prod(shape) if shape else (wt.numel if wt is not None else None)
     if x is None or x.prec is None or not hidden or x.numel % hidden:
         return None
-    return _result(ops.layernorm(x.numel // hidden, hidden, x.prec))
+    return _result(ops.layernorm(x.numel // hidden, hidden, x.prec, affine=wt is not None))
 
 
 def _rms_norm(ts, concrete, name):
@@ -341,12 +342,26 @@ OPS: dict[str, object] = {
 }
 
 
+#: op families in their own modules, called with the raw ``(dims, types, concrete, name)`` (tensor lists need
+#: them): one import and update per module
+RAW_OPS: dict[str, object] = {}
+from .kineto_ops_grad import OPS as _GRAD  # noqa: E402
+from .kineto_ops_train import OPS as _TRAIN  # noqa: E402
+
+RAW_OPS.update(_TRAIN)
+RAW_OPS.update(_GRAD)
+OPS.update(RAW_OPS)
+
+
 def op_cost(name: str, dims: object, types: object, concrete: object = None) -> Result | None:
     """FLOPs, bytes, precision and unit of one ``cpu_op`` from its recorded inputs (None: no formula fits)."""
     fn = OPS.get(name)
     if fn is None:
         return None
     try:
+        raw = RAW_OPS.get(name)
+        if raw is not None:
+            return raw(dims, types, concrete, name)  # type: ignore[operator]
         return fn(_tensors(dims, types), concrete, name)  # type: ignore[operator]
     except (ValueError, TypeError, OverflowError, IndexError, ZeroDivisionError):
         return None

@@ -1,0 +1,360 @@
+"""Training ops of PyTorch traces (1 of 2): the optimizer's tensor-list ops, AMP, reductions, losses, softmax
+backward, gathers and scatters, ``cat`` and RoPE. Registered into :data:`.kineto_ops.OPS`; the normalisations,
+convolution, attention, pooling and embedding backward are in :mod:`.kineto_ops_grad`.
+
+Bytes are off-chip traffic with every input read once and every output written once (as :mod:`.kineto_ops`);
+FLOPs count one per elementwise operation (a multiply-add is 2, a comparison or ``sqrt`` 1), as PyTorch's
+own counter and :func:`roofcore.ops.elementwise` do. Per family (``n``: elements, ``|x|``: element size):
+
+* ``_foreach_<op>`` over tensor lists (``Input Dims`` a list of shapes per list argument; ``n`` = Σ numel of
+  one list): FLOPs ``f·n`` with ``f`` = 1 for ``add sub mul div sqrt rsqrt exp log neg abs reciprocal sign
+  sigmoid pow maximum minimum clamp_min clamp_max``, 3 for ``addcmul addcdiv lerp`` (``a + v·b·c``,
+  ``a + w·(b − a)``), 2 for ``norm`` (square, add), 0 for ``zero_``/``copy_``; bytes: every list argument read
+  and one list written (``zero_`` reads nothing, ``copy_`` only its source; ``norm`` writes one fp32 scalar per
+  tensor); scalar and scalar-list arguments not counted.
+* ``_fused_adam_`` / ``_fused_adamw_`` (PyTorch's FusedAdamMathFunctor): FLOPs ``13·n`` (moment 1 as a lerp 3,
+  moment 2 ``β₂v + (1−β₂)g²`` 4, denominator ``√v/√bc₂ + ε`` 3, update ``p − s·m/d`` 3) + ``2·n`` for a
+  weight decay recorded non-zero; bytes: params, grads, ``exp_avg``, ``exp_avg_sq`` (and ``max_exp_avg_sq``
+  when given) read, params and both moments (and the max) written. ``_fused_sgd_``: ``2·n`` (``p − lr·g``)
+  + ``3·n`` with momentum buffers (``μ·b + (1−τ)·g``) + ``2·n`` for a non-zero weight decay; params and grads
+  (and buffers) read, params (and buffers) written.
+* ``_amp_foreach_non_finite_check_and_unscale_``: FLOPs ``n`` (the multiply by ``inv_scale``; the finiteness
+  test is a comparison); bytes ``2·n`` elements (read, written in place) + the two scalars.
+  ``_amp_update_scale_``: FLOPs 1; bytes: scale, growth tracker and found_inf read, scale and tracker written.
+  Tensor lists record no element dtype (``Input type`` is ``TensorList``): fp32 (4 B) is assumed, as
+  optimizer state and AMP's master gradients are, and said in a warning.
+* reductions ``sum``, ``mean``, ``amax``, ``amin``, ``max``/``min`` (a full reduction, or along ``dim`` with
+  int64 indices written too), ``prod``, ``norm``/``linalg_vector_norm``, ``var``/``std``: FLOPs 1 per input
+  element (each element enters one add or comparison), 2 for norms (square, add), 3 for ``var``/``std``
+  (subtract, square, add); bytes: input read + output written (at the ``dtype`` argument's size where given).
+  The reduced dims come from ``Concrete Inputs``; a reduction whose dims were not recorded is unknown.
+  ``max``/``min`` of two tensors are elementwise (:mod:`.kineto_ops`).
+* ``_softmax_backward_data`` / ``_log_softmax_backward_data``: FLOPs ``4·n`` (``y·(g − Σg·y)``:
+  multiply, add, subtract, multiply; ``g − eʸ·Σg``: add, exp, multiply, subtract); bytes: grad output and
+  output read, grad input written (PyTorch ≤ 1.10's fourth argument, ``self``, only gives the dtype).
+* ``nll_loss_forward`` / ``nll_loss2d_forward`` (``self [N, C(, H, W)]``, ``target``): ``R`` = target
+  elements; FLOPs ``R`` (the sum of the picked log-probabilities) + ``2R`` with class weights; bytes: ``R``
+  picked elements of ``self`` (one per row, not the row), the int64 targets, the weights picked, the output
+  (``R`` elements for ``reduction=none``, else one) and ``total_weight``. ``nll_loss_backward`` /
+  ``nll_loss2d_backward``: FLOPs ``R``; bytes: the whole grad input written (zeroed, then one value per row),
+  targets, weights and the scalar grad output read. Cross-entropy is ``log_softmax`` + ``nll_loss`` (its
+  kernels run in those children).
+* gathers and scatters (FLOPs 0 unless they add): ``index_select`` and ``gather``: the gathered elements
+  read, the indices, the output written; ``scatter``/``scatter_``: the indices and source (or a value)
+  read, the scattered elements written (out-of-place: ``self`` copied, read and written); ``scatter_add``,
+  ``scatter_reduce``, ``index_add``: FLOPs 1 per source element, the targets read and written.
+* ``cat``: FLOPs 0, every input read and the output written, ``2·n``; its tensor list records no dtype, so
+  its bytes are unknown unless the list is typed.
+* RoPE, vLLM's ``_C::rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox)``: rotation
+  width ``r`` = the cache's last dim; rotated elements ``E = T·(H_q + H_k)·r`` (``H`` = width/``head_size``);
+  FLOPs ``3·E`` (a pair ``(x₁, x₂)`` becomes ``(x₁c − x₂s, x₂c + x₁s)``: 4 multiplies and 2 adds per 2
+  elements); bytes ``2·E`` elements (read and written in place) + ``T·r`` cache elements + ``8·T`` positions.
+
+Anything that does not fit (an unknown dtype, dims not recorded, shapes that disagree) is None: unknown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .kineto_args import _T, _arg, _concrete, _ints, _tensors
+
+_TENSOR_LIST = "TensorList"
+#: the warning for a tensor list's assumed element size (kineto_build prefixes "3 ops: ")
+LIST_DTYPE_GUESS = ("tensor lists (the optimizer's _foreach_* and fused steps, AMP's unscale) record no "
+                    "element dtype: fp32 (4 B per element) was assumed, as optimizer state and AMP master gradients "
+                    "are; their bytes are half that for fp16/bf16 lists (the kernel name's template argument, "
+                    "e.g. Functor<float, ...>, says which).")
+_ASSUMED = (4.0, "fp32")
+
+
+def _lists(dims: object, types: object) -> list[list[tuple[int, ...]] | None]:
+    """Per argument, the shapes of a tensor list (``Input type`` ``TensorList``), or None."""
+    if not isinstance(dims, list) or not isinstance(types, list):
+        return []
+    out: list[list[tuple[int, ...]] | None] = []
+    for d, t in zip(dims, types, strict=False):
+        ok = (t == _TENSOR_LIST and isinstance(d, list)
+              and all(isinstance(s, list) and all(type(x) is int and x >= 0 for x in s) for s in d))
+        out.append([tuple(s) for s in d] if ok else None)
+    return out
+
+
+def _numel(shapes: list[tuple[int, ...]]) -> int:
+    return sum(math.prod(s) for s in shapes)
+
+
+_FOREACH_FLOPS = {
+    **dict.fromkeys(("add", "sub", "mul", "div", "sqrt", "rsqrt", "exp", "log", "neg", "abs", "reciprocal", "sign",
+                     "sigmoid", "pow", "maximum", "minimum", "clamp_min", "clamp_max"), 1),
+    **dict.fromkeys(("addcmul", "addcdiv", "lerp"), 3), "norm": 2, "zero": 0, "copy": 0,
+}
+
+
+def _foreach(dims, types, concrete, name):
+    base = name.removeprefix("aten::_foreach_").rstrip("_")
+    lists = [s for s in _lists(dims, types) if s is not None]
+    if not lists or any(len(s) != len(lists[0]) for s in lists):
+        return None
+    n = _numel(lists[0])
+    if any(_numel(s) != n for s in lists[1:]):  # a list argument of other sizes (broadcast): not modelled
+        return None
+    size, prec = _ASSUMED
+    reads = 0 if base == "zero" else 1 if base == "copy" else len(lists)
+    writes = len(lists[0]) * 4.0 / size if base == "norm" else n  # norm: one fp32 scalar per tensor
+    return float(_FOREACH_FLOPS[base] * n), float((reads * n + writes) * size), prec, "vector", LIST_DTYPE_GUESS
+
+
+def _nonzero(text: str | None) -> bool:
+    try:
+        return text is not None and float(text) != 0.0
+    except ValueError:
+        return False
+
+
+def _fused_adam(dims, types, concrete, name):
+    """``(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, ...)``."""
+    ls = _lists(dims, types)
+    p, g, m, v = (ls[i] if i < len(ls) else None for i in range(4))
+    mx = ls[4] if len(ls) > 4 else None
+    if p is None or g is None or m is None or v is None:
+        return None
+    n = _numel(p)
+    if any(_numel(s) != n for s in (g, m, v)):
+        return None
+    extra = 1 if mx and _numel(mx) == n else 0  # amsgrad: max_exp_avg_sqs read and written
+    flops = (13 + 2 * _nonzero(_concrete(concrete, 9))) * n
+    size, prec = _ASSUMED
+    return float(flops), float((4 + extra + 3 + extra) * n * size), prec, "vector", LIST_DTYPE_GUESS
+
+
+def _fused_sgd(dims, types, concrete, name):
+    """``(self, grads, momentum_buffer_list, weight_decay, momentum, lr, ...)``."""
+    ls = _lists(dims, types)
+    p, g = (ls[i] if i < len(ls) else None for i in range(2))
+    buf = ls[2] if len(ls) > 2 else None
+    if p is None or g is None or _numel(g) != _numel(p):
+        return None
+    n = _numel(p)
+    has_buf = bool(buf) and _numel(buf) == n
+    flops = (2 + 3 * has_buf + 2 * _nonzero(_concrete(concrete, 3))) * n
+    size, prec = _ASSUMED
+    return float(flops), float((2 + has_buf + 1 + has_buf) * n * size), prec, "vector", LIST_DTYPE_GUESS
+
+
+def _amp_unscale(dims, types, concrete, name):
+    ls, ts = _lists(dims, types), _tensors(dims, types)
+    grads = ls[0] if ls else None
+    if grads is None:
+        return None
+    n = _numel(grads)
+    size, prec = _ASSUMED
+    scalars = sum(t.bytes for t in ts[1:3] if t is not None)
+    return float(n), float(2 * n * size + scalars), prec, "vector", LIST_DTYPE_GUESS
+
+
+def _amp_update_scale(dims, types, concrete, name):
+    ts = _tensors(dims, types)
+    scale, tracker, found = (_arg(ts, i) for i in range(3))
+    if scale is None or tracker is None or found is None:
+        return None
+    nbytes = 2 * scale.bytes + 2 * tracker.bytes + found.bytes
+    return 1.0, float(nbytes), scale.prec, "vector", False
+
+
+#: reductions: FLOPs per input element
+_REDUCE_FLOPS = {"sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "prod": 1, "nansum": 1,
+                 "norm": 2, "linalg_vector_norm": 2, "var": 3, "std": 3, "argmax": 1, "argmin": 1}
+_LIST_TYPES = ("ScalarList", "GenericList", "IntArrayRef", "int[]", "Int[]")
+
+
+def _reduced_out(x: _T, dims: object, types: object, concrete: object, at: int) -> int | None:
+    """Elements of the output of reducing ``x`` over the dims given by argument ``at``; None: not recorded."""
+    t = types[at] if isinstance(types, list) and at < len(types) else None
+    text = _concrete(concrete, at)
+    if t is None or t == "":  # the overload without dims (sum(self, dtype)), or dim=None: a full reduction
+        return 1 if text is None else None
+    if text is None:
+        return None
+    if text.lower() == "none":
+        return 1
+    nd = len(x.shape)
+    axes = {a % nd for a in (int(v) for v in re.findall(r"-?\d+", text))} if nd else set()
+    if not axes and t in _LIST_TYPES:
+        return 1  # dim=[]: every dim
+    if any(a >= nd for a in axes):
+        return None
+    return math.prod(s for i, s in enumerate(x.shape) if i not in axes)
+
+
+def _reduce(dims, types, concrete, name):
+    op = name.removeprefix("aten::")
+    ts = _tensors(dims, types)
+    x = _arg(ts, 0)
+    if x is None:
+        return None
+    t1 = types[1] if isinstance(types, list) and len(types) > 1 else None
+    if op in ("norm", "linalg_vector_norm"):  # norm(self, p, dim, keepdim, dtype) / (self, ord, dim, keepdim, dtype)
+        at = 2 if isinstance(types, list) and len(types) > 2 else 9
+    elif op in ("var", "std"):  # var(self, dim, correction, keepdim) and var(self, unbiased)
+        at = 1 if t1 not in ("Scalar", "bool") else 9
+    else:
+        at = 1
+    if isinstance(types, list) and at >= len(types):
+        out = 1 if op not in ("max", "min") or len(types) == 1 else None
+    else:
+        out = _reduced_out(x, dims, types, concrete, at)
+    if out is None:
+        return None
+    out_size = x.size
+    dt = _concrete(concrete, len(types) - 1) if op in ("sum", "mean", "prod", "nansum") and isinstance(types, list) else None
+    if dt is not None and dt.isdigit():  # the dtype argument as a c10::ScalarType code: 6 float, 5 half, 15 bf16, 7 double
+        out_size = {5: 2, 6: 4, 7: 8, 15: 2}.get(int(dt), out_size)
+    nbytes = x.bytes + out * out_size
+    if op in ("argmax", "argmin"):
+        nbytes = x.bytes + out * 8
+    elif op in ("max", "min") and out > 1:
+        nbytes += out * 8  # values and int64 indices
+    return float(_REDUCE_FLOPS[op] * x.numel), float(nbytes), x.prec, "vector", False
+
+
+def _max_min(dims, types, concrete, name):
+    if len(_tensors(dims, types)) > 1 and _arg(_tensors(dims, types), 1) is not None:
+        from .kineto_ops import _elementwise
+
+        return _elementwise(_tensors(dims, types), concrete, name)
+    return _reduce(dims, types, concrete, name)
+
+
+def _softmax_backward(dims, types, concrete, name):
+    ts = _tensors(dims, types)
+    g, y = _arg(ts, 0), _arg(ts, 1)
+    if g is None or y is None or g.prec is None or g.shape != y.shape:
+        return None
+    return float(4 * g.numel), float(g.bytes + y.bytes + g.bytes), g.prec, "vector", False
+
+
+def _nll_rows(x: _T, target: _T) -> int | None:
+    """Rows of an NLL loss: the target's elements, which must be the input's without its class dim."""
+    if len(x.shape) == 1:
+        return 1 if target.numel == 1 else None
+    if target.shape != (x.shape[0], *x.shape[2:]):
+        return None
+    return target.numel
+
+
+def _nll_forward(dims, types, concrete, name):
+    """``(self, target, weight, reduction, ignore_index)``; reduction 0 is ``none``."""
+    ts = _tensors(dims, types)
+    x, target, weight = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+    if x is None or target is None or x.prec is None:
+        return None
+    rows = _nll_rows(x, target)
+    if rows is None:
+        return None
+    red = _ints(_concrete(concrete, 3), 1)
+    out = rows if red == [0] else 1
+    flops = rows * (3 if weight is not None else 1)
+    nbytes = rows * x.size + target.bytes + (rows * weight.size if weight is not None else 0) + out * x.size + 4
+    return float(flops), float(nbytes), x.prec, "vector", False
+
+
+def _nll_backward(dims, types, concrete, name):
+    """``(grad_output, self, target, weight, reduction, ignore_index, total_weight)``."""
+    ts = _tensors(dims, types)
+    g, x, target, weight = (_arg(ts, i) for i in range(4))
+    if g is None or x is None or target is None or x.prec is None:
+        return None
+    rows = _nll_rows(x, target)
+    if rows is None:
+        return None
+    nbytes = g.bytes + target.bytes + (rows * weight.size if weight is not None else 0) + x.bytes + 4
+    return float(rows), float(nbytes), x.prec, "vector", False
+
+
+def _index_select(dims, types, concrete, name):
+    """``(self, dim, index)``: ``index`` rows along ``dim``."""
+    ts = _tensors(dims, types)
+    x, idx = _arg(ts, 0), _arg(ts, 2)
+    dim = _ints(_concrete(concrete, 1), 1)
+    if x is None or idx is None or dim is None or not x.shape:
+        return None
+    d = dim[0] % len(x.shape)
+    if not x.shape[d]:
+        return None
+    out = x.numel // x.shape[d] * idx.numel
+    return 0.0, float(2 * out * x.size + idx.bytes), x.prec, "vector", False
+
+
+def _gather(dims, types, concrete, name):
+    """``(self, dim, index, sparse_grad)``: the output has the index's shape."""
+    ts = _tensors(dims, types)
+    x, idx = _arg(ts, 0), _arg(ts, 2)
+    if x is None or idx is None or len(idx.shape) != len(x.shape):
+        return None
+    return 0.0, float(2 * idx.numel * x.size + idx.bytes), x.prec, "vector", False
+
+
+def _scatter(dims, types, concrete, name):
+    """``(self, dim, index, src|value, ...)``: ``_add``/``_reduce`` and ``index_add`` add; out-of-place copies self."""
+    ts = _tensors(dims, types)
+    x, idx, src = _arg(ts, 0), _arg(ts, 2), _arg(ts, 3)
+    if x is None or idx is None:
+        return None
+    adds = "add" in name or "reduce" in name
+    if name.startswith("aten::index_add"):  # (self, dim, index, source, alpha): whole slices per index
+        if src is None:
+            return None
+        moved = src.numel
+    else:
+        moved = idx.numel
+    nbytes = idx.bytes + (moved * src.size if src is not None else 0) + moved * x.size * (2 if adds else 1)
+    if not name.endswith("_"):
+        nbytes += 2 * x.bytes  # the out-of-place form copies self first
+    return float(moved if adds else 0), float(nbytes), x.prec, "vector", False
+
+
+def _cat(dims, types, concrete, name):
+    ts = _tensors(dims[0] if isinstance(dims, list) and dims else None,
+                  [types[0]] * len(dims[0]) if isinstance(types, list) and types and isinstance(dims, list)
+                  and dims and isinstance(dims[0], list) else None)
+    if not ts or any(t is None for t in ts):
+        return None  # a TensorList records no dtype: unknown
+    n = sum(t.numel for t in ts if t is not None)
+    return 0.0, float(2 * n * ts[0].size), ts[0].prec, "vector", False
+
+
+def _rotary(dims, types, concrete, name):
+    ts = _tensors(dims, types)
+    pos, q, k, cache = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2), _arg(ts, 4)
+    head = _ints(_concrete(concrete, 3), 1)
+    if pos is None or q is None or cache is None or head is None or q.prec is None or len(cache.shape) != 2:
+        return None
+    tokens, r, hs = pos.numel, cache.shape[1], head[0]
+    widths = [t.numel // tokens for t in (q, k) if t is not None] if tokens else []
+    if not tokens or hs <= 0 or r > hs or any(w % hs for w in widths):
+        return None
+    rotated = tokens * sum(w // hs for w in widths) * r
+    nbytes = 2 * rotated * q.size + tokens * r * cache.size + pos.bytes
+    return float(3 * rotated), float(nbytes), q.prec, "vector", False
+
+
+_FOREACH_NAMES = [f"aten::_foreach_{b}{s}" for b in _FOREACH_FLOPS for s in ("", "_")
+                  if not (b in ("zero", "copy") and s == "")]
+#: called with the raw ``(Input Dims, Input type, Concrete Inputs, name)``: tensor lists need the raw dims
+OPS: dict[str, object] = {
+    **dict.fromkeys(_FOREACH_NAMES, _foreach),
+    "aten::_fused_adam_": _fused_adam, "aten::_fused_adamw_": _fused_adam, "aten::_fused_adam": _fused_adam,
+    "aten::_fused_adamw": _fused_adam, "aten::_fused_sgd_": _fused_sgd, "aten::_fused_sgd": _fused_sgd,
+    "aten::_amp_foreach_non_finite_check_and_unscale_": _amp_unscale, "aten::_amp_update_scale_": _amp_update_scale,
+    **{f"aten::{op}": _reduce for op in _REDUCE_FLOPS if op not in ("max", "min")},
+    "aten::max": _max_min, "aten::min": _max_min,
+    "aten::_softmax_backward_data": _softmax_backward, "aten::_log_softmax_backward_data": _softmax_backward,
+    "aten::nll_loss_forward": _nll_forward, "aten::nll_loss2d_forward": _nll_forward,
+    "aten::nll_loss_backward": _nll_backward, "aten::nll_loss2d_backward": _nll_backward,
+    "aten::index_select": _index_select, "aten::gather": _gather,
+    **dict.fromkeys(("aten::scatter", "aten::scatter_", "aten::scatter_add", "aten::scatter_add_",
+                     "aten::scatter_reduce", "aten::scatter_reduce_", "aten::index_add", "aten::index_add_"), _scatter),
+    "aten::cat": _cat, "_C::rotary_embedding": _rotary,
+}

@@ -1,0 +1,245 @@
+"""Serving, not only static batches: a continuous-batching simulation with a KV-cache budget.
+
+Requests arrive as a Poisson process at ``rate`` per second (seeded), with input and output lengths drawn from a
+:class:`Lengths` (constant, uniform, or the rows of a CSV). The server (one model replica on ``tp·pp`` GPUs)
+admits waiting requests in arrival order while their whole KV cache (``input + output`` tokens) fits the budget
+left after weights, activations and workspace, and at most ``max_batch`` run at once; each admission round is one
+prefill step of the admitted prompts (their first token comes out at its end), then decode steps advance every
+running request by one token. Between events (an arrival that could be admitted, a request finishing) the
+batch is fixed, so the decode steps up to the next event are costed at once (:func:`~roofcore.llm.timing.op_times`
+on all of them: no per-token Python loop). TTFT is first token − arrival; TPOT is (last − first token) / (output
+− 1). Goodput counts requests meeting both latency targets.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from ..models import Hardware
+from .calibration import Calibration
+from .config import ModelConfig
+from .costing import Quant, step_ops
+from .planner import Shape, kv_bytes_per_token, memory
+from .timing import roofs, step_cost
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """A length distribution: ``constant`` (``a``), ``uniform`` (integers ``a``..``b``), or ``values`` (drawn with
+    replacement from the given lengths, e.g. a CSV column)."""
+
+    kind: str = "constant"
+    a: int = 128
+    b: int = 128
+    values: tuple[int, ...] = ()
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.kind == "constant":
+            return np.full(n, self.a, dtype=np.int64)
+        if self.kind == "uniform":
+            return rng.integers(self.a, self.b + 1, size=n)
+        return rng.choice(np.asarray(self.values, dtype=np.int64), size=n)
+
+    @property
+    def mean(self) -> float:
+        return float(self.a if self.kind == "constant" else (self.a + self.b) / 2 if self.kind == "uniform"
+                     else np.mean(self.values))
+
+
+def parse_lengths(text: str, where: str) -> Lengths:
+    """``"128"`` (constant) or ``"64:512"`` (uniform, inclusive)."""
+    try:
+        if ":" in text:
+            a, b = (int(x) for x in text.split(":", 1))
+            if 1 <= a <= b:
+                return Lengths("uniform", a, b)
+        elif int(text) >= 1:
+            return Lengths("constant", int(text), int(text))
+    except ValueError:
+        pass
+    raise InputError(where=where, expected="a length such as 128, or a range such as 64:512", found=repr(text))
+
+
+def lengths_from_csv(data: str, where: str = "lengths CSV") -> tuple[Lengths, Lengths]:
+    """Input and output lengths from a CSV with columns named ``input``/``prompt``… and ``output``/``completion``…"""
+    rows = list(csv.DictReader(io.StringIO(data)))
+    if not rows:
+        raise InputError(where=where, expected="a header and rows of input and output lengths", found="no rows")
+    cols = {c.strip().lower(): c for c in rows[0] if c}
+    def col(*prefixes: str) -> str | None:
+        return next((cols[c] for pre in prefixes for c in cols if c.startswith(pre)), None)
+
+    pick = [col("input", "prompt"), col("output", "completion")]
+    if None in pick:
+        raise InputError(where=where, expected="columns named input… and output… (or prompt…, completion…)",
+                         found=", ".join(cols) or "none")
+    out = []
+    for col in pick:
+        try:
+            vals = tuple(int(float(r[col])) for r in rows)
+        except (TypeError, ValueError):
+            raise InputError(where=f"{where}: {col}", expected="whole numbers of tokens", found="a non-number") from None
+        if min(vals) < 1:
+            raise InputError(where=f"{where}: {col}", expected="lengths ≥ 1", found=str(min(vals)))
+        out.append(Lengths("values", values=vals))
+    return out[0], out[1]
+
+
+@dataclass
+class ServingResult:
+    """Latency percentiles (seconds), throughput, goodput; ``None`` where nothing finished."""
+
+    hardware: str
+    gpus: int
+    requests: int
+    completed: int
+    duration_s: float
+    ttft_p50_s: float | None
+    ttft_p99_s: float | None
+    tpot_p50_s: float | None
+    tpot_p99_s: float | None
+    throughput_tok_s: float
+    goodput_req_s: float
+    goodput_share: float
+    max_running: int
+    kv_budget_bytes: float
+    targets: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _pct(a: np.ndarray, q: float) -> float | None:
+    a = a[np.isfinite(a)]
+    return float(np.percentile(a, q)) if a.size else None
+
+
+def simulate(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration, *, rate: float, inputs: Lengths,
+             outputs: Lengths, requests: int = 1000, max_batch: int = 256, seed: int = 0,
+             ttft_target_s: float = 2.0, tpot_target_s: float = 0.1) -> ServingResult:
+    """Simulate ``requests`` arrivals at ``rate``/s (see the module docstring)."""
+    if not rate > 0:
+        raise InputError(where="--rate", expected="requests per second > 0", found=repr(rate))
+    table = step_ops(m, q, tp=s.tp, pp=s.pp)
+    r = roofs(hw, table, s.tp, s.pp)
+    rng = np.random.default_rng(seed)
+    arrive = np.cumsum(rng.exponential(1.0 / rate, size=requests))
+    lin, lout = inputs.draw(requests, rng), outputs.draw(requests, rng)
+    per_tok = kv_bytes_per_token(m, q, s.tp, s.pp)
+    base = memory(m, q, table, Shape(s.tp, s.pp, 1, int(inputs.mean), int(outputs.mean)), 0)
+    budget = (r.capacity or float("inf")) - base["total"]
+    if budget <= 0:
+        raise InputError(where=f"serving on {hw.id}", expected="room for a KV cache after the weights",
+                         found=f"{base['total'] / 1e9:.1f} GB of weights, activations and workspace",
+                         hint="raise --tp, or quantise the weights.")
+    need = (lin + lout) * per_tok
+    first = np.full(requests, np.nan)
+    done = np.full(requests, np.nan)
+    run_idx = np.zeros(0, dtype=np.int64)
+    clock, used, nxt, peak_run = 0.0, 0.0, 0, 0
+    cost = step_cost(table, r, cal)
+    arr_l, need_l = arrive.tolist(), need.tolist()
+    kmax = int(lout.max()) + 1
+    x = np.ones((kmax, 5))
+    steps = np.arange(1, kmax + 1, dtype=float)
+    # running requests: ids, the decode-step count at which each finishes, and its context at admission minus the
+    # step count then (so Σ context = Σ base + n·step); ``step`` counts decode steps since the start
+    step, ctx_sum = 0, 0.0
+    fin_at = np.zeros(0, dtype=np.int64)
+    base = np.zeros(0)
+
+    while nxt < requests or run_idx.size:
+        nrun = run_idx.size
+        a0 = nxt
+        while nxt < requests and arr_l[nxt] <= clock and nrun + nxt - a0 < max_batch and used + need_l[nxt] <= budget:
+            used += need_l[nxt]
+            nxt += 1
+        if nxt > a0:
+            li = lin[a0:nxt].astype(float)
+            tok = float(li.sum())
+            clock += float(cost(np.array([[1.0, tok, nxt - a0, float((li * (li + 1)).sum()) / 2.0, tok]]))[0])
+            first[a0:nxt] = clock
+            lo = lout[a0:nxt]
+            a = np.arange(a0, nxt)
+            if (lo <= 1).any():
+                fin = a[lo <= 1]
+                done[fin] = clock
+                used -= need[fin].sum()
+            keep = lo > 1
+            run_idx = np.concatenate([run_idx, a[keep]])
+            fin_at = np.concatenate([fin_at, step + lo[keep] - 1])
+            b = li[keep] - step
+            base = np.concatenate([base, b])
+            ctx_sum += float(b.sum())
+            peak_run = max(peak_run, run_idx.size)
+            continue
+        if not nrun:
+            if need_l[nxt] > budget:
+                raise InputError(where=f"serving on {hw.id}", expected="requests whose KV cache fits the budget",
+                                 found=f"{need_l[nxt] / 1e9:.2f} GB for one request, {budget / 1e9:.2f} GB free")
+            clock = max(clock, arr_l[nxt])
+            continue
+        k = int(fin_at.min()) - step
+        xs = x[:k]
+        xs[:, 1] = nrun
+        xs[:, 2] = nrun
+        xs[:, 3] = ctx_sum + nrun * (step + steps[:k])  # each step attends the context plus the token it adds
+        xs[:, 4] = xs[:, 3]
+        ends = clock + np.cumsum(cost(xs))
+        n = k
+        if nxt < requests and nrun < max_batch and used + need_l[nxt] <= budget:
+            n = min(k, int(np.searchsorted(ends, arr_l[nxt])) + 1)  # stop after the step that spans the arrival
+        clock = float(ends[n - 1])
+        step += n
+        if n == k:
+            fin = fin_at <= step
+            ids = run_idx[fin]
+            done[ids] = clock
+            used -= need[ids].sum()
+            ctx_sum -= float(base[fin].sum())
+            keep = ~fin
+            run_idx, fin_at, base = run_idx[keep], fin_at[keep], base[keep]
+    ttft = first - arrive
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpot = np.where(lout > 1, (done - first) / (lout - 1), np.nan)
+    dur = float(np.nanmax(done) - arrive[0]) if requests else 0.0
+    ok = (ttft <= ttft_target_s) & (np.nan_to_num(tpot, nan=0.0) <= tpot_target_s)
+    return ServingResult(
+        hardware=hw.id, gpus=s.gpus, requests=requests, completed=int(np.isfinite(done).sum()), duration_s=dur,
+        ttft_p50_s=_pct(ttft, 50), ttft_p99_s=_pct(ttft, 99), tpot_p50_s=_pct(tpot, 50), tpot_p99_s=_pct(tpot, 99),
+        throughput_tok_s=float(lout.sum() / dur) if dur > 0 else 0.0,
+        goodput_req_s=float(ok.sum() / dur) if dur > 0 else 0.0, goodput_share=float(ok.mean()),
+        max_running=peak_run, kv_budget_bytes=float(budget),
+        targets={"ttft_s": ttft_target_s, "tpot_s": tpot_target_s})
+
+
+def cheapest(m: ModelConfig, q: Quant, hws: list[Hardware], cal: Calibration, *, rate: float, inputs: Lengths,
+             outputs: Lengths, prices: dict[str, float], tps=(1, 2, 4, 8), requests: int = 500,
+             ttft_target_s: float = 2.0, tpot_target_s: float = 0.1, min_share: float = 0.99) -> list[dict]:
+    """Each device × TP degree that holds the model, simulated at ``rate``: whether its p99 meets the targets
+    (at least ``min_share`` of requests within both), its GPU count and cost per million output tokens; cheapest
+    meeting the target first (by cost where prices are known, else by GPUs)."""
+    rows = []
+    for hw in hws:
+        for tp in tps:
+            if m.heads % tp:
+                continue
+            s = Shape(tp=tp, pp=1, batch=1, input_len=int(inputs.mean), output_len=int(outputs.mean))
+            try:
+                res = simulate(m, q, hw, s, cal, rate=rate, inputs=inputs, outputs=outputs, requests=requests,
+                               ttft_target_s=ttft_target_s, tpot_target_s=tpot_target_s)
+            except InputError as e:
+                rows.append({"hardware": hw.id, "tp": tp, "gpus": tp, "meets": False, "why": str(e)})
+                continue
+            price = prices.get(hw.id)
+            cost = price * tp / 3600.0 / res.throughput_tok_s * 1e6 if price is not None and res.throughput_tok_s else None
+            rows.append({"hardware": hw.id, "tp": tp, "gpus": tp, "meets": res.goodput_share >= min_share,
+                         "goodput_share": res.goodput_share, "ttft_p99_s": res.ttft_p99_s, "tpot_p99_s": res.tpot_p99_s,
+                         "throughput_tok_s": res.throughput_tok_s, "cost_per_mtok": cost})
+    return sorted(rows, key=lambda x: (not x["meets"], x.get("cost_per_mtok") is None,
+                                       x.get("cost_per_mtok") or 0.0, x["gpus"]))

@@ -1,0 +1,179 @@
+"""The LLM serving planner (roofcore.llm): hand-worked numbers on a small model, presets, calibration, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from roofhelpers import make_hw, workload_of
+
+from roofcore.analyze import analyze
+from roofcore.cli import main
+from roofcore.errors import InputError
+from roofcore.llm import (
+    Calibration,
+    Shape,
+    fit,
+    from_hf,
+    kv_bytes_per_token,
+    load_model,
+    op_class,
+    plan_device,
+    presets,
+    quant,
+    step_ops,
+)
+from roofcore.llm.costing import decode_x, prefill_x
+from roofcore.models import OFFCHIP, Kernel
+
+#: a small Llama-shaped model: 2 layers, hidden 64, 4 heads of 16, 2 KV heads, FFN 128, vocabulary 100
+SMALL = {"hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+         "num_hidden_layers": 2, "vocab_size": 100, "hidden_act": "silu"}
+
+
+def small():
+    return from_hf(SMALL, name="small")
+
+
+def test_small_model_params_and_kv_bytes_by_hand():
+    m = small()
+    p = m.params()
+    # attention per layer: q 64·64 + k,v 2·(64·32) + o 64·64 = 12,288; SwiGLU FFN 3·64·128 = 24,576
+    assert p["attention"] == 2 * 12288 and p["dense_ffn"] == 2 * 24576
+    assert p["embedding"] == p["lm_head"] == 6400 and p["norms"] == 5 * 64
+    assert p["total"] == 2 * 12288 + 2 * 24576 + 2 * 6400 + 320
+    # KV bytes per token = 2 · layers · kv_heads · head_dim · bytes = 2·2·2·16·2 = 256 (fp16), 128 (fp8)
+    assert kv_bytes_per_token(m, quant("fp16")) == 256
+    assert kv_bytes_per_token(m, quant("fp16", "fp8")) == 128
+    # TP 2 halves the KV heads; TP 4 cannot split 2 KV heads further: each GPU keeps one (replicated)
+    assert kv_bytes_per_token(m, quant("fp16"), tp=2) == 128 and kv_bytes_per_token(m, quant("fp16"), tp=4) == 128
+
+
+def test_decode_flops_are_two_per_parameter_and_weights_are_read_once():
+    m = small()
+    q = quant("fp16")
+    t = step_ops(m, q)
+    flops, _, _ = t.totals(decode_x(1, 1))
+    p = m.params()
+    matmul_params = p["total"] - p["embedding"] - p["norms"]
+    mm = t.classes == 0
+    assert flops[0, mm].sum() == pytest.approx(2 * matmul_params)
+    # the weights a step reads: every matrix at 2 bytes plus the norm scales
+    assert t.weights.sum() == pytest.approx(2 * matmul_params + 2 * p["norms"])
+    # prefill of 8 tokens: 8× the matmul FLOPs of the layers (the LM head runs on the last token only)
+    f8, _, _ = t.totals(prefill_x(1, 8))
+    head = 2 * 64 * 100
+    assert f8[0, mm].sum() == pytest.approx(8 * (2 * matmul_params - head) + head)
+
+
+def test_weight_precisions_count_their_scales():
+    q4, q8, q16 = quant("int4"), quant("int8"), quant("bf16")
+    assert q4.weight_bytes(128, 10) == pytest.approx(128 * 10 * 0.5 + 10 * 4)  # one fp16 scale + zero per 128
+    assert q8.weight_bytes(128, 10) == pytest.approx(1280 + 20)  # a per-channel fp16 scale
+    assert q16.weight_bytes(128, 10) == 2560
+    assert q4.compute == "fp16" and quant("fp8").compute == "fp8"
+    with pytest.raises(InputError, match="fp16 or bf16 or fp8 or int8 or int4"):
+        quant("fp7")
+
+
+def test_attention_kv_bytes_grow_with_context():
+    m, q = small(), quant("fp16")
+    t = step_ops(m, q)
+    attn = t.names.index("attention")
+    _, b1, _ = t.totals(decode_x(1, 100))
+    _, b2, _ = t.totals(decode_x(1, 200))
+    # each layer reads K and V: 2 · kv_heads · head_dim · 2 bytes per cached token = 128; 2 layers
+    assert b2[0, attn] - b1[0, attn] == pytest.approx(100 * 2 * 128)
+
+
+def test_tensor_parallel_adds_all_reduce_on_the_link():
+    m = small()
+    hw = make_hw(100e12, 1e12, precision="fp16", links={"nvlink": 100e9})
+    one = plan_device(m, quant("fp16"), hw, Shape(tp=1, batch=4, input_len=32, output_len=4), Calibration())
+    two = plan_device(m, quant("fp16"), hw, Shape(tp=2, batch=4, input_len=32, output_len=4), Calibration())
+    assert one.all_reduce_s["prefill"] == 0 and two.all_reduce_s["prefill"] > 0
+    assert two.gpus == 2 and two.throughput_tok_s_per_gpu == pytest.approx(two.throughput_tok_s / 2)
+    with pytest.raises(InputError, match="divisor"):
+        step_ops(m, quant("fp16"), tp=3)
+
+
+def test_plan_memory_max_batch_and_bounds():
+    m = small()
+    hw = make_hw(100e12, 1e12, precision="fp16")
+    d = plan_device(m, quant("fp16"), hw, Shape(batch=2, input_len=64, output_len=8), Calibration())
+    assert d.memory_bytes["kv_cache"] == 2 * 72 * 256
+    assert d.tpot_last_s >= d.tpot_first_s > 0 and d.ttft_s > 0
+    assert d.capacity_bytes is None and d.max_batch is None and d.fits is None  # the test device has no capacity
+    assert d.cost_per_mtok is None and "unknown" in d.cost_note
+    assert d.decode["bound"] in ("memory:hbm", "overhead")
+
+
+def test_mla_and_moe_presets():
+    ds = load_model("deepseek-v2-lite")
+    assert ds.mla and ds.kv_width() == 512 + 64
+    mx = load_model("mixtral-8x7b")
+    p = mx.params()
+    assert p["total"] / 1e9 == pytest.approx(46.70, abs=0.01) and p["active"] / 1e9 == pytest.approx(12.88, abs=0.01)
+    t = step_ops(mx, quant("bf16"))
+    assert any("routing assumption: uniform" in n for n in t.notes)
+    assert t.touched(np.array([1.0]))[0] == pytest.approx(2.0)  # one token touches its top-2
+    assert t.uncosted and all("not costed" in u for u in t.uncosted)
+
+
+@pytest.mark.parametrize(("name", "billions"), [("llama-2-7b", 6.738), ("llama-2-70b", 68.977), ("gpt-j-6b", 6.050),
+                                                 ("llama-3.1-8b", 8.030), ("qwen2.5-7b", 7.615)])
+def test_presets_match_published_parameter_counts(name, billions):
+    m = load_model(name)
+    assert m.params()["total"] / 1e9 == pytest.approx(billions, abs=0.002)
+    assert m.source.startswith("https://huggingface.co/")
+
+
+def test_hf_config_gptj_style_and_errors(tmp_path):
+    m = from_hf({"n_embd": 32, "n_head": 4, "n_layer": 2, "n_inner": None, "vocab_size": 50,
+                 "activation_function": "gelu_new", "model_type": "gptj"})
+    assert m.ffn == 128 and not m.gated_ffn and m.kv_heads == 4
+    with pytest.raises(InputError, match="hidden_size"):
+        from_hf({"num_attention_heads": 4})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(SMALL))
+    assert load_model(str(path)).hidden == 64
+    with pytest.raises(InputError, match="did you mean 'llama-2-7b'"):
+        load_model("lama-2-7b")
+    assert "llama-2-70b" in presets()
+
+
+def test_op_class_by_kernel_name():
+    assert op_class("ncclDevKernel_AllReduce_Sum_bf16_RING_LL") == "communication"
+    assert op_class("flash_fwd_kernel<Flash_fwd_kernel_traits>") == "attention"
+    assert op_class("sm90_xmma_gemm_bf16bf16_bf16f32") == "matrix"
+    assert op_class("vectorized_elementwise_kernel<4, add>") == "elementwise"
+
+
+def test_fit_recovers_efficiency_and_overhead():
+    hw = make_hw(100e12, 1e12, precision="bf16")
+    ks, times = [], []
+    for i, n in enumerate((1e9, 4e9, 16e9, 64e9)):  # matmuls of rising size at half the roof + 3 µs a launch
+        ks.append(Kernel(name=f"gemm_{i}", flops=2 * n, bytes={OFFCHIP: n / 100}, precision="bf16", unit="matrix"))
+        times.append(2 * n / 100e12 / 0.5 + 3e-6)
+    cal = fit(analyze(workload_of(*ks, times=times), hw), hw.id)
+    mat = cal.fits["matrix"]
+    assert mat.efficiency == pytest.approx(0.5, rel=1e-6) and mat.overhead_s == pytest.approx(3e-6, rel=1e-6)
+    assert mat.kernels[0] == "gemm_3" and mat.launches == 4 and cal.calibrated
+    assert cal.fits["attention"].source.startswith("default")
+
+
+def test_cli_llm_json_fields_and_bad_input(capsys):
+    assert main(["llm", "llama-2-7b", "--hardware", "h100-sxm", "--batch", "4", "--input", "256", "--output", "16",
+                 "--precision", "fp8", "--kv-precision", "fp8", "--price", "h100-sxm=3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    d = doc["devices"][0]
+    for key in ("ttft_s", "tpot_first_s", "tpot_last_s", "throughput_tok_s", "throughput_tok_s_per_gpu",
+                "memory_bytes", "max_batch", "fits", "cost_per_mtok"):
+        assert d[key] is not None, key
+    assert set(d["memory_bytes"]) >= {"weights", "kv_cache", "activations", "workspace"}
+    assert doc["calibration"]["origin"] == "defaults" and doc["uncosted_ops"]
+    assert d["cost_per_mtok"] == pytest.approx(3 / 3600 / d["throughput_tok_s"] * 1e6)
+    assert main(["llm", "llama-9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "llama-2-7b" in err[0]
