@@ -32,6 +32,11 @@ CATS = {
     "cpu_op": K_CPUOP, "Operator": K_CPUOP, "operator": K_CPUOP,
     "cuda_profiler_range": K_RANGE,
 }
+#: the CPU- and GPU-side ranges kept for kernels' ancestry (roofcore.hierarchy), by category: record_function
+#: annotations (ProfilerStep#N), their GPU-side copies, and nn.Module ranges (python_function events named
+#: ``nn.Module: ...``, profiled with_modules / with_stack)
+MARKS = {"user_annotation": "annotation", "gpu_user_annotation": "gpu_annotation", "python_function": "module"}
+MODULE_PREFIX = "nn.Module: "
 
 
 class _Truncated(Exception):  # internal control flow: the text ends inside a value
@@ -103,7 +108,9 @@ class Scan:
         self.runtime: list[tuple] = []  # (pid, tid, ts, correlation, name)
         self.ops: list[tuple] = []  # (pid, tid, ts, dur, name, external id, signature index, has shapes)
         self.ranges: list[tuple] = []  # (index, name, args)
-        #: distinct (op name, Input Dims, Input type, Concrete Inputs) of ops with a cost formula, costed once each
+        #: duration (ph X) ranges of :data:`MARKS`' categories: (kind, pid, tid, ts, dur, name), in file order
+        self.marks: list[tuple] = []
+        #: distinct (op name, Input Dims, Input type, Concrete Inputs, extra args) of ops with a cost formula, costed once
         self.signatures: list[tuple] = []
         self.top: dict[str, object] = {}
         self.events = 0
@@ -111,7 +118,6 @@ class Scan:
         self.truncated_at: int | None = None
         self.seen_events = False
         self.string_times = 0  #: uncategorised events whose ts is a JSON string (rocprof's hip-trace, not Kineto)
-        self.empty_objects = 0  #: events that are ``{}``
 
 
 def _kind(v: object) -> str:
@@ -280,10 +286,11 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
                                  shapes))
                         else:
                             ranges((idx, nm, a))
-                    elif not e:
-                        out.empty_objects += 1
-                    elif type(e.get("ts")) is str:
-                        out.string_times += 1
+                    else:
+                        if type(cat) is str and cat in MARKS and e.get("ph") == "X":
+                            _mark(e, cat, out.marks)
+                        if type(e.get("ts")) is str:
+                            out.string_times += 1
                 else:
                     out.not_objects += 1
                 idx += 1
@@ -300,6 +307,13 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
         out.events = idx
 
 
+def _mark(e: dict, cat: str, marks: list[tuple]) -> None:
+    """A range of :data:`MARKS` (python_function ones only for nn.Modules) onto ``marks``."""
+    kind, nm = MARKS[cat], e.get("name")
+    if kind != "module" or (type(nm) is str and nm.startswith(MODULE_PREFIX)):
+        marks.append((kind, e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur"), nm))
+
+
 def _read_on(tx: _Text, i: int, ex: StopIteration | json.JSONDecodeError) -> int:
     """After an event that did not decode: where to decode again once more text is read, or the error (the text
     ends inside the event: truncated)."""
@@ -312,13 +326,19 @@ def _read_on(tx: _Text, i: int, ex: StopIteration | json.JSONDecodeError) -> int
     raise tx.error(pos, msg) from None
 
 
+#: a collective's args kept beside its inputs (roofcore.ingest.kineto_comm.EXTRA_ARGS)
+_COMM_ARGS = ("Collective name", "Group size", "In msg nelems", "Out msg nelems", "dtype")
+
+
 def _signature(nm: str, a: dict, memo: dict[str, int], signatures: list) -> int:
-    """The index of a CPU op's (name, input dims, types, concrete inputs) in ``signatures``, added once."""
+    """The index of a CPU op's (name, input dims, types, concrete inputs, extra) in ``signatures``, added once;
+    ``extra``: a collective's args beside its inputs (``record_param_comms``: :data:`_COMM_ARGS`), else ()."""
     dims, types, conc = a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")
-    key = repr((nm, dims, types, conc))
+    extra = tuple((k, a[k]) for k in _COMM_ARGS if k in a) if "Collective name" in a else ()
+    key = repr((nm, dims, types, conc, extra))
     res = memo.get(key, -2)
     if res == -2:
-        signatures.append((nm, dims, types, conc))
+        signatures.append((nm, dims, types, conc, extra))
         res = memo[key] = len(signatures) - 1
     return res
 

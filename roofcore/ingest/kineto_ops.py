@@ -353,15 +353,29 @@ RAW_OPS.update(_GRAD)
 OPS.update(RAW_OPS)
 
 
-def op_cost(name: str, dims: object, types: object, concrete: object = None) -> Result | None:
-    """FLOPs, bytes, precision and unit of one ``cpu_op`` from its recorded inputs (None: no formula fits)."""
+def op_cost(name: str, dims: object, types: object, concrete: object = None, extra: tuple = (),
+            ctx: dict | None = None) -> Result | None:
+    """FLOPs, bytes, precision and unit of one ``cpu_op`` from its recorded inputs (None: no formula fits);
+    ``extra``: other args of the event ((key, value) pairs, :data:`.kineto_comm.EXTRA_ARGS`) and ``ctx`` the
+    trace's context (:func:`.kineto_comm.group_context`), for the formulas that want them (collectives)."""
     fn = OPS.get(name)
     if fn is None:
         return None
     try:
-        raw = RAW_OPS.get(name)
-        if raw is not None:
-            return raw(dims, types, concrete, name)  # type: ignore[operator]
+        if getattr(fn, "wants_context", False):
+            return fn(_tensors(dims, types), concrete, name, extra, ctx)  # type: ignore[operator]
         return fn(_tensors(dims, types), concrete, name)  # type: ignore[operator]
     except (ValueError, TypeError, OverflowError, IndexError, ZeroDivisionError):
         return None
+
+
+# inference / vendor ops, collectives and torch.compile's Triton launches (H5, issue 26): their own modules
+from .kineto_comm import OPS as _COMM  # noqa: E402
+from .kineto_serve import ALLOCS as _ALLOCS  # noqa: E402
+from .kineto_serve import OPS as _SERVE  # noqa: E402
+from .kineto_triton import OpTable  # noqa: E402
+
+OPS.update(_SERVE)
+OPS.update(_COMM)
+OPS.update(dict.fromkeys(_ALLOCS, lambda ts, concrete, name: None))  # no kernel; MoE ops read their sizes
+OPS = OpTable(OPS)  # Triton launches (triton_poi_...) match by prefix
