@@ -183,3 +183,43 @@ def test_cli_by_nvtx_on_ncu_export(tmp_path, capsys):
     assert doc["by"] == "nvtx" and len(doc["kernels"]) == 2
     assert [(g["group"], g["launches"]) for g in doc["groups"]] == [("linear_nvtx", 2)]
     assert doc["groups"][0]["time_s"] == pytest.approx(sum(k["time_s"] for k in doc["kernels"]))
+
+
+# --------------------------------------------------------------------------------------------- charts
+
+
+def test_group_workload_and_level_roofline():
+    from roofcore.charts.levels import level_roofline
+    from roofcore.hierarchy.points import group_workload
+
+    a = analyze(_workload(), HW)
+    rows = group(a, "module:2")
+    gw = group_workload(rows, a.workload.byte_names)
+    f = gw.frame.set_index("row")
+    # Layer_0's covered kernels: the GEMM and the norm of its own (Attn_0's GEMM is at depth 3, cut to Layer_0)
+    assert f.loc[f"Net_0{SEP}Layer_0", "flops"] == pytest.approx(4e12 + 1e9)
+    assert f.loc[f"Net_0{SEP}Layer_0", "time_s"] == pytest.approx(0.07)
+    assert f.loc[f"Net_0{SEP}Layer_0", "group"] == "Layer"  # coloured by class, not instance
+    assert "Net_0" not in f.index  # its own kernel has no known FLOPs: no point
+    fig = level_roofline(a, "module:2", top=5)
+    assert fig.kernels == 2 and fig.caption.startswith("One point per module")  # Layer_0, Layer_1
+
+
+def test_trajectory_and_over_time_charts():
+    from roofcore.charts.levels import over_time_chart, trajectory_chart
+
+    names = ["gemm", "norm"] * 5
+    times = [0.01, 0.002] * 5
+    times[6] = 0.03
+    f = make_frame({"name": names, "flops": [1e12] * 10, "bytes_hbm": [1e8] * 10, "time_s": times,
+                    "step": [f"ProfilerStep#{i // 2}" for i in range(10)], "phase": ["forward", "backward"] * 5,
+                    "start_s": [i // 2 * 0.1 + (i % 2) * 0.011 for i in range(10)], "precision": ["bf16"] * 10,
+                    "unit": ["matrix"] * 10}, 10)
+    a = analyze(Workload(frame=f), HW)
+    spec = trajectory_chart(a).to_dict()
+    data = [d for ds in spec["datasets"].values() for d in ds]
+    labels = {d.get("label") for d in data if str(d.get("label", "")).startswith(("first", "last"))}
+    assert labels == {"first: ProfilerStep#0", "last: ProfilerStep#4"}
+    assert any(d.get("outlier") and d.get("name") == "ProfilerStep#3" for d in data)
+    spec = over_time_chart(a).to_dict()
+    assert len(spec["vconcat"]) == 2

@@ -124,18 +124,28 @@ def group(a, by: str = "op", window: float | None = None, hw_id: str | None = No
     uniq = list(uniq)
     v, levels, bidx, labels = _per_kernel(a, hw_id)
     leaf = _sums(codes, len(uniq), v)
-    nb = len(labels)
     w = np.nan_to_num(v["_bound_w"])
-    bmat = np.bincount(codes * nb + bidx, weights=w, minlength=len(uniq) * nb).reshape(len(uniq), nb)
+    r = a.result(hw_id or a.hardware[0].id)
+    ceilings = [c or "" for c in r.ceilings] or [""]
+    bmat = np.hstack([_weights(codes, bidx, len(labels), len(uniq), w),
+                      _weights(codes, np.asarray(r.ceiling_code, dtype=np.int64), len(ceilings), len(uniq), w)])
     tree = level in _TREES and depth is None
     if tree:
         nodes, self_rows, sums, bmat = _tree(uniq, leaf, bmat)
     else:
         nodes, self_rows, sums = uniq, np.arange(len(uniq)), leaf
-    out = _frame(level, nodes, sums, leaf, self_rows, levels, bmat, labels, tree)
+    out = _frame(level, nodes, sums, leaf, self_rows, levels, bmat[:, :len(labels)], labels, tree)
+    cmat = bmat[:, len(labels):]
+    out.insert(out.columns.get_loc("bound") + 1, "ceiling", pd.Series(
+        np.where(cmat.sum(axis=1) > 0, np.array(ceilings, dtype=object)[cmat.argmax(axis=1)], None), dtype=object))
     if level in _TIMED:
         out = _timing(out, f, codes, uniq, level, window)
     return out
+
+
+def _weights(codes: np.ndarray, idx: np.ndarray, k: int, g: int, w: np.ndarray) -> np.ndarray:
+    """A (group × k) matrix: per group the weight ``w`` of its kernels with each value of ``idx`` (0..k-1)."""
+    return np.bincount(codes * k + idx, weights=w, minlength=g * k).reshape(g, k)
 
 
 def _tree(uniq: list, leaf: dict[str, np.ndarray], bmat: np.ndarray) -> tuple[list, np.ndarray, dict, np.ndarray]:
@@ -185,6 +195,9 @@ def _frame(level: str, nodes: list, s: dict, leaf: dict, self_rows: np.ndarray, 
         cols[f"bytes_{lv}"] = _known(s, f"bytes_{lv}")
     cov_t, cov_roof = _known(s, "cov_time"), _known(s, "cov_roof")
     cols["t_roof_s"] = _known(s, "t_roof_s")
+    cols["covered_time_s"], cols["covered_flops"] = cov_t, _known(s, "cov_flops")
+    for lv in levels:
+        cols[f"covered_bytes_{lv}"] = _known(s, f"cov_b_{lv}")
     cols["coverage"] = _ratio(np.nan_to_num(cov_t), cols["time_s"])
     cols["achieved_flops_per_s"] = _ratio(_known(s, "cov_flops"), cov_t)
     cols["attainable_flops_per_s"] = _ratio(_known(s, "cov_flops"), cov_roof)

@@ -33,6 +33,8 @@ _MODULE_PREFIX = "nn.Module: "
 _PHASES = (("prefill", re.compile(r"prefill", re.I)), ("decode", re.compile(r"decode", re.I)),
            ("backward", re.compile(r"backward", re.I)), ("optimizer", re.compile(r"optimi[sz]er", re.I)),
            ("forward", re.compile(r"forward", re.I)))
+#: the phase of a training step's kernels no annotation names and no backward op holds: a guess, labelled so
+FORWARD_GUESS = "forward (inferred)"
 _BACKWARD_OP = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$")
 
 
@@ -82,7 +84,7 @@ def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
     if sc.ops:
         op_names = np.array([o[4] if type(o[4]) is str else None for o in sc.ops] + [None], dtype=object)
         out["op"] = op_names[np.where(ev.op_of >= 0, ev.op_of, -1)]
-        phase = _phases(sc, o_thr, op_names, nvtx, q_thr, q_time)
+        phase = _phases(sc, o_thr, op_names, nvtx, q_thr, q_time, out.get("step"))
         if phase is not None:
             out["phase"] = phase
     return out
@@ -141,8 +143,9 @@ def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time)
     return step if any(s is not None for s in step) else None
 
 
-def _phases(sc, o_thr, op_names, nvtx, q_thr, q_time) -> np.ndarray | None:
-    """Per GPU event the phase its annotations name, else ``backward`` inside autograd's backward ops."""
+def _phases(sc, o_thr, op_names, nvtx, q_thr, q_time, step) -> np.ndarray | None:
+    """Per GPU event the phase its annotations name, else ``backward`` inside autograd's backward ops, else (in a
+    step with backward kernels) :data:`FORWARD_GUESS`."""
     n = len(q_time)
     phase = np.full(n, None, dtype=object)
     if nvtx is not None:
@@ -159,4 +162,8 @@ def _phases(sc, o_thr, op_names, nvtx, q_thr, q_time) -> np.ndarray | None:
         names = ["backward"] * len(sel)
         inside = paths(o_thr[sel], start, end, names, q_thr, q_time)
         phase = np.where((phase == None) & (inside != None), "backward", phase)  # noqa: E711
+        if step is not None:  # a training step: what is neither backward nor named is its forward pass (a guess)
+            trained = set(step[(phase == "backward") & (step != None)])  # noqa: E711
+            guess = (phase == None) & np.array([s in trained for s in step], dtype=bool)  # noqa: E711
+            phase[guess] = FORWARD_GUESS
     return phase if any(p is not None for p in phase) else None
