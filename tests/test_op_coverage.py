@@ -1,0 +1,56 @@
+"""Issue 26 point 1: on every PyTorch trace in ../shared/samples recorded with shapes, the kernels whose roofline is
+known (FLOPs and bytes, or bytes for data movement) hold at least 95% of the kernel time, as `roofline analyze`'s
+coverage line says it (Analysis.summary's coverage, on the catalog device the trace names); traces recorded
+without shapes keep saying so. Each sample is read and analysed once for the module."""
+
+from __future__ import annotations
+
+import pytest
+from roofhelpers import sample
+
+from roofcore.analyze import analyze, coverage_text
+from roofcore.catalog import load_catalogs
+from roofcore.ingest import read
+from roofcore.ingest.arch import catalog_ids
+
+pytestmark = pytest.mark.samples
+
+#: PyTorch traces recorded with shapes → the share of kernel time with a known roofline they must reach
+SHAPED = {
+    "pytorch_kineto_t4_amp_record_shapes.json": 0.95,  # 95.4%: the rest, 3 kernels launched before the window
+    "pytorch_kineto_v100_pytorch1.9_old_schema_resnet50.json.gz": 0.95,  # 99.7%
+}
+#: traces without shapes (or without CPU ops): what their unknown-FLOPs warning must keep saying
+SHAPELESS = {
+    "pytorch_kineto_a100_alexnet_trace.json": "the trace has no input shapes",
+    "pytorch_kineto_mi210_rocm6.4_gpu_only.json.gz": "the trace has no CPU ops",
+}
+_CACHE: dict[str, tuple] = {}
+
+
+def _analysed(name: str):
+    """(workload, analysis summary on the trace's own catalog device), read once per test module."""
+    if name not in _CACHE:
+        w = read(sample(name))
+        cat = load_catalogs(use_env=False)
+        ids = catalog_ids(cat, w.device, w.meta)
+        assert ids, f"{name}: the catalog lacks the device {w.device!r}"
+        _CACHE[name] = (w, analyze(w, cat.get(ids[0])).summary(ids[0]))
+    return _CACHE[name]
+
+
+@pytest.mark.parametrize("name", sorted(SHAPED))
+def test_shaped_trace_has_its_kernel_time_costed(name):
+    w, summary = _analysed(name)
+    share = summary["coverage"]["time_share_known"]
+    assert share >= SHAPED[name], (name, share, [x for x in w.warnings if "unknown FLOPs" in x])
+    line = coverage_text(summary)  # the line `roofline analyze` prints
+    assert not line or (line.startswith("Roofline known for") and "% of the measured time" in line)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPELESS))
+def test_trace_without_shapes_keeps_saying_so(name):
+    w = read(sample(name))
+    kernels = w.frame[~w.frame["group"].isin(["memcpy", "memset"])]
+    assert kernels["flops"].isna().all()
+    assert any(SHAPELESS[name] in x for x in w.warnings)
