@@ -10,6 +10,7 @@ from app.sidebar import counted
 from roofcore import RoofcoreError, views
 from roofcore.analyze import coverage_text, speedup_note
 from roofcore.charts import bound_share_chart
+from roofcore.communication import communication_text
 
 page.start("pages/overview.py", "Overview")
 a = page.analysis()
@@ -61,6 +62,8 @@ try:
             covered = coverage_text(s, said)
             if covered:
                 message("info", covered + (" The import notes above say what to collect." if w.warnings else ""))
+            if communication_text(s):  # collectives' share of the time and of the link roof
+                message("info", communication_text(s))
             caveat = speedup_note(s) or (cached(micro, hw.id) if s["time_s"] is not None else "")
             if caveat:
                 message("info", caveat)

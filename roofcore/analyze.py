@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .communication import communication
 from .errors import RoofcoreError
 from .models import Hardware, Workload
 from .output import flag_lists
@@ -240,6 +241,8 @@ class Analysis:
             "coverage": coverage,
             "flag_counts": {FLAG_CODES[fl]: int(((flags & fl) != 0).sum()) for fl in Flag if ((flags & fl) != 0).any()},
             "lacking_levels": list(r.lacking),
+            # collectives' share of the time and of the link roof: only when the workload has some
+            **({"communication": comm} if (comm := communication(f, r.hardware, self.achievable)) else {}),
         }
 
     def top_by_headroom(self, hw_id: str, n: int = 10) -> pd.DataFrame:

@@ -12,6 +12,7 @@ import numpy as np
 from ..advise import advice_text, advise_all
 from ..analyze import Analysis, analyze, coverage_text, speedup_note
 from ..catalog import Catalog
+from ..communication import communication_text
 from ..errors import RoofcoreError
 from ..ingest import aggregate, read_many
 from ..ingest.arch import catalog_ids, catalog_match
@@ -237,7 +238,7 @@ def analysis_text(a: Analysis, top: int = 25, device_note: str | None = None) ->
                 line += (f"; {fmt_factor(s['speedup_if_at_roof'])} faster if every kernel "
                          f"{'with a known roofline ' if partial else ''}reached its roof")
         out.append(line)
-        for note in (coverage_text(s), speedup_note(s)):
+        for note in (coverage_text(s), speedup_note(s), communication_text(s)):
             if note:
                 out.append(note)
         share = ", ".join(f"{k} {fmt_pct(v)}" for k, v in s["time_share_by_bound"].items())
