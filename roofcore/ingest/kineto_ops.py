@@ -362,6 +362,9 @@ def op_cost(name: str, dims: object, types: object, concrete: object = None, ext
     if fn is None:
         return None
     try:
+        raw = RAW_OPS.get(name)
+        if raw is not None:
+            return raw(dims, types, concrete, name)  # type: ignore[operator]
         if getattr(fn, "wants_context", False):
             return fn(_tensors(dims, types), concrete, name, extra, ctx)  # type: ignore[operator]
         return fn(_tensors(dims, types), concrete, name)  # type: ignore[operator]
