@@ -8,35 +8,55 @@
 
 __version__ = "0.1.0"
 
-from .advise import RULES, Advice, Recommendation, advise_all  # advise(): roofcore.advise.advise
-from .analyze import Analysis, analyze
-from .catalog import Catalog, DeviceMatch, hardware_to_json, hardware_to_yaml, load_catalogs
-from .errors import (
-    CatalogError,
-    InputError,
-    LimitError,
-    LocatedError,
-    RoofcoreError,
-    UnitError,
-    UnknownHardwareError,
-)
-from .ingest import FORMATS, aggregate, read, read_many, register_format
-from .models import (
-    Ceiling,
-    DeviceKind,
-    Figure,
-    Hardware,
-    Kernel,
-    Link,
-    MemoryLevel,
-    Precision,
-    Scope,
-    Skipped,
-    Unit,
-    Workload,
-)
-from .ops import OPS, register_op
-from .roofline import FLAG_CODES, Flag
+import importlib
+import sys
+import types
+
+# The public names are imported when first used (PEP 562), so that `roofline --help` and the commands that need
+# neither pandas nor the readers start at once; `from roofcore import analyze` works as before.
+_LAZY = {
+    **dict.fromkeys(("RULES", "Advice", "Recommendation", "advise_all"), "advise"),
+    **dict.fromkeys(("Analysis", "analyze"), "analyze"),
+    **dict.fromkeys(("Catalog", "DeviceMatch", "hardware_to_json", "hardware_to_yaml", "load_catalogs"), "catalog"),
+    **dict.fromkeys(("CatalogError", "InputError", "LimitError", "LocatedError", "RoofcoreError", "UnitError",
+                     "UnknownHardwareError"), "errors"),
+    **dict.fromkeys(("FORMATS", "aggregate", "read", "read_many", "register_format"), "ingest"),
+    **dict.fromkeys(("Ceiling", "DeviceKind", "Figure", "Hardware", "Kernel", "Link", "MemoryLevel", "Precision",
+                     "Scope", "Skipped", "Unit", "Workload"), "models"),
+    **dict.fromkeys(("OPS", "register_op"), "ops"),
+    **dict.fromkeys(("FLAG_CODES", "Flag"), "roofline"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif not name.startswith("__"):
+        try:  # a submodule used as an attribute (roofcore.ingest.detect after `import roofcore`), as before
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: object) -> None:
+        # importing the submodule roofcore.analyze binds it on the package: the name stays the function
+        if name == "analyze" and isinstance(value, types.ModuleType):
+            value = value.analyze
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "FLAG_CODES",

@@ -21,8 +21,6 @@ import mmap
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
-
 #: files at least this large are mapped (below it a copy costs little and a map's page faults cost more)
 MAP_MIN_BYTES = 32_000_000
 _PAGE = mmap.PAGESIZE
@@ -94,7 +92,9 @@ def count(data: bytes | mmap.mmap, sub: bytes, start: int = 0, stop: int | None 
     if stop - start < _SCAN and not isinstance(data, mmap.mmap):
         return data.count(sub, start, stop)
     # numpy's compare-and-count runs ~3× faster than bytes.count for one byte (136 MB: 11 ms against 36 ms),
-    # over views of the data (a map's pages released as counted)
+    # over views of the data (a map's pages released as counted); imported here: most commands read no map
+    import numpy as np
+
     arr = np.frombuffer(data, dtype=np.uint8)
     try:
         n = 0

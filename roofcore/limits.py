@@ -28,12 +28,15 @@ import contextvars
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-import numpy as np
-import yaml
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from . import filemap, settings
 from .errors import InputError, LimitError
+
+if TYPE_CHECKING:  # numpy and PyYAML are imported by the functions that use them: commands that need neither
+    import numpy as np  # (`roofline --help`, `formats`, `hardware list`) start without them
+    import yaml
 
 
 @dataclass(frozen=True)
@@ -85,11 +88,12 @@ def check_rows(data: bytes, where: str) -> None:
 # ---------------------------------------------------------------------------------------------------- YAML
 
 MAX_YAML_EXPANSION = 1_000_000  #: values a YAML document may reach through aliases beyond 10× its own nodes
-_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where installed; same rules
 
 
 def _expanded(root: yaml.Node) -> tuple[int, int]:
     """(values the node graph expands to when walked, nodes it holds): aliases make it a DAG."""
+    import yaml
+
     weight: dict[int, int] = {}
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -110,10 +114,13 @@ def load_yaml(text: str | bytes, where: str = "<yaml>") -> object:
     """One YAML document as plain data (safe: no Python objects). Raises ``yaml.YAMLError`` for malformed
     YAML (callers turn it into their located message) and :class:`LimitError` for a document whose aliases
     expand to more than ``MAX_YAML_EXPANSION`` values and 10× what it holds."""
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where installed; same rules
     try:
-        return _load_yaml(text, where, _YamlLoader)
+        return _load_yaml(text, where, fast)
     except yaml.YAMLError:
-        if _YamlLoader is yaml.SafeLoader:
+        if fast is yaml.SafeLoader:
             raise
     return _load_yaml(text, where, yaml.SafeLoader)  # the pure-Python parser's messages say more
 
@@ -178,10 +185,18 @@ def tick() -> None:
 # ---------------------------------------------------------------------------------------------- JSON depth
 
 _QUOTE, _BACKSLASH = 34, 92
-_KIND = np.zeros(256, np.int8)
-_KIND[[ord("{"), ord("[")]] = 1
-_KIND[[ord("}"), ord("]")]] = -1
-_KIND[_QUOTE] = 2
+
+
+@lru_cache(maxsize=1)
+def _kinds() -> np.ndarray:
+    """Per byte value: 1 opens a level, -1 closes one, 2 is a quote, 0 anything else."""
+    import numpy as np
+
+    kind = np.zeros(256, np.int8)
+    kind[[ord("{"), ord("[")]] = 1
+    kind[[ord("}"), ord("]")]] = -1
+    kind[_QUOTE] = 2
+    return kind
 
 
 class JsonDepth:
@@ -198,10 +213,12 @@ class JsonDepth:
         self.trailing_backslashes = 0  # at the end of the previous piece
 
     def feed(self, piece: bytes | memoryview) -> None:
+        import numpy as np
+
         a = np.frombuffer(piece, np.uint8)
         if not a.size:
             return
-        kind = _KIND[a]
+        kind = _kinds()[a]
         pos = np.flatnonzero(kind)
         if not pos.size:
             self._carry(a)

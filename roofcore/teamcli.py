@@ -9,18 +9,22 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import gate_inputs, settings
+from . import settings
 from .errors import RoofcoreError
-from .gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
-from .ingest import read_many
-from .models import Workload
 from .safetext import shown
-from .units import fmt_bytes
+
+if TYPE_CHECKING:
+    from .models import Workload
+
+# the gate, the readers and the database are imported by the command that runs: `roofline --help` needs none
 
 
 def _store(args: argparse.Namespace, *, read: bool = False):
     """The run database; for a read (``check``) only one that exists (:func:`gate_inputs.read_url`)."""
+    from . import gate_inputs
+
     try:
         from .store import open_store
     except ImportError as e:
@@ -31,12 +35,15 @@ def _store(args: argparse.Namespace, *, read: bool = False):
 
 def _is_run(items: list[str], args: argparse.Namespace) -> str | None:
     """The run id when this side names a saved run (:func:`gate_inputs.run_id`)."""
+    from . import gate_inputs
+
     return gate_inputs.run_id(items, args.db)
 
 
 def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Workload, str, tuple[str, ...]]:
     """One side of the gate: its workload, a label, and the devices a saved run was looked at on."""
     from .cli import _max_bytes
+    from .ingest import read_many
 
     run_id = _is_run(items, args)
     if run_id is None:
@@ -62,11 +69,13 @@ def _keep_baseline(store, run_id: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from . import gate_inputs
     from .cli import _catalog, _emit
+    from .gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
 
     gate_inputs.refuse_empty(args.current, "CURRENT")  # never the current folder: a gate never passes on nothing
     gate_inputs.refuse_empty(args.baseline, "--baseline")
-    threshold = parse_threshold(args.max_regression)
+    threshold = DEFAULT_MAX_REGRESSION if args.max_regression is None else parse_threshold(args.max_regression)
     cat = _catalog(args)
     if args.hardware:
         cat.get(args.hardware)  # fail fast on a typo, before reading anything
@@ -90,6 +99,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_save(args: argparse.Namespace) -> int:
     from .cli import _catalog, _emit
+    from .units import fmt_bytes
 
     cat = _catalog(args)
     devices = [cat.get(h).id for h in args.hardware or ()]
@@ -123,6 +133,8 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.ArgumentParser) -> None:
     """Register ``check`` and ``save`` on the ``roofline`` command's subparsers."""
+    from .cli.parser import command
+
     db_help = "the run database's URL (default: $ROOFCORE_DB_URL, else SQLite at $ROOFCORE_DB_PATH or " \
               "~/.local/share/roofline/runs.sqlite3)"
     ck = sub.add_parser(
@@ -138,12 +150,12 @@ def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.Argument
                     help="the reference run: files, or a saved run id")
     ck.add_argument("--hardware", metavar="ID", help="the device both runs are judged on (default: a saved run's "
                     "first device, else the device the profile names)")
-    ck.add_argument("--max-regression", default=f"{DEFAULT_MAX_REGRESSION * 100:g}%", metavar="PCT",
+    ck.add_argument("--max-regression", metavar="PCT",  # default: gate.DEFAULT_MAX_REGRESSION
                     help="largest allowed growth of a kernel's time, and fall of its fraction of the roof, relative "
                          "to the baseline (default: 10%%; exactly the limit passes)")
     ck.add_argument("--db", metavar="URL", help=db_help)
     ck.add_argument("--json", action="store_true", help="machine-readable verdicts (status, exit_code, regressions)")
-    ck.set_defaults(func=cmd_check)
+    ck.set_defaults(func=command("roofcore.teamcli", "cmd_check"))
 
     sv = sub.add_parser("save", parents=[common, reading],
                         help="store a run (its files, devices and options) in the run database, for the app's "
@@ -167,4 +179,4 @@ def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.Argument
     sv.add_argument("--app-url", metavar="URL", help="the app's address, to print the full share link "
                     "(default: $ROOFCORE_APP_URL)")
     sv.add_argument("--json", action="store_true", help="print the saved run as JSON instead of its id")
-    sv.set_defaults(func=cmd_save)
+    sv.set_defaults(func=command("roofcore.teamcli", "cmd_save"))

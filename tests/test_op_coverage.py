@@ -19,6 +19,9 @@ pytestmark = pytest.mark.samples
 SHAPED = {
     "pytorch_kineto_t4_amp_record_shapes.json": 0.95,  # 95.4%: the rest, 3 kernels launched before the window
     "pytorch_kineto_v100_pytorch1.9_old_schema_resnet50.json.gz": 0.95,  # 99.7%
+    # vLLM MoE serving on a B200 (H5): 95.7%; the rest is vLLM's unified attention (no KV lengths recorded)
+    "pytorch_kineto_b200_cuda12.9_eager.json.gz": 0.95,
+    "pytorch_kineto_mi300x_rocm7.2_torch_compile.json.gz": 0.95,  # 100%: Inductor's Triton kernels by name
 }
 #: traces without shapes (or without CPU ops): what their unknown-FLOPs warning must keep saying
 SHAPELESS = {
@@ -54,3 +57,14 @@ def test_trace_without_shapes_keeps_saying_so(name):
     kernels = w.frame[~w.frame["group"].isin(["memcpy", "memset"])]
     assert kernels["flops"].isna().all()
     assert any(SHAPELESS[name] in x for x in w.warnings)
+
+
+def test_b200_communication_is_its_own_line():
+    """The vLLM trace's symmetric-memory all-reduces (37 of [2557440] bf16 = 888 × 2880 after attention, 36 of
+    [2727936] = 888 × 3072 after the MoE) and one NCCL all-gather of 8 × 25136 bf16, over 8 ranks: NCCL's bus
+    bytes 2·7/8·S and 7/8·S on NVLink; 18% of the kernel time."""
+    _, summary = _analysed("pytorch_kineto_b200_cuda12.9_eager.json.gz")
+    c = summary["communication"]
+    assert c["link"] == "nvlink" and c["rows"] == 74 and 0.17 < c["time_share"] < 0.19
+    assert c["link_bytes"] == pytest.approx(2 * 7 / 8 * (37 * 2557440 + 36 * 2727936) * 2 + 7 / 8 * 8 * 25136 * 2)
+    assert c["roof_share"] == pytest.approx(c["link_bytes"] / c["time_s"] / 900e9)

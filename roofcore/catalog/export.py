@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from ..models import Figure, Hardware, Link, MemoryLevel
 from .load import SCHEMA_VERSION
 
@@ -70,6 +68,8 @@ def _path_entry(key: str, x: MemoryLevel | Link, capacity: float | None = None) 
 
 
 def hardware_to_yaml(hw: Hardware) -> str:
+    import yaml
+
     doc = {"schema_version": SCHEMA_VERSION, "devices": [hardware_to_yaml_dict(hw)]}
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
 

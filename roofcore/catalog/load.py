@@ -10,13 +10,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .. import settings
 from ..errors import CatalogError
 from ..limits import load_yaml
 from ..models import Hardware
 from ..resources import data_dir
+from . import compiled
 from .entries import _Ctx, _device
 
 #: the catalogs shipped with the project
@@ -95,6 +94,8 @@ def _schema_error(file: str, err) -> CatalogError:
 
 
 def _read_yaml(raw: bytes, file: str) -> Any:
+    import yaml  # here: the shipped catalogs are read from their compact form (:mod:`.compiled`)
+
     if not raw.strip():
         raise CatalogError(where=file, expected="a YAML catalog with schema_version and devices",
                            found="an empty file", hint="see catalogs/README.md for the shape.")
@@ -136,16 +137,23 @@ def load_file(path: Path | str) -> list[tuple[Hardware, bool]]:
 @lru_cache(maxsize=64)
 def _load_builtin(path: str, file: str, mtime_ns: int, size: int) -> tuple[tuple[Hardware, bool], ...]:
     # the shipped catalogs are checked against the schema by the test suite: every run need not import jsonschema
-    # and walk them again (a tenth of a second of each `roofline analyze`)
-    return tuple(_load_path(path, file, validate=False))
+    # and walk them again (a tenth of a second of each `roofline analyze`); they are catalog YAML, never measured
+    # ceilings (asking the readers imports every one, and pandas); their parsed form is read from the compact
+    # copy while it matches the file (:mod:`.compiled`: YAML parsing was most of `roofline hardware list`)
+    raw = _read_bytes(path, file)
+    data = compiled.lookup(Path(path), raw)
+    return tuple(_devices(_read_yaml(raw, file) if data is None else data, file, validate=False))
+
+
+def _read_bytes(path: Path | str, file: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
 
 
 def _load_path(path: Path | str, file: str, *, validate: bool) -> list[tuple[Hardware, bool]]:
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as e:
-        raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
-    return load_bytes(raw, file, validate=validate)
+    return load_bytes(_read_bytes(path, file), file, validate=validate)
 
 
 def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True) -> list[tuple[Hardware, bool]]:
@@ -156,10 +164,14 @@ def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True
     Schema check (for the shipped catalogs, which the tests validate); the checks of each entry still run."""
     from ..ingest.ceilings import measured_devices
 
-    measured = measured_devices(raw, file)
-    if measured is not None:
-        return [(hw, False) for hw in measured]
-    data = _read_yaml(raw, file)
+    devices = measured_devices(raw, file)
+    if devices is not None:
+        return [(hw, False) for hw in devices]
+    return _devices(_read_yaml(raw, file), file, validate=validate)
+
+
+def _devices(data: Any, file: str, *, validate: bool) -> list[tuple[Hardware, bool]]:
+    """The devices of one catalog's parsed content, checked (against the schema too when ``validate``)."""
     _keys_are_text(data, file, "$")
     errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path) == 0, list(map(str, e.absolute_path)))
                     ) if validate else []

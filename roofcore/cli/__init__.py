@@ -7,33 +7,36 @@ The package: :mod:`.parser` builds the argument parser, :mod:`.browse` lists dev
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 
-import numpy as np
-
 from .. import settings
 from ..errors import RoofcoreError
-from .analysis import (
-    advice_report,
-    analysis_csv,
-    analysis_text,
-    cmd_advise,
-    cmd_analyze,
-    device_line,
-)
-from .browse import cmd_examples, cmd_formats, cmd_hardware_list, cmd_hardware_show
-from .commands import cmd_compare, cmd_measure, cmd_plan, cmd_report
-
-# imported by roofcore.teamcli from here, as before the package was split
-from .common import _catalog, _emit, _max_bytes, _table  # noqa: F401
 from .parser import build_parser
+
+#: names this package offers, each imported from its module when first used (so `--help` imports nothing heavy)
+_LAZY = {
+    **dict.fromkeys(("advice_report", "analysis_csv", "analysis_text", "cmd_advise", "cmd_analyze", "device_line"),
+                    "analysis"),
+    **dict.fromkeys(("cmd_examples", "cmd_formats", "cmd_hardware_list", "cmd_hardware_show"), "browse"),
+    **dict.fromkeys(("cmd_compare", "cmd_measure", "cmd_plan", "cmd_report"), "commands"),
+    # imported by roofcore.teamcli from here, as before the package was split
+    **dict.fromkeys(("_catalog", "_emit", "_max_bytes", "_table"), "common"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    np.seterr(all="ignore")
     try:
         return args.func(args)
     except RoofcoreError as e:

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from ..catalog import hardware_to_json, hardware_to_yaml
 from ..errors import RoofcoreError
-from ..ingest import FORMATS
 from ..units import fmt_bandwidth, fmt_bytes, fmt_rate
 from .common import _catalog, _emit, _short, _table
 
 
 def cmd_hardware_list(args: argparse.Namespace) -> int:
+    from ..catalog import hardware_to_json
+
     cat = _catalog(args)
     devices = [h for h in cat if not args.vendor or h.vendor.lower() == args.vendor.lower()]
     if args.json:
@@ -40,6 +41,8 @@ def cmd_hardware_list(args: argparse.Namespace) -> int:
 
 
 def cmd_hardware_show(args: argparse.Namespace) -> int:
+    from ..catalog import hardware_to_json, hardware_to_yaml
+
     cat = _catalog(args)
     h = cat.get(args.id)
     if args.json:
@@ -90,7 +93,13 @@ def _tags(f) -> str:
 
 
 def cmd_formats(args: argparse.Namespace) -> int:
-    rows = [[f.name, f.description] for f in sorted(FORMATS.values(), key=lambda f: f.name)]
+    if "roofcore.ingest" in sys.modules:  # the registry is loaded (formats registered in this process included)
+        rows = [[f.name, f.description] for f in sorted(sys.modules["roofcore.ingest"].FORMATS.values(),
+                                                        key=lambda f: f.name)]
+    else:  # the built-in ones, without importing every reader
+        from .format_index import BUILTIN
+
+        rows = [list(f) for f in BUILTIN]
     _emit(args, _table(["format", "description"], rows, right=set()))
     return 0
 

@@ -7,12 +7,15 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from ..catalog import Catalog, load_catalogs
-from ..ingest import max_input_bytes
+if TYPE_CHECKING:
+    from ..catalog import Catalog
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
+    from ..catalog import load_catalogs  # here: `roofline formats` and `examples` need no catalog (nor YAML)
+
     return load_catalogs(args.catalog or ())
 
 
@@ -32,6 +35,8 @@ def _short(text: object, width: int = 44) -> str:
 
 
 def _max_bytes(args: argparse.Namespace) -> int:
+    from ..ingest import max_input_bytes  # the readers: imported by the commands that read
+
     return int(args.max_input_mb * 1e6) if args.max_input_mb else max_input_bytes()
 
 

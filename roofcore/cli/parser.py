@@ -3,11 +3,36 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Callable
 
 from .. import __version__
-from .analysis import cmd_advise, cmd_analyze
-from .browse import cmd_examples, cmd_formats, cmd_hardware_list, cmd_hardware_show
-from .commands import cmd_compare, cmd_measure, cmd_plan, cmd_report
+
+
+def command(module: str, name: str, *, numeric: bool = True) -> Callable[[argparse.Namespace], int]:
+    """The command ``name`` of ``module`` (a module of this package, or absolute), imported only when it runs:
+    building the parser (and ``--help``) imports no command's dependencies. A ``numeric`` command runs with
+    numpy's floating-point warnings off (0/0 of an unknown figure is NaN by design, not a warning)."""
+
+    def run(args: argparse.Namespace) -> int:
+        if numeric:
+            import numpy as np
+
+            np.seterr(all="ignore")
+        return getattr(importlib.import_module(module, __package__), name)(args)
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+cmd_advise, cmd_analyze = command(".analysis", "cmd_advise"), command(".analysis", "cmd_analyze")
+# listing what roofcore knows needs no numbers: these start without numpy
+cmd_examples = command(".browse", "cmd_examples", numeric=False)
+cmd_formats = command(".browse", "cmd_formats", numeric=False)
+cmd_hardware_list = command(".browse", "cmd_hardware_list", numeric=False)
+cmd_hardware_show = command(".browse", "cmd_hardware_show", numeric=False)
+cmd_compare, cmd_measure = command(".commands", "cmd_compare"), command(".commands", "cmd_measure")
+cmd_plan, cmd_report = command(".commands", "cmd_plan"), command(".commands", "cmd_report")
 
 
 def build_parser() -> argparse.ArgumentParser:
