@@ -1,4 +1,4 @@
-"""The roofline math, vectorised over kernels (PRODUCT.md "Per kernel and hardware").
+"""The roofline math, vectorised over kernels (docs/architecture.md).
 
 For kernel *k* on hardware *h*: the time each resource needs is ``FLOPs / π`` for the compute
 ceiling the kernel runs on, ``bytes_l / β_l`` for each memory level and ``bytes_x / β_x`` for each

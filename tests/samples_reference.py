@@ -1,7 +1,7 @@
 """Reference numbers for the real exports in ../shared/samples, computed independently of roofcore's parsers.
 
 Each function reads a sample with the standard library only (``csv``, ``json``, ``gzip``) and applies the
-formula the docs give (../shared/docs/FORMATS.md: NERSC's Nsight Compute method, rocprof-compute's
+formula the docs give (docs/formats.md: NERSC's Nsight Compute method, rocprof-compute's
 ``calc_ai``, nsys' kernel summary, Kineto's event times, 2·M·N·K for a GEMM). It returns one record per launch
 (or per summary row) in file order: ``name`` (as the file prints it), ``id`` (the launch id where the file has
 one) and the fields it can compute, in base units (FLOP, byte, second): ``flops``, ``time_s``, ``count``,
@@ -83,7 +83,7 @@ def _nth(records: list[dict]) -> list[dict]:
     return records
 
 
-# FORMATS.md §9: Nsight Compute unit strings -> base-unit factor
+# docs/formats.md, Units: Nsight Compute unit strings -> base-unit factor
 _TIME = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1.0,
          "second": 1.0}
 _BYTES = {"byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}
@@ -110,7 +110,7 @@ _TENSOR = "sm__inst_executed_pipe_tensor.sum"
 
 
 def _ncu_point(metrics: list[tuple[str, str, str]]) -> dict:
-    """FORMATS.md §2/§3.6/§11 for one launch, from its (name, unit, value) metrics.
+    """docs/formats.md for one launch, from its (name, unit, value) metrics.
 
     Time: gpu__time_duration(.sum) → details-page "Duration" → sm__cycles_elapsed.avg / .per_second.
     Off-chip bytes: dram__bytes.sum → read + write (``_op_`` and legacy 2019 names) → "Memory Throughput"
@@ -243,7 +243,7 @@ def _counter(row: dict, name: str) -> float | None:
 
 
 def rocprof_compute(path: Path) -> list[dict]:
-    """rocprof-compute ``pmc_perf.csv``, per dispatch, by rocprof-compute's ``calc_ai`` (FORMATS.md §5.2).
+    """rocprof-compute ``pmc_perf.csv``, per dispatch, by rocprof-compute's ``calc_ai`` (docs/formats.md).
 
     FLOPs = VALU (64 lanes × (add + mul + 2·fma + trans) per F16/F32/F64) + 512 × MFMA MOPS (F16, BF16, F32,
     F64, F8) — only where every VALU per-type counter is there. Off-chip bytes by the MI300 formula where

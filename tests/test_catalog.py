@@ -72,7 +72,7 @@ def test_every_figure_has_a_source_and_no_peak_is_sparse(catalog):
 
 
 @pytest.mark.parametrize("hw_id,ceiling,peak", [
-    # the dense numbers HARDWARE.md gives; the sparse headline would be twice these
+    # the vendors' dense numbers; the sparse headline would be twice these
     ("h100-sxm", "bf16-matrix", 989e12), ("h100-sxm", "fp8-matrix", 1979e12), ("b200", "fp8-matrix", 4500e12),
     ("b200", "fp4-matrix", 9000e12), ("a100-80gb-sxm", "bf16-matrix", 312e12), ("mi300x", "bf16-matrix", 1307.4e12),
     ("gaudi3", "bf16-matrix", 1677e12), ("tpu-v5e", "bf16-matrix", 197e12), ("tpu-v1", "int8-matrix", 92e12),

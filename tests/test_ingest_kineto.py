@@ -1,4 +1,4 @@
-"""PyTorch profiler traces (Kineto JSON, FORMATS.md §6.2): golden FLOPs/bytes from recorded shapes, gzip, CUPTI
+"""PyTorch profiler traces (Kineto JSON, docs/formats.md): golden FLOPs/bytes from recorded shapes, gzip, CUPTI
 counters, the real A100 sample, op linking, every pitfall, exact messages, and fuzzing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Nsight Compute CSV (details and raw pages): goldens per fixture, one test per FORMATS.md §3 pitfall,
+"""Nsight Compute CSV (details and raw pages): goldens per fixture, one test per quirk docs/formats.md names,
 exact messages for failed and unusable exports, the real samples, and a fuzz test."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_12_column_nersc_metrics_with_preamble_noise():
     assert w.formats == ("ncu-details",) and w.skipped == ()
     assert col(w, "row") == ["0", "1", "2"]
     assert col(w, "name")[0] == "void saxpy_kernel<float>(int, float, const float *, float *)"
-    # FORMATS §3.6a: 2·dfma + dmul + dadd + 2·ffma + fmul + fadd + 2·hfma + hmul + hadd (+ tensor FLOPs); launch 1
+    # docs/formats.md: 2·dfma + dmul + dadd + 2·ffma + fmul + fadd + 2·hfma + hmul + hadd (+ tensor FLOPs); launch 1
     # used tensor cores, but neither its name nor the export (no CC, no device) says which MMA instruction
     f = w.frame["flops"]
     assert f[0] == 2 * 1_048_576 and np.isnan(f[1]) and f[2] == 2 * 262_144 + 1_024 + 1_024 + 2 * 10

@@ -31,7 +31,7 @@ DEVICE = make_hw(100e12, 1e12, precision="fp32", unit="vector", extra_ceilings=[
     {"precision": "fp64", "unit": "vector", "peak": 10e12, "source": "unit test fixture"},
     {"precision": "fp16", "unit": "vector", "peak": 200e12, "source": "unit test fixture"}])
 
-# the fixture's rates, by hand (FORMATS §3.6c): FLOP/s = (add + mul + 2·FMA instructions per cycle) × SM clock, where
+# the fixture's rates, by hand (docs/formats.md): FLOP/s = (add + mul + 2·FMA instructions per cycle) × SM clock, where
 # the section's "Predicated-On FFMA Operations Per Cycle" is already 2·FFMA instructions
 RATE = [(10 + 20 + 400) * 1.5e9,  # launch 0: FADD 10, FMUL 20, FFMA operations 400 per cycle at 1.50 GHz
         (2 + 0 + 64) * 1.2e9,  # launch 1: DADD 2, DMUL 0, DFMA operations 64 per cycle at 1.20 GHz
@@ -120,7 +120,7 @@ def test_raw_page_rates_by_metric_name_and_the_half_sections_derived_rates(tmp_p
     assert w.formats == ("ncu-raw",)
     # launch 0: the plain smsp__…per_cycle_elapsed rates: FFMA 200 instructions (2 FLOP each), FADD 10, FMUL 20
     # launch 1: the half section's derived rates, read back as instructions: HFMA ×4 (512 → 128 HFMA, 2 FLOP each),
-    # HADD ×2 (64 → 32, 1 FLOP each), as the counters count them (FORMATS §3.6a)
+    # HADD ×2 (64 → 32, 1 FLOP each), as the counters count them (docs/formats.md)
     assert w.frame["flops_rate"].tolist() == pytest.approx([(10 + 20 + 2 * 200) * 1.5e9, (2 * 128 + 32) * 1.5e9])
     assert col(w, "precision") == ["fp32", "fp16"]
     assert w.frame["bandwidth_hbm"].tolist() == pytest.approx([500e9, 200e9])

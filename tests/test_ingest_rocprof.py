@@ -1,7 +1,7 @@
-"""AMD rocprof exports (FORMATS.md §5): rocprof v1, rocprofv2, rocprofv3, rocprof-compute and its companions.
+"""AMD rocprof exports (docs/formats.md): rocprof v1, rocprofv2, rocprofv3, rocprof-compute and its companions.
 
 Golden values are worked out by hand from the fixture counters with rocprof-compute's ``calc_ai`` formulas
-(FORMATS §5.2); the real exports in ../shared/samples are checked against PROVENANCE.md's reference numbers.
+(docs/formats.md); the real exports in ../shared/samples are checked against PROVENANCE.md's reference numbers.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 pmc_kernel_top.csv, pmc_dispatch_info.csv, empty passes, sysinfo.csv v1.
 
 Expected numbers for the real samples are computed here from the CSV cells with rocprof-compute's calc_ai formulas
-(FORMATS.md §5.2), independently of the parser; our fixtures' numbers are worked out by hand.
+(docs/formats.md), independently of the parser; our fixtures' numbers are worked out by hand.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""JAX cost_analysis() JSON and the xprof Roofline Model CSV (FORMATS.md §7): golden values, every accepted shape,
+"""JAX cost_analysis() JSON and the xprof Roofline Model CSV (docs/formats.md): golden values, every accepted shape,
 pitfalls (estimates vs measurements, GiB/s, summary rows, containers), exact messages, fuzzing."""
 
 from __future__ import annotations

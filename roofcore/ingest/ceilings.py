@@ -1,4 +1,4 @@
-"""Measured ceilings (FORMATS.md §5.1, §11): files that describe a machine, not a workload.
+"""Measured ceilings (docs/formats.md): files that describe a machine, not a workload.
 
 - ``rocprof-compute-roofline``: rocprof-compute's ``roofline.csv``, one row per GPU (``device,HBMBw,HBMBwLow,
   hbmBwHigh,…``; 3.x adds ``MALLBw`` and VALU/MFMA ceilings per type), GB/s and GFLOP/s from its micro-benchmark.
@@ -273,7 +273,7 @@ def measured_devices(raw: bytes, file: str) -> list[Hardware] | None:
 #: per-cycle peaks an ncu export may carry (``--section SpeedOfLight_HierarchicalSingleRooflineChart`` and the
 #: other roofline sections put them on the raw page; ``--metrics`` on either page): metric -> (kind, name, label
 #: or precision, FLOP per instruction). Memory levels in bytes per cycle, FLOP rates in thread instructions per
-#: cycle (an FMA is 2 FLOP, counted as the export's FLOPs count it: FORMATS §3.6a).
+#: cycle (an FMA is 2 FLOP, counted as the export's FLOPs count it: docs/formats.md).
 NCU_PEAKS = {
     "dram__bytes.sum.peak_sustained": ("level", "hbm", "DRAM", 1.0),
     "lts__t_bytes.sum.peak_sustained": ("level", "l2", "L2", 1.0),

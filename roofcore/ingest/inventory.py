@@ -1,4 +1,4 @@
-"""Kernel inventories a user writes: CSV and YAML (PRODUCT.md "Inputs").
+"""Kernel inventories a user writes: CSV and YAML (docs/formats.md).
 
 Columns / keys: ``name, count, flops, bytes, bytes_<level>, bytes_<link>, time_s | time_ms | time_us,
 precision, unit, group``. ``flops``, ``bytes*`` and ``time*`` are totals over the ``count`` launches

@@ -1,4 +1,4 @@
-"""PyTorch profiler traces: Kineto ``export_chrome_trace`` JSON, plain or gzip (FORMATS.md §6.2).
+"""PyTorch profiler traces: Kineto ``export_chrome_trace`` JSON, plain or gzip (docs/formats.md).
 
 One row per GPU activity: every ``"cat": "kernel"`` launch, and ``gpu_memcpy`` / ``gpu_memset`` events kept as
 kernels with FLOPs 0 (a copy does no math) and the bytes the trace records (group ``memcpy`` / ``memset``).

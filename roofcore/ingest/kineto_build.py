@@ -22,6 +22,7 @@ from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
 from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
 from .kineto_ops import op_cost
+from .kineto_ops_grad import parent_context
 from .kineto_serve import instance_results
 from .pseudo import is_runtime
 
@@ -77,6 +78,7 @@ def _build(sc: Scan, source: str, context: dict) -> Workload:
         _no_gpu_events(sc, source)
     ev = _events(sc)
     res_of_op, op_names = _link_ops(sc, ev)
+    res_of_op = parent_context(sc.ops, sc.signatures, res_of_op)  # sizes only the enclosing op recorded
     any_shapes = any(r[7] for r in sc.ops)
     _cost_ops(sc, ev, res_of_op, op_names, warnings)
     _memory_events(ev)

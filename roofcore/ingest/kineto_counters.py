@@ -1,5 +1,5 @@
 """CUPTI range-profiler counters in a Kineto trace (``cat: cuda_profiler_range``): FLOPs, bytes and time of one
-range by the Nsight Compute / NERSC formulas (FORMATS.md §3.6a).
+range by the Nsight Compute / NERSC formulas (docs/formats.md).
 
 CUDA-core FLOPs = 2·fma + mul + add per precision from ``smsp__sass_thread_inst_executed_op_<d|f|h><add|mul|fma>
 _pred_on.sum``; tensor FLOPs from ``sm__ops_path_tensor_*.sum``, else 512 × ``sm__inst_executed_pipe_tensor.sum``
@@ -44,7 +44,7 @@ def name_precision(name: str) -> str | None:
 
 
 def counter_point(args: dict, name: str = "", tensor_factor: float = TENSOR_FLOPS_PER_INST) -> dict[str, object]:
-    """FLOPs, bytes, time, precision and unit of one CUPTI range from its counters (FORMATS.md §3.6a).
+    """FLOPs, bytes, time, precision and unit of one CUPTI range from its counters (docs/formats.md).
 
     Tensor precision from ``sm__ops_path_tensor_src_<p>_*`` counter names, else from the kernel name.
     """

@@ -1,4 +1,4 @@
-"""Reading a Kineto trace's events in one pass, without building the whole JSON tree (FORMATS.md §6.2).
+"""Reading a Kineto trace's events in one pass, without building the whole JSON tree (docs/formats.md).
 
 The text is decoded one window at a time; each event is decoded alone by the stdlib's C scanner and bucketed by
 ``cat`` into flat lists of tuples (GPU activities, runtime launches, CPU ops, CUPTI ranges), so memory stays near

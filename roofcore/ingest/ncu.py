@@ -1,4 +1,4 @@
-"""Nsight Compute (ncu) CSV exports → one row per profiled launch (FORMATS.md §0–§3).
+"""Nsight Compute (ncu) CSV exports → one row per profiled launch (docs/formats.md).
 
 Two formats: ``ncu-details`` (``ncu --csv``, long: one row per launch × metric, the 12-, 14-, 15- and
 20-column headers and the ``--nvtx`` variant) and ``ncu-raw`` (``ncu --csv --page raw``, wide: a header, a
@@ -7,17 +7,17 @@ units row, one row per launch), whatever the file is called (``--log-file x.log`
 (``^"ID","Process ID",``) and columns are read by name with a real CSV parser (pyarrow's, multi-threaded,
 reading only the columns needed; noise lines inside the table and repeated headers are cut out first when
 pyarrow stumbles on them; the ``csv`` module line by line when rows are ragged or a second table has other
-columns). Details-page metric rows shorter than the header (the trailing rule columns absent, FORMATS §11)
+columns). Details-page metric rows shorter than the header (the trailing rule columns absent, docs/formats.md)
 are padded with empty fields. Values lose their thousands separators; ``n/a``, empty, ``inf``, ``nan``,
 negative and text values are unknown (NaN, with a warning), never zero; a European decimal comma is refused
-with a message. Units go through one table (:func:`unit_factor`, FORMATS §9), per row: time → s, bytes → B
+with a message. Units go through one table (:func:`unit_factor`, docs/formats.md, Units), per row: time → s, bytes → B
 (``Kbyte``/``Mbyte``/``Gbyte`` taken as SI powers of 1000 — what NVIDIA appears to use, unverified;
 ``--print-units base`` avoids the question), byte/s → B/s, frequencies → Hz. Rule rows (empty metric) are kept
 aside in ``meta["ncu_rules"]``. Nsight Compute 2019.x names (``gpu__time_duration``, ``dram__read_bytes``,
 ``sm__elapsed_cycles_avg``, ``..._sum``) are read as their current names; details-page labels count only with a
 unit of the right dimension (``Memory Throughput`` in byte/s is DRAM bandwidth, in % it is not used).
 
-Per launch (FORMATS §3.6a, the NERSC method):
+Per launch (docs/formats.md, the NERSC method):
 
 * CUDA-core FLOPs = 2·dfma + dmul + dadd + 2·ffma + fmul + fadd + 2·hfma + hmul + hadd, from
   ``sm__sass_thread_inst_executed_op_<op>_pred_on.sum`` (the ``smsp__`` totals are accepted instead).
@@ -43,7 +43,7 @@ Per launch (FORMATS §3.6a, the NERSC method):
 * Group: the NVTX range the launch ran in (``--nvtx`` columns; nested push/pop ranges joined with "/").
 
 Launches under 1 µs or 1 MB of DRAM traffic are counted in a warning: ncu replays them with flushed caches
-at base clocks, so their DRAM intensity is unreliable (FORMATS §3.5).
+at base clocks, so their DRAM intensity is unreliable (docs/formats.md).
 
 An export with a time but no FLOP or byte counter at all (e.g. ``../shared/samples/ncu_raw_b200_torch_sdpa_flash.csv``)
 is read as *time only* (``meta["time_only"] = "true"``, FLOPs/bytes NaN, a warning naming the ``--metrics``

@@ -1,5 +1,5 @@
 """From launches to the workload: FLOPs (CUDA cores and tensor pipes), precision, bytes per level, time, and the
-warnings that say what was derived or is unknown (FORMATS §3)."""
+warnings that say what was derived or is unknown (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -321,7 +321,7 @@ def _checks(la: _Launches, source: str, flops_known: bool, hbm: np.ndarray | Non
 
 def _derive(la: _Launches, source: str, cc_text: str | None = None, device: str | None = None
             ) -> tuple[dict[str, object], list[str], dict[str, str]]:
-    """Per-launch FLOPs, precision, unit, bytes and time (FORMATS §3.6a), with warnings.
+    """Per-launch FLOPs, precision, unit, bytes and time (docs/formats.md), with warnings.
 
     ``cc_text`` and ``device`` (compute capability and device name from the export) pick the FLOPs of one
     tensor instruction where the kernel name does not say."""

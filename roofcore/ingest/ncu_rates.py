@@ -1,7 +1,7 @@
 """Nsight Compute exports that carry rates, not totals: NVIDIA's roofline sections (``--section
 SpeedOfLight_RooflineChart``, ``SpeedOfLight_Hierarchical{Single,Double,Half}RooflineChart``) give per launch the
 thread instructions executed *per cycle* of each FP op, the SM clock and the achieved DRAM bandwidth, and no
-duration (FORMATS §3.6c).
+duration (docs/formats.md).
 
 Per launch and precision, achieved FLOP/s = (2·fma + mul + add per cycle) × SM clock — the same FLOPs per
 instruction as the counters (§3.6a), whichever form the export gives the rate in (``…per_cycle_elapsed``, the

@@ -52,7 +52,7 @@ def _chunked_numpy(col: pa.ChunkedArray, dtype) -> np.ndarray:
 
 
 def _check_locale(values: pa.ChunkedArray | pa.Array, integral: np.ndarray | bool, source: str) -> None:
-    """Refuse decimal-comma exports (FORMATS §0.4). The locale is file-wide, so a sample of values suffices.
+    """Refuse decimal-comma exports (docs/formats.md). The locale is file-wide, so a sample of values suffices.
 
     ``integral`` marks values whose unit is integral in an English export (bytes, instructions, ns), where
     ``65.536`` can only be a European 65,536.
@@ -163,7 +163,7 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
 
     def layout(cols: list[str]) -> tuple[list[int], int, int]:
         """Column positions, the header's width, and the fields a row needs: on a details page the trailing
-        rule columns may be absent from metric rows (FORMATS §11)."""
+        rule columns may be absent from metric rows (docs/formats.md)."""
         idx = [cols.index(c) if c in cols else -1 for c in include]
         need = max([cols.index(c) for c in required if c in cols] or [0]) + 1
         return idx, len(cols), need
@@ -247,7 +247,7 @@ def _utf8(data: bytes, start: int, end: int) -> bool:
 
 def _arrow_ragged(data: bytes, start: int, end: int, names: list[str], width: int, include: list[str],
                   dict_cols: set[str]) -> tuple[pa.Table, np.ndarray] | None:
-    """pyarrow on a details page whose metric rows stop short of the header's trailing rule columns (FORMATS §11):
+    """pyarrow on a details page whose metric rows stop short of the header's trailing rule columns (docs/formats.md):
     read at the metric rows' ``width``, the longer rows (rule rows, a few per launch) handed over by pyarrow's
     invalid-row handler and read with the csv module. None where that does not fit (a row shorter still, a noise
     line, an ID that is not a number): the other readers take over."""

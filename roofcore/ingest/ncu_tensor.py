@@ -1,4 +1,4 @@
-"""FLOPs per tensor-core SASS instruction for ``sm__inst_executed_pipe_tensor.sum`` (FORMATS.md §3.6b, §11;
+"""FLOPs per tensor-core SASS instruction for ``sm__inst_executed_pipe_tensor.sum`` (docs/formats.md;
 docs/formats-tensor.md).
 
 The pipe counter counts **warp-level SASS instructions** issued to the tensor pipe. What one does depends on the

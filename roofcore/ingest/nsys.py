@@ -1,4 +1,4 @@
-"""Nsight Systems kernel summaries (``cuda_gpu_kern_sum``): time per kernel name, no FLOPs (FORMATS.md §4).
+"""Nsight Systems kernel summaries (``cuda_gpu_kern_sum``): time per kernel name, no FLOPs (docs/formats.md).
 
 Reads the CSV of ``nsys stats --report cuda_gpu_kern_sum --format csv`` (header ``Time (%),Total Time (ns),
 Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name``), the older ``gpukernsum`` report
@@ -6,7 +6,7 @@ Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name``), the older ``g
 ``(ms)``, ``(s)``), stdout holding several reports, and — best effort — the console tables of
 ``nsys profile --stats=true`` (the ``cuda_gpu_kern_sum`` block; column boundaries from the dash runs of the
 rule under the header; thousands separators stripped), also inside a whole batch-job log (program output, then
-every report one after another, FORMATS.md §11): only the kernel table is read, wherever it sits. Names nsys
+every report one after another, docs/formats.md): only the kernel table is read, wherever it sits. Names nsys
 cut to the column width (ending ``…``) are kept as printed. Another report given alone (``nvtx_sum``,
 ``cuda_api_sum``, ``osrt_sum``, ``cuda_gpu_mem_time_sum``, ...) is refused by name.
 
@@ -15,7 +15,7 @@ FLOPs and bytes unknown (NaN), ``meta["time_only"] = "true"``; ``device`` = the 
 (``GPU 0: General Metrics for NVIDIA GA100``, printed with ``--gpu-metrics-device``), else unknown. :func:`join_times` gives those times the
 FLOPs and bytes of a model (an inventory or analytic ops); ``read_many`` calls it when a time-only
 profile is read together with one. Names are joined exactly, else by the model's ``match`` glob — a weak
-key (FORMATS §4): instances of one name may have run different shapes.
+key (docs/formats.md): instances of one name may have run different shapes.
 """
 
 from __future__ import annotations

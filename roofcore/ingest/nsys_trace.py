@@ -1,4 +1,4 @@
-"""Nsight Systems GPU traces (``cuda_gpu_trace``): one row per kernel launch, its time, no FLOPs (FORMATS.md §4).
+"""Nsight Systems GPU traces (``cuda_gpu_trace``): one row per kernel launch, its time, no FLOPs (docs/formats.md).
 
 Reads the CSV of ``nsys stats --report cuda_gpu_trace --format csv`` (header ``Start (ns),Duration (ns),CorrId,GrdX,
 GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,

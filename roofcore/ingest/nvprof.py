@@ -1,4 +1,4 @@
-"""Legacy ``nvprof --csv`` output (CUDA ≤ 11, GPUs up to Volta/Turing; FORMATS.md §11): three layouts.
+"""Legacy ``nvprof --csv`` output (CUDA ≤ 11, GPUs up to Volta/Turing; docs/formats.md): three layouts.
 
 * **Metrics** (``nvprof --csv --metrics a,b,...``, format ``nvprof``): ``"Device","Kernel","Invocations",
   "Metric Name","Metric Description","Min","Max","Avg"``, one row per kernel × metric, aggregated over the

@@ -1,4 +1,4 @@
-"""Readers shared by the ingest formats: the unit table (FORMATS §9) every CSV with a unit per value goes through
+"""Readers shared by the ingest formats: the unit table (docs/formats.md, Units) every CSV with a unit per value goes through
 (time → s, bytes → B, byte/s → B/s, frequencies → Hz, counts with SI prefixes); cells with their unit written inside
 (``542.36ms``, ``47.79%``: :func:`quantities`, :func:`seconds`), and rows whose kernel name held unquoted commas put
 back into their columns by what the other columns must look like (:func:`refit`)."""
@@ -42,7 +42,7 @@ _UNITS_LOWER = {k.lower(): v for k, v in UNITS.items()}  # "MHz", "GHz": lower-c
 
 
 def unit_factor(unit: str) -> tuple[str, float] | None:
-    """``(dimension, factor to base units)`` of an ncu unit string, or None if unknown (FORMATS §9)."""
+    """``(dimension, factor to base units)`` of an ncu unit string, or None if unknown (docs/formats.md, Units)."""
     u = unit.strip()
     return UNITS.get(u) or _UNITS_LOWER.get(u.lower())
 

@@ -1,4 +1,4 @@
-"""AMD profiler exports (FORMATS.md §5): one module per format, on the shared pieces of :mod:`.rocprof_common`.
+"""AMD profiler exports (docs/formats.md): one module per format, on the shared pieces of :mod:`.rocprof_common`.
 
 ========================================  ==================================  =================================
 format                                    module                              file

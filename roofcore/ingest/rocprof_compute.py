@@ -1,4 +1,4 @@
-"""rocprof-compute (Omniperf) workload folders (FORMATS.md §5.1, §11): ``pmc_perf.csv`` and the files beside it.
+"""rocprof-compute (Omniperf) workload folders (docs/formats.md): ``pmc_perf.csv`` and the files beside it.
 
 - ``rocprof-compute``: ``pmc_perf.csv``, the merged counter table, one row per dispatch. Columns are found by name,
   so every layout reads alike: Omniperf 1.x (``Dispatch_ID,Kernel_Name,GPU_ID,queue-id,…`` as rocprof v1 wrote

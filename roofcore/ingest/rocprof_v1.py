@@ -1,4 +1,4 @@
-"""rocprof (v1) exports (FORMATS.md §5.1, §11): ``results.csv``, ``--stats`` and ``--hip-trace`` JSON.
+"""rocprof (v1) exports (docs/formats.md): ``results.csv``, ``--stats`` and ``--hip-trace`` JSON.
 
 - ``rocprof-v1``: ``results.csv`` (``Index,KernelName,gpu-id,…``, times ``BeginNs``/``EndNs``; also rocprofv2's
   file-plugin v1) and rocprof-compute's per-pass files (``Dispatch_ID,Kernel_Name,GPU_ID,queue-id,…``): one row per

@@ -1,4 +1,4 @@
-"""rocprofv2 file-plugin CSV, version 2 (FORMATS.md §5.1): ``Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,
+"""rocprofv2 file-plugin CSV, version 2 (docs/formats.md): ``Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,
 Start_Timestamp,End_Timestamp,Correlation_ID,<counters>``, one row per dispatch (numbers as in :mod:`.rocprof_common`).
 """
 

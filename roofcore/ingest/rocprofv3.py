@@ -1,4 +1,4 @@
-"""rocprofv3 (rocprofiler-sdk) exports (FORMATS.md §5.1, §11): counter collection, kernel trace, JSON.
+"""rocprofv3 (rocprofiler-sdk) exports (docs/formats.md): counter collection, kernel trace, JSON.
 
 - ``rocprof-v3``: ``<pid>_counter_collection.csv``, long (one row per dispatch × counter): pivoted by dispatch
   (process, agent, dispatch id); a counter listed several times for one dispatch (per-instance rows) is summed.

@@ -1,4 +1,4 @@
-"""JAX / XLA: ``compiled.cost_analysis()`` saved as JSON, and the xprof "Roofline Model" CSV (FORMATS.md §7).
+"""JAX / XLA: ``compiled.cost_analysis()`` saved as JSON, and the xprof "Roofline Model" CSV (docs/formats.md).
 
 ``jax-cost-analysis`` — one row per compiled program. Accepted shapes (JSON; a Python ``repr`` of the same, as
 ``print(compiled.cost_analysis())`` shows it, is accepted too):

@@ -98,7 +98,7 @@ class _Listed:
 
 
 def _above_roof(tab: pd.DataFrame, i: np.ndarray, hw) -> list[Segment]:
-    """Why a kernel beats its roof, most likely cause first (see PRODUCT.md: FLOPs, bytes, units, precision, scope):
+    """Why a kernel beats its roof, most likely cause first (FLOPs, bytes, units, precision, scope):
     one segment per cause."""
     n = len(i)
     eff = tab["efficiency"].to_numpy(dtype=np.float64)[i]

@@ -1,8 +1,8 @@
-"""Planning (PRODUCT.md "Planning (what-if)"): projection to other devices, transformations, solvers,
+"""Planning: projection to other devices, transformations, solvers,
 scenarios and the comparison of two runs.
 
 Every transformation returns a **new** :class:`~roofcore.models.Workload` (a copied frame, through
-``dataclasses.replace``); nothing here mutates its input (ARCHITECTURE.md principle 9). Results are
+``dataclasses.replace``); nothing here mutates its input (docs/architecture.md, "Nothing mutates its input"). Results are
 frozen dataclasses with ``to_json()``.
 
 The package, each module documenting its choices and formulas (the tests in ``tests/test_plan.py`` pin each

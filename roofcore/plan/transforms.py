@@ -2,7 +2,7 @@
 lower every roof by a fraction of communication.
 
 Every transformation returns a **new** :class:`~roofcore.models.Workload` (a copied frame, through
-``dataclasses.replace``); nothing here mutates its input (ARCHITECTURE.md principle 9).
+``dataclasses.replace``); nothing here mutates its input (docs/architecture.md, "Nothing mutates its input").
 
 Choices and formulas (the tests in ``tests/test_plan.py`` pin each one):
 

@@ -1,11 +1,11 @@
-"""Shared pieces of the AMD profiler readers (FORMATS.md §5): CSV tables, counters, the calc_ai derivation, times.
+"""Shared pieces of the AMD profiler readers (docs/formats.md): CSV tables, counters, the calc_ai derivation, times.
 
 Every rocprof format module (:mod:`.rocprof_v1`, :mod:`.rocprof_v2`, :mod:`.rocprofv3`, :mod:`.rocprof_compute`)
 builds its rows here, so the same counters give the same numbers whatever file they come from.
 
 One row per dispatch: ``count`` 1, ``row`` = the dispatch id, ``gpu`` = the GPU / agent id as exported; kernel
 names are kept as exported (only surrounding whitespace is removed). Quantities follow rocprof-compute's
-``calc_ai`` (FORMATS §5.2) from whichever counters the file holds:
+``calc_ai`` (docs/formats.md) from whichever counters the file holds:
 
 - FLOP = 64 × (ADD + MUL + 2·FMA + TRANS) per VALU precision (``SQ_INSTS_VALU_<op>_F16|F32|F64``, per-wavefront
   counts × 64 lanes) + 512 × ``SQ_INSTS_VALU_MFMA_MOPS_F16|BF16|F32|F64`` (and ``_F8`` where the GPU has it).
@@ -22,13 +22,13 @@ names are kept as exported (only surrounding whitespace is removed). Quantities 
   ``TCC_BUBBLE``·128 + ``TCC_EA0_RDREQ_32B``·32 + (``TCC_EA0_RDREQ`` − BUBBLE − ``_32B``)·64 +
   (``TCC_EA0_WRREQ`` − ``_64B``)·32 + ``TCC_EA0_WRREQ_64B``·64. The formula follows the GPU architecture
   (sysinfo) or else the counters present. Without TCC counters, the legacy derived metrics ``FETCH_SIZE`` +
-  ``WRITE_SIZE`` (kilobytes, KiB per their metrics.xml expression: × 1024; FORMATS §5.2, §9).
+  ``WRITE_SIZE`` (kilobytes, KiB per their metrics.xml expression: × 1024; docs/formats.md).
 - A ``X_sum`` counter absent from the file is taken from ``X`` (rocprofv3 reduces instances itself) or summed
   from its per-instance columns ``X[0]``, ``X[1]``, ….
 - time_s = (End − Start) ns × 1e-9 (``EndNs``/``BeginNs`` in v1). Whole or decimal nanoseconds are read exactly
   (rocprof-compute 3.x averages passes into fractional ns). A zero, negative, missing or scientific-notation
   timestamp (a spreadsheet round-trip writes them so, losing digits) leaves the time unknown (NaN) with a warning
-  naming the dispatch; it is never divided by (FORMATS §0.11).
+  naming the dispatch; it is never divided by (docs/formats.md).
 
 The package: :mod:`.table` reads CSV tables (and one JSON document), :mod:`.counters` holds the counters and
 the calc_ai formulas, :mod:`.times` the timestamps, :mod:`.context` the companions (sysinfo.csv, agent_info.csv,

@@ -1,6 +1,6 @@
 """Counters and the formulas on them: which columns hold a counter (``X_sum``, ``X`` or per-instance ``X[i]``),
 cells to usable numbers, and rocprof-compute's ``calc_ai`` derivation of FLOPs, precision, unit and bytes per
-level (FORMATS §5.2; the formulas are in the package docstring)."""
+level (docs/formats.md; the formulas are in the package docstring)."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def _sum_counters(get: Callable[[str], np.ndarray | None], names: tuple[str, ...
 
 def derive(get: Callable[[str], np.ndarray | None], n: int, source: str, family: str | None,
            lds_banks: float | None, sysinfo_given: bool, quiet_lds: bool = False, bare: str | None = None) -> Result:
-    """FLOPs, precision/unit and bytes per level by rocprof-compute's ``calc_ai`` (FORMATS §5.2).
+    """FLOPs, precision/unit and bytes per level by rocprof-compute's ``calc_ai`` (docs/formats.md).
 
     ``bare``: the hint for a file with no FLOP or byte counter at all (a trace, a per-pass file); it replaces the
     per-quantity warnings with one sentence.

@@ -31,7 +31,7 @@ def _ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray, names: np.ndarray,
               source: str, cols: tuple[str, str], no_time: str | None = None) -> tuple[np.ndarray, list[str]]:
-    """Seconds from ns timestamps; unusable ones give NaN and a warning per dispatch (FORMATS §0.11).
+    """Seconds from ns timestamps; unusable ones give NaN and a warning per dispatch (docs/formats.md).
     ``no_time``: the hint when the file has no timestamp columns."""
     n = len(ids)
     if start is None or end is None:
