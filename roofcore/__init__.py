@@ -6,7 +6,7 @@
     >>> a.summary("h100-sxm")["t_roof_s"]  # doctest: +SKIP
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  #: as pyproject.toml's version (tests/test_changelog.py checks)
 
 import importlib
 import sys
