@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from roofcore import ops
 from roofcore.ingest import kineto
 from roofcore.ingest.kineto_ops import op_cost
 from roofcore.ingest.kineto_serve import ATTENTION_UNKNOWN, UNIFORM, VARLEN_EQUAL
@@ -124,3 +125,16 @@ def test_moe_forward_sized_from_its_allocations(tmp_path):
     want = t * h * 1 + active * 3 * h * i * (0.5 + 1 / 32) + 2 * t * k * i * 1 + t * h * 2 + t * e * 2 + t * k * 6
     assert row["bytes_hbm"] == pytest.approx(want) and row["precision"] == "fp8"
     assert any("top-k (2) and intermediate size (4)" in x and "(fp4)" in x for x in w.warnings)
+
+
+def test_transformer_engine_gemms():
+    # TE 1.x: y[64,32] = x[64,16] · W[32,16]ᵀ as te_gemm_ts(A=W, transa, B=x, ..., D=y); FP8 stored as uint8
+    dims = [[32, 16], [], [], [], [], [64, 16], [], [], [], [], [64, 32]] + [[]] * 11
+    types = ["unsigned char", "", "", "", "Scalar", "unsigned char", "", "", "", "Scalar", BF16] + [""] * 11
+    r = op_cost("tex_ts::te_gemm_ts", dims, types, [""] * 22)
+    assert r[:4] == (2 * 64 * 32 * 16, 32 * 16 + 64 * 16 + 64 * 32 * 2, "fp8", "matrix")
+    # TE 2.x _LayerNormLinear(inp [4,8,16], ln_weight [16], ln_bias [16], weight [32,16], ...), fp8 False
+    r = op_cost("_LayerNormLinear", [[4, 8, 16], [16], [16], [32, 16]] + [[]] * 4, [BF16] * 4 + [""] * 4,
+                [""] * 7 + ["False"])
+    assert r[0] == 2 * 32 * 32 * 16 + ops.layernorm(32, 16, "bf16").flops  # the GEMM + the layer norm's convention
+    assert r[1] == (32 * 16 + 16 * 32 + 32 * 32) * 2 + 2 * 16 * 2
