@@ -12,6 +12,7 @@ import json
 import streamlit as st
 import yaml
 
+from app import llm as llm_tab_view
 from app import page, state
 from app.markdown import escape_markdown, escape_message
 from app.memo import remember
@@ -44,8 +45,8 @@ def cached(key: tuple, build):
 
 st.caption(f"**{escape_message(base.name)}** · {counted(entry)} · devices: {', '.join(hw_ids)} · "
            + ("achievable roofs" if achievable else "theoretical roofs"))
-project_tab, whatif_tab, build_tab, solver_tab, scenario_tab = st.tabs(
-    ["Project", "What-if", "Build", "Solvers", "Scenario"])
+project_tab, whatif_tab, build_tab, solver_tab, scenario_tab, llm_tab = st.tabs(
+    ["Project", "What-if", "Build", "Solvers", "Scenario", "LLM serving"])
 
 # ------------------------------------------------------------------------------------------------ project
 with project_tab:
@@ -336,3 +337,7 @@ with scenario_tab:
                                      icon=":material/description:", key=f"sc_example_{path.stem}",
                                      help="Names a workload file: run it with `roofline plan` (an upload here cannot "
                                           "read files)." if files_base else "Upload it above to run it here.")
+
+# ------------------------------------------------------------------------------------------------ LLM serving
+with llm_tab:
+    llm_tab_view.render(catalog, hw_ids, a, token)

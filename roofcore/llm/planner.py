@@ -231,8 +231,8 @@ def plan(m: ModelConfig, q: Quant, hws: list[Hardware], s: Shape, cal: Calibrati
 
 
 def batch_sweep(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration, batches) -> dict[str, np.ndarray]:
-    """Per batch: TTFT, mean TPOT, output throughput (total), and the per-GPU prefill/decode roofline points (FLOPs,
-    bytes, seconds of the middle decode step) — the trajectory the app draws."""
+    """Per batch: TTFT, mean TPOT, output throughput (total; ``gpus`` to divide by), and the per-GPU prefill and
+    decode roofline points (FLOPs, bytes; the decode step at the middle context) — the trajectory the app draws."""
     table = step_ops(m, q, tp=s.tp, pp=s.pp)
     r = roofs(hw, table, s.tp, s.pp)
     b = np.asarray(list(batches), dtype=float)
@@ -241,6 +241,6 @@ def batch_sweep(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibrati
     dec = op_times(table, r, cal, decode_x(b, ctx))
     tpot = dec.total
     e2e = pre.total + tpot * max(s.output_len - 1, 0)
-    return {"batch": b, "ttft_s": pre.total, "tpot_s": tpot, "throughput_tok_s": b * s.output_len / e2e,
+    return {"batch": b, "gpus": s.gpus, "ttft_s": pre.total, "tpot_s": tpot, "throughput_tok_s": b * s.output_len / e2e,
             "prefill_flops": pre.flops.sum(axis=1), "prefill_bytes": pre.bytes.sum(axis=1),
             "decode_flops": dec.flops.sum(axis=1), "decode_bytes": dec.bytes.sum(axis=1)}

@@ -138,72 +138,8 @@ def simulate(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration,
                          found=f"{base['total'] / 1e9:.1f} GB of weights, activations and workspace",
                          hint="raise --tp, or quantise the weights.")
     need = (lin + lout) * per_tok
-    first = np.full(requests, np.nan)
-    done = np.full(requests, np.nan)
-    run_idx = np.zeros(0, dtype=np.int64)
-    clock, used, nxt, peak_run = 0.0, 0.0, 0, 0
-    cost = step_cost(table, r, cal)
-    arr_l, need_l = arrive.tolist(), need.tolist()
-    kmax = int(lout.max()) + 1
-    x = np.ones((kmax, 5))
-    steps = np.arange(1, kmax + 1, dtype=float)
-    # running requests: ids, the decode-step count at which each finishes, and its context at admission minus the
-    # step count then (so Σ context = Σ base + n·step); ``step`` counts decode steps since the start
-    step, ctx_sum = 0, 0.0
-    fin_at = np.zeros(0, dtype=np.int64)
-    base = np.zeros(0)
-
-    while nxt < requests or run_idx.size:
-        nrun = run_idx.size
-        a0 = nxt
-        while nxt < requests and arr_l[nxt] <= clock and nrun + nxt - a0 < max_batch and used + need_l[nxt] <= budget:
-            used += need_l[nxt]
-            nxt += 1
-        if nxt > a0:
-            li = lin[a0:nxt].astype(float)
-            tok = float(li.sum())
-            clock += float(cost(np.array([[1.0, tok, nxt - a0, float((li * (li + 1)).sum()) / 2.0, tok]]))[0])
-            first[a0:nxt] = clock
-            lo = lout[a0:nxt]
-            a = np.arange(a0, nxt)
-            if (lo <= 1).any():
-                fin = a[lo <= 1]
-                done[fin] = clock
-                used -= need[fin].sum()
-            keep = lo > 1
-            run_idx = np.concatenate([run_idx, a[keep]])
-            fin_at = np.concatenate([fin_at, step + lo[keep] - 1])
-            b = li[keep] - step
-            base = np.concatenate([base, b])
-            ctx_sum += float(b.sum())
-            peak_run = max(peak_run, run_idx.size)
-            continue
-        if not nrun:
-            if need_l[nxt] > budget:
-                raise InputError(where=f"serving on {hw.id}", expected="requests whose KV cache fits the budget",
-                                 found=f"{need_l[nxt] / 1e9:.2f} GB for one request, {budget / 1e9:.2f} GB free")
-            clock = max(clock, arr_l[nxt])
-            continue
-        k = int(fin_at.min()) - step
-        xs = x[:k]
-        xs[:, 1] = nrun
-        xs[:, 2] = nrun
-        xs[:, 3] = ctx_sum + nrun * (step + steps[:k])  # each step attends the context plus the token it adds
-        xs[:, 4] = xs[:, 3]
-        ends = clock + np.cumsum(cost(xs))
-        n = k
-        if nxt < requests and nrun < max_batch and used + need_l[nxt] <= budget:
-            n = min(k, int(np.searchsorted(ends, arr_l[nxt])) + 1)  # stop after the step that spans the arrival
-        clock = float(ends[n - 1])
-        step += n
-        if n == k:
-            fin = fin_at <= step
-            ids = run_idx[fin]
-            done[ids] = clock
-            used -= need[ids].sum()
-            ctx_sum -= float(base[fin].sum())
-            keep = ~fin
-            run_idx, fin_at, base = run_idx[keep], fin_at[keep], base[keep]
+    first, done, peak_run = _events(step_cost(table, r, cal), arrive, lin, lout, need, budget, max_batch,
+                                    f"serving on {hw.id}")
     ttft = first - arrive
     with np.errstate(divide="ignore", invalid="ignore"):
         tpot = np.where(lout > 1, (done - first) / (lout - 1), np.nan)
@@ -216,6 +152,76 @@ def simulate(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration,
         goodput_req_s=float(ok.sum() / dur) if dur > 0 else 0.0, goodput_share=float(ok.mean()),
         max_running=peak_run, kv_budget_bytes=float(budget),
         targets={"ttft_s": ttft_target_s, "tpot_s": tpot_target_s})
+
+
+def _events(cost, arrive: np.ndarray, lin: np.ndarray, lout: np.ndarray, need: np.ndarray, budget: float,
+            max_batch: int, where: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """The simulation's event loop (see the module docstring): each request's first-token and finish times, and the
+    most requests that ran at once. The running set is kept in Python lists (at most ``max_batch``); the prefill
+    of each request alone is costed for all of them at once beforehand."""
+    requests = len(arrive)
+    first, done = [float("nan")] * requests, [float("nan")] * requests
+    arr, nd, li_l, lo_l = arrive.tolist(), need.tolist(), lin.tolist(), lout.tolist()
+    li = lin.astype(float)
+    alone = cost(np.stack([np.ones(requests), li, np.ones(requests), li * (li + 1) / 2, li], axis=1)).tolist()
+    kmax = int(lout.max()) + 1
+    x = np.ones((kmax, 5))
+    steps = np.arange(1, kmax + 1, dtype=float)
+    # running requests: id, the decode-step count at which it finishes, and its context at admission minus the step
+    # count then (so Σ context = Σ base + n·step); ``step`` counts decode steps since the start
+    run: list[int] = []
+    fin_at: list[int] = []
+    base: list[float] = []
+    clock, used, nxt, peak, step, ctx_sum = 0.0, 0.0, 0, 0, 0, 0.0
+    while nxt < requests or run:
+        nrun, a0 = len(run), nxt
+        while nxt < requests and arr[nxt] <= clock and nrun + nxt - a0 < max_batch and used + nd[nxt] <= budget:
+            used += nd[nxt]
+            nxt += 1
+        if nxt > a0:
+            if nxt - a0 == 1:
+                clock += alone[a0]
+            else:
+                t = li[a0:nxt]
+                clock += float(cost(np.array([[1.0, t.sum(), nxt - a0, (t * (t + 1)).sum() / 2, t.sum()]]))[0])
+            for i in range(a0, nxt):
+                first[i] = clock
+                if lo_l[i] <= 1:
+                    done[i] = clock
+                    used -= nd[i]
+                else:
+                    run.append(i)
+                    fin_at.append(step + lo_l[i] - 1)
+                    base.append(li_l[i] - step)
+                    ctx_sum += li_l[i] - step
+            peak = max(peak, len(run))
+            continue
+        if not nrun:
+            if nd[nxt] > budget:
+                raise InputError(where=where, expected="requests whose KV cache fits the budget",
+                                 found=f"{nd[nxt] / 1e9:.2f} GB for one request, {budget / 1e9:.2f} GB free")
+            clock = max(clock, arr[nxt])
+            continue
+        k = min(fin_at) - step
+        xs = x[:k]
+        xs[:, 1:3] = nrun
+        xs[:, 3] = ctx_sum + nrun * (step + steps[:k])  # each step attends the context plus the token it adds
+        xs[:, 4] = xs[:, 3]
+        ends = np.cumsum(cost(xs))
+        n = k
+        if nxt < requests and nrun < max_batch and used + nd[nxt] <= budget:
+            n = min(k, int(np.searchsorted(ends, arr[nxt] - clock)) + 1)  # stop after the step spanning the arrival
+        clock += float(ends[n - 1])
+        step += n
+        if n == k:
+            keep = [j for j, f in enumerate(fin_at) if f > step]
+            for j, f in enumerate(fin_at):
+                if f <= step:
+                    done[run[j]] = clock
+                    used -= nd[run[j]]
+                    ctx_sum -= base[j]
+            run, fin_at, base = [run[j] for j in keep], [fin_at[j] for j in keep], [base[j] for j in keep]
+    return np.array(first), np.array(done), peak
 
 
 def cheapest(m: ModelConfig, q: Quant, hws: list[Hardware], cal: Calibration, *, rate: float, inputs: Lengths,

@@ -1,0 +1,127 @@
+"""The Planner's "LLM serving" tab: a model (preset or uploaded config.json), precision, parallelism, batch and
+lengths, devices; the plan as a table, the batch sweep on each device's roofline, latency against throughput, the
+memory stack against capacity; the calibration used (the documented defaults, or fitted on the workload on screen).
+The numbers are :mod:`roofcore.llm`'s, the tables and charts :mod:`app.llm_views`'."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from roofcore import RoofcoreError, views
+from roofcore.analyze import Analysis
+from roofcore.catalog import Catalog
+from roofcore.llm import (
+    KV_PRECISIONS,
+    WEIGHT_PRECISIONS,
+    Calibration,
+    Shape,
+    fit,
+    from_hf,
+    load_model,
+    plan,
+    presets,
+    quant,
+)
+
+from . import llm_views
+from .memo import remember
+from .messages import message
+
+UPLOAD = "config.json (upload)"
+
+
+def _model():
+    names = presets()
+    choice = st.selectbox("Model", [*names, UPLOAD], index=names.index("llama-2-7b"), key="llm_model",
+                          help="A bundled preset (each from its Hugging Face config.json) or your own config.json.")
+    if choice != UPLOAD:
+        return load_model(choice)
+    up = st.file_uploader("config.json", type=["json"], key="llm_config")
+    if up is None:
+        st.info("Upload a Hugging Face config.json.", icon=":material/upload_file:")
+        st.stop()
+    try:
+        doc = json.loads(up.getvalue())
+    except ValueError as e:
+        raise RoofcoreError(f"{up.name}: not JSON ({e})") from None
+    return from_hf(doc, name=up.name.removesuffix(".json"), source=up.name)
+
+
+def _shape() -> tuple:
+    c = st.columns(4)
+    w = c[0].selectbox("Weights", WEIGHT_PRECISIONS, key="llm_precision")
+    kv = c[1].selectbox("KV cache", ["same", *KV_PRECISIONS], key="llm_kv")
+    tp = c[2].selectbox("Tensor parallel", [1, 2, 4, 8], key="llm_tp")
+    pp = c[3].selectbox("Pipeline parallel", [1, 2, 4], key="llm_pp")
+    c = st.columns(3)
+    batch = c[0].number_input("Batch", min_value=1, max_value=4096, value=8, step=1, key="llm_batch")
+    lin = c[1].number_input("Input tokens", min_value=1, max_value=1_000_000, value=512, step=64, key="llm_input")
+    lout = c[2].number_input("Output tokens", min_value=1, max_value=100_000, value=128, step=64, key="llm_output")
+    q = quant(w, None if kv == "same" else kv)
+    return q, Shape(tp=int(tp), pp=int(pp), batch=int(batch), input_len=int(lin), output_len=int(lout))
+
+
+def _devices(catalog: Catalog, default: list[str]) -> tuple[list, dict[str, float]]:
+    gpus = [h.id for h in catalog if h.kind.value in ("gpu", "accelerator")] or [h.id for h in catalog]
+    order = [i for i in views.device_order(catalog) if i in gpus]
+    start = [i for i in default if i in order] or [i for i in ("h100-sxm",) if i in order]
+    labels = {h.id: views.device_label(h) for h in catalog}
+    ids = st.multiselect("Devices", order, default=start, key="llm_devices", format_func=labels.__getitem__)
+    prices = {}
+    with st.expander("Price per GPU-hour (cost per million tokens)", icon=":material/payments:"):
+        for hid in ids:
+            v = st.number_input(f"{labels[hid]}: $/hour", min_value=0.0, value=None, step=0.5, key=f"llm_price_{hid}",
+                                placeholder="unknown")
+            if v is not None:
+                prices[hid] = float(v)
+    return [catalog.get(i) for i in ids], prices
+
+
+def _calibration(a: Analysis | None, token: str | None) -> Calibration:
+    timed = a is not None and a.workload.frame["time_s"].notna().any()
+    use = st.toggle("Calibrate on the workload on screen", value=False, key="llm_calibrate", disabled=not timed,
+                    help="Fit each op class's fraction of the roof and per-launch overhead on the loaded profile's "
+                         "measured kernels (on the sidebar's first device, where it ran); otherwise the documented "
+                         "defaults, each with its source.")
+    if not (use and timed):
+        return Calibration()
+    hw = a.hardware[0].id
+    return remember("llm", ("calibration", token, hw), lambda: fit(a, hw, label=f"workload {a.workload.name}"))
+
+
+def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, token: str | None = None) -> None:
+    """The tab (see the module docstring); an input the planner refuses is shown as one message."""
+    try:
+        m = _model()
+        q, s = _shape()
+        hws, prices = _devices(catalog, default_ids)
+        cal = _calibration(a, token)
+        if not hws:
+            st.info("Choose at least one device.", icon=":material/memory:")
+            return
+        p = plan(m, q, hws, s, cal, prices=prices)
+    except RoofcoreError as e:
+        message("error", e)
+        return
+    st.caption(f"**{m.name}** · {m.params()['total'] / 1e9:,.2f} B parameters"
+               + (f" ({m.params()['active'] / 1e9:,.2f} B active)" if m.moe else "")
+               + (f" · [source]({m.source})" if m.source.startswith("http") else ""))
+    st.dataframe(llm_views.plan_frame(p), hide_index=True, width="stretch", key="llm_table")
+    curves = {}
+    for hw, d in zip(hws, p.devices, strict=True):
+        curves[hw.id] = llm_views.sweep(m, q, hw, s, cal, d.max_batch)
+    cols = st.columns(2)
+    for i, hw in enumerate(hws):
+        cols[i % 2].vega_lite_chart(llm_views.sweep_roofline(curves[hw.id], q, hw, m.name), theme=None,
+                                    key=f"llm_roofline_{hw.id}")
+    cols = st.columns(2)
+    cols[0].vega_lite_chart(llm_views.latency_throughput_spec(curves), theme=None, key="llm_latency")
+    cols[1].vega_lite_chart(llm_views.memory_spec(p), theme=None, key="llm_memory")
+    notes = list(dict.fromkeys(n for d in p.devices for n in d.notes))
+    for n in notes:
+        st.caption(n)
+    st.caption("Not costed (listed, never counted as zero): " + "; ".join(p.uncosted))
+    st.markdown("**Calibration** — " + ("documented defaults (no profile)" if not cal.calibrated else cal.origin))
+    st.dataframe(llm_views.calibration_frame(cal), hide_index=True, width="stretch", key="llm_calibration")
