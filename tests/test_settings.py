@@ -130,3 +130,14 @@ def test_config_prints_value_and_source(monkeypatch, capsys):
     assert list(rows) == [s.name for s in settings.SETTINGS]
     assert rows["ROOFCORE_WORKERS"]["source"] == "env" and "invalid" in rows["ROOFCORE_WORKERS"]["value"]
     assert set(rows["ROOFCORE_MAX_JSON_DEPTH"]) == {"name", "value", "source", "type", "limits", "meaning"}
+
+
+def test_roofline_config_command(monkeypatch, capsys, tmp_path):
+    from roofcore.cli import main
+
+    monkeypatch.setenv("ROOFCORE_PARSE_TIMEOUT_S", "60")
+    assert main(["config"]) == 0
+    assert re.search(r"^ROOFCORE_PARSE_TIMEOUT_S +60 +\(env\)$", capsys.readouterr().out, re.M)
+    out = tmp_path / "settings.json"
+    assert main(["config", "--json", "-o", str(out)]) == 0
+    assert {r["name"]: r["source"] for r in json.loads(out.read_text())}["ROOFCORE_PARSE_TIMEOUT_S"] == "env"

@@ -29,12 +29,3 @@ def cmd_config(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
-    """The ``config`` command on the ``roofline`` parser (``sub``: its subparsers)."""
-    cf = sub.add_parser("config", parents=[common],
-                        help="every ROOFCORE_* environment variable: its value, where it came from, what it means")
-    cf.add_argument("--json", action="store_true", help="one object per variable: name, value, source, type, "
-                                                       "limits, meaning")
-    cf.set_defaults(func=cmd_config)

@@ -156,3 +156,9 @@ def _add_tools(sub, common: argparse.ArgumentParser) -> None:
     ex = sub.add_parser("examples", parents=[common], help="list the bundled example workloads, or print one's path")
     ex.add_argument("name", nargs="?", help="an example's name: print the path of its file")
     ex.set_defaults(func=cmd_examples)
+
+    cf = sub.add_parser("config", parents=[common],
+                        help="every ROOFCORE_* environment variable: its value, where it came from, what it means")
+    cf.add_argument("--json", action="store_true", help="one object per variable: name, value, source, type, "
+                                                       "limits, meaning")
+    cf.set_defaults(func=command(".config", "cmd_config", numeric=False))
