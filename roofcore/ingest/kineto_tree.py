@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 
 from ..hierarchy.ancestry import SEP, containing, paths, range_paths
-from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids
+from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
 
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 _MODULE_PREFIX = "nn.Module: "
@@ -36,6 +37,25 @@ _PHASES = (("prefill", re.compile(r"prefill", re.I)), ("decode", re.compile(r"de
 #: the phase of a training step's kernels no annotation names and no backward op holds: a guess, labelled so
 FORWARD_GUESS = "forward (inferred)"
 _BACKWARD_OP = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$")
+
+
+def _ints(values: list) -> np.ndarray | None:
+    """JSON integers as int64 (None: some value is not an int, e.g. a string thread name)."""
+    try:
+        arr = np.array(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return arr if arr.shape == (len(values),) and all(type(v) is int for v in values[:64]) else None
+
+
+def _threads(pids: list, tids: list) -> np.ndarray:
+    """One integer per (pid, tid): numeric ids coded in numpy, anything else as the op linking codes them."""
+    p, t = _ints(pids), _ints(tids)
+    if p is None or t is None:
+        return _thread_codes(pids, tids)
+    _, pc = np.unique(p, return_inverse=True)
+    _, tc = np.unique(t, return_inverse=True)
+    return pc.astype(np.int64) * (int(tc.max(initial=0)) + 1) + tc
 
 
 def _phase_of(path: str | None) -> str | None:
@@ -58,11 +78,13 @@ def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
         return out
     m_kind = [m[0] for m in marks]
     cpu_m = [k for k, x in enumerate(m_kind) if x != "gpu_annotation"]
-    o_pid, o_tid = [o[0] for o in sc.ops], [o[1] for o in sc.ops]
+    op_names = [o[4] for o in sc.ops]
+    back = _backward_ops(op_names)
     r_pid, r_tid = [r[0] for r in sc.runtime], [r[1] for r in sc.runtime]
-    threads = _thread_codes([marks[k][1] for k in cpu_m] + o_pid + r_pid, [marks[k][2] for k in cpu_m] + o_tid + r_tid)
-    nm, no = len(cpu_m), len(sc.ops)
-    m_thr, o_thr, r_thr = threads[:nm], threads[nm:nm + no], threads[nm + no:]
+    threads = _threads([marks[k][1] for k in cpu_m] + [sc.ops[k][0] for k in back] + r_pid,
+                       [marks[k][2] for k in cpu_m] + [sc.ops[k][1] for k in back] + r_tid)
+    nm, nb = len(cpu_m), len(back)
+    m_thr, b_thr, r_thr = threads[:nm], threads[nm:nm + nb], threads[nm + nb:]
     q_thr, q_time = _launches(sc, ev, r_thr)
     m_start = _numbers([marks[k][3] for k in cpu_m], "ts", None, negative_ok=True)
     m_end = m_start + np.nan_to_num(_numbers([marks[k][4] for k in cpu_m], "dur", None))
@@ -78,16 +100,35 @@ def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
     if ann.size:
         nvtx = paths(m_thr[ann], m_start[ann], m_end[ann], [m_name[k] for k in ann], q_thr, q_time)
         out["nvtx"] = nvtx
-    step = _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time)
+    step = _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time, op_names)
     if step is not None:
         out["step"] = step
     if sc.ops:
-        op_names = np.array([o[4] if type(o[4]) is str else None for o in sc.ops] + [None], dtype=object)
-        out["op"] = op_names[np.where(ev.op_of >= 0, ev.op_of, -1)]
-        phase = _phases(sc, o_thr, op_names, nvtx, q_thr, q_time, out.get("step"))
+        out["op"] = _op_column(ev, op_names)
+        phase = _phases(sc, back, b_thr, nvtx, q_thr, q_time, step)
         if phase is not None:
             out["phase"] = phase
     return out
+
+
+def _op_column(ev, op_names: list) -> np.ndarray:
+    """Per GPU event its launching op's name (None: none found); one look-up per distinct op."""
+    out = np.full(ev.n, None, dtype=object)
+    has = np.flatnonzero(ev.op_of >= 0)
+    if has.size:
+        uniq, inv = np.unique(ev.op_of[has], return_inverse=True)
+        names = np.array([op_names[k] if type(op_names[k]) is str else None for k in uniq.tolist()], dtype=object)
+        out[has] = names[inv]
+    return out
+
+
+def _backward_ops(op_names: list) -> np.ndarray:
+    """The indices of autograd's backward ops (``autograd::engine::evaluate_function: ...``, ``...Backward0``)."""
+    if not op_names:
+        return np.zeros(0, dtype=np.int64)
+    codes, uniq = pd.factorize(pd.Series(op_names, dtype=object), use_na_sentinel=True)
+    hit = np.array([type(nm) is str and bool(_BACKWARD_OP.search(nm)) for nm in uniq] + [False], dtype=bool)
+    return np.flatnonzero(hit[codes])
 
 
 def _launches(sc, ev, r_thr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,10 +137,17 @@ def _launches(sc, ev, r_thr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     q_time = np.full(ev.n, np.nan)
     if not sc.runtime:
         return q_thr, q_time
-    r_index = _ids([r[3] for r in sc.runtime])
-    first = np.flatnonzero(~r_index.duplicated())
-    at = r_index[first].get_indexer(_ids(ev.corr_raw))
-    at[~_valid_ids(ev.corr_raw)] = -1
+    r_corr, k_corr = [r[3] for r in sc.runtime], list(ev.corr_raw)
+    r_int, k_int = _ints(r_corr), _ints(k_corr)
+    if r_int is not None and k_int is not None:  # numeric correlation ids (every Kineto trace): in numpy
+        r_index = pd.Index(r_int)
+        first = np.flatnonzero(~r_index.duplicated())
+        at = r_index[first].get_indexer(k_int)
+    else:
+        r_index = _ids(r_corr)
+        first = np.flatnonzero(~r_index.duplicated())
+        at = r_index[first].get_indexer(_ids(k_corr))
+        at[~_valid_ids(k_corr)] = -1
     hit = at >= 0
     pos = first[at[hit]]
     r_time = _numbers([r[2] for r in sc.runtime], "ts", None, negative_ok=True)
@@ -107,14 +155,14 @@ def _launches(sc, ev, r_thr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q_thr, q_time
 
 
-def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time) -> np.ndarray | None:
+def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time, op_names) -> np.ndarray | None:
     """Per GPU event its step: the ProfilerStep range (annotation, or 2021's Operator) holding its launch, else
     (no steps in the trace) the outermost annotation; events without a launch by their GPU time."""
     names = np.array([*m_name, None], dtype=object)
     starts, ends = m_start, m_end
     sel = np.flatnonzero(is_step & (kinds == "annotation"))
-    op_steps = [k for k, o in enumerate(sc.ops) if type(o[4]) is str and o[4].startswith("ProfilerStep#")]
-    if not sel.size and op_steps:  # 2021's schema: ProfilerStep#N is an Operator
+    op_steps = _op_steps(op_names) if not sel.size else []
+    if op_steps:  # 2021's schema: ProfilerStep#N is an Operator
         names = np.array([sc.ops[k][4] for k in op_steps] + [None], dtype=object)
         starts = _numbers([sc.ops[k][2] for k in op_steps], "ts", None, negative_ok=True)
         ends = starts + np.nan_to_num(_numbers([sc.ops[k][3] for k in op_steps], "dur", None))
@@ -140,10 +188,19 @@ def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time)
         g_at = containing(g_start, g_end, ev.ts[lost])
         g_names = np.array([m[5] for m in gpu], dtype=object)
         step[lost[g_at >= 0]] = g_names[g_at[g_at >= 0]]
-    return step if any(s is not None for s in step) else None
+    return step if (step != None).any() else None  # noqa: E711
 
 
-def _phases(sc, o_thr, op_names, nvtx, q_thr, q_time, step) -> np.ndarray | None:
+def _op_steps(op_names: list) -> list[int]:
+    """The indices of the ops named ``ProfilerStep#N`` (2021's schema), one regex test per distinct name."""
+    if not op_names:
+        return []
+    codes, uniq = pd.factorize(pd.Series(op_names, dtype=object), use_na_sentinel=True)
+    hit = np.array([type(nm) is str and bool(_STEP.match(nm)) for nm in uniq] + [False], dtype=bool)
+    return np.flatnonzero(hit[codes]).tolist()
+
+
+def _phases(sc, back, b_thr, nvtx, q_thr, q_time, step) -> np.ndarray | None:
     """Per GPU event the phase its annotations name, else ``backward`` inside autograd's backward ops, else (in a
     step with backward kernels) :data:`FORWARD_GUESS`."""
     n = len(q_time)
@@ -153,17 +210,13 @@ def _phases(sc, o_thr, op_names, nvtx, q_thr, q_time, step) -> np.ndarray | None
         for k in np.flatnonzero(nvtx != None):  # noqa: E711 (object array)
             p = nvtx[k]
             phase[k] = cache[p] if p in cache else cache.setdefault(p, _phase_of(p))
-    distinct = {nm for nm in op_names[:-1] if nm is not None}
-    back = {nm for nm in distinct if _BACKWARD_OP.search(nm)}
-    if back:
-        sel = np.flatnonzero(np.array([nm in back for nm in op_names[:-1]], dtype=bool))
-        start = _numbers([sc.ops[k][2] for k in sel], "ts", None, negative_ok=True)
-        end = start + np.nan_to_num(_numbers([sc.ops[k][3] for k in sel], "dur", None))
-        names = ["backward"] * len(sel)
-        inside = paths(o_thr[sel], start, end, names, q_thr, q_time)
-        phase = np.where((phase == None) & (inside != None), "backward", phase)  # noqa: E711
+    if len(back):
+        start = _numbers([sc.ops[k][2] for k in back], "ts", None, negative_ok=True)
+        end = start + np.nan_to_num(_numbers([sc.ops[k][3] for k in back], "dur", None))
+        inside = innermost(b_thr, start, end, q_thr, q_time) >= 0
+        phase = np.where((phase == None) & inside, "backward", phase)  # noqa: E711
         if step is not None:  # a training step: what is neither backward nor named is its forward pass (a guess)
             trained = set(step[(phase == "backward") & (step != None)])  # noqa: E711
             guess = (phase == None) & np.array([s in trained for s in step], dtype=bool)  # noqa: E711
             phase[guess] = FORWARD_GUESS
-    return phase if any(p is not None for p in phase) else None
+    return phase if (phase != None).any() else None  # noqa: E711

@@ -1,0 +1,142 @@
+"""Rooflines above the kernel (issue 27 point 6): what ``--by module`` and ``--by step`` add to ``roofline analyze``.
+
+Generates a Kineto-shaped training trace of about 1,000,000 events: ``ProfilerStep#N`` user annotations, nested
+``nn.Module`` python_function events (a model of 24 layers, each an attention and an MLP block) with other
+python_function events between them (``with_stack``), ``aten::linear`` → ``aten::addmm`` cpu_ops with shapes,
+``cuda_runtime`` launches, kernels and flow events. Then measures, best of 3 (``--repeat``), the CLI in-process
+writing its text to a file:
+
+* ``roofline analyze FILE`` (read, ancestry, analysis, text);
+* ``roofline analyze FILE --by module``, ``--by step``, ``--by module:2``, ``--window 10ms``;
+* for information: ``ingest.read`` with and without the ancestry columns (kineto_tree.ancestry_columns).
+
+Acceptance: each ``--by`` run ≤ 1.2 × ``analyze``. Run: ``python benchmarks/bench_levels.py [--events N]``;
+results print and go to benchmarks/out/levels.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+from timing import best_of
+
+OUT = Path(__file__).parent / "out"
+GEMM = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_tn_align4>(Params)"
+ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >(int)"
+
+
+def make_trace(path: Path, events: int, layers: int = 24, seed: int = 0) -> int:
+    """Write the trace (see the module docstring); returns the number of events written."""
+    rng = random.Random(seed)
+    pid = tid = 4242
+    n = corr = 0
+    t = 1_700_000_000_000.0
+    gpu = t + 500.0
+    with path.open("w") as f:
+        f.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", '
+                '"computeMajor": 8, "computeMinor": 0, "numSms": 108}], "record_shapes": 1, "traceEvents": [\n')
+        first = True
+
+        def w(e: dict) -> None:
+            nonlocal first, n
+            f.write(("" if first else ",\n") + json.dumps(e))
+            first = False
+            n += 1
+
+        def x(cat: str, name: str, ts: float, dur: float, **args) -> None:
+            w({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": round(ts, 3), "dur": round(dur, 3),
+               **({"args": args} if args else {})})
+
+        def op(ts: float, add: bool) -> float:
+            """A linear (or an add) with its launch and kernel; returns its end."""
+            nonlocal corr, gpu
+            corr += 1
+            x("python_function", "torch/nn/functional.py(123): linear", ts, 48)
+            if add:
+                x("cpu_op", "aten::add", ts + 1, 40, **{"Input Dims": [[64, 4096], [64, 4096], []],
+                                                        "Input type": ["float", "float", "Scalar"],
+                                                        "Concrete Inputs": ["", "", "1"]})
+                kernel = ADD
+            else:
+                x("cpu_op", "aten::linear", ts + 1, 40)
+                x("cpu_op", "aten::addmm", ts + 3, 30, **{"Input Dims": [[4096], [64, 1024], [1024, 4096], [], []],
+                                                          "Input type": ["float"] * 3 + ["Scalar"] * 2,
+                                                          "Concrete Inputs": ["", "", "", "1", "1"]})
+                kernel = GEMM
+            x("cuda_runtime", "cudaLaunchKernel", ts + 10, 3, correlation=corr)
+            w({"ph": "s", "id": corr, "pid": pid, "tid": tid, "ts": round(ts + 10, 3), "cat": "ac2g", "name": "ac2g"})
+            kd = rng.uniform(5, 60)
+            w({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": round(gpu, 3), "dur": round(kd, 3),
+               "args": {"device": 0, "stream": 7, "correlation": corr}})
+            w({"ph": "f", "id": corr, "pid": 0, "tid": 7, "ts": round(gpu, 3), "cat": "ac2g", "name": "ac2g", "bp": "e"})
+            gpu += kd + 0.5
+            return ts + 50
+
+        step = 0
+        while n < events:
+            start = t
+            for i in range(layers):
+                block = t
+                for name, ops in ((f"Attention_{i}", (False, False, False, True)), (f"MLP_{i}", (False, True, False))):
+                    t0 = t
+                    for add in ops:
+                        t = op(t + 1, add)
+                    x("python_function", f"nn.Module: {name}", t0, t - t0 + 1)
+                    t += 2
+                x("python_function", f"nn.Module: Layer_{i}", block, t - block + 1)
+                t += 2
+            x("python_function", "nn.Module: Model_0", start, t - start + 1)
+            x("user_annotation", f"ProfilerStep#{step}", start - 1, t - start + 3)
+            step += 1
+            t += 20
+        f.write('\n], "traceName": "levels.pt.trace.json"}\n')
+    return n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    OUT.mkdir(exist_ok=True)
+    path = OUT / "levels.pt.trace.json"
+    n = make_trace(path, args.events)
+    print(f"trace: {n:,} events, {path.stat().st_size / 1e6:.1f} MB")
+
+    from roofcore import ingest
+    from roofcore.cli import main as cli
+    from roofcore.ingest import kineto_build
+
+    sink = OUT / "levels_out.txt"
+
+    def run(*extra: str) -> None:
+        assert cli(["analyze", str(path), "--hardware", "a100-80gb-sxm", "-o", str(sink), *extra]) == 0
+
+    res: dict[str, object] = {"events": n}
+    res["analyze_s"] = best_of(run, args.repeat)
+    for label, extra in (("by_module_s", ("--by", "module")), ("by_step_s", ("--by", "step")),
+                         ("by_module2_s", ("--by", "module:2")), ("window_10ms_s", ("--window", "10ms"))):
+        res[label] = best_of(lambda e=extra: run(*e), args.repeat)
+        res[label[:-2] + "_ratio"] = res[label] / res["analyze_s"]
+    res["read_s"] = best_of(lambda: ingest.read(path), args.repeat)
+    real = kineto_build.ancestry_columns
+    kineto_build.ancestry_columns = lambda sc, ev: {}
+    try:
+        res["read_without_ancestry_s"] = best_of(lambda: ingest.read(path), args.repeat)
+    finally:
+        kineto_build.ancestry_columns = real
+    res["ancestry_share_of_read"] = 1 - res["read_without_ancestry_s"] / res["read_s"]
+    for k, v in res.items():
+        print(f"{k:28s} {v:.3f}" if isinstance(v, float) else f"{k:28s} {v}")
+    ok = all(res[k] <= 1.2 for k in res if k.endswith("_ratio"))
+    print("acceptance (each --by <= 1.2 x analyze):", "PASS" if ok else "FAIL")
+    (OUT / "levels.json").write_text(json.dumps(res, indent=1))
+    path.unlink()
+    sink.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
