@@ -135,6 +135,10 @@ def test_hf_config_gptj_style_and_errors(tmp_path):
     assert m.ffn == 128 and not m.gated_ffn and m.kv_heads == 4
     with pytest.raises(InputError, match="hidden_size"):
         from_hf({"num_attention_heads": 4})
+    with pytest.raises(InputError, match="decoder-only"):
+        from_hf({**SMALL, "is_encoder_decoder": True})
+    assert any("sliding-window" in n for n in load_model("mistral-7b").notes)
+    assert not from_hf({**SMALL, "sliding_window": 4096, "use_sliding_window": False}).notes
     path = tmp_path / "config.json"
     path.write_text(json.dumps(SMALL))
     assert load_model(str(path)).hidden == 64
@@ -177,3 +181,19 @@ def test_cli_llm_json_fields_and_bad_input(capsys):
     assert main(["llm", "llama-9"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "llama-2-7b" in err[0]
+
+
+def test_cli_calibrate_fits_on_a_profile(tmp_path, capsys):
+    """--calibrate reads any supported export: an inventory CSV of matmuls at half the roof plus 3 µs a launch."""
+    rows = ["name,count,flops,bytes,time_us,precision,unit"]
+    for i, n in enumerate((1e9, 4e9, 16e9, 64e9)):
+        t = 2 * n / 989e12 / 0.5 + 3e-6
+        rows.append(f"gemm_{i},1,{2 * n:.0f},{n / 1000:.0f},{t * 1e6:.6f},bf16,matrix")  # compute-bound
+    path = tmp_path / "profile.csv"
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["llm", "llama-2-7b", "--hardware", "h100-sxm", "--calibrate", str(path), "--json"]) == 0
+    cal = json.loads(capsys.readouterr().out)["calibration"]
+    mat = cal["classes"]["matrix"]
+    assert "profile.csv" in cal["origin"] and cal["device"] == "h100-sxm"
+    assert mat["efficiency"] == pytest.approx(0.5, rel=1e-3) and mat["overhead_s"] == pytest.approx(3e-6, rel=1e-2)
+    assert mat["kernels"][0] == "gemm_3" and cal["classes"]["attention"]["source"].startswith("default")

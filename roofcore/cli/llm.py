@@ -162,5 +162,8 @@ def plan_text(p) -> str:
     for c, f in cal.fits.items():
         spread = f", spread {f.spread[0]:.2f}–{f.spread[1]:.2f}" if f.spread else ""
         out.append(f"  {c}: {f.efficiency:.2f} of the roof + {f.overhead_s * 1e6:.1f} µs a launch{spread} — {f.source}")
+        if f.kernels:
+            out.append("    from " + ", ".join(k if len(k) <= 60 else k[:59] + "…" for k in f.kernels[:3])
+                       + (f" and {len(f.kernels) - 3} more named in --json" if len(f.kernels) > 3 else ""))
     out.append("not costed: " + "; ".join(p.uncosted))
     return "\n".join(out)

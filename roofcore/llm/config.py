@@ -140,11 +140,20 @@ def from_hf(cfg: Any, *, name: str = "model", source: str = "") -> ModelConfig:
     topk = _int(cfg, where, "num_experts_per_tok", "moe_topk", default=2 if experts else 0, minimum=0)
     if experts and not 1 <= topk <= experts:
         raise InputError(where=f"{where}: num_experts_per_tok", expected=f"1 to {experts}", found=str(topk))
+    if cfg.get("is_encoder_decoder"):
+        raise InputError(where=where, expected="a decoder-only model", found="an encoder-decoder config",
+                         hint="the planner costs decoder-only transformers (Llama, GPT, Mistral, Qwen, DeepSeek).")
     mla = _int(cfg, where, "kv_lora_rank", default=0, minimum=0)
     notes = []
+    window = cfg.get("sliding_window")
+    if isinstance(window, int) and window > 0 and cfg.get("use_sliding_window", True) is not False:
+        notes.append(f"sliding-window attention (window {window}): costed as full attention over the whole context, "
+                     f"an upper bound for contexts beyond {window} tokens")
     if mla:
         notes.append("MLA: the cache holds the compressed latent (kv_lora_rank + qk_rope_head_dim per token and "
-                     "layer); decode attends in the latent space (weights absorbed), prefill decompresses K and V.")
+                     "layer); attention runs in the latent space with the up-projections absorbed, in prefill as in "
+                     "decode (a prefill that decompresses K and V does fewer FLOPs per pair: prefill attention here "
+                     "is an upper bound).")
     return ModelConfig(
         name=name, layers=_int(cfg, where, "num_hidden_layers", "n_layer", "num_layers"), hidden=hidden, heads=heads,
         kv_heads=kvh, head_dim=head_dim, ffn=ffn, vocab=_int(cfg, where, "vocab_size", "padded_vocab_size"),

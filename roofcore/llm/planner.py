@@ -182,7 +182,7 @@ def plan_device(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibrati
         mid = len(dec_total) // 2
         pts["decode"] = {"flops": float(dec.flops[mid].sum()), "bytes": float(dec.bytes[mid].sum()),
                          "seconds": float(dec_total[mid])}
-    notes = [*r.notes, *table.notes]
+    notes = [*r.notes, *table.notes, *m.notes]
     if s.pp > 1:
         notes.append(f"pipeline parallel {s.pp}: stages run one after another for this batch (no micro-batch overlap)")
     return DevicePlan(
