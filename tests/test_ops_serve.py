@@ -8,7 +8,7 @@ import pytest
 from roofcore import ops
 from roofcore.ingest import kineto
 from roofcore.ingest.kineto_ops import op_cost
-from roofcore.ingest.kineto_serve import ATTENTION_UNKNOWN, UNIFORM, VARLEN_EQUAL
+from roofcore.ingest.kineto_serve import ATTENTION_UNKNOWN, MOE_UNKNOWN, UNIFORM, VARLEN_EQUAL
 
 BF16, FP8, F32, I32, I64, U8 = "c10::BFloat16", "c10::Float8_e4m3fn", "float", "int", "long int", "unsigned char"
 
@@ -138,3 +138,12 @@ def test_transformer_engine_gemms():
                 [""] * 7 + ["False"])
     assert r[0] == 2 * 32 * 32 * 16 + ops.layernorm(32, 16, "bf16").flops  # the GEMM + the layer norm's convention
     assert r[1] == (32 * 16 + 16 * 32 + 32 * 32) * 2 + 2 * 16 * 2
+
+
+def test_moe_forward_without_its_sizes_says_why(tmp_path):
+    p = _trace(tmp_path)
+    doc = json.loads(p.read_text())
+    del doc["traceEvents"][1]  # no top-k ids allocated inside the op
+    p.write_text(json.dumps(doc))
+    w = kineto.parse(p.read_bytes(), str(p))
+    assert math.isnan(w.frame["flops"].iloc[0]) and any(MOE_UNKNOWN in x for x in w.warnings)

@@ -65,6 +65,8 @@ import math
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
 from .. import ops
 from ..errors import InputError
 from .kineto_args import _T, Result, _arg, _concrete, _truthy
@@ -80,6 +82,8 @@ UNIFORM = ("uniform MoE routing assumed (the trace has no tokens per expert): th
            "E·(1 − (1 − k/E)^T).")
 ATTENTION_UNKNOWN = ("vLLM's unified attention records only this step's new q, k and v, not the KV lengths "
                      "(they live in vLLM's forward context): its FLOPs and bytes are unknown.")
+MOE_UNKNOWN = ("a MoE op's top-k and intermediate size are neither among its arguments nor found in the buffers "
+               "it allocates (top-k ids [T, k], activations [≥ T·k, I]): its FLOPs and bytes are unknown.")
 VARLEN_EQUAL = ("a variable-length attention's sequence lengths (cu_seqlens values) are not recorded: equal "
                 "lengths (total tokens / sequences) assumed.")
 
@@ -200,12 +204,10 @@ def moe_forward_cost(ts: list[_T | None], allocs: Sequence[tuple[tuple[int, ...]
     tokens, hidden = x.shape
     experts = logits.shape[1]
     ks = {s[1] for s, code in allocs if len(s) == 2 and s[0] == tokens and code in _INT_CODES and 0 < s[1] < experts}
-    if len(ks) != 1:
-        return None
-    topk = ks.pop()
-    inters = {s[1] for s, _ in allocs if len(s) == 2 and s[0] >= tokens * topk and s[1] not in (hidden, 0)}
+    topk = ks.pop() if len(ks) == 1 else 0
+    inters = {s[1] for s, _ in allocs if len(s) == 2 and topk and s[0] >= tokens * topk and s[1] not in (hidden, 0)}
     if len(inters) != 1:
-        return None
+        return math.nan, math.nan, x.prec, "matrix", MOE_UNKNOWN
     inter = inters.pop()
     names = " ".join(kernels).lower()
     gemm = " ".join(k for k in kernels if re.search(r"gemm|bmm|mma|moe", k, re.IGNORECASE)).lower()
@@ -408,10 +410,9 @@ def instance_results(op_rows: Sequence[tuple], signatures: Sequence[tuple], op_o
             if a is not None:
                 allocs.setdefault((r[0], r[1]), []).append((float(r[2]), a))
     kernels: dict[int, list[str]] = {}
-    wanted = set(moe)
-    for k, o in enumerate(op_of):
-        if o in wanted:
-            kernels.setdefault(int(o), []).append(kernel_names[k])
+    of = np.asarray(op_of)
+    for k in np.flatnonzero(np.isin(of, moe)):  # the MoE ops' kernels, without a loop over every kernel
+        kernels.setdefault(int(of[k]), []).append(kernel_names[k])
     out: dict[int, Result | None] = {}
     for i in moe:
         pid, tid, ts, dur = op_rows[i][:4]
