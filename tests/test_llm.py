@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -197,3 +198,28 @@ def test_cli_calibrate_fits_on_a_profile(tmp_path, capsys):
     assert "profile.csv" in cal["origin"] and cal["device"] == "h100-sxm"
     assert mat["efficiency"] == pytest.approx(0.5, rel=1e-3) and mat["overhead_s"] == pytest.approx(3e-6, rel=1e-2)
     assert mat["kernels"][0] == "gemm_3" and cal["classes"]["attention"]["source"].startswith("default")
+
+
+def test_published_rows_name_their_sources_and_settings():
+    """benchmarks/data/llm_published.yaml (what llm_validation.py judges the planner by): every row has a source
+    with a URL, a preset, a catalog device, a precision pair, the shape and a positive measurement."""
+    import yaml
+
+    from roofcore.catalog import load_catalogs
+
+    doc = yaml.safe_load((Path(__file__).resolve().parents[1] / "benchmarks/data/llm_published.yaml").read_text())
+    cat = load_catalogs()
+    assert len({r["source"] for r in doc["rows"]}) >= 3
+    for r in doc["rows"]:
+        assert doc["sources"][r["source"]]["url"].startswith("https://")
+        assert r["model"] in presets() and r["hardware"] in cat
+        w, kv = r["precision"].split("/")
+        quant(w, kv)
+        assert all(isinstance(r[k], int) and r[k] >= 1 for k in ("tp", "batch", "input", "output"))
+        assert r["metric"] in ("throughput_per_gpu", "throughput", "ttft_s", "e2e_s", "tpot_s") and r["measured"] > 0
+
+
+def test_text_says_when_the_batch_does_not_fit(capsys):
+    assert main(["llm", "llama-2-7b", "--hardware", "h100-sxm", "--batch", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert "does not fit" in out and "at most batch" in out

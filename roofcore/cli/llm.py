@@ -154,6 +154,10 @@ def plan_text(p) -> str:
                    f"compute-bound at batch {cross} (matmuls alone: {d.crossover_batch_matmul or 'never'}); "
                    f"all-reduce {_ms(d.all_reduce_s['prefill'])} in prefill, {_ms(d.all_reduce_s['decode_step'])} a "
                    f"decode step" + (f"; cost {d.cost_note}" if d.cost_note else ""))
+        if d.fits is False:
+            out.append(f"  does not fit: {_gb(d.memory_bytes['total'])} a GPU against {_gb(d.capacity_bytes)}; "
+                       + ("not even the weights fit: raise --tp/--pp or quantise" if not d.max_batch
+                          else f"at most batch {d.max_batch}") + " (the times assume it did)")
         out.extend(f"  note: {n}" for n in d.notes)
     cal = p.calibration
     out.append("")
