@@ -31,7 +31,7 @@ from ..units import (
     fmt_time,
 )
 from .common import _binary_ok, _catalog, _emit, _max_bytes, _short, _table
-from .levels import groups_csv, groups_json, level_rows, levels_text, wanted
+from .levels import groups_csv, groups_json, level_rows, levels_text, sources_json, sources_text, wanted
 
 
 def _analysis(args: argparse.Namespace) -> Analysis:
@@ -61,6 +61,10 @@ def _analysis(args: argparse.Namespace) -> Analysis:
                                 "list`).")
     if args.aggregate:
         workload = aggregate(workload)
+    from ..hierarchy.sources import pairs_in, prefer
+
+    if pairs_in(workload):  # counters beside op formulas: counters unless --flops-from formulas
+        workload = prefer(workload, getattr(args, "flops_from", None) or "counters")
     return analyze(workload, hws, achievable=args.achievable)
 
 
@@ -118,14 +122,17 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if fmt == "json":
         from ..output import analysis_json_chunks
 
-        extra = {"advice": [x.to_json() for x in advise_all(a).values()]} if args.advise else None
-        _emit(args, analysis_json_chunks(a, extra, binary=_binary_ok(args)))
+        extra = {"advice": [x.to_json() for x in advise_all(a).values()]} if args.advise else {}
+        extra.update(sources_json(a.workload))
+        _emit(args, analysis_json_chunks(a, extra or None, binary=_binary_ok(args)))
     elif fmt == "csv":
         from ..output import analysis_csv_chunks
 
         _emit(args, analysis_csv_chunks(a, binary=_binary_ok(args)))
     else:
         text = analysis_text(a, top=args.top, device_note=device_note(_catalog(args), a))
+        if sources_text(a.workload):
+            text += "\n\n" + sources_text(a.workload)
         if args.advise:
             text += "\n\n" + advice_report(a, top=10)
         _emit(args, text)

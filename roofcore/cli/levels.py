@@ -116,3 +116,37 @@ def levels_text(a: Analysis, rows: pd.DataFrame, top: int = 25) -> str:
                 out.append(f"Outlier {r.group}: {fmt_time(r.time_s)}, beyond 1.5× the median — {r.differs}.")
         out.append("")
     return "\n".join(out).rstrip()
+
+
+def sources_json(w) -> dict:
+    """``{"counters_vs_formulas": [...]}`` per op and quantity where kernels have both (else empty)."""
+    from ..hierarchy.sources import compare
+
+    cmp = compare(w)
+    if cmp is None:
+        return {}
+    cols = ["op", "quantity", "launches", "formula", "counter", "ratio", "flagged", "causes"]
+    return {"flops_from": w.meta.get("flops_from", "counters"),
+            "counters_vs_formulas": [{c: _plain(v) for c, v in zip(cols, rec, strict=True)}
+                                     for rec in cmp[cols].itertuples(index=False)]}
+
+
+def sources_text(w, top: int = 15) -> str:
+    """Counters beside formulas, per op: both sums, the ratio, and the likely causes of a ratio beyond the band."""
+    from ..hierarchy.sources import HIGH, LOW, compare
+
+    cmp = compare(w)
+    if cmp is None:
+        return ""
+    fmt = {"flops": fmt_flops}
+    rows = [[_short(r.op, 44), r.quantity, f"{int(r.launches):,}", fmt.get(r.quantity, fmt_bytes)(r.formula),
+             fmt.get(r.quantity, fmt_bytes)(r.counter), "–" if math.isnan(r.ratio) else f"{r.ratio:.2f}",
+             "beyond" if r.flagged else ""] for r in cmp.head(top).itertuples(index=False)]
+    used = w.meta.get("flops_from", "counters")
+    out = [f"Counters beside formulas (the analysis uses the {used}; --flops-from "
+           f"{'formulas' if used == 'counters' else 'counters'} switches):",
+           _table(["op", "quantity", "launches", "formula", "counter", "ratio", f"[{LOW}, {HIGH}]"], rows,
+                  right={2, 3, 4, 5})]
+    for r in cmp[cmp["flagged"]].head(top).itertuples(index=False):
+        out.append(f"  {_short(r.op, 44)} {r.quantity} ×{r.ratio:.2f}: likely {r.causes}.")
+    return "\n".join(out)

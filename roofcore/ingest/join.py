@@ -176,6 +176,8 @@ def join_counters(timeline: Workload, counters: Workload, pairs: Mapping[str, st
         value = mean[codes] * count if len(codes) else np.zeros(0)
         own = tf[c].to_numpy(dtype=np.float64) if c in tf else np.full(len(tf), np.nan)
         out[c] = np.where(np.isnan(value), own, value)
+        if (~np.isnan(value) & ~np.isnan(own)).any():  # counters beside the timeline's formulas: both kept
+            out[f"formula_{c}"], out[f"counter_{c}"] = own, value  # (roofcore.hierarchy.sources)
     for col, found in (("precision", precision), ("unit", unit)):
         got = [next((found[c] for c in m.pairs.get(t, ()) if c in found), None) for t in names]
         new = pd.Series([got[i] for i in codes], index=out.index, dtype=object)

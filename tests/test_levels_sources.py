@@ -1,0 +1,63 @@
+"""Counters beside formulas (issue 27 point 4): a timeline's op formulas and counters of the same kernels both
+kept by the join, compared per op with their ratio, flagged outside [0.8, 1.25], counters used by default."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from roofcore.hierarchy.sources import CAUSES, compare, pairs_in, prefer
+from roofcore.ingest.frames import make_frame
+from roofcore.ingest.join import join_counters
+from roofcore.models import Workload
+
+
+def _pair() -> Workload:
+    """A PyTorch-like timeline (FLOPs and bytes from formulas, one op per kernel) and ncu-like counters of its
+    kernels: the GEMM's counters 1.5× its formula (tile padding), the norm's bytes 0.5× (cache hits)."""
+    tl = make_frame({"name": ["gemm", "gemm", "norm", "copy"], "flops": [2e9, 2e9, 1e6, 0.0],
+                     "bytes_hbm": [1e6, 1e6, 4e6, 8e6], "time_s": [1e-3, 1e-3, 1e-4, 1e-4],
+                     "op": ["aten::mm", "aten::mm", "aten::layer_norm", None],
+                     "group": ["aten::mm", "aten::mm", "aten::layer_norm", "memcpy"]}, 4)
+    ct = make_frame({"name": ["gemm", "norm"], "flops": [3e9, 1.1e6], "bytes_hbm": [1.1e6, 2e6],
+                     "time_s": [9e-4, 9e-5]}, 2)
+    return join_counters(Workload(frame=tl, name="t", formats=("pytorch-trace",)),
+                         Workload(frame=ct, name="c", formats=("ncu-details",)))
+
+
+def test_both_sources_kept_and_compared():
+    w = _pair()
+    assert pairs_in(w) == ["flops", "bytes_hbm"]
+    assert w.frame["flops"].tolist()[:3] == [3e9, 3e9, 1.1e6]  # counters by default
+    cmp = compare(w).set_index(["op", "quantity"])
+    mm = cmp.loc[("aten::mm", "flops")]
+    assert mm["launches"] == 2 and mm["formula"] == 4e9 and mm["counter"] == 6e9
+    assert mm["ratio"] == pytest.approx(1.5) and mm["flagged"] and mm["causes"] == CAUSES[("flops", "high")]
+    norm = cmp.loc[("aten::layer_norm", "bytes_hbm")]
+    assert norm["ratio"] == pytest.approx(0.5) and norm["causes"] == CAUSES[("bytes", "low")]
+    assert not cmp.loc[("aten::layer_norm", "flops")]["flagged"]  # 1.1: within the band
+    assert ("outside", "flops") not in cmp.index  # the copy has no counters: not compared
+
+
+def test_prefer_switches_and_says_so():
+    w = _pair()
+    f = prefer(w, "formulas")
+    assert f.frame["flops"].tolist() == [2e9, 2e9, 1e6, 0.0]
+    assert f.meta["flops_from"] == "formulas" and "op formulas" in f.warnings[-1]
+    c = prefer(w)
+    assert c.frame["flops"].tolist()[:3] == [3e9, 3e9, 1.1e6] and "--flops-from formulas" in c.warnings[-1]
+    plain = Workload(frame=make_frame({"name": ["k"], "flops": [1.0]}, 1))
+    assert prefer(plain) is plain and compare(plain) is None
+
+
+def test_sources_text_and_json():
+    from roofcore.cli.levels import sources_json, sources_text
+
+    w = prefer(_pair())
+    text = sources_text(w)
+    assert "uses the counters" in text and "aten::mm flops ×1.50: likely padding" in text
+    doc = sources_json(w)
+    assert doc["flops_from"] == "counters"
+    assert {(d["op"], d["quantity"]) for d in doc["counters_vs_formulas"] if d["flagged"]} == {
+        ("aten::mm", "flops"), ("aten::layer_norm", "bytes_hbm")}
+    assert np.isfinite([d["ratio"] for d in doc["counters_vs_formulas"]]).all()
