@@ -1,4 +1,8 @@
-"""One error family. Every error is also a builtin ``ValueError`` so callers can catch either.
+"""One error family: every error the engine raises on purpose is a :class:`RoofcoreError`, so a caller catches them
+all with one ``except``. Each also derives from the builtin that fits what went wrong, so code that knows nothing
+of roofcore catches it too: bad input (:class:`LocatedError` and its kinds, :class:`LimitError`) is a
+``ValueError``, an unknown hardware id (:class:`UnknownHardwareError`) a ``KeyError``. Errors of the optional run
+store (``roofcore.store.StoreError``) are only ``RoofcoreError``.
 
 Messages say what to fix: where (file, row or key path), what was expected, what was found, and a hint.
 """

@@ -276,8 +276,3 @@ def gate_text(g: GateResult) -> str:
         lines.append(f"PASS: no judged kernel regressed past {thr} (largest time change {_pct_change(change)}: "
                      f"{name}).")
     return "\n".join(lines)
-
-
-def verdict_frame(g: GateResult) -> pd.DataFrame:
-    """Every matched kernel's verdict as a table (for notebooks and the app)."""
-    return pd.DataFrame([v.to_json() for v in g.verdicts])

@@ -215,11 +215,3 @@ def attainable(flops: np.ndarray, t_roof: np.ndarray) -> np.ndarray:
     """FLOP/s the roofline allows: ``FLOPs / t_roof`` (NaN where the roof time is zero or unknown)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(t_roof > 0, flops / t_roof, np.nan)
-
-
-def roof_curve(intensity: np.ndarray, peak: float, bandwidths: list[float]) -> np.ndarray:
-    """``min(π, min_l β_l·I)`` for a kernel whose intensity is the same ``I`` at every level (for charts)."""
-    out = np.full_like(np.asarray(intensity, dtype=np.float64), peak)
-    for b in bandwidths:
-        out = np.minimum(out, b * intensity)
-    return out

@@ -70,3 +70,14 @@ def test_hardware_md_names_every_catalog_key():
     text = (DOCS / "hardware.md").read_text(encoding="utf-8")
     missing = sorted(k for k in keys if f"`{k}`" not in text)
     assert not missing, f"docs/hardware.md does not describe: {missing}"
+
+
+def test_errors_docstring_matches_the_classes():
+    """errors.py says which builtin each error family derives from; it must stay true (issue 25 point 6)."""
+    from roofcore import errors
+
+    assert not issubclass(errors.RoofcoreError, ValueError)
+    for cls in (errors.LocatedError, errors.InputError, errors.CatalogError, errors.UnitError, errors.LimitError):
+        assert issubclass(cls, errors.RoofcoreError) and issubclass(cls, ValueError), cls
+    assert issubclass(errors.UnknownHardwareError, KeyError) and not issubclass(errors.UnknownHardwareError, ValueError)
+    assert "Every error is also a builtin ``ValueError``" not in errors.__doc__

@@ -26,8 +26,8 @@ from .cells import Col  # noqa: F401
 from .columns import CHUNK_ROWS, finite_or_none  # noqa: F401
 from .csv_out import analysis_csv, analysis_csv_chunks, neutralise
 from .formatting import _f0, _g3, _sig3, vfmt_pct, vfmt_si, vfmt_time  # noqa: F401 (the tests check them)
-from .json_out import KERNEL_KEYS, analysis_json, analysis_json_chunks, kernels_json  # noqa: F401
-from .messages import above_roof_messages, flag_lists, flag_messages, flag_text
+from .json_out import KERNEL_KEYS, analysis_json, analysis_json_chunks  # noqa: F401
+from .messages import above_roof_messages, flag_lists, flag_messages
 
 __all__ = ["above_roof_messages", "analysis_csv", "analysis_csv_chunks", "analysis_json", "analysis_json_chunks",
-           "flag_lists", "flag_messages", "flag_text", "kernels_json", "neutralise", "vfmt_pct", "vfmt_si", "vfmt_time"]
+           "flag_lists", "flag_messages", "neutralise", "vfmt_pct", "vfmt_si", "vfmt_time"]

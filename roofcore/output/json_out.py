@@ -9,11 +9,10 @@ from functools import partial
 from json.encoder import encode_basestring_ascii as _enc
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..roofline import FLAG_CODES, DeviceResult
+from ..roofline import FLAG_CODES
 from .cells import _STR, Col, Part, _esc_json, _join, _text_of, merge_runs
 from .columns import Rows, _ahead, _distinct, _pieces
 from .messages import flag_cells
@@ -129,19 +128,6 @@ def _rows_json(rows: Rows, byte_names: list[str], lo: int, hi: int, end: str = "
 def _jflags(rows: Rows, lo: int, hi: int) -> list[Part]:
     """The flags of rows ``lo:hi``, inside their ``[…]``: ``{"code": …, "message": …}, …``."""
     return flag_cells(rows.flags(_esc_json, _jcode, '"}', ", "), lo, hi)[0]
-
-
-def _kernels_json(tab: pd.DataFrame, r: DeviceResult, byte_names: list[str], end: str = "") -> pa.Array:
-    """One JSON object per row of one device's table (each followed by ``end``)."""
-    return _rows_json(Rows(tab, r), byte_names, 0, len(tab), end)
-
-
-def kernels_json(tab: pd.DataFrame, r: DeviceResult, byte_names: list[str]) -> list[str]:
-    """One JSON object per row of one device's table, keys and nulls as ``Analysis.to_json()``'s kernels.
-
-    Each column is encoded once (numbers by orjson in C, repeated strings once per distinct value) and Arrow joins
-    the columns into rows: no Python-level work per field and row."""
-    return _kernels_json(tab, r, byte_names).to_pylist()
 
 
 def analysis_json_chunks(analysis, extra: dict | None = None, *, binary: bool = False

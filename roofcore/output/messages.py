@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, DeviceResult, Flag
-from .cells import Col, Esc, _const, _escape_all, _join, _raw, _scatter, _special, _strs, merge_runs
+from .cells import Col, Esc, _const, _escape_all, _join, _scatter, _special, _strs, merge_runs
 from .formatting import _f0, _g3, _pct, _si, _time
 
 #: the rows of one device's table a message recipe is for (ascending), and the parts of those rows' messages
@@ -243,10 +243,3 @@ def flag_cells(segments: list[Segment], lo: int, hi: int, *, csv: bool = False) 
         if csv:
             special[rows] |= _special(parts, b - a)
     return pieces, special
-
-
-def flag_text(tab: pd.DataFrame, r: DeviceResult) -> list[str]:
-    """``"code: message; code: message"`` per row (the CSV's flags column, before CSV quoting)."""
-    segments = flag_segments(_recipes(tab, r), len(tab), None, lambda bit: f"{FLAG_CODES[bit]}: ", "", "; ")
-    pieces, _ = flag_cells(segments, 0, len(tab))
-    return _join(pieces or [_raw("")], len(tab)).to_pylist()
