@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..analyze import coverage_text, speedup_note
+from ..communication import communication_text
 from ..ingest.pseudo import runtime_line
 from ..models import Hardware
 from ..units import fmt_bandwidth, fmt_factor, fmt_intensity, fmt_rate, fmt_time
@@ -127,7 +128,7 @@ def _summary(r: _Report) -> str:
                         f"{fmt_time(s['t_serial_s'])} with no overlap).")
         elif s["time_s"] is not None:
             sent.append(f"It takes {fmt_time(s['time_s'])} measured; no kernel has a known roofline.")
-        sent += [n for n in (notes[h.id] if shared is None else "", speedup_note(s)) if n]
+        sent += [n for n in (notes[h.id] if shared is None else "", speedup_note(s), communication_text(s)) if n]
         body = f"<p><strong>{_e(h.name)}.</strong> " + _e(_quotable(" ".join(sent))) + "</p>"
         adv = r.advice.get(h.id)
         acts = [x for x in (adv.items if adv else ()) if x.gain_s > 0][:3]
