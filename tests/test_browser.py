@@ -68,7 +68,7 @@ def test_1_loads_with_the_bundled_example_and_a_roofline(page):
     open_page(page, "Overview")
     main = page.locator('[data-testid="stMain"]')
     sync_api.expect(main).to_contain_text("NVIDIA · H100 SXM5 80GB (h100-sxm)")
-    sync_api.expect(main).to_contain_text("40.8 ms")  # the engine's roofline time for the example
+    sync_api.expect(main).to_contain_text("40.5 ms")  # the engine's roofline time for the example
     shot(page, "overview")
     open_page(page, "Roofline")
 
