@@ -16,13 +16,16 @@ from roofcore.llm import (
     KV_PRECISIONS,
     WEIGHT_PRECISIONS,
     Calibration,
+    Lengths,
     Shape,
+    cheapest,
     fit,
     from_hf,
     load_model,
     plan,
     presets,
     quant,
+    simulate,
 )
 
 from . import llm_views
@@ -123,5 +126,37 @@ def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, 
     for n in notes:
         st.caption(n)
     st.caption("Not costed (listed, never counted as zero): " + "; ".join(p.uncosted))
+    _serving(m, q, s, hws, cal, prices)
     st.markdown("**Calibration** — " + ("documented defaults (no profile)" if not cal.calibrated else cal.origin))
     st.dataframe(llm_views.calibration_frame(cal), hide_index=True, width="stretch", key="llm_calibration")
+
+
+def _serving(m, q, s: Shape, hws: list, cal: Calibration, prices: dict[str, float]) -> None:
+    """Serving at a request rate: a continuous-batching simulation per device, and the cheapest device × TP."""
+    with st.expander("Serve at a request rate (continuous batching)", icon=":material/speed:"):
+        c = st.columns(4)
+        rate = c[0].number_input("Requests/s", min_value=0.01, value=4.0, step=1.0, key="llm_rate")
+        spread = c[1].number_input("Lengths ± (%)", min_value=0, max_value=90, value=50, step=10, key="llm_spread",
+                                   help="Input and output lengths uniform within this share of the lengths above.")
+        ttft = c[2].number_input("TTFT target (s)", min_value=0.01, value=2.0, step=0.5, key="llm_ttft_target")
+        tpot = c[3].number_input("TPOT target (s)", min_value=0.001, value=0.1, step=0.01, key="llm_tpot_target")
+        if not st.toggle("Simulate 1,000 requests", value=False, key="llm_serve"):
+            return
+
+        def lengths(n: int) -> Lengths:
+            lo, hi = max(1, round(n * (1 - spread / 100))), max(1, round(n * (1 + spread / 100)))
+            return Lengths("uniform", lo, hi)
+
+        ins, outs = lengths(s.input_len), lengths(s.output_len)
+        try:
+            runs = [simulate(m, q, hw, s, cal, rate=rate, inputs=ins, outputs=outs, requests=1000,
+                             ttft_target_s=ttft, tpot_target_s=tpot) for hw in hws]
+            best = cheapest(m, q, hws, cal, rate=rate, inputs=ins, outputs=outs, prices=prices, requests=300,
+                            ttft_target_s=ttft, tpot_target_s=tpot)
+        except RoofcoreError as e:
+            message("error", e)
+            return
+        st.dataframe(llm_views.serving_frame(runs), hide_index=True, width="stretch", key="llm_serving")
+        st.caption("Cheapest device × tensor parallelism meeting both targets for 99% of requests (by cost where a "
+                   "price is given, else by GPUs):")
+        st.dataframe(llm_views.options_frame(best), hide_index=True, width="stretch", key="llm_options")

@@ -125,3 +125,20 @@ def memory_spec(p: LLMPlan) -> dict:
                                     "tooltip": [{"field": "device"}, {"field": "capacity (GB)", "format": ",.0f"}]}})
     return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 560,
             "title": "Memory per GPU against capacity (black tick)", "layer": layers}
+
+
+def serving_frame(runs: list) -> pd.DataFrame:
+    """One row per device's simulation: latency percentiles (ms), throughput, goodput."""
+    return pd.DataFrame([{
+        "device": r.hardware, "GPUs": r.gpus, "TTFT p50 (ms)": _ms(r.ttft_p50_s), "TTFT p99 (ms)": _ms(r.ttft_p99_s),
+        "TPOT p50 (ms)": _ms(r.tpot_p50_s), "TPOT p99 (ms)": _ms(r.tpot_p99_s), "tok/s": r.throughput_tok_s,
+        "goodput (req/s)": r.goodput_req_s, "within targets": r.goodput_share, "most running": r.max_running}
+        for r in runs])
+
+
+def options_frame(rows: list[dict]) -> pd.DataFrame:
+    """:func:`roofcore.llm.cheapest`'s rows: device, TP, whether it meets the targets, throughput, cost."""
+    return pd.DataFrame([{
+        "device": o["hardware"], "TP": o["tp"], "meets": "yes" if o["meets"] else "no",
+        "within targets": o.get("goodput_share"), "tok/s": o.get("throughput_tok_s"),
+        "$/M tok": o.get("cost_per_mtok"), "why not": o.get("why", "")} for o in rows])

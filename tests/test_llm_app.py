@@ -48,6 +48,17 @@ def test_tab_plans_the_chosen_model_and_devices():
     # a roofline per device (the batch sweep), latency against throughput, memory
     assert sum("batch sweep" in t for t in titles) == 2
     assert any("Latency against throughput" in t for t in titles) and any("Memory per GPU" in t for t in titles)
+    # serving at a rate: a small model on one device keeps the simulation short
+    at.selectbox(key="llm_model").set_value("llama-3.1-8b")
+    at.selectbox(key="llm_tp").set_value(1)
+    at.multiselect(key="llm_devices").set_value(["h100-sxm"])
+    at.toggle(key="llm_serve").set_value(True)
+    ok(at.run())
+    served = next(d.value for d in at.dataframe if "TTFT p99 (ms)" in d.value.columns)
+    assert list(served["device"]) == ["h100-sxm"] and (served["TTFT p99 (ms)"] > 0).all()
+    options = next(d.value for d in at.dataframe if "why not" in d.value.columns)
+    assert set(options["TP"]) == {1, 2, 4, 8} and options["meets"].iloc[0] == "yes"
+    assert options["$/M tok"].iloc[0] > 0  # the H100's price is still given
 
 
 def test_views_from_a_plan():
