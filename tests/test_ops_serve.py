@@ -22,6 +22,14 @@ def test_scaled_mm_counts_its_scales_and_out_dtype():
     assert r[2:4] == ("fp8", "matrix")
 
 
+def test_scaled_mm_fp4_unpacks_k():
+    # A[16, 64/2] @ B[64/2, 8] as Float4_e2m1fn_x2 (two values per byte), MX block scales (1 byte per 32 values)
+    fp4, e8 = "c10::Float4_e2m1fn_x2", "c10::Float8_e8m0fnu"
+    r = op_cost("aten::_scaled_mm", [[16, 32], [32, 8], [16, 2], [2, 8], [], [], [], []],
+                [fp4, fp4, e8, e8, "", "", "Scalar", "Scalar"], ["", "", "", "", "", "", "15", "False"])
+    assert r[:3] == (2 * 16 * 8 * 64, 16 * 32 + 32 * 8 + 32 + 16 + 16 * 8 * 2, "fp4")
+
+
 def test_cutlass_fp4_mm_unpacks_k():
     # out[16,32] bf16 = A[16, 64/2] @ B[32, 64/2]ᵀ, packed two FP4 values per byte; block scales [16,4], [32,4]
     r = op_cost("_C::cutlass_scaled_fp4_mm", [[16, 32], [16, 32], [32, 32], [16, 4], [32, 4], []],

@@ -17,6 +17,7 @@ DTYPES: dict[str, tuple[float, str | None]] = {
     "float": (4, "fp32"), "double": (8, "fp64"), "c10::Half": (2, "fp16"), "c10::BFloat16": (2, "bf16"),
     "c10::Float8_e4m3fn": (1, "fp8"), "c10::Float8_e5m2": (1, "fp8"), "c10::Float8_e4m3fnuz": (1, "fp8"),
     "c10::Float8_e5m2fnuz": (1, "fp8"), "c10::Float8_e8m0fnu": (1, "fp8"),
+    "c10::Float4_e2m1fn_x2": (1, "fp4"),  # two FP4 values per recorded element (byte): scaled GEMMs unpack K
     "long int": (8, None), "long": (8, None), "long long": (8, None), "int64_t": (8, None), "__int64": (8, None),
     "int": (4, None), "unsigned int": (4, None), "short int": (2, None), "short": (2, None),
     "unsigned short": (2, None), "signed char": (1, "int8"), "unsigned char": (1, None), "bool": (1, None),
