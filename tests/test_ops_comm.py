@@ -102,3 +102,14 @@ def test_report_says_communication(tmp_path):
     w = kineto.parse(p.read_bytes(), str(p))
     text = _summary(_report(analyze(w, load_catalogs().get("b200")), None, 5))  # the report's summary section
     assert "Communication: 50% of the measured time (1 kernel), at " in text
+
+
+def test_c10d_base_ops_take_the_right_tensor():
+    ctx = {"link": "nvlink", "group_size": 4, "groups": {}}
+    # _allgather_base_(output [4,64], input [1,64]): S = the gathered output; _reduce_scatter_base_(out, in [4,64])
+    r = op_cost("c10d::_allgather_base_", [[4, 64], [1, 64], [], [], []], [BF16, BF16, "", "Scalar", "Scalar"],
+                ["", "", "", "False", "-1"], (), ctx)
+    assert r[5]["link"] == 3 / 4 * 4 * 64 * 2
+    r = op_cost("c10d::_reduce_scatter_base_", [[1, 64], [4, 64], [], [], [], []], [BF16, BF16, "", "", "", ""],
+                [""] * 6, (), ctx)
+    assert r[5]["link"] == 3 / 4 * 4 * 64 * 2

@@ -28,8 +28,9 @@ Where the trace records them:
 * ``_c10d_functional::*`` (torch.compile's functional collectives) and vLLM's ``vllm::all_gather`` /
   ``vllm::reduce_scatter``: the tensor's shape, and the group size as a ``Concrete Inputs`` scalar.
 * ``symm_mem::*`` (symmetric-memory all-reduce / all-gather), ``vllm::all_reduce`` (vLLM's PyNccl path launches
-  NCCL without ``record_param_comms``), ``_C_custom_ar::all_reduce`` and ``c10d::*`` ops: the tensor's shape;
-  the group is named by a string the profiler does not record. Its size is then taken from the trace's
+  NCCL without ``record_param_comms``), ``_C_custom_ar::all_reduce`` and the ``c10d::`` ops with plain tensors
+  (``_allgather_base_``: the output first; ``_reduce_scatter_base_``, ``alltoall_base_``: the input second):
+  the tensor's shape; the group is an object or a name the profiler does not record. Its size is then taken from the trace's
   ``distributedInfo.pg_config`` when every process group there with more than one rank has the same size
   (a collective over a group of one launches no communication kernel), and the warning says so; otherwise the
   bytes are unknown, never guessed.
@@ -103,8 +104,8 @@ def _group(ctx: dict | None, text: str | None = None) -> tuple[int | None, bool 
     return None, False
 
 
-def _tensor_bytes(ts: list[_T | None]) -> tuple[float, str | None] | None:
-    t = _arg(ts, 0)
+def _tensor_bytes(ts: list[_T | None], at: int = 0) -> tuple[float, str | None] | None:
+    t = _arg(ts, at)
     return (t.bytes, t.prec) if t is not None else None
 
 
@@ -125,12 +126,12 @@ def _record_param_comms(ts, concrete, name, extra=(), ctx=None):
     return _link_cost(kind, msg, n, prec, (ctx or {}).get("link", "nvlink"), note) if n else None
 
 
-def _tensor_collective(kind: str, group_at: int | None = None, scale_gather: bool = False):
-    """An op whose first argument is the tensor reduced / sent (``scale_gather``: the op's input is one rank's
+def _tensor_collective(kind: str, group_at: int | None = None, scale_gather: bool = False, at: int = 0):
+    """An op whose argument ``at`` is the tensor reduced / sent (``scale_gather``: the op's input is one rank's
     share of an all-gather, so the gathered size is ``n`` × it); ``group_at``: position of a recorded group size."""
 
     def cost(ts, concrete, name, extra=(), ctx=None):
-        tb = _tensor_bytes(ts)
+        tb = _tensor_bytes(ts, at)
         if tb is None:
             return None
         text = _concrete(concrete, group_at) if group_at is not None else None
@@ -169,6 +170,11 @@ OPS: dict[str, object] = {
     "_c10d_functional::reduce_scatter_tensor": _tensor_collective("reduce_scatter", group_at=2),
     "_c10d_functional::all_to_all_single": _tensor_collective("all_to_all", group_at=3),
     "_c10d_functional::broadcast": _tensor_collective("broadcast", group_at=2),
+    # c10d ops with plain tensors (their NCCL kernel's innermost op where no record_param_comms is nested):
+    # _allgather_base_(output, input, ...), _reduce_scatter_base_(output, input, ...), alltoall_base_(output, input)
+    "c10d::_allgather_base_": _tensor_collective("all_gather"),
+    "c10d::_reduce_scatter_base_": _tensor_collective("reduce_scatter", at=1),
+    "c10d::alltoall_base_": _tensor_collective("all_to_all", at=1),
 }
 
 #: op names that are communication (their kernels' time is the Overview's communication line)
