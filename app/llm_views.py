@@ -111,12 +111,14 @@ def latency_throughput_spec(curves: dict[str, dict]) -> dict:
 
 def memory_spec(p: LLMPlan) -> dict:
     """Per device the memory per GPU stacked by part, with a tick at the device's capacity."""
-    rows = [{"device": d.hardware, "part": part, "GB": d.memory_bytes[part] / 1e9} for d in p.devices for part in MEMORY_PARTS]
+    rows = [{"device": d.hardware, "part": part, "rank": i, "GB": d.memory_bytes[part] / 1e9}
+            for d in p.devices for i, part in enumerate(MEMORY_PARTS)]
     caps = [{"device": d.hardware, "capacity (GB)": d.capacity_bytes / 1e9} for d in p.devices if d.capacity_bytes]
     layers = [{"data": {"values": rows}, "mark": "bar",
                "encoding": {"y": {"field": "device", "type": "nominal", "title": None},
                             "x": {"field": "GB", "type": "quantitative", "stack": "zero", "title": "GB per GPU"},
                             "color": {"field": "part", "type": "nominal", "sort": list(MEMORY_PARTS)},
+                            "order": {"field": "rank", "type": "quantitative"},
                             "tooltip": [{"field": "device"}, {"field": "part"}, {"field": "GB", "format": ",.1f"}]}}]
     if caps:
         layers.append({"data": {"values": caps}, "mark": {"type": "tick", "thickness": 3, "color": "black"},
