@@ -68,3 +68,14 @@ def test_b200_communication_is_its_own_line():
     assert c["link"] == "nvlink" and c["rows"] == 74 and 0.17 < c["time_share"] < 0.19
     assert c["link_bytes"] == pytest.approx(2 * 7 / 8 * (37 * 2557440 + 36 * 2727936) * 2 + 7 / 8 * 8 * 25136 * 2)
     assert c["roof_share"] == pytest.approx(c["link_bytes"] / c["time_s"] / 900e9)
+
+
+def test_guesses_and_unfit_inputs_are_said():
+    """The assumptions behind the costs, and which formulas the recorded inputs did not fit, are warnings."""
+    w, _ = _analysed("pytorch_kineto_t4_amp_record_shapes.json")
+    assert any(x.startswith("24 ops: tensor lists") and "fp32 (4 B per element) was assumed" in x for x in w.warnings)
+    w, _ = _analysed("pytorch_kineto_v100_pytorch1.9_old_schema_resnet50.json.gz")
+    assert any(x.startswith("318 ops: batch norm with no 'training' flag recorded") for x in w.warnings)
+    unfit = next(x for x in w.warnings if "unknown FLOPs and bytes" in x)
+    assert "aten::max_pool2d_with_indices, aten::mean, aten::sum have a formula that the recorded inputs do not fit" \
+        in unfit

@@ -21,7 +21,7 @@ from .kineto_comm import group_context
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
 from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
-from .kineto_ops import op_cost
+from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
 from .kineto_serve import instance_results
 from .pseudo import is_runtime
@@ -305,6 +305,11 @@ def _warn(sc: Scan, ev: _Events, keep: np.ndarray, any_shapes: bool, warnings: l
             miss = pd.Series(ev.group[is_kernel & keep & np.isnan(ev.flops)]).fillna("launching op not found")
             top = ", ".join(f"{k} ×{v}" for k, v in miss.value_counts().head(4).items())
             why = f"the launching op is not found, or has no shapes or no FLOP formula here ({top})."
+            unfit = [k for k in miss.value_counts().index if k in OPS][:3]  # a formula, but not for these inputs
+            if unfit:
+                why += (f" {', '.join(unfit)} {'has' if len(unfit) == 1 else 'have'} a formula that the recorded "
+                        "inputs do not fit (a size, flag or pooling geometry PyTorch < 2.1 does not record, a dtype "
+                        "a tensor list does not give, or shapes that disagree).")
         warnings.append(f"{_unknown_count(ev, keep)} unknown FLOPs and bytes (left empty, not zero): {why}")
     zero = int((keep & (ev.dur == 0)).sum())
     if zero:

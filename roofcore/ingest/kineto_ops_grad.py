@@ -65,8 +65,8 @@ from .kineto_args import _T, _arg, _concrete, _ints, _tensors, _truthy
 
 #: the warning for batch norms costed as training without a recorded flag (kineto_build prefixes "318 ops: ")
 BN_TRAINING_GUESS = ("batch norm with no 'training' flag recorded (no 'Concrete Inputs'; PyTorch < 2.1): costed "
-                     "as training (batch statistics: the input read twice), which overcounts an inference batch "
-                     "norm's FLOPs and bytes.")
+                     "as training (7 FLOPs per element, running statistics written), which overcounts an inference "
+                     "batch norm's FLOPs (4 per element).")
 
 
 def _mask(concrete: object, at: int, n: int) -> list[bool] | None:
