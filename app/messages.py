@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterator
+from typing import Literal
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -18,12 +19,14 @@ from .markdown import escape_message
 #: the server log's logger: unexpected errors are written here with their reference
 log = get_logger("roofline.app")
 
+#: the kinds of message: Streamlit's alert functions of those names
+MessageKind = Literal["error", "warning", "info", "success"]
 #: the icon of each kind of message
-ICONS = {"error": ":material/error:", "warning": ":material/warning:", "info": ":material/info:",
+ICONS: dict[MessageKind, str] = {"error": ":material/error:", "warning": ":material/warning:", "info": ":material/info:",
          "success": ":material/check_circle:"}
 
 
-def message(kind: str, text: object, *, icon: str | None = None, where=None) -> None:
+def message(kind: MessageKind, text: object, *, icon: str | None = None, where=None) -> None:
     """Show ``text`` (an engine error, a warning, a note: anything not written by the app itself) as an alert of
     ``kind`` (error, warning, info, success) that reads exactly as the text: Streamlit renders alerts as
     Markdown, so a ``$`` would start LaTeX, ``_x_`` italics, a backtick code (see escape_message). ``where``: a

@@ -28,17 +28,21 @@ from .labels import (
 from .layers import LABEL_AVOID_MARKS
 from .look import (
     BINDING_COLOR,
+    COLOR_BY,
     COMPARE_ARROW_COLOR,
     COMPARE_OLD_COLOR,
     DEVICE_COLORS,
     GROUP_SCHEME,
     HIGHLIGHT_COLOR,
     HIGHLIGHT_FADE,
+    LAYOUTS,
     LINK_COLOR,
     NUMBER_FONT_PX,
     REGION_FILL,
     ROOF_COLOR,
     SIZE_RANGE,
+    ColorBy,
+    Layout,
     bound_colors,
 )
 from .placer import _Placer  # noqa: F401 (the tests check label boxes with it)
@@ -49,10 +53,10 @@ from .small import MATMUL_SIZES, bound_share_chart, matmul_intensity_chart, proj
 from .spec import AXIS_X, AXIS_Y, CONFIG, LEGEND_PARAM, LOOK, RooflineFigure, VegaLiteSpec, to_png, to_svg
 
 __all__ = [
-    "AXIS_X", "AXIS_Y", "BINDING_COLOR", "COMPARE_ARROW_COLOR", "COMPARE_OLD_COLOR", "CONFIG", "DEVICE_COLORS",
-    "GROUP_SCHEME", "HIGHLIGHT_COLOR", "HIGHLIGHT_FADE", "LABEL_AVOID_MARKS", "LEGEND_PARAM", "LINK_COLOR", "LOOK",
+    "AXIS_X", "AXIS_Y", "BINDING_COLOR", "COLOR_BY", "COMPARE_ARROW_COLOR", "COMPARE_OLD_COLOR", "CONFIG", "DEVICE_COLORS",
+    "GROUP_SCHEME", "HIGHLIGHT_COLOR", "HIGHLIGHT_FADE", "LABEL_AVOID_MARKS", "LAYOUTS", "LEGEND_PARAM", "LINK_COLOR", "LOOK",
     "MATMUL_SIZES", "MAX_MARKS", "NUMBER_FONT_PX", "REGION_FILL", "ROOF_COLOR", "SIZE_RANGE", "X_MIN", "Y_HEADROOM",
-    "Y_SPAN", "RooflineFigure", "VegaLiteSpec", "base_domains", "bound_colors", "bound_share_chart",
+    "Y_SPAN", "ColorBy", "Layout", "RooflineFigure", "VegaLiteSpec", "base_domains", "bound_colors", "bound_share_chart",
     "ceiling_groups", "ceiling_labels", "compare_points", "kernel_points", "label_key", "label_key_below",
     "main_ceiling", "matmul_intensity_chart", "number_labels", "projection_chart", "ridge_points", "roof_labels",
     "roof_segments", "roofline", "roofline_compare", "select_kernels", "shading", "shown_ceilings", "to_png",

@@ -31,6 +31,7 @@ from .look import (
     REGION_FILL,
     ROOF_COLOR,
     SIZE_RANGE,
+    ColorBy,
 )
 from .placer import _annotation_height, _Placer
 from .points import _legend_times, _radius_px
@@ -85,7 +86,7 @@ def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | di
 
 
 def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *, x_dom, y_dom, width, height,
-                color_by: str, all_ceilings: bool, achievable: bool, hierarchical: bool, shade: Hardware | None,
+                color_by: ColorBy, all_ceilings: bool, achievable: bool, hierarchical: bool, shade: Hardware | None,
                 color_domain: tuple[list[str], list[str]], multi: bool, size_dom: tuple[float, float],
                 orient: str = "right", shade_ceiling: str | None = None) -> list[dict]:
     """The layers of one roofline panel (one device, or several overlaid): regions, roofs, ridges, kernels, labels.

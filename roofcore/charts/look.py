@@ -5,8 +5,16 @@ Constants (and :func:`bound_colors`) only, so that every chart reads the same pa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 #: neutral roof colours for one device; per-device colours when several are overlaid (none reuse point hues)
+#: what colours a roofline's kernel marks: the resource that bounds each, or its group
+ColorBy = Literal["bound", "group"]
+#: several devices in one roofline: overlaid in one chart, or one panel per device
+Layout = Literal["overlay", "facet"]
+COLOR_BY: tuple[str, ...] = get_args(ColorBy)
+LAYOUTS: tuple[str, ...] = get_args(Layout)
+
 ROOF_COLOR = "#334155"
 LINK_COLOR = "#7c3aed"
 DEVICE_COLORS = ("#1e293b", "#0f766e", "#be185d", "#4d7c0f", "#92400e", "#1d4ed8", "#6b21a8", "#9f1239")

@@ -14,7 +14,7 @@ from .. import counting
 from ..analyze import Analysis
 from ..models import Hardware
 from .layers import _layers_for, _title
-from .look import bound_colors
+from .look import COLOR_BY, LAYOUTS, ColorBy, Layout, bound_colors
 from .points import MAX_MARKS, _extend, _size_domain, base_domains, kernel_points, selected
 from .roofs import shading
 from .spec import _BUILD, RooflineFigure, VegaLiteSpec, _Build, _finish, _legend_param
@@ -23,9 +23,9 @@ from .spec import _BUILD, RooflineFigure, VegaLiteSpec, _Build, _finish, _legend
 _NUMBER_COL = "_roofcore_number"
 
 
-def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_by: str = "bound",
+def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_by: ColorBy = "bound",
              top_n: int | None = None, hierarchical: bool = False, all_ceilings: bool = False,
-             achievable: bool = True, layout: str = "overlay", max_marks: int = MAX_MARKS,
+             achievable: bool = True, layout: Layout = "overlay", max_marks: int = MAX_MARKS,
              width: int = 760, height: int = 440, highlight: Sequence[str] | None = None,
              numbers: Sequence[int] | np.ndarray | None = None) -> RooflineFigure:
     """The log-log roofline of ``analysis`` on ``hw_ids`` (default: every device in it).
@@ -38,6 +38,9 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     ``numbers``: one integer per workload row (0: none); each drawn kernel with a number has it printed
     beside its mark as "#n" (a report keys them to its table).
     """
+    if color_by not in COLOR_BY or layout not in LAYOUTS:
+        raise ValueError(f"roofline(color_by={color_by!r}, layout={layout!r}): color_by is one of {COLOR_BY}, "
+                         f"layout one of {LAYOUTS}")
     if numbers is not None:
         analysis = _numbered(analysis, numbers)
     hw_ids = list(hw_ids or [h.id for h in analysis.hardware])
