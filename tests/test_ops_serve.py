@@ -155,3 +155,24 @@ def test_moe_forward_without_its_sizes_says_why(tmp_path):
     p.write_text(json.dumps(doc))
     w = kineto.parse(p.read_bytes(), str(p))
     assert math.isnan(w.frame["flops"].iloc[0]) and any(MOE_UNKNOWN in x for x in w.warnings)
+
+
+def test_moe_forward_around_fused_experts_is_not_counted_twice(tmp_path):
+    p = _trace(tmp_path)
+    doc = json.loads(p.read_text())
+    doc["traceEvents"].insert(1, {
+        "ph": "X", "cat": "cpu_op", "name": "vllm::inplace_fused_experts", "pid": 1, "tid": 1, "ts": 104, "dur": 40,
+        "args": {"External id": 9, "Input Dims": [[8, 16], [4, 8, 16], [4, 16, 4], [8, 2], [8, 2]],
+                 "Input type": [BF16, BF16, BF16, F32, I32], "Concrete Inputs": [""] * 5}})
+    # and a routing kernel launched by the MoE op itself, before its experts
+    doc["traceEvents"] += [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 102, "dur": 1,
+         "args": {"correlation": 8}},
+        {"ph": "X", "cat": "kernel", "name": "topkGatingSoftmax", "pid": 0, "tid": 7, "ts": 115, "dur": 2,
+         "args": {"correlation": 8, "device": 0}}]
+    p.write_text(json.dumps(doc))
+    f = kineto.parse(p.read_bytes(), str(p)).frame.set_index("name")
+    # the GEMM's launch (ts 110) sits in the fused-experts op: it carries the experts' cost, once
+    assert f.loc["bmm_MxE4m3_MxE2m1MxE4m3_Fp32_swiGlu", "group"] == "vllm::inplace_fused_experts"
+    assert f.loc["bmm_MxE4m3_MxE2m1MxE4m3_Fp32_swiGlu", "flops"] == 2 * 8 * 2 * 16 * 4 * 3 + 2 * 8 * 2 * 16
+    assert math.isnan(f.loc["topkGatingSoftmax", "flops"])  # not the MoE layer's cost a second time

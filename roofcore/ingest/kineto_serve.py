@@ -25,7 +25,8 @@ does; argument positions are those of the op's schema (vLLM ``csrc/torch_binding
 * ``vllm::moe_forward`` / ``moe_forward_shared`` (hidden ``[T,H]``, router logits ``[T,E]``): top-k and the
   intermediate size are not arguments; they are read from the buffers the op allocates while it runs (its
   ``aten::empty`` children: the top-k expert ids ``[T,k]`` of an integer type, the expert activations
-  ``[R,I]`` with ``R ≥ T·k`` rows and ``I ≠ H``); the weights' precision from the names of the GEMM kernels it
+  ``[R,I]`` with ``R ≥ T·k`` rows and ``I ≠ H``), unless a fused-experts op runs inside it (vLLM's Triton path:
+  that child is costed, the MoE op's own kernels are not counted twice); the weights' precision from the names of the GEMM kernels it
   launches (``E2m1``/``fp4`` → FP4 with one 1-byte scale per 32 values, ``E4m3``/``fp8`` → FP8, else the
   hidden state's), the activations' from the same names; gated (SwiGLU) experts are assumed. Each of these is
   said in the warning. Missing any of them: unknown.
@@ -355,13 +356,15 @@ def _te_linear(ts, concrete, name):
     return float(flops), float(nbytes), prec, "matrix", False
 
 
+#: fused MoE ops that carry their weights and top-k ids as arguments
+FUSED_EXPERTS = ("vllm::inplace_fused_experts", "vllm::outplace_fused_experts", "vllm::rocm_aiter_fused_moe")
+
 OPS: dict[str, object] = {
     "tex_ts::te_gemm_ts": _te_gemm, **dict.fromkeys(_TE_LINEAR, _te_linear),
     "aten::_scaled_mm": _scaled_mm, "_C::cutlass_scaled_mm": _cutlass_scaled_mm,
     "_C::cutlass_scaled_fp4_mm": _cutlass_scaled_mm,
     "aten::_grouped_mm": _grouped_mm, "aten::_scaled_grouped_mm": _grouped_mm,
-    **dict.fromkeys(("vllm::inplace_fused_experts", "vllm::outplace_fused_experts", "vllm::rocm_aiter_fused_moe"),
-                    _fused_experts),
+    **dict.fromkeys(FUSED_EXPERTS, _fused_experts),
     **dict.fromkeys(("_C::rms_norm", "_C::rms_norm_static_fp8_quant", "sgl_kernel::rmsnorm"), _rms_norm),
     **dict.fromkeys(("_C::fused_add_rms_norm", "_C::fused_add_rms_norm_static_fp8_quant",
                      "sgl_kernel::fused_add_rmsnorm"), _fused_add_rms_norm),
@@ -404,11 +407,14 @@ def instance_results(op_rows: Sequence[tuple], signatures: Sequence[tuple], op_o
     if not moe:
         return {}
     allocs: dict[tuple, list[tuple[float, tuple]]] = {}
+    fused: dict[tuple, list[float]] = {}  # fused-experts ops: a MoE op around one has its GEMMs costed there
     for r in op_rows:
         if r[4] in ALLOCS and r[6] >= 0 and type(r[2]) in (int, float):
             a = _alloc(signatures[r[6]])
             if a is not None:
                 allocs.setdefault((r[0], r[1]), []).append((float(r[2]), a))
+        elif r[4] in FUSED_EXPERTS and type(r[2]) in (int, float):
+            fused.setdefault((r[0], r[1]), []).append(float(r[2]))
     kernels: dict[int, list[str]] = {}
     of = np.asarray(op_of)
     for k in np.flatnonzero(np.isin(of, moe)):  # the MoE ops' kernels, without a loop over every kernel
@@ -418,6 +424,8 @@ def instance_results(op_rows: Sequence[tuple], signatures: Sequence[tuple], op_o
         pid, tid, ts, dur = op_rows[i][:4]
         if type(ts) not in (int, float) or type(dur) not in (int, float):
             continue
+        if any(ts <= t <= ts + dur for t in fused.get((pid, tid), ())):
+            continue  # its experts are a costed child op (vLLM's Triton path): not counted twice
         inside = [a for t, a in allocs.get((pid, tid), ()) if ts <= t <= ts + dur]
         sig = signatures[op_rows[i][6]]
         try:
