@@ -107,6 +107,10 @@ CASES = [
      (2.5 * 4 * 2 * 8 * 16 * 16, 4 * 256 * 2 + 4 * 256 * 2 + 32 * 4, "bf16", "matrix", False)),
     ("aten::_scaled_dot_product_flash_attention_backward", [[1, 2, 16, 8]] * 5 + [[1, 2, 16]], [B] * 5 + [F], None,
      None),  # is_causal not recorded
+    # xformers-style layout [B, S, H, D], custom_mask_type 1 (causal): pairs 16·16 − 16·15/2 = 136
+    ("aten::_efficient_attention_backward", [[1, 16, 2, 8]] * 4 + [[]] + [[1, 16, 2, 8]] + [[]] * 4 + [[1, 2, 16]]
+     + [[]] * 9, [B] * 4 + [""] + [B] + [""] * 4 + [F] + [S] * 9,
+     [""] * 14 + ["1"] + [""] * 5, (2.5 * 4 * 2 * 8 * 136, 4 * 256 * 2 + 4 * 256 * 2 + 32 * 4, "bf16", "matrix", False)),
     # pooling: 3×3 stride 2 pad 1 on 8×8 → 4×4
     ("aten::max_pool2d_with_indices", [[1, 2, 8, 8], [], [], [], [], []], [F] + ["ScalarList"] * 4 + [S],
      ["", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "False"], (32 * 9, 128 * 4 + 32 * 4 + 32 * 8, "fp32", "vector",

@@ -32,7 +32,7 @@ channels or the normalised width, ``|x|``: element size).
   shapes are taken from it (:func:`parent_context`). The parent itself: input and weight gradients, as
   ``convolution_backward`` (:mod:`.kineto_ops`), per ``output_mask`` where recorded, else both.
 * Attention backward (``_scaled_dot_product_{flash,efficient,cudnn}_attention_backward``,
-  ``_flash_attention_backward``, ``_efficient_attention_backward``): FLOPs 2.5 × the forward's
+  ``_flash_attention_backward``, ``_efficient_attention_backward`` with ``custom_mask_type`` 0 or 1): FLOPs 2.5 × the forward's
   (:func:`roofcore.ops.flash_attention`): the backward recomputes ``S = QKᵀ`` and computes ``dV = PᵀdO``,
   ``dP = dO·Vᵀ``, ``dQ = dS·K``, ``dK = dSᵀQ``: five matmuls against the forward's two (FlashAttention-2,
   Dao 2023, §3.1.2; its benchmark counts the backward as 2.5 × the forward); bytes: ``Q``, ``K``, ``V``,
@@ -160,6 +160,8 @@ _ATTN_BWD = {
     "aten::_scaled_dot_product_efficient_attention_backward": ("bhsd", 11, (0, 1, 2, 3, 5, 6)),
     "aten::_scaled_dot_product_cudnn_attention_backward": ("bhsd", 14, (0, 1, 2, 3, 4, 5)),
     "aten::_flash_attention_backward": ("bshd", 11, (0, 1, 2, 3, 4, 5)),
+    # custom_mask_type: 0 none, 1 causal (top-left), 2 causal from the bottom right (unknown here)
+    "aten::_efficient_attention_backward": ("bshd", 14, (0, 1, 2, 3, 5, 10)),
 }
 
 
