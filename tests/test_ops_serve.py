@@ -176,3 +176,13 @@ def test_moe_forward_around_fused_experts_is_not_counted_twice(tmp_path):
     assert f.loc["bmm_MxE4m3_MxE2m1MxE4m3_Fp32_swiGlu", "group"] == "vllm::inplace_fused_experts"
     assert f.loc["bmm_MxE4m3_MxE2m1MxE4m3_Fp32_swiGlu", "flops"] == 2 * 8 * 2 * 16 * 4 * 3 + 2 * 8 * 2 * 16
     assert math.isnan(f.loc["topkGatingSoftmax", "flops"])  # not the MoE layer's cost a second time
+
+
+def test_flash_attn_forward_with_a_sliding_window():
+    # q, k [1, 6, 2, 4] bf16, causal, window (2, 0): query p sees keys max(0, p-2)..p: 1+2+3+3+3+3 = 15 pairs
+    dims = [[1, 6, 2, 4], [1, 6, 2, 4], [1, 6, 2, 4]] + [[]] * 8
+    types = [BF16] * 3 + ["Scalar"] * 8
+    r = op_cost("flash_attn::_flash_attn_forward", dims, types, ["", "", "", "0.", "", "True", "2", "0"] + [""] * 3)
+    assert r[0] == 4 * 1 * 2 * 4 * 15 and r[1] == 4 * 6 * 2 * 4 * 2
+    r = op_cost("flash_attn::_flash_attn_forward", dims, types, ["", "", "", "0.", "", "True", "-1", "0"] + [""] * 3)
+    assert r[0] == 4 * 1 * 2 * 4 * 21  # no window: causal 6·7/2

@@ -56,6 +56,10 @@ does; argument positions are those of the op's schema (vLLM ``csrc/torch_binding
   directly: :func:`roofcore.ops.matmul` of ``x·Wᵀ`` (+ the layer norm's FLOPs and parameters), FP8 inputs
   (1 byte) when the flag says so. Positions as TraceLens reads them (TE commit 91405eb); a shape that does not
   fit (``x``'s last dimension ≠ ``W``'s second) is unknown. Their backward nodes record no shapes: unknown.
+* ``flash_attn::_flash_attn_forward`` (``q[B,S,H,d], k[B,Skv,Hkv,d], v, dropout, scale, causal,
+  window_size_left, window_size_right``): :func:`roofcore.ops.flash_attention`. A local (sliding) window,
+  here and in the varlen op (``window_size_left/right`` at 10, 11), counts only the pairs inside it: the query at
+  position ``p`` sees keys ``[p − left, p + right]`` (``-1`` unbounded; causal caps at ``p``).
 * ``vllm::unified_attention(_with_output)``: the KV lengths live in vLLM's forward context, not in the op's
   arguments (only this step's new ``q``, ``k``, ``v``): FLOPs and bytes unknown, and the warning says why.
 """
@@ -293,6 +297,52 @@ def _unified_attention(ts, concrete, name):
     return math.nan, math.nan, (q.prec if q is not None else None), "matrix", ATTENTION_UNKNOWN
 
 
+def window_pairs(q_len: int, kv_len: int, causal: bool, left: int, right: int) -> float:
+    """(query, key) pairs of attention with a local window: the ``q_len`` queries are the last positions of the
+    ``kv_len`` keys; query at position ``p`` sees keys ``[p − left, p + right]`` (``-1``: unbounded on that side;
+    causal caps it at ``p``), within ``[0, kv_len)``. Without a window: :func:`roofcore.ops.attention_pairs`."""
+    if left < 0 and (right < 0 or causal):
+        return ops.attention_pairs(q_len, kv_len, causal)
+    p = np.arange(kv_len - q_len, kv_len, dtype=np.int64)
+    hi = p if causal else (np.full_like(p, kv_len - 1) if right < 0 else np.minimum(p + right, kv_len - 1))
+    lo = np.zeros_like(p) if left < 0 else np.maximum(p - left, 0)
+    return float(np.maximum(hi - lo + 1, 0).sum())
+
+
+def _window(concrete: object, at: int) -> tuple[int, int]:
+    left, right = _concrete(concrete, at), _concrete(concrete, at + 1)
+    ok = left is not None and right is not None and re.fullmatch(r"-?\d+", left) and re.fullmatch(r"-?\d+", right)
+    return (int(left), int(right)) if ok else (-1, -1)
+
+
+def _attend(b: int, h: int, q_len: int, kv_len: int, d: int, hkv: int, causal: bool, window: tuple[int, int],
+            prec: str, kv_prec: str) -> tuple[float, float] | None:
+    """FLOPs and bytes of ``b`` sequences of attention (:func:`roofcore.ops.flash_attention`, its pairs counted
+    with the local window where one is set)."""
+    try:
+        kern = ops.flash_attention(b, h, q_len, kv_len, d, prec, kv_heads=hkv, causal=causal, kv_dtype=kv_prec)
+    except InputError:  # heads not a multiple of the K/V heads
+        return None
+    if window == (-1, -1):
+        return float(kern.flops), float(kern.bytes["hbm"])
+    if q_len != int(q_len) or kv_len != int(kv_len):
+        return None  # a window over lengths that are averages: no pair count
+    flops = 4.0 * b * h * d * window_pairs(int(q_len), int(kv_len), causal, *window)
+    return flops, float(kern.bytes["hbm"])
+
+
+def _flash_forward(ts, concrete, name):
+    """``flash_attn::_flash_attn_forward(q[B,S,H,d], k[B,Skv,Hkv,d], v, dropout_p, softmax_scale, causal,
+    window_size_left, window_size_right, ...)``."""
+    q, k = _arg(ts, 0), _arg(ts, 1)
+    causal = _truthy(_concrete(concrete, 5))
+    if q is None or k is None or q.prec is None or len(q.shape) != 4 or len(k.shape) != 4 or causal is None:
+        return None
+    (b, s, h, d), (_, skv, hkv, _) = q.shape, k.shape
+    got = _attend(b, h, s, skv, d, hkv, causal, _window(concrete, 6), q.prec, k.prec or q.prec)
+    return (got[0], got[1], q.prec, "matrix", False) if got else None
+
+
 def _varlen_attention(ts, concrete, name):
     """``flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     dropout_p, softmax_scale, causal, ...)``."""
@@ -305,12 +355,10 @@ def _varlen_attention(ts, concrete, name):
     b = cu.numel - 1
     (tq, h, d), (tk, hkv, _) = q.shape, k.shape
     exact = tq == b * int(mq) and tk == b * int(mk)
-    try:
-        kern = ops.flash_attention(b, h, tq / b, tk / b, d, q.prec, kv_heads=hkv, causal=causal,
-                                   kv_dtype=k.prec or q.prec)
-    except InputError:  # heads not a multiple of the K/V heads
+    got = _attend(b, h, tq / b, tk / b, d, hkv, causal, _window(concrete, 10), q.prec, k.prec or q.prec)
+    if got is None:
         return None
-    return float(kern.flops), float(kern.bytes["hbm"]), q.prec, "matrix", (False if exact else VARLEN_EQUAL)
+    return got[0], got[1], q.prec, "matrix", (False if exact else VARLEN_EQUAL)
 
 
 def _te_gemm(ts, concrete, name):
@@ -376,7 +424,7 @@ OPS: dict[str, object] = {
     **dict.fromkeys(("_C_cache_ops::reshape_and_cache", "_C_cache_ops::reshape_and_cache_flash"),
                     _reshape_and_cache),
     **dict.fromkeys(("vllm::unified_attention", "vllm::unified_attention_with_output"), _unified_attention),
-    "flash_attn::_flash_attn_varlen_forward": _varlen_attention,
+    "flash_attn::_flash_attn_varlen_forward": _varlen_attention, "flash_attn::_flash_attn_forward": _flash_forward,
     # sized per instance (instance_results): per signature nothing; listed so the scan keeps their inputs
     **dict.fromkeys(("vllm::moe_forward", "vllm::moe_forward_shared"), lambda ts, concrete, name: None),
 }
