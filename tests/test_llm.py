@@ -223,3 +223,15 @@ def test_text_says_when_the_batch_does_not_fit(capsys):
     assert main(["llm", "llama-2-7b", "--hardware", "h100-sxm", "--batch", "4096"]) == 0
     out = capsys.readouterr().out
     assert "does not fit" in out and "at most batch" in out
+
+
+def test_decode_crossover_batch_sits_near_the_ridge():
+    """Matmuls of fp16 weights have intensity ≈ batch (2·B·k·n FLOPs over 2·k·n weight bytes), so on a device whose
+    ridge is 100 FLOP/B they turn compute-bound at a batch a little above 100 (activations add bytes)."""
+    m = from_hf({**SMALL, "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 8,
+                 "num_key_value_heads": 8})
+    hw = make_hw(100e12, 1e12, precision="fp16")
+    d = plan_device(m, quant("fp16"), hw, Shape(batch=1, input_len=8, output_len=2), Calibration())
+    assert 100 <= d.crossover_batch_matmul <= 130
+    # the whole step (attention reads K/V at 1 FLOP/B, elementwise ops) turns later, if ever
+    assert d.crossover_batch is None or d.crossover_batch > d.crossover_batch_matmul

@@ -106,12 +106,19 @@ def weight_bytes(m: ModelConfig, table: OpTable, tp: int, pp: int) -> float:
     return (float(table.weights.sum()) + float(table.expert_bytes.sum()) * table.experts + emb) / pp
 
 
+def activation_bytes(m: ModelConfig, q: Quant, tp: int, tokens: float, seqs: float) -> float:
+    """Activations a step holds on one GPU: per token the residual stream twice and the widest projection output
+    (QKV, or the FFN's gate and up), and the fp32 logits of each sequence."""
+    hq, hk = m.heads / tp, max(m.kv_heads / tp, 1.0)
+    ffn = max(m.ffn, m.moe_ffn * max(m.experts_per_tok, 1))
+    width = max((hq + 2 * hk) * m.head_dim, (2 if m.gated_ffn else 1) * ffn / tp)
+    return tokens * (2 * m.hidden + width) * q.act_bytes + seqs * m.vocab / tp * 4.0
+
+
 def memory(m: ModelConfig, q: Quant, table: OpTable, s: Shape, batch: int) -> dict[str, float]:
-    """Memory per GPU by part for ``batch`` sequences of ``input_len + output_len`` tokens."""
-    hq, hk = m.heads / s.tp, max(m.kv_heads / s.tp, 1.0)
-    width = max((hq + 2 * hk) * m.head_dim, (2 if m.gated_ffn else 1) * max(m.ffn, m.moe_ffn * max(m.experts_per_tok, 1)) / s.tp)
-    chunk = min(batch * s.input_len, PREFILL_CHUNK)
-    act = chunk * (2 * m.hidden + width) * q.act_bytes + batch * m.vocab / s.tp * 4.0
+    """Memory per GPU by part for ``batch`` sequences of ``input_len + output_len`` tokens (activations of a prefill
+    chunk of at most :data:`PREFILL_CHUNK` tokens)."""
+    act = activation_bytes(m, q, s.tp, min(batch * s.input_len, PREFILL_CHUNK), batch)
     parts = {"weights": weight_bytes(m, table, s.tp, s.pp),
              "kv_cache": batch * (s.input_len + s.output_len) * kv_bytes_per_token(m, q, s.tp, s.pp),
              "activations": act, "workspace": float(WORKSPACE_BYTES)}
@@ -146,12 +153,16 @@ def crossover(table: OpTable, r: Roofs, context: float, *, matrix_only: bool = F
     if not hit.size:
         return None
     i = hit[0]
-    lo = int(b[i - 1]) if i else 0
-    for cand in range(lo + 1, int(b[i]) + 1):
-        f, by, _ = table.totals(decode_x(cand, context))
-        if (f[0, ~comm] / r.peak[~comm]).sum() >= (by[0, ~comm] / r.bw).sum():
-            return cand
-    return int(b[i])
+    lo, hi = (int(b[i - 1]) if i else 0), int(b[i])  # lo is memory-bound (or 0), hi compute-bound: bisect
+
+    def compute_bound(batch: int) -> bool:
+        f, by, _ = table.totals(decode_x(batch, context))
+        return bool((f[0, ~comm] / r.peak[~comm]).sum() >= (by[0, ~comm] / r.bw).sum())
+
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
+    return hi
 
 
 def _price_note(hw: Hardware, price: float | None) -> str:

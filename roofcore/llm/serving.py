@@ -24,7 +24,7 @@ from ..models import Hardware
 from .calibration import Calibration
 from .config import ModelConfig
 from .costing import Quant, step_ops
-from .planner import Shape, kv_bytes_per_token, memory
+from .planner import PREFILL_CHUNK, WORKSPACE_BYTES, Shape, activation_bytes, kv_bytes_per_token, weight_bytes
 from .timing import roofs, step_cost
 
 
@@ -131,11 +131,13 @@ def simulate(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration,
     arrive = np.cumsum(rng.exponential(1.0 / rate, size=requests))
     lin, lout = inputs.draw(requests, rng), outputs.draw(requests, rng)
     per_tok = kv_bytes_per_token(m, q, s.tp, s.pp)
-    base = memory(m, q, table, Shape(s.tp, s.pp, 1, int(inputs.mean), int(outputs.mean)), 0)
-    budget = (r.capacity or float("inf")) - base["total"]
+    # what is not cache: the weights, a full prefill chunk's activations with the logits of a full batch, workspace
+    fixed = (weight_bytes(m, table, s.tp, s.pp) + activation_bytes(m, q, s.tp, PREFILL_CHUNK, max_batch)
+             + WORKSPACE_BYTES)
+    budget = (r.capacity or float("inf")) - fixed
     if budget <= 0:
         raise InputError(where=f"serving on {hw.id}", expected="room for a KV cache after the weights",
-                         found=f"{base['total'] / 1e9:.1f} GB of weights, activations and workspace",
+                         found=f"{fixed / 1e9:.1f} GB of weights, activations and workspace",
                          hint="raise --tp, or quantise the weights.")
     need = (lin + lout) * per_tok
     first, done, peak_run = _events(step_cost(table, r, cal), arrive, lin, lout, need, budget, max_batch,
