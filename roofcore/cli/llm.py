@@ -17,7 +17,7 @@ def add_llm_parser(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--catalog", action="append", metavar="PATH",
                    help="extra hardware catalog file or folder (repeatable); also $ROOFCORE_CATALOG_PATH")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
-    p.add_argument("model", metavar="MODEL", help="a preset (e.g. llama-2-7b; `--list` names them) or a config.json path")
+    p.add_argument("model", metavar="MODEL", help="a preset (e.g. llama-2-7b; an unknown name lists them) or a config.json path")
     p.add_argument("--hardware", action="append", metavar="ID", help="device id (repeatable; default h100-sxm)")
     p.add_argument("--tp", type=int, default=1, metavar="N", help="tensor-parallel degree (default 1)")
     p.add_argument("--pp", type=int, default=1, metavar="N", help="pipeline-parallel degree (default 1)")
