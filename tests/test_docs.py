@@ -81,3 +81,19 @@ def test_errors_docstring_matches_the_classes():
         assert issubclass(cls, errors.RoofcoreError) and issubclass(cls, ValueError), cls
     assert issubclass(errors.UnknownHardwareError, KeyError) and not issubclass(errors.UnknownHardwareError, ValueError)
     assert "Every error is also a builtin ``ValueError``" not in errors.__doc__
+
+
+_PATH = re.compile(r"`((?:tests|roofcore|app|pages|catalogs|benchmarks|examples)/[\w./*-]+?)/?`")
+_TEST = re.compile(r"(?<![/\w])(test_\w+\.py)\b")
+
+
+def test_files_the_docs_name_exist():
+    """A path in docs/*.md (`roofcore/ingest/ncu.py`, `tests/data/ncu/*`, test_samples.py) names a file in the tree."""
+    missing = []
+    for doc in sorted(DOCS.glob("*.md")):
+        text = doc.read_text(encoding="utf-8")
+        names = set(_PATH.findall(text)) | {f"tests/{t}" for t in _TEST.findall(text)}
+        for name in sorted(names):
+            if not (any(ROOT.glob(name)) if "*" in name else (ROOT / name).exists()):
+                missing.append(f"{doc.name}: {name}")
+    assert not missing, "\n".join(missing)
