@@ -40,3 +40,8 @@ def test_template_gemm():
 def test_integer_pointwise():
     r = op_cost("triton_poi_fused_add_ge_0", [[10], [10], []], ["int", I64, "Scalar"], ["", "", "10"])
     assert r[:3] == (20, 10 * 4 + 10 * 8, None)
+
+
+def test_a_name_without_its_ops_is_unknown_not_zero():
+    r = op_cost("triton_poi_0", [[16], [16], []], [F32, F32, "Scalar"], ["", "", "16"])
+    assert math.isnan(r[0]) and r[1] == 128 and r[4] == UNCOUNTED

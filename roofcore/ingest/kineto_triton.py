@@ -120,7 +120,7 @@ def triton_cost(ts: list[_T | None], concrete: object, name: str) -> Result | No
         return 2.0 * batch * mm * nn * kk, nbytes, prec, "matrix", False
     numels = _scalars(concrete, 1 if kind == "poi" else 2)
     elements = math.prod(numels) if numels else max(t.numel for t in tensors)
-    names = fused_ops(body)
+    names = fused_ops(body) if body else None  # a name without its ops (descriptive_names off): unknown
     if names is None:
         return math.nan, nbytes, prec, "vector", UNCOUNTED
     return float(elements * sum(_PER_ELEMENT[n] for n in names)), nbytes, prec, "vector", False
