@@ -153,6 +153,8 @@ def test_op_class_by_kernel_name():
     assert op_class("flash_fwd_kernel<Flash_fwd_kernel_traits>") == "attention"
     assert op_class("sm90_xmma_gemm_bf16bf16_bf16f32") == "matrix"
     assert op_class("vectorized_elementwise_kernel<4, add>") == "elementwise"
+    assert op_class("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16>") == "elementwise"
+    assert op_class("fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausal") == "attention"
 
 
 def test_fit_recovers_efficiency_and_overhead():

@@ -5,7 +5,8 @@ communication) the fraction of the roof a kernel reaches and a per-launch overhe
 ``benchmarks/data/llm_published.yaml``, which only judge the planner). :func:`fit` replaces them with what a
 profile shows: for each class with timed kernels whose roofline time is known, the least-squares line
 ``time = t_roof / e + o`` over its launches (``e`` in (0, 1], ``o ≥ 0``; with too few distinct kernels, or a line
-outside those bounds, ``o = 0`` and ``e = Σ t_roof / Σ time``), reported with the kernels it came from and the
+outside those bounds, ``o = 0`` and ``e = Σ t_roof / Σ time``; ``t_roof`` against compute and off-chip memory only,
+the planner's own roofs, and the link for collectives), reported with the kernels it came from and the
 spread (10th–90th percentile) of their own ``t_roof / time``. Fractions of the roof carry over to another device,
 as :func:`roofcore.plan.project` keeps a kernel's efficiency.
 """
@@ -88,11 +89,19 @@ _MATRIX = re.compile(r"(?i)gemm|gemv|matmul|cublas|cutlass|xmma|hgemm|sgemm|wgmm
                      r"Cijk_|tensorop|hipblaslt")
 
 
+#: elementwise work whose names carry an attention or matmul word (a cache write named after flash attention, a
+#: quantisation kernel templated on a flash-attention type): checked before attention and matrix
+_ELEMENTWISE = re.compile(r"(?i)reshape_and_cache|cache_kernel|quantize|rotary|\brope|rms_?norm|layer_?norm|"
+                          r"act_and_mul|memcpy|memset")
+
+
 def op_class(name: str, unit: str | None = None) -> str:
     """The class of a profiled kernel, by its name (communication, attention, matrix), else by its unit, else
     elementwise/normalisation."""
     if _COMM.search(name):
         return "communication"
+    if _ELEMENTWISE.search(name):
+        return "elementwise"
     if _ATTN.search(name):
         return "attention"
     if _MATRIX.search(name) or unit == "matrix":
@@ -118,12 +127,19 @@ def fit(analysis, hw_id: str | None = None, *, label: str = "profile") -> Calibr
     hw = hw_id or analysis.hardware[0].id
     tab = analysis.table(hw, messages=False)
     t = tab["time_s"].to_numpy(dtype=float)
-    roof = tab["t_roof_s"].to_numpy(dtype=float)
-    n = np.maximum(tab["count"].to_numpy(dtype=float), 1.0)
-    ok = np.isfinite(t) & (t > 0) & np.isfinite(roof) & (roof > 0)
     names = tab["name"].astype(str).to_numpy()
     units = tab["unit"].to_numpy()
     cls = np.array([op_class(nm, u if isinstance(u, str) else None) for nm, u in zip(names, units, strict=True)])
+    # the planner's roofs are compute and off-chip memory (and the link for collectives): measure against the same
+    flops = tab["flops"].to_numpy(dtype=float)
+    off = tab["bytes_hbm"].to_numpy(dtype=float) if "bytes_hbm" in tab.columns else np.full(len(tab), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        offchip = np.fmax(flops / tab["peak_flops_per_s"].to_numpy(dtype=float),
+                          off / analysis.result(hw).hardware.offchip.bandwidth)
+    offchip[np.isnan(flops) | np.isnan(off)] = np.nan
+    roof = np.where(cls == "communication", tab["t_roof_s"].to_numpy(dtype=float), offchip)
+    n = np.maximum(tab["count"].to_numpy(dtype=float), 1.0)
+    ok = np.isfinite(t) & (t > 0) & np.isfinite(roof) & (roof > 0)
     fits = dict(DEFAULTS)
     for c in CLASSES:
         sel = ok & (cls == c)
