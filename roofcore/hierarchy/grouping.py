@@ -16,6 +16,7 @@ kernels (those whose innermost range it is), the other columns its whole subtree
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -47,34 +48,62 @@ def parse_by(by: str) -> tuple[str, int | None]:
     return level, None
 
 
-def keys_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: float | None = None) -> np.ndarray:
-    """Per kernel its group key at ``level`` (None: outside)."""
+def _factor(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list]:
+    """A text column's codes (-1: missing) and distinct values, computed once per frame (frames are read-only)."""
+    def build() -> tuple[np.ndarray, list]:
+        codes, uniq = pd.factorize(frame[col].to_numpy(dtype=object), use_na_sentinel=True)
+        return codes.astype(np.int64), list(uniq)
+
+    return _memo(frame, ("factor", col), build)
+
+
+def codes_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: float | None = None
+             ) -> tuple[np.ndarray, list]:
+    """Per kernel the index of its group at ``level`` in the returned keys (-1: outside)."""
     n = len(frame)
     if level == "window":
         if not window or not window > 0:
             raise RoofcoreError("a time window must be a positive duration, e.g. --window 10ms")
         start = frame["start_s"].to_numpy(dtype=np.float64) if "start_s" in frame.columns else np.full(n, np.nan)
-        t0 = np.nanmin(start) if (~np.isnan(start)).any() else 0.0
-        idx = np.floor((start - t0) / window)
-        out = np.full(n, None, dtype=object)
-        ok = ~np.isnan(idx)
-        out[ok] = idx[ok].astype(np.int64)
-        return out
+        ok = ~np.isnan(start)
+        codes = np.full(n, -1, dtype=np.int64)
+        if not ok.any():
+            return codes, []
+        idx = np.floor((start[ok] - start[ok].min()) / window).astype(np.int64)
+        uniq, inv = np.unique(idx, return_inverse=True)
+        codes[ok] = inv
+        return codes, uniq.tolist()
     col = COLUMNS[level]
     if level == "op" and col not in frame.columns:
         col = "group"
     if level == "step" and col not in frame.columns and "nvtx" in frame.columns:
         level, col, depth = "nvtx", "nvtx", 1  # no steps recorded: the outermost NVTX range is the step
     if col not in frame.columns:
-        return np.full(n, None, dtype=object)
-    vals = frame[col].to_numpy(dtype=object)
-    vals = np.where(pd.isna(vals), None, vals)
-    return truncate(vals, depth) if depth else vals
+        return np.full(n, -1, dtype=np.int64), []
+    codes, uniq = _factor(frame, col)
+    if depth:  # cut each distinct path once, then merge the codes of paths that became one
+        cut = truncate(np.array(uniq, dtype=object), depth)
+        merged, new = pd.factorize(pd.Series(cut, dtype=object), use_na_sentinel=True)
+        return np.where(codes >= 0, merged[np.maximum(codes, 0)], -1), list(new)
+    return codes, uniq
 
 
-def _per_kernel(a, hw_id: str | None) -> tuple[dict[str, np.ndarray], list[str], np.ndarray, list[str]]:
-    """The per-kernel values the sums read, the byte level names, the bound index per kernel and its labels."""
+def keys_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: float | None = None) -> np.ndarray:
+    """Per kernel its group key at ``level`` (None: outside)."""
+    codes, uniq = codes_of(frame, level, depth, window)
+    return np.array([*uniq, None], dtype=object)[codes]
+
+
+def _per_kernel(a, hw_id: str | None) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], list[str], np.ndarray,
+                                               list[str]]:
+    """The per-kernel values the sums read, each with the mask of the kernels where it is known (masks shared
+    between values, counted once), the byte level names, the bound index per kernel and its labels; once per
+    analysis and device."""
     hw_id = hw_id or a.hardware[0].id
+    return _memo(a, ("per_kernel", hw_id), lambda: _values(a, hw_id))
+
+
+def _values(a, hw_id: str) -> tuple:
     r = a.result(hw_id)
     f = a.workload.frame
     t = f["time_s"].to_numpy(dtype=np.float64)
@@ -83,31 +112,51 @@ def _per_kernel(a, hw_id: str | None) -> tuple[dict[str, np.ndarray], list[str],
     timed = ~np.isnan(t) & (t > 0)
     covered = timed & ~np.isnan(troof) & ~np.isnan(fl)
     levels = [c[len("bytes_"):] for c in a.workload.byte_columns]
-    v: dict[str, np.ndarray] = {"launches": f["count"].to_numpy(dtype=np.float64), "time_s": t, "flops": fl,
-                                "t_roof_s": troof}
+    every = np.ones(len(t), dtype=bool)
+    v: dict[str, tuple[np.ndarray, np.ndarray]] = {
+        "launches": (f["count"].to_numpy(dtype=np.float64), every), "time_s": (t, ~np.isnan(t)),
+        "flops": (fl, ~np.isnan(fl)), "t_roof_s": (troof, ~np.isnan(troof)),
+        "cov_time": (t, covered), "cov_flops": (fl, covered), "cov_roof": (troof, covered)}
     for lv in levels:
-        v[f"bytes_{lv}"] = f[f"bytes_{lv}"].to_numpy(dtype=np.float64)
-    v["cov_time"] = np.where(covered, t, np.nan)
-    v["cov_flops"] = np.where(covered, fl, np.nan)
-    v["cov_roof"] = np.where(covered, troof, np.nan)
-    for lv in levels:
-        b = v[f"bytes_{lv}"]
-        ok = covered & ~np.isnan(b)
-        v[f"cov_b_{lv}"], v[f"cov_bt_{lv}"], v[f"cov_bf_{lv}"] = (np.where(ok, b, np.nan), np.where(ok, t, np.nan),
-                                                                 np.where(ok, fl, np.nan))
+        b = f[f"bytes_{lv}"].to_numpy(dtype=np.float64)
+        ok = ~np.isnan(b)
+        v[f"bytes_{lv}"] = (b, ok)
+        both = covered & ok
+        v[f"cov_b_{lv}"], v[f"cov_bt_{lv}"], v[f"cov_bf_{lv}"] = (b, both), (t, both), (fl, both)
     idx, labels = a.bound_labels(hw_id)
     weight = t if timed.any() else troof
-    v["_bound_w"] = np.where(covered if timed.any() else ~np.isnan(troof), weight, np.nan)
-    return v, levels, idx, labels
+    mask = covered if timed.any() else ~np.isnan(troof)
+    bound_w = np.where(mask, weight, 0.0)
+    return v, levels, idx, labels, bound_w
 
 
-def _sums(codes: np.ndarray, g: int, v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+_MEMO: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def _memo(obj: object, key: object, build):
+    """``build()`` once per live object (by identity; the entry goes with the object) and key."""
+    k = id(obj)
+    entry = _MEMO.get(k)
+    if entry is None or entry[0]() is not obj:
+        try:
+            ref = weakref.ref(obj, lambda _r: _MEMO.pop(k, None))
+        except TypeError:
+            return build()
+        entry = _MEMO[k] = (ref, {})
+    if key not in entry[1]:
+        entry[1][key] = build()
+    return entry[1][key]
+
+
+def _sums(codes: np.ndarray, g: int, v: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
     """Per group (codes 0..g-1) the sum of each value's known entries, and the count of known entries."""
-    out = {}
-    for k, x in v.items():
-        known = ~np.isnan(x)
-        out[k] = np.bincount(codes, weights=np.where(known, x, 0.0), minlength=g)
-        out["#" + k] = np.bincount(codes, weights=known.astype(np.float64), minlength=g)
+    out: dict[str, np.ndarray] = {}
+    counts: dict[int, np.ndarray] = {}
+    for k, (x, known) in v.items():
+        out[k] = np.bincount(codes, weights=x if known.all() else np.where(known, x, 0.0), minlength=g)
+        if id(known) not in counts:
+            counts[id(known)] = np.bincount(codes, weights=known.astype(np.float64), minlength=g)
+        out["#" + k] = counts[id(known)]
     return out
 
 
@@ -116,15 +165,13 @@ def group(a, by: str = "op", window: float | None = None, hw_id: str | None = No
     docstring. ``window`` (seconds) groups by time windows of the kernels' start instead."""
     level, depth = ("window", None) if window is not None else parse_by(by)
     f = a.workload.frame
-    keys = keys_of(f, level, depth, window)
-    outside = np.array([k is None for k in keys], dtype=bool) if len(keys) else np.zeros(0, dtype=bool)
-    keys = keys.copy()
-    keys[outside] = OUTSIDE
-    codes, uniq = pd.factorize(pd.Series(keys, dtype=object), sort=False)
-    uniq = list(uniq)
-    v, levels, bidx, labels = _per_kernel(a, hw_id)
+    codes, uniq = codes_of(f, level, depth, window)
+    outside = codes < 0
+    if outside.any():
+        uniq = [*uniq, OUTSIDE]
+        codes = np.where(outside, len(uniq) - 1, codes)
+    v, levels, bidx, labels, w = _per_kernel(a, hw_id)
     leaf = _sums(codes, len(uniq), v)
-    w = np.nan_to_num(v["_bound_w"])
     r = a.result(hw_id or a.hardware[0].id)
     ceilings = [c or "" for c in r.ceilings] or [""]
     bmat = np.hstack([_weights(codes, bidx, len(labels), len(uniq), w),
@@ -230,20 +277,18 @@ def _timing(out: pd.DataFrame, f: pd.DataFrame, codes: np.ndarray, uniq: list, l
     start = f["start_s"].to_numpy(dtype=np.float64) if "start_s" in f.columns else np.full(n, np.nan)
     t = np.nan_to_num(f["time_s"].to_numpy(dtype=np.float64))
     g = len(uniq)
-    first = np.full(g, np.inf)
-    last = np.full(g, -np.inf)
     ok = ~np.isnan(start)
-    np.minimum.at(first, codes[ok], start[ok])
-    np.maximum.at(last, codes[ok], start[ok] + t[ok])
-    span = pd.DataFrame({"group": uniq, "start_s": np.where(np.isfinite(first), first, np.nan),
-                         "end_s": np.where(np.isfinite(last), last, np.nan)})
-    if "phase" in f.columns:
-        ph = pd.DataFrame({"c": codes, "p": f["phase"].astype(object).where(f["phase"].notna(), None), "t": t})
-        dom = ph.dropna(subset=["p"]).groupby(["c", "p"], sort=False)["t"].sum().reset_index()
-        dom = dom.sort_values("t", ascending=False, kind="stable").drop_duplicates("c")
-        phase = np.full(g, None, dtype=object)
-        phase[dom["c"].to_numpy(dtype=np.int64)] = dom["p"].to_numpy(dtype=object)
-        span["phase"] = phase
+    by = pd.DataFrame({"c": codes[ok], "s": start[ok], "e": start[ok] + t[ok]}).groupby("c", sort=False)
+    first = by["s"].min().reindex(range(g)).to_numpy(dtype=np.float64)
+    last = by["e"].max().reindex(range(g)).to_numpy(dtype=np.float64)
+    span = pd.DataFrame({"group": uniq, "start_s": first, "end_s": last})
+    if "phase" in f.columns:  # the phase holding most of each group's time
+        pc, names = _factor(f, "phase")
+        if names:
+            has = pc >= 0
+            m = _weights(codes[has], pc[has], len(names), g, t[has])
+            span["phase"] = pd.Series(np.where(m.sum(axis=1) > 0, np.array(names, dtype=object)[m.argmax(axis=1)],
+                                               None), dtype=object)
     out = out.merge(span, on="group", how="left")
     if level == "window":
         t0 = np.nanmin(start) if ok.any() else 0.0

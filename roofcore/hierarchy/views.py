@@ -1,0 +1,87 @@
+"""Hierarchy views for the app and the report: a tree in reading order, the children of one node, and where a set
+of kernels sits ("in OAIAttention, one per TransformerBlock (36), op aten::addmm")."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..models import Workload
+from .ancestry import SEP
+from .grouping import OUTSIDE
+
+_INSTANCE = re.compile(r"_\d+$")
+
+
+def class_of(name: str) -> str:
+    """A module instance's class: ``TransformerBlock_3`` -> ``TransformerBlock``."""
+    return _INSTANCE.sub("", name)
+
+
+def preorder(rows: pd.DataFrame, max_depth: int | None = None) -> pd.DataFrame:
+    """A tree level's rows (:func:`roofcore.hierarchy.group` at ``module`` / ``nvtx``) in reading order: each node
+    followed by its children, siblings by time (most first), ``outside`` last; ``label`` indented by depth."""
+    if not len(rows):
+        return rows.assign(label=[])
+    t = rows["time_s"].fillna(0.0).to_numpy()
+    by_parent: dict[object, list[int]] = {}
+    for i, p in enumerate(rows["parent"].tolist()):
+        by_parent.setdefault(p, []).append(i)
+    order: list[int] = []
+    roots = [i for i in by_parent.get(None, []) if rows["group"].iat[i] != OUTSIDE]
+    stack = sorted(roots, key=lambda i: t[i])  # popped most time first
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        if max_depth is None or rows["depth"].iat[i] < max_depth:
+            stack.extend(sorted(by_parent.get(rows["group"].iat[i], []), key=lambda k: t[k]))
+    order += [i for i in range(len(rows)) if rows["group"].iat[i] == OUTSIDE]
+    out = rows.iloc[order].reset_index(drop=True)
+    out["label"] = ["\u2003" * max(int(d) - 1, 0) + str(n) for d, n in zip(out["depth"], out["name"], strict=True)]
+    return out
+
+
+def members(w: Workload, node: str, level: str = "module") -> np.ndarray:
+    """Which kernels lie in ``node`` or below it (``outside``: those with no ancestor at ``level``)."""
+    col = w.frame[level] if level in w.frame.columns else pd.Series([None] * len(w.frame))
+    vals = col.to_numpy(dtype=object)
+    if node == OUTSIDE:
+        return pd.isna(vals)
+    s = pd.Series(vals, dtype=object)
+    return ((s == node) | s.str.startswith(node + SEP, na=False)).to_numpy(dtype=bool)
+
+
+def where_text(w: Workload, names: tuple[str, ...] | list[str]) -> str:
+    """Where the kernels ``names`` run, by their time: the module class holding most of it (with how many
+    instances, and of which parent class, e.g. one per TransformerBlock) and the op; "" without a hierarchy."""
+    f = w.frame
+    if not ({"module", "op"} & set(f.columns)) or not len(names):
+        return ""
+    sel = f["name"].isin(list(names)).to_numpy()
+    if not sel.any():
+        return ""
+    t = np.nan_to_num(f["time_s"].to_numpy(dtype=np.float64)[sel]) + 1e-30
+    parts = []
+    if "module" in f.columns:
+        paths = f["module"].to_numpy(dtype=object)[sel]
+        known = pd.notna(paths)
+        if known.any():
+            cls = pd.Series([class_of(str(p).split(SEP)[-1]) for p in paths[known]])
+            share = pd.Series(t[known]).groupby(cls.to_numpy()).sum().sort_values(ascending=False)
+            top = str(share.index[0])
+            mine = pd.Series(paths[known])[cls.to_numpy() == top].unique()
+            text = f"in {top}"
+            if len(mine) > 1:
+                parents = {class_of(str(p).split(SEP)[-2]) if SEP in str(p) else "" for p in mine}
+                one = len(parents) == 1 and "" not in parents
+                text += f", one per {next(iter(parents))} ({len(mine)})" if one else f" ({len(mine)} instances)"
+            parts.append(f"{text}: {share.iloc[0] / t.sum():.0%} of their time")
+    if "op" in f.columns:
+        ops = f["op"].to_numpy(dtype=object)[sel]
+        known = pd.notna(ops)
+        if known.any():
+            share = pd.Series(t[known]).groupby(ops[known]).sum().sort_values(ascending=False)
+            parts.append(f"op {share.index[0]}")
+    return "Where: " + "; ".join(parts) + "." if parts else ""
