@@ -79,3 +79,18 @@ def test_guesses_and_unfit_inputs_are_said():
     unfit = next(x for x in w.warnings if "unknown FLOPs and bytes" in x)
     assert "aten::max_pool2d_with_indices, aten::mean, aten::sum have a formula that the recorded inputs do not fit" \
         in unfit
+
+
+def test_resnet50_gradients_match_its_published_multiply_adds():
+    """PyTorch 1.9's weight gradients are sized from their parent op (kineto_ops_grad.parent_context). Each
+    gradient costs the forward's FLOPs: torchvision lists ResNet-50 at 4.089 GFLOPS (multiply-adds) per 224×224
+    image, of which the 2048→1000 classifier is 2.048 M, so its convolutions' weight gradients are 2 FLOPs ×
+    (4.089 G − 2.048 M) per image, and the input gradients the same less the first convolution (no gradient for
+    the image: 112·112·64·3·7·7 multiply-adds). The trace holds 6 iterations of a batch of 32."""
+    w, _ = _analysed("pytorch_kineto_v100_pytorch1.9_old_schema_resnet50.json.gz")
+    flops = w.frame.groupby(w.frame["group"].astype(object))["flops"].sum()
+    images = 6 * 32
+    convs = 4.089e9 - 2048 * 1000
+    assert flops["aten::cudnn_convolution_backward_weight"] == pytest.approx(images * 2 * convs, rel=1e-3)
+    first = 112 * 112 * 64 * 3 * 7 * 7
+    assert flops["aten::cudnn_convolution_backward_input"] == pytest.approx(images * 2 * (convs - first), rel=1e-3)
