@@ -15,7 +15,8 @@ The formulas are :mod:`roofcore.ops`'s, applied to the recorded shapes with each
   ``Concrete Inputs``; traces without them (PyTorch < 2.1) are read as size-preserving (output = input size,
   exact for the common stride-1 "same" layers) and flagged ``assumed``. ``convolution_backward``: forward FLOPs
   × (grad input + grad weight); PyTorch ≤ 1.10's ``cudnn_convolution_backward_input`` / ``_weight``: forward
-  FLOPs each (the weight gradient only when its size is recorded).
+  FLOPs each (the weight gradient only when its size is recorded, by the op or, sized from the enclosing
+  ``cudnn_convolution_backward``, by :func:`.kineto_ops_grad.parent_context`).
 * ``_softmax`` / ``_log_softmax``: :func:`~roofcore.ops.softmax`; ``native_layer_norm``:
   :func:`~roofcore.ops.layernorm`; ``rms_norm``: :func:`~roofcore.ops.rmsnorm`; ``embedding``:
   :func:`~roofcore.ops.embedding`; ``_scaled_dot_product_flash_attention`` / ``_efficient_attention`` /
@@ -25,6 +26,10 @@ The formulas are :mod:`roofcore.ops`'s, applied to the recorded shapes with each
   whatever the function (as PyTorch's own counter); bytes = every input at its recorded (broadcast) size + the
   output; :func:`~roofcore.ops.elementwise` assumes same-size inputs, which a bias add is not. ``copy_`` /
   ``fill_`` / ``zero_``: 0 FLOPs, the bytes they move.
+
+Training ops (the optimizer's tensor-list ops, AMP, reductions, losses, softmax backward, gathers and scatters,
+RoPE; batch norm, norm, attention, pooling and embedding backward) are in :mod:`.kineto_ops_train` and
+:mod:`.kineto_ops_grad`, called with the raw inputs (:data:`RAW_OPS`); docs/cost-model.md tabulates every family.
 
 Anything else, integer matmuls and shapes that do not fit, is ``None``: unknown, never zero.
 """
