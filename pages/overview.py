@@ -9,7 +9,7 @@ from app.messages import message
 from app.sidebar import counted
 from roofcore import RoofcoreError, views
 from roofcore.analyze import coverage_text, speedup_note
-from roofcore.charts import bound_share_chart
+from roofcore.charts import bound_share_spec  # plain Vega-Lite: the app's first chart needs no Altair
 from roofcore.communication import communication_text
 
 page.start("pages/overview.py", "Overview")
@@ -72,8 +72,8 @@ try:
                 basis = "measured time" if s["share_basis"] == "measured" else "roofline time"
                 st.markdown(f"**Time by bound** ({basis})")
                 if s["time_share_by_bound"]:
-                    spec = shared("overview.bound_chart", hw.id, lambda s=s: bound_share_chart(
-                        s["time_share_by_bound"], width=300).to_dict())
+                    spec = shared("overview.bound_chart", hw.id, lambda s=s: bound_share_spec(
+                        s["time_share_by_bound"], width=300))
                     st.vega_lite_chart(spec=dict(spec), theme=None, width="content")
             with right:
                 st.markdown("**Flags needing attention**")

@@ -15,50 +15,89 @@ the text clear of lines and marks, :mod:`.layers` turns them into one panel's Ve
 
 from __future__ import annotations
 
-from .compare import compare_points, roofline_compare
-from .labels import (
-    _KEY_DASH,  # noqa: F401 (the tests read the key's row prefix)
-    ceiling_groups,
-    ceiling_labels,
-    label_key,
-    label_key_below,
-    number_labels,
-    roof_labels,
-)
-from .layers import LABEL_AVOID_MARKS
-from .look import (
-    BINDING_COLOR,
-    COLOR_BY,
-    COMPARE_ARROW_COLOR,
-    COMPARE_OLD_COLOR,
-    DEVICE_COLORS,
-    GROUP_SCHEME,
-    HIGHLIGHT_COLOR,
-    HIGHLIGHT_FADE,
-    LAYOUTS,
-    LINK_COLOR,
-    NUMBER_FONT_PX,
-    REGION_FILL,
-    ROOF_COLOR,
-    SIZE_RANGE,
-    ColorBy,
-    Layout,
-    bound_colors,
-)
-from .placer import _Placer  # noqa: F401 (the tests check label boxes with it)
-from .points import MAX_MARKS, X_MIN, Y_HEADROOM, Y_SPAN, base_domains, kernel_points, select_kernels
-from .roofline_chart import roofline
-from .roofs import main_ceiling, ridge_points, roof_segments, shading, shown_ceilings
-from .small import MATMUL_SIZES, bound_share_chart, matmul_intensity_chart, projection_chart
-from .spec import AXIS_X, AXIS_Y, CONFIG, LEGEND_PARAM, LOOK, RooflineFigure, VegaLiteSpec, to_png, to_svg
+import importlib
+
+# The names below are imported from their modules when first used (PEP 562): the Overview's bars
+# (:mod:`.bars`) need no Altair, and `from roofcore.charts import ...` of one name imports only its module.
+_LAZY = {
+    **dict.fromkeys(("compare_points", "roofline_compare"), "compare"),
+    **dict.fromkeys(("_KEY_DASH", "ceiling_groups", "ceiling_labels", "label_key", "label_key_below", "number_labels", "roof_labels"), "labels"),
+    **dict.fromkeys(("LABEL_AVOID_MARKS",), "layers"),
+    **dict.fromkeys(("BINDING_COLOR", "COLOR_BY", "COMPARE_ARROW_COLOR", "COMPARE_OLD_COLOR", "DEVICE_COLORS", "GROUP_SCHEME", "HIGHLIGHT_COLOR", "HIGHLIGHT_FADE", "LAYOUTS", "LINK_COLOR", "NUMBER_FONT_PX", "REGION_FILL", "ROOF_COLOR", "SIZE_RANGE", "ColorBy", "Layout", "bound_colors"), "look"),
+    **dict.fromkeys(("_Placer",), "placer"),
+    **dict.fromkeys(("MAX_MARKS", "X_MIN", "Y_HEADROOM", "Y_SPAN", "base_domains", "kernel_points", "select_kernels"), "points"),
+    **dict.fromkeys(("roofline",), "roofline_chart"),
+    **dict.fromkeys(("main_ceiling", "ridge_points", "roof_segments", "shading", "shown_ceilings"), "roofs"),
+    **dict.fromkeys(("MATMUL_SIZES", "bound_share_chart", "matmul_intensity_chart", "projection_chart"), "small"),
+    **dict.fromkeys(("AXIS_X", "AXIS_Y", "CONFIG", "LEGEND_PARAM", "LOOK", "RooflineFigure", "VegaLiteSpec", "to_png", "to_svg"), "spec"),
+    **dict.fromkeys(("bound_share_spec",), "bars"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
-    "AXIS_X", "AXIS_Y", "BINDING_COLOR", "COLOR_BY", "COMPARE_ARROW_COLOR", "COMPARE_OLD_COLOR", "CONFIG", "DEVICE_COLORS",
-    "GROUP_SCHEME", "HIGHLIGHT_COLOR", "HIGHLIGHT_FADE", "LABEL_AVOID_MARKS", "LAYOUTS", "LEGEND_PARAM", "LINK_COLOR", "LOOK",
-    "MATMUL_SIZES", "MAX_MARKS", "NUMBER_FONT_PX", "REGION_FILL", "ROOF_COLOR", "SIZE_RANGE", "X_MIN", "Y_HEADROOM",
-    "Y_SPAN", "ColorBy", "Layout", "RooflineFigure", "VegaLiteSpec", "base_domains", "bound_colors", "bound_share_chart",
-    "ceiling_groups", "ceiling_labels", "compare_points", "kernel_points", "label_key", "label_key_below",
-    "main_ceiling", "matmul_intensity_chart", "number_labels", "projection_chart", "ridge_points", "roof_labels",
-    "roof_segments", "roofline", "roofline_compare", "select_kernels", "shading", "shown_ceilings", "to_png",
+    "AXIS_X",
+    "AXIS_Y",
+    "BINDING_COLOR",
+    "COLOR_BY",
+    "COMPARE_ARROW_COLOR",
+    "COMPARE_OLD_COLOR",
+    "CONFIG",
+    "DEVICE_COLORS",
+    "GROUP_SCHEME",
+    "HIGHLIGHT_COLOR",
+    "HIGHLIGHT_FADE",
+    "LABEL_AVOID_MARKS",
+    "LAYOUTS",
+    "LEGEND_PARAM",
+    "LINK_COLOR",
+    "LOOK",
+    "MATMUL_SIZES",
+    "MAX_MARKS",
+    "NUMBER_FONT_PX",
+    "REGION_FILL",
+    "ROOF_COLOR",
+    "SIZE_RANGE",
+    "X_MIN",
+    "Y_HEADROOM",
+    "Y_SPAN",
+    "ColorBy",
+    "Layout",
+    "RooflineFigure",
+    "VegaLiteSpec",
+    "base_domains",
+    "bound_colors",
+    "bound_share_chart",
+    "bound_share_spec",
+    "ceiling_groups",
+    "ceiling_labels",
+    "compare_points",
+    "kernel_points",
+    "label_key",
+    "label_key_below",
+    "main_ceiling",
+    "matmul_intensity_chart",
+    "number_labels",
+    "projection_chart",
+    "ridge_points",
+    "roof_labels",
+    "roof_segments",
+    "roofline",
+    "roofline_compare",
+    "select_kernels",
+    "shading",
+    "shown_ceilings",
+    "to_png",
     "to_svg",
 ]

@@ -54,3 +54,16 @@ def bound_colors(bounds: Sequence[str]) -> tuple[list[str], list[str]]:
         rng.append(pal[used.get(kind, 0) % len(pal)])
         used[kind] = used.get(kind, 0) + 1
     return uniq, rng
+
+
+#: the shared look of every chart (Vega-Lite config): axis, legend and title fonts and colours, the view's frame
+LOOK = {
+    "axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal", "labelColor": "#334155",
+             "titleColor": "#1e293b"},
+    "legend": {"labelFontSize": 12, "titleFontSize": 12},
+    "title": {"fontSize": 15, "anchor": "start", "color": "#0f172a"},
+    "view": {"stroke": "#cbd5e1"},
+}
+#: what Altair's default theme adds to every chart's config (kept, so both kinds of chart look the same)
+_THEME_VIEW = {"continuousWidth": 300, "continuousHeight": 300}
+_AUTOSIZE = {"type": "pad", "contains": "padding"}

@@ -20,7 +20,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .look import DEVICE_COLORS
+from .look import _AUTOSIZE, _THEME_VIEW, DEVICE_COLORS, LOOK
 
 AXIS_X = "Arithmetic intensity (FLOP/byte)"
 AXIS_Y = "Performance (FLOP/s)"
@@ -223,18 +223,8 @@ def _legend_param(field: str, views: Sequence[str]) -> dict:
 # ----------------------------------------------------------------------------------------------- look
 
 
-#: the shared look: readable fonts, a light frame (as Vega-Lite config; :data:`CONFIG` is the same for Altair)
-LOOK = {
-    "axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal", "labelColor": "#334155",
-             "titleColor": "#1e293b"},
-    "legend": {"labelFontSize": 12, "titleFontSize": 12},
-    "title": {"fontSize": 15, "anchor": "start", "color": "#0f172a"},
-    "view": {"stroke": "#cbd5e1"},
-}
+#: the shared look (:data:`.look.LOOK`: readable fonts, a light frame) as Altair config
 CONFIG = alt.Config.from_dict(copy.deepcopy(LOOK))
-#: what Altair's default theme adds to every chart's config (kept, so both kinds of chart look the same)
-_THEME_VIEW = {"continuousWidth": 300, "continuousHeight": 300}
-_AUTOSIZE = {"type": "pad", "contains": "padding"}
 
 
 def _finish(chart, **props):
