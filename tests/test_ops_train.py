@@ -3,10 +3,12 @@ out by hand here from the formulas in kineto_ops_train / kineto_ops_grad's docst
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
-from roofcore import ops
+from roofcore import ingest, ops
 from roofcore.ingest.kineto_ops import op_cost
 from roofcore.ingest.kineto_ops_grad import BN_TRAINING_GUESS, parent_context, with_parent
 from roofcore.ingest.kineto_ops_train import LIST_DTYPE_GUESS
@@ -192,3 +194,40 @@ def test_layernorm_convention_and_the_kernels_own_traffic():
     no_w = op_cost("aten::native_layer_norm", [[4, 64], [], [], [], []], [B, "ScalarList", "", "", S],
                    ["", "[64]", "", "", "1e-05"])
     assert no_w[:2] == (5 * 256, 2 * 256 * 2)  # elementwise_affine=False: no γ, β
+
+
+def _trace(*events):
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8,
+                                                     "computeMinor": 0}], "traceEvents": list(events)}
+    return ingest.read(json.dumps(doc).encode(), name="train.json")
+
+
+def _op(name, ts, dur, dims, types, conc=None, ext=1):
+    args = {"External id": ext, "Input Dims": dims, "Input type": types, "Concrete Inputs": conc or [""] * len(dims)}
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args}
+
+
+def _launch(ts, corr, kernel):
+    rt = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": 2,
+          "args": {"correlation": corr}}
+    k = {"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": ts + 5, "dur": 10,
+         "args": {"correlation": corr, "device": 0, "stream": 7}}
+    return [rt, k]
+
+
+def test_a_trace_reads_tensor_lists_and_parent_sizes_end_to_end():
+    """Through the trace reader: a _foreach op's Input Dims (a list of shapes per argument) reach its formula, and a
+    PyTorch 1.9 grad-weight op gets its size from the enclosing op, as op_cost alone cannot."""
+    gl = "GenericList"
+    events = [
+        _op("aten::_foreach_sqrt", 0, 20, [[[2, 3], [4]]], [TL], ext=1), *_launch(5, 101, "multi_tensor_apply_kernel"),
+        _op("aten::cudnn_convolution_backward", 100, 50, [[2, 4, 8, 8], [2, 8, 6, 6], [8, 4, 3, 3]],
+            [F, F, F], ext=2),
+        _op("aten::cudnn_convolution_backward_weight", 110, 20, [[], [2, 8, 6, 6], [2, 4, 8, 8]], [gl, F, F], ext=3),
+        *_launch(115, 102, "wgrad_alg0_engine"),
+    ]
+    f = _trace(*events).frame.set_index("name")
+    assert f.loc["multi_tensor_apply_kernel", "flops"] == 10
+    assert f.loc["multi_tensor_apply_kernel", "bytes_hbm"] == 2 * 10 * 4
+    assert f.loc["wgrad_alg0_engine", "flops"] == 2 * (2 * 8 * 36) * 4 * 9
+    assert f.loc["wgrad_alg0_engine", "bytes_hbm"] == (576 + 512 + 288) * 4
