@@ -186,3 +186,15 @@ def test_flash_attn_forward_with_a_sliding_window():
     assert r[0] == 4 * 1 * 2 * 4 * 15 and r[1] == 4 * 6 * 2 * 4 * 2
     r = op_cost("flash_attn::_flash_attn_forward", dims, types, ["", "", "", "0.", "", "True", "-1", "0"] + [""] * 3)
     assert r[0] == 4 * 1 * 2 * 4 * 21  # no window: causal 6·7/2
+
+
+def test_transformer_engine_layernorm_mlp_by_shapes():
+    # _LayerNormMLP(inp [2,4,16], ln_weight [16], ln_bias [16], fc1_weight [64,16] (gated: 2·32), fc1_bias [64],
+    #               use_fc1_bias, fc2_weight [16,32], fc2_bias [16], ...) in bf16
+    dims = [[2, 4, 16], [16], [16], [64, 16], [64], [], [16, 32], [16], []]
+    types = [BF16, BF16, BF16, BF16, BF16, "Scalar", BF16, BF16, "Scalar"]
+    r = op_cost("_LayerNormMLP", dims, types, [""] * 5 + ["True", "", "", "False"])
+    rows = 8
+    assert r[0] == ops.layernorm(rows, 16, "bf16").flops + 2 * rows * 16 * 64 + rows * 64 + 2 * rows * 32 * 16
+    assert r[1] == (rows * 16 + 16 + 16 + 64 + 16 + 64 * 16 + 16 * 32 + 2 * rows * 64 + rows * 16) * 2
+    assert r[2:4] == ("bf16", "matrix")

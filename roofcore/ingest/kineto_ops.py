@@ -381,9 +381,11 @@ def op_cost(name: str, dims: object, types: object, concrete: object = None, ext
 from .kineto_comm import OPS as _COMM  # noqa: E402
 from .kineto_serve import ALLOCS as _ALLOCS  # noqa: E402
 from .kineto_serve import OPS as _SERVE  # noqa: E402
+from .kineto_te import OPS as _TE  # noqa: E402
 from .kineto_triton import OpTable  # noqa: E402
 
 OPS.update(_SERVE)
+OPS.update(_TE)
 OPS.update(_COMM)
 OPS.update(dict.fromkeys(_ALLOCS, lambda ts, concrete, name: None))  # no kernel; MoE ops read their sizes
 OPS = OpTable(OPS)  # Triton launches (triton_poi_...) match by prefix
