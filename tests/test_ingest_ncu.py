@@ -334,6 +334,19 @@ def test_european_thousands_dots_alone_are_caught():
         ingest.read(text.encode(), name="eu.csv")
 
 
+def test_raw_page_decimal_comma_in_any_column_is_refused():
+    """The raw page's locale check samples the first launches of every metric column (not 20,000 values of each):
+    a decimal comma in the last column alone, in a later launch, is still found."""
+    head = [line for line in (DATA / "raw_page.csv").read_text().splitlines() if line.startswith('"')][:3]
+    rows = [head[2].replace('"(64, 16, 1)"', f'"({i + 1}, 16, 1)"').replace('"0","2024"', f'"{i}","2024"', 1)
+            for i in range(1200)]
+    fields = next(csv.reader([rows[1100]]))
+    fields[-1] = "34359738,5"  # a decimal comma, in the last metric column of launch 1,100
+    rows[1100] = ",".join(f'"{f}"' for f in fields)
+    with pytest.raises(InputError, match=r"European number format \(e\.g\. '34359738,5'"):
+        ingest.read("\n".join([*head[:2], *rows]).encode(), name="raw_eu.csv")
+
+
 def test_not_an_ncu_export_message():
     with pytest.raises(InputError) as e:
         ncu.parse_details(b"a,b\n1,2\n", "x.csv")
