@@ -198,3 +198,18 @@ def test_transformer_engine_layernorm_mlp_by_shapes():
     assert r[0] == ops.layernorm(rows, 16, "bf16").flops + 2 * rows * 16 * 64 + rows * 64 + 2 * rows * 32 * 16
     assert r[1] == (rows * 16 + 16 + 16 + 64 + 16 + 64 * 16 + 16 * 32 + 2 * rows * 64 + rows * 16) * 2
     assert r[2:4] == ("bf16", "matrix")
+
+
+def test_unified_attention_hint_says_the_trace_lacks_it(tmp_path):
+    from roofcore.ingest.kineto_hint import unknown_flops_hint
+
+    p = _trace(tmp_path)
+    doc = json.loads(p.read_text())
+    doc["traceEvents"][0].update(name="vllm::unified_attention_with_output", args={
+        "External id": 1, "Input Dims": [[8, 2, 4], [8, 1, 4], [8, 1, 4], [8, 2, 4], [], [], []],
+        "Input type": [BF16] * 4 + [""] * 3, "Concrete Inputs": [""] * 7})
+    p.write_text(json.dumps(doc))
+    w = kineto.parse(p.read_bytes(), str(p))
+    assert unknown_flops_hint(w).startswith("the FLOPs of vllm::unified_attention_with_output (1 launch, 10 µs) "
+                                            "depend on what the trace does not record")
+    assert any(ATTENTION_UNKNOWN in x for x in w.warnings)

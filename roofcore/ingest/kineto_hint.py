@@ -21,6 +21,7 @@ from ..models import Workload
 from ..units import fmt_time
 from .kineto_build import CPU_OPS_HINT, SHAPES_HINT
 from .kineto_ops import OPS
+from .kineto_serve import LACKING
 
 #: ops named in the hint (longest first); the rest are counted
 SHOWN = 3
@@ -68,8 +69,13 @@ def unknown_flops_hint(w: Workload) -> str:
                          "time_s": np.nan_to_num(f["time_s"].to_numpy(dtype=np.float64)[miss])})
     per = rows[has_op].groupby("op", sort=False)[["count", "time_s"]].sum()
     per = per.sort_values(["time_s", "count"], ascending=False, kind="stable")
-    formula = per.index.isin(list(OPS))
+    lacking = per.index.isin(list(LACKING))  # ops whose formula needs what their events never record
+    formula = per.index.isin(list(OPS)) & ~lacking
     parts = []
+    if lacking.any():
+        parts.append("the FLOPs of " + _ops(per[lacking]) + " depend on what the trace does not record (the "
+                     "warnings say what)")
+        per, formula = per[~lacking], formula[~lacking]
     if (~formula).any():
         parts.append("the trace has input shapes, but roofcore has no FLOP formula for the ops that launched them: "
                      + _ops(per[~formula]))

@@ -379,6 +379,9 @@ OPS: dict[str, object] = {
     **dict.fromkeys(("vllm::moe_forward", "vllm::moe_forward_shared"), lambda ts, concrete, name: None),
 }
 
+#: ops whose cost needs what their events never record (the unknown says why in the warnings), for the hint
+LACKING = frozenset({"vllm::unified_attention", "vllm::unified_attention_with_output"})
+
 #: ops costed per instance from their allocations and kernels (:func:`moe_forward_cost`), not per signature
 MOE_FORWARD = frozenset({"vllm::moe_forward", "vllm::moe_forward_shared"})
 #: allocation ops whose ``Concrete Inputs`` (size, dtype) the MoE ops read
