@@ -23,6 +23,7 @@ from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
 from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
 from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
+from .kineto_ops_train import list_dtypes
 from .kineto_serve import instance_results
 from .pseudo import is_runtime
 
@@ -170,6 +171,7 @@ def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray
         ev.b_hbm[costed] = r_bytes[rk] * share
         precision[costed] = r_prec[rk]
         unit[costed] = r_unit[rk]
+        list_dtypes(results, rk, np.flatnonzero(costed), share, ev.names, ops_k, ev.b_hbm, precision, warnings)
         _links_and_notes(results, rk, ops_k, share, costed, ev, ctx["link"], warnings)
         ok = ~np.isnan(ev.flops)
         costed_ok = np.flatnonzero(costed)[ok[costed]]

@@ -19,10 +19,14 @@ own counter and :func:`roofcore.ops.elementwise` do. Per family (``n``: elements
   + ``3·n`` with momentum buffers (``μ·b + (1−τ)·g``) + ``2·n`` for a non-zero weight decay; params and grads
   (and buffers) read, params (and buffers) written.
 * ``_amp_foreach_non_finite_check_and_unscale_``: FLOPs ``n`` (the multiply by ``inv_scale``; the finiteness
-  test is a comparison); bytes ``2·n`` elements (read, written in place) + the two scalars.
+  test is a comparison); bytes ``2·n`` elements (read, written in place; ``found_inf`` and ``inv_scale``,
+  8 B, not counted).
   ``_amp_update_scale_``: FLOPs 1; bytes: scale, growth tracker and found_inf read, scale and tracker written.
-  Tensor lists record no element dtype (``Input type`` is ``TensorList``): fp32 (4 B) is assumed, as
-  optimizer state and AMP's master gradients are, and said in a warning.
+  Tensor lists record no element dtype (``Input type`` is ``TensorList``): each kernel's name gives it
+  (:func:`name_dtype`: the first template argument of ``multi_tensor_apply_kernel``'s ``…Functor<float, …>``
+  or ``FusedAdamMathFunctor<c10::Half, …>``), and :func:`list_dtypes` sizes the kernel's bytes by it; where the
+  name gives none, fp32 (4 B) is assumed, as optimizer state and AMP's master gradients are, and said in a
+  warning.
 * reductions ``sum``, ``mean``, ``amax``, ``amin``, ``max``/``min`` (a full reduction, or along ``dim`` with
   int64 indices written too), ``prod``, ``norm``/``linalg_vector_norm``, ``var``/``std``: FLOPs 1 per input
   element (each element enters one add or comparison), 2 for norms (square, add), 3 for ``var``/``std``
@@ -43,8 +47,9 @@ own counter and :func:`roofcore.ops.elementwise` do. Per family (``n``: elements
   read, the indices, the output written; ``scatter``/``scatter_``: the indices and source (or a value)
   read, the scattered elements written (out-of-place: ``self`` copied, read and written); ``scatter_add``,
   ``scatter_reduce``, ``index_add``: FLOPs 1 per source element, the targets read and written.
-* ``cat``: FLOPs 0, every input read and the output written, ``2·n``; its tensor list records no dtype, so
-  its bytes are unknown unless the list is typed.
+* ``cat``: FLOPs 0, every input read and the output written, ``2·n`` elements, sized by the kernel name's
+  element type (``CatArrayBatchedCopy<c10::Half, …>``, or ``OpaqueType<2>``: 2 B, no precision); a name that
+  gives none leaves its bytes unknown.
 * RoPE, vLLM's ``_C::rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox)``: rotation
   width ``r`` = the cache's last dim; rotated elements ``E = T·(H_q + H_k)·r`` (``H`` = width/``head_size``);
   FLOPs ``3·E`` (a pair ``(x₁, x₂)`` becomes ``(x₁c − x₂s, x₂c + x₁s)``: 4 multiplies and 2 adds per 2
@@ -58,15 +63,59 @@ from __future__ import annotations
 import math
 import re
 
-from .kineto_args import _T, _arg, _concrete, _ints, _tensors
+import numpy as np
+
+from .kineto_args import _T, DTYPES, _arg, _concrete, _ints, _tensors
 
 _TENSOR_LIST = "TensorList"
-#: the warning for a tensor list's assumed element size (kineto_build prefixes "3 ops: ")
+#: the warning for a tensor list's assumed element size (list_dtypes prefixes "3 ops: ")
 LIST_DTYPE_GUESS = ("tensor lists (the optimizer's _foreach_* and fused steps, AMP's unscale) record no "
-                    "element dtype: fp32 (4 B per element) was assumed, as optimizer state and AMP master gradients "
-                    "are; their bytes are half that for fp16/bf16 lists (the kernel name's template argument, "
-                    "e.g. Functor<float, ...>, says which).")
+                    "element dtype, nor did their kernels' names say it: fp32 (4 B per element) was assumed, as "
+                    "optimizer state and AMP master gradients are; their bytes are half that for fp16/bf16 lists.")
 _ASSUMED = (4.0, "fp32")
+#: a tensor-list result's 6th field: {LIST_ELEMENTS: elements moved}, sized per kernel by list_dtypes
+LIST_ELEMENTS = "list_elements"
+_NAME_DTYPE = re.compile(r"(?:Functor|CatArrayBatchedCopy\w*)<\s*((?:[\w:]|\(anonymous namespace\))+(?:<\d+>)?)\s*,")
+_OPAQUE = re.compile(r"OpaqueType<(\d+)>$")
+
+
+def name_dtype(kernel: str) -> tuple[float, str | None] | None:
+    """(bytes per element, precision) of a tensor-list kernel from its name's element type, or None."""
+    m = _NAME_DTYPE.search(kernel)
+    if m is None:
+        return None
+    t = m.group(1)
+    opaque = _OPAQUE.search(t)
+    if opaque:
+        return float(opaque.group(1)), None
+    spec = DTYPES.get(t)
+    return (float(spec[0]), spec[1]) if spec else None
+
+
+def _listed(flops: float, elements: float) -> tuple:
+    """A tensor-list result at the assumed 4 B per element, the elements moved kept for :func:`list_dtypes`."""
+    size, prec = _ASSUMED
+    return float(flops), float(elements * size), prec, "vector", False, {LIST_ELEMENTS: float(elements)}
+
+
+def list_dtypes(results: list, rk: np.ndarray, kernels: np.ndarray, share: np.ndarray, names: list[str],
+                ops_k: np.ndarray, b_hbm: np.ndarray, precision: np.ndarray, warnings: list[str]) -> None:
+    """In place: the bytes and precision of tensor-list kernels (``results[rk]`` with :data:`LIST_ELEMENTS`) from
+    their names' element type; ``cat`` without one stays unknown, the others keep 4 B, said in one warning."""
+    guessed: set[int] = set()
+    for j, (r, k) in enumerate(zip(rk, kernels, strict=True)):
+        res = results[r] if r < len(results) else None
+        extra = res[5] if res is not None and len(res) > 5 and isinstance(res[5], dict) else None
+        if extra is None or LIST_ELEMENTS not in extra:
+            continue
+        found = name_dtype(names[k])
+        if found is not None:
+            b_hbm[k] = extra[LIST_ELEMENTS] * found[0] * share[j]
+            precision[k] = found[1]
+        elif res[1] == res[1]:  # an optimizer op: the 4 B assumption stands
+            guessed.add(int(ops_k[j]))
+    if guessed:
+        warnings.append(f"{len(guessed):,} {'op' if len(guessed) == 1 else 'ops'}: {LIST_DTYPE_GUESS}")
 
 
 def _lists(dims: object, types: object) -> list[list[tuple[int, ...]] | None]:
@@ -100,10 +149,9 @@ def _foreach(dims, types, concrete, name):
     n = _numel(lists[0])
     if any(_numel(s) != n for s in lists[1:]):  # a list argument of other sizes (broadcast): not modelled
         return None
-    size, prec = _ASSUMED
     reads = 0 if base == "zero" else 1 if base == "copy" else len(lists)
-    writes = len(lists[0]) * 4.0 / size if base == "norm" else n  # norm: one fp32 scalar per tensor
-    return float(_FOREACH_FLOPS[base] * n), float((reads * n + writes) * size), prec, "vector", LIST_DTYPE_GUESS
+    writes = len(lists[0]) if base == "norm" else n  # norm: one scalar per tensor
+    return _listed(_FOREACH_FLOPS[base] * n, reads * n + writes)
 
 
 def _nonzero(text: str | None) -> bool:
@@ -124,9 +172,7 @@ def _fused_adam(dims, types, concrete, name):
     if any(_numel(s) != n for s in (g, m, v)):
         return None
     extra = 1 if mx and _numel(mx) == n else 0  # amsgrad: max_exp_avg_sqs read and written
-    flops = (13 + 2 * _nonzero(_concrete(concrete, 9))) * n
-    size, prec = _ASSUMED
-    return float(flops), float((4 + extra + 3 + extra) * n * size), prec, "vector", LIST_DTYPE_GUESS
+    return _listed((13 + 2 * _nonzero(_concrete(concrete, 9))) * n, (4 + extra + 3 + extra) * n)
 
 
 def _fused_sgd(dims, types, concrete, name):
@@ -138,20 +184,15 @@ def _fused_sgd(dims, types, concrete, name):
         return None
     n = _numel(p)
     has_buf = bool(buf) and _numel(buf) == n
-    flops = (2 + 3 * has_buf + 2 * _nonzero(_concrete(concrete, 3))) * n
-    size, prec = _ASSUMED
-    return float(flops), float((2 + has_buf + 1 + has_buf) * n * size), prec, "vector", LIST_DTYPE_GUESS
+    return _listed((2 + 3 * has_buf + 2 * _nonzero(_concrete(concrete, 3))) * n, (2 + has_buf + 1 + has_buf) * n)
 
 
 def _amp_unscale(dims, types, concrete, name):
-    ls, ts = _lists(dims, types), _tensors(dims, types)
+    ls = _lists(dims, types)
     grads = ls[0] if ls else None
     if grads is None:
         return None
-    n = _numel(grads)
-    size, prec = _ASSUMED
-    scalars = sum(t.bytes for t in ts[1:3] if t is not None)
-    return float(n), float(2 * n * size + scalars), prec, "vector", LIST_DTYPE_GUESS
+    return _listed(_numel(grads), 2 * _numel(grads))  # + found_inf and inv_scale: 8 B, not counted
 
 
 def _amp_update_scale(dims, types, concrete, name):
@@ -316,13 +357,11 @@ def _scatter(dims, types, concrete, name):
 
 
 def _cat(dims, types, concrete, name):
-    ts = _tensors(dims[0] if isinstance(dims, list) and dims else None,
-                  [types[0]] * len(dims[0]) if isinstance(types, list) and types and isinstance(dims, list)
-                  and dims and isinstance(dims[0], list) else None)
-    if not ts or any(t is None for t in ts):
-        return None  # a TensorList records no dtype: unknown
-    n = sum(t.numel for t in ts if t is not None)
-    return 0.0, float(2 * n * ts[0].size), ts[0].prec, "vector", False
+    """``(tensors, dim)``: every input read, the output written; sized by the kernel name (:func:`list_dtypes`)."""
+    ls = _lists(dims, types)
+    if not ls or ls[0] is None or not ls[0]:
+        return None
+    return 0.0, math.nan, None, "vector", False, {LIST_ELEMENTS: float(2 * _numel(ls[0]))}
 
 
 def _rotary(dims, types, concrete, name):
