@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from .errors import LimitError, RoofcoreError
 
@@ -156,9 +156,9 @@ TRACE: Setting[bool] = Setting("ROOFCORE_TRACE", "flag", False, "1 (on); unset, 
                                "the app prints timing marks of each run's phases on the server's stderr", parse_flag)
 
 #: every variable, in the order `roofline config` prints them
-SETTINGS: tuple[Setting, ...] = (MAX_INPUT_MB, MAX_ROWS, MAX_KERNELS, MAX_JSON_DEPTH, PARSE_TIMEOUT_S, WORKERS,
+SETTINGS: tuple[Setting[Any], ...] = (MAX_INPUT_MB, MAX_ROWS, MAX_KERNELS, MAX_JSON_DEPTH, PARSE_TIMEOUT_S, WORKERS,
                                  CATALOG_PATH, DB_URL, DB_PATH, APP_URL, DEBUG, TRACE)
-BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+BY_NAME: dict[str, Setting[Any]] = {s.name: s for s in SETTINGS}
 
 
 def cores() -> int:
@@ -172,7 +172,7 @@ def cores() -> int:
 _PASSWORD = re.compile(r"(://[^/:@]*:)[^/]*@")  #: the password of user:password@host
 
 
-def shown(setting: Setting) -> str:
+def shown(setting: Setting[Any]) -> str:
     """The current value as `roofline config` prints it (a malformed value is printed with what is wrong)."""
     try:
         v = setting.value()
