@@ -78,8 +78,8 @@ def sweep_roofline(sw: dict, q: Quant, hw: Hardware, name: str) -> dict:
     """The sweep's steps on ``hw``'s roofline (:func:`roofcore.charts.roofline`, coloured by phase), joined in batch
     order per phase: the trajectory a growing batch takes."""
     w = sweep_workload(sw, q, name)
-    fig = charts.roofline(analyze(w, hw), [hw.id], color_by="group", width=560, height=360)
-    spec = fig.spec()
+    fig = charts.roofline(analyze(w, hw), [hw.id], color_by="group", width=420, height=340)
+    spec = fig.spec(arrow=True)  # the datasets as Arrow bytes, as the Roofline page sends them
     f = w.frame
     path = pd.DataFrame({"x": f["flops"] / f["bytes_hbm"], "y": f["flops"] / f["time_s"], "phase": f["group"],
                          "order": np.tile(np.arange(len(sw["batch"])), 2), "step": f["name"]})
@@ -90,7 +90,7 @@ def sweep_roofline(sw: dict, q: Quant, hw: Hardware, name: str) -> dict:
         "encoding": {"x": {**x_enc, "field": "x"}, "y": {**y_enc, "field": "y"}, "detail": {"field": "phase"},
                      "order": {"field": "order", "type": "quantitative"},
                      "strokeDash": {"field": "phase", "type": "nominal", "legend": None}}})
-    spec["title"] = f"{hw.id}: batch sweep (prefill and decode steps, per GPU)"
+    spec["title"] = f"{hw.id}: batch sweep, per GPU"
     return spec
 
 
@@ -100,7 +100,7 @@ def latency_throughput_spec(curves: dict[str, dict]) -> dict:
              "TTFT (ms)": float(f) * 1e3}
             for dev, sw in curves.items()
             for b, t, p, f in zip(sw["batch"], sw["throughput_tok_s"] / sw["gpus"], sw["tpot_s"], sw["ttft_s"], strict=True)]
-    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 560, "height": 320,
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 420, "height": 300,
             "title": "Latency against throughput across batch sizes", "data": {"values": rows},
             "mark": {"type": "line", "point": True},
             "encoding": {"x": {"field": "tok/s per GPU", "type": "quantitative", "scale": {"type": "log"}},
@@ -125,7 +125,7 @@ def memory_spec(p: LLMPlan) -> dict:
                        "encoding": {"y": {"field": "device", "type": "nominal"},
                                     "x": {"field": "capacity (GB)", "type": "quantitative"},
                                     "tooltip": [{"field": "device"}, {"field": "capacity (GB)", "format": ",.0f"}]}})
-    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 560,
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 420,
             "title": "Memory per GPU against capacity (black tick)", "layer": layers}
 
 

@@ -16,7 +16,6 @@ from ..counting import kernel_counts
 from ..errors import InputError
 from ..models import Skipped, Workload
 from .frames import make_frame, skip
-from .kineto_args import _tensors
 from .kineto_comm import group_context
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
@@ -24,7 +23,7 @@ from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
 from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
 from .kineto_ops_train import list_dtypes
-from .kineto_serve import instance_results
+from .kineto_results import is_rocm, links_and_notes, per_instance
 from .pseudo import is_runtime
 
 FORMAT = "pytorch-trace"
@@ -146,9 +145,9 @@ def _link_ops(sc: Scan, ev: _Events) -> tuple[np.ndarray, np.ndarray]:
 
 def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray, warnings: list[str]) -> None:
     """FLOPs / bytes from each op's formula, shared among its kernels by duration; kernels grouped by their op."""
-    ctx = group_context(sc.top.get("distributedInfo"), _rocm(sc.top))
+    ctx = group_context(sc.top.get("distributedInfo"), is_rocm(sc.top))
     results = [op_cost(*sig, ctx=ctx) for sig in sc.signatures]
-    res_of_op = _per_instance(sc, ev, res_of_op, results)
+    res_of_op = per_instance(sc.ops, sc.signatures, ev.op_of, ev.names, res_of_op, results)
     r_flops = np.array([r[0] if r else np.nan for r in results] + [np.nan])
     r_bytes = np.array([r[1] if r else np.nan for r in results] + [np.nan])
     r_prec = np.array([r[2] if r else None for r in results] + [None], dtype=object)
@@ -172,7 +171,7 @@ def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray
         precision[costed] = r_prec[rk]
         unit[costed] = r_unit[rk]
         list_dtypes(results, rk, np.flatnonzero(costed), share, ev.names, ops_k, ev.b_hbm, precision, warnings)
-        _links_and_notes(results, rk, ops_k, share, costed, ev, ctx["link"], warnings)
+        links_and_notes(results, rk, ops_k, share, costed, ev.extra, ev.n, ctx["link"], warnings)
         ok = ~np.isnan(ev.flops)
         costed_ok = np.flatnonzero(costed)[ok[costed]]
         fp32_mx = costed_ok[(precision[costed_ok] == "fp32") & (unit[costed_ok] == "matrix")]
@@ -186,43 +185,6 @@ def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray
                             "padding), which overcounts a strided convolution's FLOPs (or its grad input's bytes). "
                             "Hint: profile with a newer PyTorch for exact convolution FLOPs.")
     ev.group[has_op & is_kernel] = op_names[op_of[has_op & is_kernel]]
-
-
-def _rocm(top: dict) -> bool:
-    props = top.get("deviceProperties")
-    return any(k in top for k in ("hip_runtime_version", "roctracer_version", "hip_driver_version")) or (
-        isinstance(props, list) and any(isinstance(p, dict) and "gcnArchName" in p for p in props))
-
-
-def _per_instance(sc: Scan, ev: _Events, res_of_op: np.ndarray, results: list) -> np.ndarray:
-    """Ops costed per instance, not per signature (MoE ops sized by their own allocations and kernels:
-    :func:`.kineto_serve.instance_results`): their results appended to ``results``, their ops pointed at them."""
-    found = instance_results(sc.ops, sc.signatures, ev.op_of, ev.names, _tensors)
-    if not found:
-        return res_of_op
-    res_of_op = res_of_op.copy()
-    for o, r in found.items():
-        res_of_op[o] = len(results)
-        results.append(r)
-    return res_of_op
-
-
-def _links_and_notes(results: list, rk: np.ndarray, ops_k: np.ndarray, share: np.ndarray, costed: np.ndarray,
-                     ev: _Events, link: str, warnings: list[str]) -> None:
-    """Collectives' bytes on the link (a result's 6th field) as ``bytes_<link>``, shared like the rest; one
-    warning per distinct assumption text (a result's 5th field as a str: ``{ops}`` in it becomes "3 ops", else
-    the text follows "3 ops: "), counting the ops it covers, whether their FLOPs are known or not."""
-    r_link = np.array([r[5].get("link", np.nan) if r and len(r) > 5 else np.nan for r in results] + [np.nan])
-    if not np.isnan(r_link[rk]).all():
-        col = ev.extra.setdefault(f"bytes_{link}", np.full(ev.n, np.nan))
-        col[costed] = r_link[rk] * share
-    r_note = np.array([r[4] if r and isinstance(r[4], str) else None for r in results] + [None], dtype=object)
-    noted = r_note[rk] != None  # noqa: E711 - elementwise on an object array
-    if noted.any():
-        _, first = np.unique(ops_k[noted], return_index=True)
-        for text, k in pd.Series(r_note[rk[noted][first]], dtype=object).value_counts(sort=False).items():
-            ops = _n(int(k), "op")
-            warnings.append(text.format(ops=ops) if "{ops}" in text else f"{ops}: {text}")
 
 
 def _memory_events(ev: _Events) -> None:
