@@ -113,3 +113,9 @@ def test_c10d_base_ops_take_the_right_tensor():
     r = op_cost("c10d::_reduce_scatter_base_", [[1, 64], [4, 64], [], [], [], []], [BF16, BF16, "", "", "", ""],
                 [""] * 6, (), ctx)
     assert r[5]["link"] == 3 / 4 * 4 * 64 * 2
+
+
+def test_old_nccl_event_without_message_args():
+    # PyTorch 1.x: nccl:all_reduce with the tensor only; the group size from the trace's one multi-rank group
+    r = op_cost("nccl:all_reduce", [[256]], [BF16], [""], (), {"link": "nvlink", "group_size": 2, "groups": {}})
+    assert r[5]["link"] == 2 * 1 / 2 * 512 and "taken as 2" in r[4]

@@ -56,6 +56,7 @@ from .kineto_events import (
     K_MEMSET,
     K_RANGE,
     K_RUNTIME,
+    Scan,
     scan,
 )
 from .kineto_link import innermost
@@ -66,7 +67,9 @@ __all__ = ["CATS", "CPU_OPS_HINT", "DTYPES", "FORMAT", "K_CPUOP", "K_KERNEL", "K
            "name_precision", "op_cost", "parse"]
 
 GZIP_MAGIC = b"\x1f\x8b"
-_WINDOW = 1 << 22  # bytes of a plain input handed to the decoder at a time
+_WINDOW = 1 << 22  # bytes of a plain input handed to the scanner at a time
+#: read with the compiled decoder first (:mod:`.kineto_decode`); False: the stdlib scanner alone (tests compare)
+DECODER = True
 
 
 # --------------------------------------------------------------------------------------------- parse
@@ -115,13 +118,10 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     ``tensor_flops_per_inst`` replaces the ×512 tensor-instruction factor for CUPTI counters.
     """
     context = context or {}
-    chunks = _chunks(data, source, context)
-    if data[:2] == GZIP_MAGIC:  # binary content inside the gzip: checked on the first decompressed piece
-        first = next(chunks, b"")
-        _check_head(first, source)
-        chunks = _chain(first, chunks)
+    sc = _decoded(data, source, context) if DECODER else None
     try:
-        sc = scan(chunks, source, OPS)
+        if sc is None:  # the scanner: input the decoder does not read exactly (its messages are the reference)
+            sc = scan(_checked_chunks(data, source, context), source, OPS)
     except RecursionError:
         raise InputError(where=source, text="the input is nested too deeply to read.", hint=EXPORT_HINT) from None
     limits.ROWS.check(sc.events, source, f"{sc.events:,} trace events")
@@ -130,6 +130,31 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
         raise InputError(where=f"{source}: $", expected='key "traceEvents"', found=f"keys {keys}",
                          hint="is this a PyTorch profiler trace? Export one with prof.export_chrome_trace(path).")
     return _build(sc, source, context)
+
+
+def _checked_chunks(data: bytes, source: str, context: dict) -> Iterator[bytes]:
+    """The input's pieces (:func:`_chunks`), a gzip's binary content refused on its first decompressed piece."""
+    chunks = _chunks(data, source, context)
+    if data[:2] == GZIP_MAGIC:
+        first = next(chunks, b"")
+        _check_head(first, source)
+        chunks = _chain(first, chunks)
+    return chunks
+
+
+def _decoded(data: bytes, source: str, context: dict) -> Scan | None:
+    """The events through the compiled decoder (:mod:`.kineto_decode`); None where the scanner must read them."""
+    from .kineto_decode import Fallback
+    from .kineto_decode import scan as decode
+
+    gz = data[:2] == GZIP_MAGIC
+    chunks = _checked_chunks(data, source, context) if gz else None
+    if not gz:
+        _check_head(data, source)
+    try:
+        return decode(data, chunks, source, OPS)
+    except Fallback:
+        return None
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

@@ -19,7 +19,7 @@ from .frames import make_frame, skip
 from .kineto_comm import group_context
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
-from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
+from .kineto_link import _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost
 from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
 from .kineto_ops_train import list_dtypes
@@ -96,12 +96,16 @@ def _events(sc: Scan) -> _Events:
     reasons: dict[int, str] = {}
     cols = list(zip(*kernels, strict=True)) if kernels else [()] * 9
     ev_idx, kind, names, ts_raw, dur_raw, corr_raw, ext_raw, dev_raw, bytes_raw = cols
-    for k, nm in enumerate(names):
+    try:  # names repeat: each distinct one checked once
+        bad: set | None = {nm for nm in set(names) if type(nm) is not str or not nm.strip()}
+    except TypeError:  # an unhashable name (a JSON array)
+        bad = None
+    for k, nm in enumerate(names) if bad is None or bad else ():
         if type(nm) is not str or not nm.strip():
             reasons[k] = f"name: expected a kernel name, found {json.dumps(nm)[:40]}"
     return _Events(
         n=len(kernels), ev_idx=ev_idx, kind=np.array(kind, dtype=np.int64),
-        names=[nm if type(nm) is str else "" for nm in names],
+        names=list(names) if bad == set() else [nm if type(nm) is str else "" for nm in names],
         ts=_numbers(ts_raw, "ts", reasons, negative_ok=True), dur=_numbers(dur_raw, "dur", reasons),
         nbytes=_numbers(bytes_raw, "args.bytes", None), corr_raw=corr_raw, ext_raw=ext_raw,
         dev_raw=[d if type(d) is int else None for d in dev_raw], reasons=reasons)
@@ -130,8 +134,7 @@ def _link_ops(sc: Scan, ev: _Events) -> tuple[np.ndarray, np.ndarray]:
         at[~_valid_ids(ev.corr_raw)] = -1
         op_of = np.where(at >= 0, launch_op[np.maximum(at, 0)], -1)
     # fallback (newer traces): the kernel's External id is its op's External id, not its correlation
-    ext_differs = _valid_ids(ev.ext_raw) & np.array([e != c for e, c in zip(ev.ext_raw, ev.corr_raw, strict=True)],
-                                                    dtype=bool)
+    ext_differs = _valid_ids(ev.ext_raw) & _differ(ev.ext_raw, ev.corr_raw)
     need = (op_of < 0) & ext_differs
     if need.any():
         o_index = _ids(o_ext)
@@ -140,7 +143,22 @@ def _link_ops(sc: Scan, ev: _Events) -> tuple[np.ndarray, np.ndarray]:
         op_ids = np.flatnonzero(keep)
         op_of[need] = np.where(pos >= 0, op_ids[np.maximum(pos, 0)], -1)
     ev.op_of = op_of
-    return np.array(o_res, dtype=np.int64), np.array([nm if type(nm) is str else None for nm in o_name], dtype=object)
+    return np.array(o_res, dtype=np.int64), _texts(o_name)
+
+
+def _differ(a: tuple, b: tuple) -> np.ndarray:
+    """``a[i] != b[i]`` per position (vectorised where both are integers)."""
+    ia, ib = _ints(a), _ints(b)
+    if ia is not None and ib is not None:
+        return ia != ib
+    return np.array([x != y for x, y in zip(a, b, strict=True)], dtype=bool)
+
+
+def _texts(values: tuple) -> np.ndarray:
+    """Names as an object array, None where a value is no string."""
+    if set(map(type, values)) == {str}:
+        return np.array(values, dtype=object)
+    return np.array([nm if type(nm) is str else None for nm in values], dtype=object)
 
 
 def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray, warnings: list[str]) -> None:

@@ -24,7 +24,8 @@ Where the trace records them:
 
 * ``record_param_comms`` (PyTorch ≥ 2.1; older traces name the event ``nccl:<collective>``): ``Collective name``,
   ``In msg nelems`` / ``Out msg nelems``, ``dtype`` and ``Group size`` among its args. It is the innermost op
-  around the NCCL kernel's launch, so it is the one costed.
+  around the NCCL kernel's launch, so it is the one costed. Without those args (an older ``nccl:*`` event): its
+  first tensor (an all-gather's input, × ``n``) and the group size as below.
 * ``_c10d_functional::*`` (torch.compile's functional collectives) and vLLM's ``vllm::all_gather`` /
   ``vllm::reduce_scatter``: the tensor's shape, and the group size as a ``Concrete Inputs`` scalar.
 * ``symm_mem::*`` (symmetric-memory all-reduce / all-gather), ``vllm::all_reduce`` (vLLM's PyNccl path launches
@@ -117,6 +118,9 @@ def _record_param_comms(ts, concrete, name, extra=(), ctx=None):
     dt = args.get("dtype")
     spec = _COMM_DTYPES.get(dt.lower()) if isinstance(dt, str) else None
     n_in, n_out = args.get("In msg nelems"), args.get("Out msg nelems")
+    if kind is not None and (spec is None or type(n_in) is not int or type(n_out) is not int):
+        # an older trace's nccl:<collective> without the message args: its first tensor, the group from the trace
+        return _tensor_collective(kind, scale_gather=kind == "all_gather")(ts, concrete, name, extra, ctx)
     if kind is None or spec is None or type(n_in) is not int or type(n_out) is not int:
         return None
     size, prec = spec

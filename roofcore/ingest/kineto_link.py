@@ -51,8 +51,22 @@ def _as_float(v: object) -> float | None:
         return None
 
 
+def _ints(values: Sequence[object]) -> np.ndarray | None:
+    """The values as int64 when every one is a JSON integer that fits (the usual case, read at C speed), else
+    None."""
+    if not len(values) or set(map(type, values)) != {int}:
+        return None
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        return None
+
+
 def _ids(values: Sequence[object]) -> pd.Index:
     """Correlation / External ids as an index (ints stay ints; anything unhashable becomes missing)."""
+    ints = _ints(values)
+    if ints is not None:
+        return pd.Index(ints)
     clean = [v if type(v) in (int, str) else None for v in values]
     try:
         return pd.Index(np.array(clean, dtype=np.int64))
@@ -116,12 +130,16 @@ def _climb(ptr: np.ndarray, parent: np.ndarray, end: np.ndarray, at: np.ndarray)
 
 def _valid_ids(values: Sequence[object]) -> np.ndarray:
     """Which ids are usable for linking (JSON integers or strings)."""
+    if set(map(type, values)) <= {int, str}:
+        return np.ones(len(values), dtype=bool)
     return np.array([type(v) in (int, str) for v in values], dtype=bool)
 
 
 def _thread_codes(pids: Sequence[object], tids: Sequence[object]) -> np.ndarray:
     def codes(vals: Sequence[object]) -> np.ndarray:
-        clean = np.array([v if type(v) in (int, str) else None for v in vals], dtype=object)
+        ints = _ints(vals)  # codes in order of first appearance either way
+        clean = ints if ints is not None else np.array([v if type(v) in (int, str) else None for v in vals],
+                                                       dtype=object)
         c, _ = pd.factorize(clean, use_na_sentinel=False)
         return c.astype(np.int64)
 
