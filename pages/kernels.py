@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import page, pairing, state, tables
+from app import levels, page, pairing, state, tables
 from app.markdown import escape_message
 from app.memo import remember
 from app.messages import message
@@ -40,6 +40,8 @@ c1, c2 = st.columns([4, 1], vertical_alignment="center")
 c1.caption(note + " Click a column header to sort.")
 c2.download_button("Download CSV", lambda: analysis_csv(a), file_name="roofline-kernels.csv", mime="text/csv",
                    icon=":material/download:", on_click="ignore", help="Every kernel on every selected device.")
+
+levels.tree(a)  # modules / NVTX ranges in reading order, one opened to its ops and kernels (app.levels)
 
 st.subheader("One kernel in detail")
 choices = remember("kernels.choices", key, lambda: views.kernel_choices(a, ids[0]), keep=1)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import page, state
+from app import levels, page, state
 from app.markdown import escape_markdown
 from app.memo import remember
 from app.messages import message
@@ -65,6 +65,8 @@ try:
                     short = short_names(c.kernels)  # a templated name runs to a paragraph: the Kernels page has it
                     st.markdown("Kernels: " + " · ".join(escape_markdown(short[k]) for k in c.kernels)
                                 + (f" ({escape_markdown(c.more)})" if c.more else ""))
+                    if place := levels.where(a, tuple(c.kernels)):  # the module and op they run in
+                        st.caption(escape_markdown(place))
             if len(advice.items) > len(cards):
                 st.caption(f"… and {len(advice.items) - len(cards):,} more recommendations with smaller gains "
                            "(`roofline advise --top 0` lists them all).")

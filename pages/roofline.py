@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import page, tables
+from app import levels, page, tables
 from app.markdown import escape_message
 from app.memo import shared
 from app.messages import message
@@ -12,6 +12,10 @@ from roofcore import RoofcoreError, charts, views
 mark("roofline page")
 page.start("pages/roofline.py", "Roofline")
 a = page.analysis()
+by, window = levels.choose(a)  # a workload with steps, modules or ops: one point per group (app.levels)
+if by != "kernel":
+    levels.draw(a, by, window)
+    st.stop()
 
 ids = [h.id for h in a.hardware]
 total = len(a.workload)

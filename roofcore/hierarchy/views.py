@@ -85,3 +85,49 @@ def where_text(w: Workload, names: tuple[str, ...] | list[str]) -> str:
             share = pd.Series(t[known]).groupby(ops[known]).sum().sort_values(ascending=False)
             parts.append(f"op {share.index[0]}")
     return "Where: " + "; ".join(parts) + "." if parts else ""
+
+
+def group_table(rows: pd.DataFrame, tree: bool = False) -> pd.DataFrame:
+    """Group rows (:func:`roofcore.hierarchy.group`) as a grid: numbers in one display unit per column, a tree
+    indented in reading order."""
+    r = preorder(rows) if tree else rows.assign(label=rows["name"].astype(str))
+    total = r["self_time_s"].sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = pd.DataFrame({
+            "Group": r["label"].to_numpy(dtype=object),
+            "Launches": r["launches"].to_numpy(dtype=np.int64),
+            "Time (ms)": r["time_s"].to_numpy(dtype=np.float64) * 1e3,
+            "Share (%)": r["time_s"].to_numpy(dtype=np.float64) / total * 100 if total else np.nan,
+            "Known (%)": r["coverage"].to_numpy(dtype=np.float64) * 100,
+            "GFLOP": r["flops"].to_numpy(dtype=np.float64) / 1e9,
+            "Off-chip (MB)": r.get("bytes_hbm", pd.Series(np.nan, index=r.index)).to_numpy(dtype=np.float64) / 1e6,
+            "Achieved (TFLOP/s)": r["achieved_flops_per_s"].to_numpy(dtype=np.float64) / 1e12,
+            "Of roof (%)": r["efficiency"].to_numpy(dtype=np.float64) * 100,
+            "Bound": r["bound"].astype(object).where(r["bound"].notna(), "unknown").to_numpy(dtype=object),
+            "Headroom (ms)": r["headroom_s"].to_numpy(dtype=np.float64) * 1e3,
+            "Self time (ms)": r["self_time_s"].to_numpy(dtype=np.float64) * 1e3,
+            "Path": r["group"].astype(str).to_numpy(dtype=object),
+        })
+    if "outlier" in r.columns:
+        out["Outlier"] = r["differs"].where(r["outlier"], "").to_numpy(dtype=object)
+    return out
+
+
+def node_contents(a, node: str, level: str = "module", hw_id: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ops and the kernels under ``node`` (itself and below): launches, time, known FLOPs and roof time summed,
+    most time first."""
+    hw_id = hw_id or a.hardware[0].id
+    f = a.workload.frame
+    sel = members(a.workload, node, level)
+    t_roof = np.asarray(a.result(hw_id).t_roof, dtype=np.float64)
+    d = pd.DataFrame({"op": (f["op"] if "op" in f.columns else f["group"]).astype(object).fillna(OUTSIDE)[sel],
+                      "Kernel": f["name"][sel], "Launches": f["count"][sel],
+                      "Time (ms)": f["time_s"][sel] * 1e3, "GFLOP": f["flops"][sel] / 1e9,
+                      "Roof time (ms)": t_roof[sel] * 1e3})
+    agg = {"Launches": "sum", "Time (ms)": lambda s: s.sum(min_count=1), "GFLOP": lambda s: s.sum(min_count=1),
+           "Roof time (ms)": lambda s: s.sum(min_count=1)}
+    ops = d.groupby("op", sort=False).agg(agg).reset_index().rename(columns={"op": "Op"})
+    kernels = d.groupby(["Kernel", "op"], sort=False).agg(agg).reset_index().rename(columns={"op": "Op"})
+    key = "Time (ms)"
+    return (ops.sort_values(key, ascending=False, na_position="last").reset_index(drop=True),
+            kernels.sort_values(key, ascending=False, na_position="last").reset_index(drop=True))

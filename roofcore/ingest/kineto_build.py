@@ -24,6 +24,7 @@ from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
 from .kineto_ops_train import list_dtypes
 from .kineto_results import is_rocm, links_and_notes, per_instance
+from .kineto_tree import ancestry_columns
 from .pseudo import is_runtime
 
 FORMAT = "pytorch-trace"
@@ -87,6 +88,7 @@ def _build(sc: Scan, source: str, context: dict) -> Workload:
     range_frame = _ranges(sc, ev, context, source, warnings)
     keep, skipped = _left_out(ev, rows, range_frame, source)
     _warn(sc, ev, keep, any_shapes, warnings)
+    ev.extra.update(ancestry_columns(sc, ev))  # step, module, op, nvtx, phase, start_s (roofcore.hierarchy)
     return _workload(sc, ev, rows, keep, skipped, range_frame, any_shapes, source, warnings)
 
 
