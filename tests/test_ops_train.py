@@ -85,6 +85,16 @@ CASES = [
     ("_C::rotary_embedding", [[888], [888, 512], [888, 64], [], [131072, 64], []], [L, B, B, S, B, S],
      ["", "", "", "64", "", "True"],
      (3 * 888 * 9 * 64, 2 * 888 * 9 * 64 * 2 + 888 * 64 * 2 + 888 * 8, "bf16", "vector", False)),
+    # dropout, masked fill, MSE loss over [4, 8] (n = 32)
+    ("aten::native_dropout", [[4, 8], [], []], [H, S, S], ["", "0.1", "True"], (64, 2 * 64 + 32, "fp16", "vector",
+                                                                              False)),
+    ("aten::native_dropout_backward", [[4, 8], [4, 8], []], [H, "bool", S], ["", "", "1.11"],
+     (64, 2 * 64 + 32, "fp16", "vector", False)),
+    ("aten::masked_fill_", [[4, 8], [4, 8], []], [F, "bool", S], ["", "", "0"], (0, 2 * 128 + 32, "fp32", "vector",
+                                                                              False)),
+    ("aten::mse_loss", [[4, 8], [4, 8], []], [F, F, S], ["", "", "1"], (96, 128 + 128 + 4, "fp32", "vector", False)),
+    ("aten::mse_loss_backward", [[], [4, 8], [4, 8], []], [F, F, F, S], ["", "", "", "1"],
+     (96, 4 + 3 * 128, "fp32", "vector", False)),
     # batch norm [2, 4, 3, 3] (n = 72, C = 4), fp32
     ("aten::native_batch_norm", [[2, 4, 3, 3], [4], [4], [4], [4], [], [], []], [F] * 5 + [S] * 3,
      ["", "", "", "", "", "True", "0.1", "1e-05"],

@@ -50,6 +50,14 @@ own counter and :func:`roofcore.ops.elementwise` do. Per family (``n``: elements
 * ``cat``: FLOPs 0, every input read and the output written, ``2·n`` elements, sized by the kernel name's
   element type (``CatArrayBatchedCopy<c10::Half, …>``, or ``OpaqueType<2>``: 2 B, no precision); a name that
   gives none leaves its bytes unknown.
+* dropout: ``native_dropout(input, p, train)``: FLOPs ``2·n`` (compare the random number with ``p``, scale;
+  the random numbers' generation not counted); bytes input read, output and the 1-byte mask written.
+  ``native_dropout_backward(grad_output, mask, scale)``: FLOPs ``2·n`` (mask, scale); bytes grad output and
+  mask read, grad input written. ``masked_fill(_)(self, mask, value)``: FLOPs 0; bytes ``self`` and the mask
+  (and a tensor ``value``) read, ``self`` written. ``mse_loss(self, target, reduction)``: FLOPs ``3·n``
+  (subtract, square, add); bytes both inputs read, the output (``n`` for ``reduction=none``, else 1)
+  written; ``mse_loss_backward(grad_output, self, target, reduction)``: FLOPs ``3·n`` (subtract, two
+  multiplies), bytes the three inputs read, grad input written.
 * RoPE, vLLM's ``_C::rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox)``: rotation
   width ``r`` = the cache's last dim; rotated elements ``E = T·(H_q + H_k)·r`` (``H`` = width/``head_size``);
   FLOPs ``3·E`` (a pair ``(x₁, x₂)`` becomes ``(x₁c − x₂s, x₂c + x₁s)``: 4 multiplies and 2 adds per 2
@@ -379,6 +387,41 @@ def _rotary(dims, types, concrete, name):
     return float(3 * rotated), float(nbytes), q.prec, "vector", False
 
 
+def _dropout(dims, types, concrete, name):
+    ts = _tensors(dims, types)
+    x = _arg(ts, 0)
+    if x is None:
+        return None
+    if name.endswith("_backward"):  # (grad_output, mask, scale)
+        mask = _arg(ts, 1)
+        if mask is None or mask.shape != x.shape:
+            return None
+        return float(2 * x.numel), float(2 * x.bytes + mask.bytes), x.prec, "vector", False
+    return float(2 * x.numel), float(2 * x.bytes + x.numel), x.prec, "vector", False  # + the bool mask
+
+
+def _masked_fill(dims, types, concrete, name):
+    ts = _tensors(dims, types)
+    x, mask, value = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+    if x is None or mask is None:
+        return None
+    return 0.0, float(2 * x.bytes + mask.bytes + (value.bytes if value is not None else 0)), x.prec, "vector", False
+
+
+def _mse(dims, types, concrete, name):
+    ts = _tensors(dims, types)
+    back = name.endswith("_backward")
+    g = _arg(ts, 0) if back else None
+    x, t = (_arg(ts, 1), _arg(ts, 2)) if back else (_arg(ts, 0), _arg(ts, 1))
+    if x is None or t is None or (back and g is None):
+        return None
+    if back:
+        return float(3 * x.numel), float(g.bytes + x.bytes + t.bytes + x.bytes), x.prec, "vector", False
+    red = _ints(_concrete(concrete, 2), 1)
+    out = x.numel if red == [0] else 1
+    return float(3 * x.numel), float(x.bytes + t.bytes + out * x.size), x.prec, "vector", False
+
+
 _FOREACH_NAMES = [f"aten::_foreach_{b}{s}" for b in _FOREACH_FLOPS for s in ("", "_")
                   if not (b in ("zero", "copy") and s == "")]
 #: called with the raw ``(Input Dims, Input type, Concrete Inputs, name)``: tensor lists need the raw dims
@@ -396,4 +439,7 @@ OPS: dict[str, object] = {
     **dict.fromkeys(("aten::scatter", "aten::scatter_", "aten::scatter_add", "aten::scatter_add_",
                      "aten::scatter_reduce", "aten::scatter_reduce_", "aten::index_add", "aten::index_add_"), _scatter),
     "aten::cat": _cat, "_C::rotary_embedding": _rotary,
+    "aten::native_dropout": _dropout, "aten::native_dropout_backward": _dropout,
+    "aten::masked_fill": _masked_fill, "aten::masked_fill_": _masked_fill,
+    "aten::mse_loss": _mse, "aten::mse_loss_backward": _mse,
 }
