@@ -210,13 +210,14 @@ def moe_forward_cost(ts: list[_T | None], allocs: Sequence[tuple[tuple[int, ...]
     inter = inters.pop()
     names = " ".join(kernels).lower()
     gemm = " ".join(k for k in kernels if re.search(r"gemm|bmm|mma|moe", k, re.IGNORECASE)).lower()
-    w = next(((p, size) for key, p, size in _KERNEL_WEIGHTS if key in gemm), (x.prec, x.size))
+    named = next(((p, size) for key, p, size in _KERNEL_WEIGHTS if key in gemm), None)
+    w = named or (x.prec, x.size)
     a_prec = "fp8" if re.search(r"e4m3|e5m2|fp8", names) else x.prec
     a_size = 1.0 if a_prec == "fp8" else x.size
     prec = a_prec if w[0] == "fp4" else w[0] if w[0] == "fp8" else x.prec
+    whence = "from its GEMM kernels' names" if named else "taken as the hidden state's (no kernel name says it)"
     note = (f"a MoE op's top-k ({topk}) and intermediate size ({inter}) are read from the buffers it allocates, "
-            f"its weights' precision ({w[0]}) from its GEMM kernels' names, SwiGLU (gated) experts assumed; "
-            + UNIFORM)
+            f"its weights' precision ({w[0]}) {whence}, SwiGLU (gated) experts assumed; " + UNIFORM)
     extra = logits.bytes + tokens * topk * (4 + x.size)
     return moe_cost(tokens, hidden, inter, experts, topk, True, a_size, w[1], x.size, prec, extra, note)
 
