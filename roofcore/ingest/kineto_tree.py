@@ -20,13 +20,14 @@ Kernels without an ancestor at a level get None there ("outside"); nothing is dr
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
 import pandas as pd
 
 from ..hierarchy.ancestry import SEP, containing, paths, range_paths
-from .kineto_link import _ids, _numbers, _thread_codes, _valid_ids, innermost
+from .kineto_link import _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost
 
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 _MODULE_PREFIX = "nn.Module: "
@@ -39,32 +40,22 @@ FORWARD_GUESS = "forward (inferred)"
 _BACKWARD_OP = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$")
 
 
-def _ints(values: list) -> np.ndarray | None:
-    """JSON integers as int64 (None: some value is not an int, e.g. a string thread name)."""
-    try:
-        arr = np.array(values, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return arr if arr.shape == (len(values),) and all(type(v) is int for v in values[:64]) else None
-
-
-def _threads(pids: list, tids: list) -> np.ndarray:
-    """One integer per (pid, tid): numeric ids coded in numpy, anything else as the op linking codes them."""
-    p, t = _ints(pids), _ints(tids)
-    if p is None or t is None:
-        return _thread_codes(pids, tids)
-    _, pc = np.unique(p, return_inverse=True)
-    _, tc = np.unique(t, return_inverse=True)
-    return pc.astype(np.int64) * (int(tc.max(initial=0)) + 1) + tc
+@functools.lru_cache(maxsize=4096)
+def _segment_phase(seg: str) -> str | None:
+    for name, rx in _PHASES:
+        if rx.search(seg):
+            return name
+    return None
 
 
 def _phase_of(path: str | None) -> str | None:
+    """The phase the innermost annotation naming one gives (segments tested once each, memoised)."""
     if not path:
         return None
     for seg in reversed(path.split(SEP)):
-        for name, rx in _PHASES:
-            if rx.search(seg):
-                return name
+        found = _segment_phase(seg)
+        if found:
+            return found
     return None
 
 
@@ -80,12 +71,13 @@ def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
     cpu_m = [k for k, x in enumerate(m_kind) if x != "gpu_annotation"]
     op_names = [o[4] for o in sc.ops]
     back = _backward_ops(op_names)
-    r_pid, r_tid = [r[0] for r in sc.runtime], [r[1] for r in sc.runtime]
-    threads = _threads([marks[k][1] for k in cpu_m] + [sc.ops[k][0] for k in back] + r_pid,
+    r_pid, r_tid, r_ts, r_corr = ([list(c) for c in zip(*sc.runtime, strict=True)][:4] if sc.runtime
+                                  else ([], [], [], []))
+    threads = _thread_codes([marks[k][1] for k in cpu_m] + [sc.ops[k][0] for k in back] + r_pid,
                        [marks[k][2] for k in cpu_m] + [sc.ops[k][1] for k in back] + r_tid)
     nm, nb = len(cpu_m), len(back)
     m_thr, b_thr, r_thr = threads[:nm], threads[nm:nm + nb], threads[nm + nb:]
-    q_thr, q_time = _launches(sc, ev, r_thr)
+    q_thr, q_time = _launches(ev, r_thr, r_ts, r_corr)
     m_start = _numbers([marks[k][3] for k in cpu_m], "ts", None, negative_ok=True)
     m_end = m_start + np.nan_to_num(_numbers([marks[k][4] for k in cpu_m], "dur", None))
     m_name = [marks[k][5] if type(marks[k][5]) is str else "" for k in cpu_m]
@@ -131,13 +123,13 @@ def _backward_ops(op_names: list) -> np.ndarray:
     return np.flatnonzero(hit[codes])
 
 
-def _launches(sc, ev, r_thr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _launches(ev, r_thr: np.ndarray, r_ts: list, r_corr: list) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU event the thread and time of its runtime launch (time NaN where none is found)."""
     q_thr = np.full(ev.n, -1, dtype=np.int64)
     q_time = np.full(ev.n, np.nan)
-    if not sc.runtime:
+    if not r_corr:
         return q_thr, q_time
-    r_corr, k_corr = [r[3] for r in sc.runtime], list(ev.corr_raw)
+    k_corr = list(ev.corr_raw)
     r_int, k_int = _ints(r_corr), _ints(k_corr)
     if r_int is not None and k_int is not None:  # numeric correlation ids (every Kineto trace): in numpy
         r_index = pd.Index(r_int)
@@ -150,7 +142,7 @@ def _launches(sc, ev, r_thr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         at[~_valid_ids(k_corr)] = -1
     hit = at >= 0
     pos = first[at[hit]]
-    r_time = _numbers([r[2] for r in sc.runtime], "ts", None, negative_ok=True)
+    r_time = _numbers(r_ts, "ts", None, negative_ok=True)
     q_thr[hit], q_time[hit] = r_thr[pos], r_time[pos]
     return q_thr, q_time
 
