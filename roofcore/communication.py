@@ -3,9 +3,9 @@ custom all-reduce) take, and how close their bytes on the interconnect come to t
 
 A kernel is communication when its launching op is a collective (:data:`roofcore.ingest.kineto_comm.COMM_OPS`,
 or any op whose name a collective's parse recognises: ``c10d::``, ``nccl:``, ``record_param_comms``), or its name
-is a communication kernel's (``ncclDevKernel_*``, ``ncclKernel_*``, RCCL's, ``multimem_all_reduce``,
-``cross_device_reduce``, ``all_reduce``, ``all_gather``, ``reduce_scatter``, ``alltoall``), or it has bytes on a
-scale-up link (any link but the host's ``pcie`` / ``c2c``).
+is a communication kernel's (``ncclDevKernel_*``, ``ncclKernel_*``, RCCL's, symmetric memory's
+``multimem_all_reduce`` / ``one_shot_all_reduce`` / ``two_shot_all_reduce``, vLLM's ``cross_device_reduce``,
+DeepEP's), or it has bytes on a scale-up link (any link but the host's ``pcie`` / ``c2c``).
 
 The line (:func:`communication_text`): "Communication: 19.5% of the measured time (73 kernels), at 34% of the
 NVLink 5 roof (900 GB/s per direction)" — the roof share is Σ link bytes ÷ Σ time over the communication
@@ -25,8 +25,10 @@ from .units import fmt_bandwidth, fmt_pct
 
 #: host links: a copy to or from the host is data movement, not communication between devices
 _HOST_LINKS = ("pcie", "c2c")
-_COMM_KERNEL = re.compile(r"nccl|rccl|multimem_all_reduce|multimem_all_gather|cross_device_reduce|all_?reduce|"
-                          r"all_?gather|reduce_?scatter|all_?to_?all|one_shot_all|two_shot_all", re.IGNORECASE)
+#: communication kernels by name: NCCL's and RCCL's, PyTorch's symmetric-memory kernels, vLLM's custom all-reduce,
+#: DeepEP's all-to-all (a compute kernel's name that merely says "reduce" is not one)
+_COMM_KERNEL = re.compile(r"nccl|rccl|multimem_all_reduce|multimem_all_gather|one_shot_all_reduce|"
+                          r"two_shot_all_reduce|cross_device_reduce|deep_ep::", re.IGNORECASE)
 _COMM_GROUP = re.compile(r"^(?:c10d::|nccl:|record_param_comms|_c10d_functional::|symm_mem::|_C_custom_ar::)|"
                          r"^vllm::(?:all_reduce|all_gather|reduce_scatter)$")
 

@@ -119,3 +119,14 @@ def test_old_nccl_event_without_message_args():
     # PyTorch 1.x: nccl:all_reduce with the tensor only; the group size from the trace's one multi-rank group
     r = op_cost("nccl:all_reduce", [[256]], [BF16], [""], (), {"link": "nvlink", "group_size": 2, "groups": {}})
     assert r[5]["link"] == 2 * 1 / 2 * 512 and "taken as 2" in r[4]
+
+
+def test_comm_rows_by_name_and_by_op():
+    import pandas as pd
+
+    from roofcore.communication import comm_rows
+
+    f = pd.DataFrame({"name": ["ncclDevKernel_AllGather_RING_LL", "softmax_warp_allreduce", "cross_device_reduce_1stage",
+                               "gemm"], "group": [None, "aten::_softmax", None, "_c10d_functional::all_reduce"],
+                      "time_s": [1.0, 1.0, 1.0, 1.0]})
+    assert comm_rows(f).tolist() == [True, False, True, True]
