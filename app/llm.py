@@ -22,7 +22,6 @@ from roofcore.llm import (
     fit,
     from_hf,
     load_model,
-    plan,
     presets,
     quant,
     simulate,
@@ -104,24 +103,24 @@ def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, 
         if not hws:
             st.info("Choose at least one device.", icon=":material/memory:")
             return
-        p = plan(m, q, hws, s, cal, prices=prices)
+        key = (m, q, s, tuple(llm_views.device_key(h) for h in hws), tuple(sorted(prices.items())), cal.origin,
+               cal.device, token)
+        res = remember("llm", key, lambda: llm_views.results(m, q, hws, s, cal, prices), keep=8)
     except RoofcoreError as e:
         message("error", e)
         return
+    p = res["plan"]
     st.caption(f"**{m.name}** · {m.params()['total'] / 1e9:,.2f} B parameters"
                + (f" ({m.params()['active'] / 1e9:,.2f} B active)" if m.moe else "")
                + (f" · [source]({m.source})" if m.source.startswith("http") else ""))
-    st.dataframe(llm_views.plan_frame(p), hide_index=True, width="stretch", key="llm_table")
-    curves = {}
-    for hw, d in zip(hws, p.devices, strict=True):
-        curves[hw.id] = llm_views.sweep(m, q, hw, s, cal, d.max_batch)
+    st.dataframe(res["table"], hide_index=True, width="stretch", key="llm_table")
     cols = st.columns(2)
     for i, hw in enumerate(hws):
-        cols[i % 2].vega_lite_chart(llm_views.sweep_roofline(curves[hw.id], q, hw, m.name), theme=None,
-                                    key=f"llm_roofline_{hw.id}")
+        # a copy of each kept spec: Streamlit may change the top level of what it is given
+        cols[i % 2].vega_lite_chart(dict(res["rooflines"][hw.id]), theme=None, key=f"llm_roofline_{hw.id}")
     cols = st.columns(2)
-    cols[0].vega_lite_chart(llm_views.latency_throughput_spec(curves), theme=None, key="llm_latency")
-    cols[1].vega_lite_chart(llm_views.memory_spec(p), theme=None, key="llm_memory")
+    cols[0].vega_lite_chart(dict(res["latency"]), theme=None, key="llm_latency")
+    cols[1].vega_lite_chart(dict(res["memory"]), theme=None, key="llm_memory")
     notes = list(dict.fromkeys(n for d in p.devices for n in d.notes))
     for n in notes:
         st.caption(n)

@@ -144,3 +144,22 @@ def options_frame(rows: list[dict]) -> pd.DataFrame:
         "device": o["hardware"], "TP": o["tp"], "meets": "yes" if o["meets"] else "no",
         "within targets": o.get("goodput_share"), "tok/s": o.get("throughput_tok_s"),
         "$/M tok": o.get("cost_per_mtok"), "why not": o.get("why", "")} for o in rows])
+
+
+def results(m: ModelConfig, q: Quant, hws: list[Hardware], s: Shape, cal: Calibration,
+            prices: dict[str, float]) -> dict:
+    """Everything the tab shows for one set of inputs (the page keeps it per session: a rerun costs nothing):
+    the plan, its table, each device's sweep roofline, the latency and memory charts."""
+    from roofcore.llm import plan
+
+    p = plan(m, q, hws, s, cal, prices=prices)
+    curves = {hw.id: sweep(m, q, hw, s, cal, d.max_batch) for hw, d in zip(hws, p.devices, strict=True)}
+    return {"plan": p, "table": plan_frame(p),
+            "rooflines": {hw.id: sweep_roofline(curves[hw.id], q, hw, m.name) for hw in hws},
+            "latency": latency_throughput_spec(curves), "memory": memory_spec(p)}
+
+
+def device_key(hw: Hardware) -> tuple:
+    """What of a device the plan depends on (a session may redefine a device under the same id)."""
+    return (hw.id, hw.offchip.bandwidth, hw.offchip.capacity, tuple((c.key, c.peak, c.achievable) for c in hw.ceilings),
+            tuple((lk.name, lk.bandwidth) for lk in hw.links))

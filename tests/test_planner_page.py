@@ -72,7 +72,7 @@ def errors(at: AppTest) -> list[str]:
 def test_every_tab_runs_and_projection_is_the_engines(cat, bundled):
     at = planner()
     assert at.title[0].value == "Planner"
-    assert [t.label for t in at.tabs] == ["Project", "What-if", "Build", "Solvers", "Scenario"]
+    assert [t.label for t in at.tabs] == ["Project", "What-if", "Build", "Solvers", "Scenario", "LLM serving"]
     assert not errors(at)
     at.multiselect(key="plan_targets").set_value(["mi300x", "tpu-v5e"]).run()
     at.number_input(key="plan_price_mi300x").set_value(2.5).run()
