@@ -22,6 +22,12 @@ def test_scaled_mm_counts_its_scales_and_out_dtype():
     assert r[2:4] == ("fp8", "matrix")
 
 
+def test_scaled_mm_default_out_dtype_is_mat1s():
+    r = op_cost("aten::_scaled_mm", [[64, 128], [128, 32], [], [], [], [], [], []],
+                [FP8, FP8, F32, F32, "", "", "", "Scalar"], ["", "", "", "", "", "", "", "False"])
+    assert r[1] == 64 * 128 + 128 * 32 + 4 + 4 + 64 * 32 * 1  # out_dtype not given: FP8 out, as PyTorch
+
+
 def test_scaled_mm_fp4_unpacks_k():
     # A[16, 64/2] @ B[64/2, 8] as Float4_e2m1fn_x2 (two values per byte), MX block scales (1 byte per 32 values)
     fp4, e8 = "c10::Float4_e2m1fn_x2", "c10::Float8_e8m0fnu"

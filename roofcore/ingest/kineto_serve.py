@@ -8,11 +8,12 @@ does; argument positions are those of the op's schema (vLLM ``csrc/torch_binding
 
 * ``aten::_scaled_mm``, ``_C::cutlass_scaled_mm``, ``_C::cutlass_scaled_fp4_mm``: ``2·M·N·K``; bytes A + B +
   their scales (per-tensor, row-wise or block scales: the scale tensors' recorded sizes) + bias + the output at
-  ``out_dtype`` (``Concrete Inputs``; else the inputs' dtype). FP4 operands are packed two per byte
+  ``out_dtype`` (``Concrete Inputs``; else PyTorch's default: ``mat1``'s dtype). FP4 operands are packed two per byte
   (``Float4_e2m1fn_x2`` / ``uint8``): the logical ``K`` is twice the recorded one. Precision fp8 / fp4.
 * ``aten::_grouped_mm``, ``aten::_scaled_grouped_mm`` (groups split by ``offs``): ``A[M,K] @ B[G,K,N]`` (each
   row of A in one group) ``2·M·N·K``; ``A[G,M,K] @ B[G,K,N]`` ``2·G·M·N·K``; ``A[M,K] @ B[K,N]`` split along
-  ``K`` (a weight gradient, output ``[G,M,N]``) ``2·M·N·K``. Bytes A + B (every group's weights) + scales + out.
+  ``K`` (a weight gradient, output ``[G,M,N]``) ``2·M·N·K``. Bytes A + B (every group's weights) + scales + out
+  (at ``out_dtype``; else bf16 for the scaled op, ``mat_a``'s dtype for the plain one, PyTorch's defaults).
 * Fused MoE (``vllm::inplace_fused_experts`` / ``outplace_fused_experts`` / ``rocm_aiter_fused_moe``: hidden
   ``[T,H]``, ``w1[E,(1+g)·I,H]``, ``w2[E,H,I]``, top-k ids ``[T,k]``; ``g`` = 1 when ``w1`` holds gate and up):
   FLOPs ``2·T·k·H·I·(2+g) + 2·T·k·H`` (the up/gate and down GEMMs of every routed token, and the weighted sum of
@@ -92,11 +93,12 @@ def _packed(t: _T) -> bool:
     return t.prec == "fp4" or (t.prec is None and t.size == 1)
 
 
-def _out_dtype(concrete: object, at: int, default: _T) -> float:
+def _out_dtype(concrete: object, at: int, default: float) -> float:
+    """Bytes per output element: the ``out_dtype`` argument (a ScalarType code), else ``default``."""
     text = _concrete(concrete, at)
     code = int(text) if text and re.fullmatch(r"\d+", text) else None
     spec = SCALAR_TYPES.get(code) if code is not None else None
-    return spec[0] if spec else (2.0 if default.prec in ("fp8", "fp4") or default.prec is None else default.size)
+    return spec[0] if spec else default
 
 
 def _scaled_mm(ts, concrete, name):
@@ -106,7 +108,7 @@ def _scaled_mm(ts, concrete, name):
         return None
     m, k, n = a.shape[0], a.shape[1] * (2 if _packed(a) else 1), b.shape[1]
     extra = sum(t.bytes for t in (_arg(ts, 2), _arg(ts, 3), _arg(ts, 4), _arg(ts, 5)) if t is not None)
-    out = m * n * _out_dtype(concrete, 6, a)
+    out = m * n * _out_dtype(concrete, 6, a.size)  # PyTorch: out_dtype defaults to mat1's
     prec = "fp4" if _packed(a) else a.prec or "fp8"
     return 2.0 * m * n * k, float(a.bytes + b.bytes + extra + out), prec, "matrix", False
 
@@ -135,7 +137,7 @@ def _grouped_mm(ts, concrete, name):
     offs = _arg(ts, 4 if scaled else 2)
     if a is None or b is None or (a.prec is None and not scaled):
         return None
-    out_size = _out_dtype(concrete, 7 if scaled else 4, a)
+    out_size = _out_dtype(concrete, 7 if scaled else 4, 2.0 if scaled else a.size)  # PyTorch's defaults: bf16, mat_a's
     if len(a.shape) == 2 and len(b.shape) == 3 and a.shape[1] == b.shape[1]:
         (m, k), n = a.shape, b.shape[2]
         flops, out = 2.0 * m * n * k, m * n
