@@ -86,8 +86,10 @@ class Server:
 
 
 @contextlib.contextmanager
-def streamlit_server(log: Path, *, startup_s: float = 60, args: Sequence[str] = ()) -> Iterator[Server]:
-    """`streamlit run streamlit_app.py` on a free loopback port, its output in ``log``; stopped on exit.
+def streamlit_server(log: Path, *, startup_s: float = 60, args: Sequence[str] = (),
+                     script: str = "streamlit_app.py", cwd: Path = ROOT) -> Iterator[Server]:
+    """`streamlit run streamlit_app.py` (or ``script``) in ``cwd`` (default: this checkout) on a free loopback
+    port, its output in ``log``; stopped on exit.
 
     No file watcher (other work in the tree must not rerun the sessions under test) and no usage statistics
     (the browser would try to reach the network, and log the failure as a console error). ``args``: more
@@ -96,10 +98,10 @@ def streamlit_server(log: Path, *, startup_s: float = 60, args: Sequence[str] = 
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
              "--browser.gatherUsageStats", "false", *args],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + startup_s
