@@ -34,6 +34,14 @@ from .messages import message
 UPLOAD = "config.json (upload)"
 
 
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
+def _results(key: tuple, _build) -> dict:
+    """The tab's plan and charts for one set of inputs (``key`` names them all, the calibration's workload by its
+    token), built once per server: every session opening the Planner with the same inputs reuses them. Shared,
+    never changed: the charts are copied before Streamlit gets them."""
+    return _build()
+
+
 def _model():
     names = presets()
     choice = st.selectbox("Model", [*names, UPLOAD], index=names.index("llama-2-7b"), key="llm_model",
@@ -105,7 +113,7 @@ def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, 
             return
         key = (m, q, s, tuple(llm_views.device_key(h) for h in hws), tuple(sorted(prices.items())), cal.origin,
                cal.device, token)
-        res = remember("llm", key, lambda: llm_views.results(m, q, hws, s, cal, prices), keep=8)
+        res = _results(key, lambda: llm_views.results(m, q, hws, s, cal, prices))
     except RoofcoreError as e:
         message("error", e)
         return
