@@ -17,7 +17,7 @@ from .memo import shared
 #: the time windows offered
 WINDOWS = {"1 ms": 1e-3, "10 ms": 1e-2, "100 ms": 0.1, "1 s": 1.0}
 _HELP = {"kernel": "every kernel launch", "op": "the op that launched it (aten::addmm)",
-         "module": "its nn.Module path", "step": "its profiler step, in time order",
+         "module": "its nn.Module path", "class": "its nn.Module path without instance numbers (every layer alike)", "step": "its profiler step, in time order",
          "nvtx": "its annotation / NVTX range path", "window": "time windows of its start"}
 
 
@@ -35,10 +35,10 @@ def levels(a: Analysis) -> list[str]:
     return shared("levels.available", None, lambda: hy.levels_of(state.workload()["workload"]))
 
 
-def _max_depth(ra: Analysis, level: str) -> int:
+def _max_depth(ra: Analysis, col: str) -> int:
     f = ra.workload.frame
-    return shared("levels.depth", level, lambda: int(f[level].dropna().map(lambda p: p.count(hy.SEP) + 1).max())
-                  if level in f.columns and f[level].notna().any() else 1)
+    return shared("levels.depth", col, lambda: int(f[col].dropna().map(lambda p: p.count(hy.SEP) + 1).max())
+                  if col in f.columns and f[col].notna().any() else 1)
 
 
 def choose(a: Analysis) -> tuple[str, float | None]:
@@ -50,8 +50,8 @@ def choose(a: Analysis) -> tuple[str, float | None]:
     level = c1.segmented_control("Level", options, default="kernel", key="rl_level",
                                  help="One point per " + "; ".join(f"{k}: {_HELP[k]}" for k in options) + ".") \
         or "kernel"
-    if level in ("module", "nvtx"):
-        top = _max_depth(per_launch(a), level)
+    if level in ("module", "class", "nvtx"):
+        top = _max_depth(per_launch(a), hy.COLUMNS[level])
         depth = c2.select_slider("Depth", list(range(1, top + 1)), value=min(2, top), key="rl_depth",
                                  help="Paths cut to this many names: the layers, their blocks, ...") if top > 1 else 1
         return f"{level}:{depth}", None

@@ -28,7 +28,7 @@ def at():
 def test_roofline_level_selector_draws_groups_and_steps(at):
     goto(at, "pages/roofline.py")
     level = at.segmented_control(key="rl_level")
-    assert level.options == ["kernel", "op", "module", "step", "window"]
+    assert level.options == ["kernel", "op", "module", "class", "step", "window"]
     level.set_value("module").run()
     assert not at.exception
     points = [r for c in charts(at) for rows in c["_data"].values() for r in rows if r.get("name") == "Layer_0"]

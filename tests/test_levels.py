@@ -105,7 +105,7 @@ def test_windows():
 
 
 def test_levels_of():
-    assert levels_of(_workload()) == ["kernel", "op", "module", "step", "window"]
+    assert levels_of(_workload()) == ["kernel", "op", "module", "class", "step", "window"]
     plain = Workload(frame=make_frame({"name": ["k"], "flops": [1.0], "time_s": [1.0]}, 1))
     assert levels_of(plain) == ["kernel", "op"] or levels_of(plain) == ["kernel"]
     a = analyze(plain, HW)
@@ -223,3 +223,25 @@ def test_trajectory_and_over_time_charts():
     assert any(d.get("outlier") and d.get("name") == "ProfilerStep#3" for d in data)
     spec = over_time_chart(a).to_dict()
     assert len(spec["vconcat"]) == 2
+
+
+def test_class_level_merges_instances():
+    a = analyze(_workload(), HW)
+    rows = group(a, "class:2").set_index("group")
+    assert rows.loc[f"Net{SEP}Layer", "launches"] == 4  # Layer_0's three kernels and Layer_1's one
+    assert rows.loc[f"Net{SEP}Layer", "time_s"] == pytest.approx(0.11)
+    tree = group(a, "class").set_index("group")
+    assert tree.loc["Net", "time_s"] == pytest.approx(0.115) and tree.loc[f"Net{SEP}Layer{SEP}Attn", "launches"] == 1
+    assert tree["self_launches"].sum() == 6
+
+
+def test_cli_chart_export(tmp_path):
+    from roofcore.cli.levels import write_charts
+
+    a = analyze(_workload(), HW)
+    out = write_charts(a, "module:2", None, str(tmp_path / "mod.svg"))
+    assert out == [str(tmp_path / "mod.svg")] and (tmp_path / "mod.svg").read_text().lstrip().startswith("<svg")
+    steps = write_charts(a, "step", None, str(tmp_path / "steps.svg"))
+    assert [p.rsplit("/", 1)[-1] for p in steps] == ["steps.svg", "steps-over-time.svg"]
+    with pytest.raises(RoofcoreError):
+        write_charts(a, "step", None, str(tmp_path / "steps.jpg"))

@@ -31,7 +31,16 @@ from ..units import (
     fmt_time,
 )
 from .common import _binary_ok, _catalog, _emit, _max_bytes, _short, _table
-from .levels import groups_csv, groups_json, level_rows, levels_text, sources_json, sources_text, wanted
+from .levels import (
+    groups_csv,
+    groups_json,
+    level_rows,
+    levels_text,
+    sources_json,
+    sources_text,
+    wanted,
+    write_charts,
+)
 
 
 def _analysis(args: argparse.Namespace) -> Analysis:
@@ -144,6 +153,8 @@ def _analyze_levels(args: argparse.Namespace, a: Analysis, fmt: str | None, leve
     ``groups`` added) or CSV (one line per group × device)."""
     rows = level_rows(a, *level)
     by = level[0]
+    if getattr(args, "chart", None):
+        write_charts(a, by, level[1], args.chart)
     if fmt == "json":
         from ..output import analysis_json_chunks
 

@@ -96,7 +96,8 @@ def levels_text(a: Analysis, rows: pd.DataFrame, top: int = 25) -> str:
         shown = sub if top <= 0 or level in ("step", "window") else sub.head(top)
         table = []
         for r in shown.itertuples(index=False):
-            label = ("  " * max(int(r.depth) - 1, 0) + str(r.name)) if level in ("module", "nvtx") else str(r.group)
+            label = ("· " * max(int(r.depth) - 1, 0) + str(r.name)) if level in ("module", "class", "nvtx") \
+                else str(r.group)
             share = r.time_s / total if total and not math.isnan(r.time_s) else math.nan
             table.append([_short(label, 56), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share),
                           fmt_pct(r.coverage), fmt_flops(r.flops), fmt_bytes(getattr(r, "bytes_hbm", math.nan)),
@@ -150,3 +151,31 @@ def sources_text(w, top: int = 15) -> str:
     for r in cmp[cmp["flagged"]].head(top).itertuples(index=False):
         out.append(f"  {_short(r.op, 44)} {r.quantity} ×{r.ratio:.2f}: likely {r.causes}.")
     return "\n".join(out)
+
+
+def write_charts(a: Analysis, by: str, window: float | None, path: str) -> list[str]:
+    """The level's chart to ``path`` (.png or .svg, by its suffix): the groups on the first device's roofline, or for
+    steps and windows their trajectory, with their rates over time beside it (``NAME-over-time.EXT``)."""
+    from pathlib import Path
+
+    from ..charts import levels as level_charts
+    from ..charts import to_png, to_svg
+
+    out = Path(path)
+    ext = out.suffix.lower()
+    if ext not in (".png", ".svg"):
+        raise RoofcoreError(f"--chart {path}: expected a .png or .svg file name.")
+    render = to_png if ext == ".png" else to_svg
+    hw = a.hardware[0].id
+    if by in ("step", "window"):
+        figures = [(out, level_charts.trajectory_chart(a, hw_id=hw, by=by, window=window)),
+                   (out.with_name(f"{out.stem}-over-time{ext}"),
+                    level_charts.over_time_chart(a, hw_id=hw, by=by, window=window))]
+    else:
+        figures = [(out, level_charts.level_roofline(a, by, hw_id=hw))]
+    written = []
+    for dest, fig in figures:
+        data = render(fig)
+        dest.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+        written.append(str(dest))
+    return written

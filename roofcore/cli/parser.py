@@ -97,6 +97,8 @@ def _add_analysis(sub, common: argparse.ArgumentParser, workload: argparse.Argum
                     help="one roofline point per kernel (default), op, module, module:DEPTH, step, nvtx or nvtx:DEPTH "
                          "(where the profile records them)")
     an.add_argument("--window", metavar="DURATION", help="one point per time window of the kernels' start, e.g. 10ms")
+    an.add_argument("--chart", metavar="FILE", help="with --by or --window: also write the chart (.png or .svg): the "
+                    "groups on the roofline, or for steps and windows their trajectory (and FILE-over-time beside it)")
     an.add_argument("--flops-from", choices=("counters", "formulas"),
                     help="where a kernel has FLOPs and bytes from counters and from op formulas: which to use "
                          "(default counters)")

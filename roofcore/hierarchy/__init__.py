@@ -5,6 +5,7 @@ none; None in a row: that kernel has none, it is "outside"):
 
 * ``step`` — the profiler step (``ProfilerStep#N``) or, without steps, the outermost annotation / NVTX range;
 * ``module`` — the ``nn.Module`` path, outermost first, names joined by " › " (``GptOss_0 › TransformerBlock_3``);
+  the ``class`` level reads it without instance numbers (every ``TransformerBlock`` one group);
 * ``op`` — the launching op (``aten::addmm``);
 * ``nvtx`` — the annotation (``record_function``), NVTX or roctx path, joined by " › ";
 * ``phase`` — a phase the annotations name (``forward``, ``backward``, ``optimizer``, ``prefill``, ``decode``);
@@ -29,7 +30,7 @@ def levels_of(workload) -> list[str]:
     at least one kernel has an ancestor at that level)."""
     f = workload.frame
     out = ["kernel"]
-    for level in ("op", "module", "step", "nvtx"):
+    for level in ("op", "module", "class", "step", "nvtx"):
         col = COLUMNS[level]
         if col in f.columns and f[col].notna().any():
             out.append(level)

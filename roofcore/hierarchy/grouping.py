@@ -16,6 +16,7 @@ kernels (those whose innermost range it is), the other columns its whole subtree
 from __future__ import annotations
 
 import math
+import re
 import weakref
 
 import numpy as np
@@ -27,11 +28,14 @@ from .ancestry import SEP, truncate
 #: the group of kernels without an ancestor at the level asked for
 OUTSIDE = "outside"
 #: the levels ``by`` accepts (``module`` and ``nvtx`` also as ``module:DEPTH``)
-LEVELS = ("kernel", "op", "module", "step", "nvtx", "window")
+LEVELS = ("kernel", "op", "module", "class", "step", "nvtx", "window")
 #: frame columns holding each level's key (``op`` falls back to ``group`` where a reader gives no ``op``, ``step`` to
 #: the outermost NVTX range where it gives no ``step``)
-COLUMNS = {"kernel": "name", "op": "op", "module": "module", "step": "step", "nvtx": "nvtx"}
-_TREES = ("module", "nvtx")
+COLUMNS = {"kernel": "name", "op": "op", "module": "module", "class": "module", "step": "step", "nvtx": "nvtx"}
+#: ``class``: the module path with instance numbers dropped (``TransformerBlock_3`` -> ``TransformerBlock``), so
+#: the layers of one kind are one group ("the GEMMs of BertSelfAttention in every layer")
+_TREES = ("module", "class", "nvtx")
+_INSTANCE = re.compile(r"_\d+$")
 _TIMED = ("step", "window")
 
 
@@ -39,10 +43,11 @@ def parse_by(by: str) -> tuple[str, int | None]:
     """``"module:2"`` -> ``("module", 2)``; a level not in :data:`LEVELS` or a bad depth is an error."""
     level, _, depth = str(by).strip().lower().partition(":")
     if level not in LEVELS:
-        raise RoofcoreError(f"--by {by!r}: expected one of kernel, op, module, module:DEPTH, step, nvtx, nvtx:DEPTH")
+        raise RoofcoreError(f"--by {by!r}: expected one of kernel, op, module, module:DEPTH, class, class:DEPTH, step, "
+                            "nvtx, nvtx:DEPTH")
     if depth:
         if level not in _TREES or not depth.isdigit() or int(depth) < 1:
-            raise RoofcoreError(f"--by {by!r}: a depth (a whole number from 1) is for module and nvtx only, "
+            raise RoofcoreError(f"--by {by!r}: a depth (a whole number from 1) is for module, class and nvtx only, "
                                 "e.g. module:2")
         return level, int(depth)
     return level, None
@@ -81,8 +86,10 @@ def codes_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: 
     if col not in frame.columns:
         return np.full(n, -1, dtype=np.int64), []
     codes, uniq = _factor(frame, col)
-    if depth:  # cut each distinct path once, then merge the codes of paths that became one
-        cut = truncate(np.array(uniq, dtype=object), depth)
+    if level == "class":
+        uniq = [SEP.join(_INSTANCE.sub("", p) for p in str(u).split(SEP)) for u in uniq]
+    if depth or level == "class":  # cut each distinct path once, then merge the codes of paths that became one
+        cut = truncate(np.array(uniq, dtype=object), depth) if depth else np.array(uniq, dtype=object)
         merged, new = pd.factorize(pd.Series(cut, dtype=object), use_na_sentinel=True)
         return np.where(codes >= 0, merged[np.maximum(codes, 0)], -1), list(new)
     return codes, uniq
