@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..models import Workload
-from . import check_text, make_frame, register_format
+from . import check_binary, check_text, make_frame, register_format
 from .columns import Either
 from .pseudo import kind_of
 from .rocprof_common import (
@@ -167,8 +167,13 @@ def _begin(text: str) -> float:
                  "Kineto): kernel times and copies with their bytes", _hiptrace_sniff, priority=25, role="timeline")
 def parse_hiptrace(data: bytes, source: str, context: dict | None = None) -> Workload:
     """Kernels with their times (no counters) and copies with FLOPs 0 and their bytes; see the module docstring."""
-    doc = load_json(data, source, HIPTRACE_HINT)
-    events = doc.get("traceEvents") if isinstance(doc, dict) else None
+    from .rocprof_decode import hiptrace_events
+
+    check_binary(data, source)
+    events = hiptrace_events(data)  # the compiled decoder; None: read with the stdlib (its messages are the reference)
+    if events is None:
+        doc = load_json(data, source, HIPTRACE_HINT)
+        events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise InputError(where=source, expected='a "traceEvents" list', found=type(events).__name__,
                          hint=HIPTRACE_HINT)

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..models import Skipped, Workload
-from . import check_text, make_frame, register_format, skip
+from . import check_binary, check_text, make_frame, register_format, skip
 from .api_traces import refuse_api_json
 from .rocprof_common import (
     NA,
@@ -296,6 +296,11 @@ JSON_BARE = ("the JSON holds kernel times only: collect counters in the same run
              "SQ_INSTS_VALU_FMA_F32 … --output-format json -- app).")
 
 
+def _listed(v: object) -> object:
+    """A table's records (a list, or a mapping's keys); nothing for null or a scalar."""
+    return v if isinstance(v, list | dict) else ()
+
+
 def _handle(v: object) -> str:
     """An id as text: ``{"handle": 7}`` or ``7``."""
     if isinstance(v, dict):
@@ -327,19 +332,12 @@ def _symbols(raw: object) -> dict[str, str]:
                  role="either")
 def parse_json(data: bytes, source: str, context: dict | None = None) -> Workload:
     """One row per kernel dispatch (and per copy); see the module docstring."""
-    doc = load_json(data, source, JSON_HINT)
-    tools = doc.get("rocprofiler-sdk-tool") if isinstance(doc, dict) else None
-    tools = [tools] if isinstance(tools, dict) else tools
-    if not isinstance(tools, list) or not any(isinstance(t, dict) for t in tools):
-        raise InputError(where=source, expected='a "rocprofiler-sdk-tool" list of process records',
-                         found=type(tools).__name__, hint=JSON_HINT)
-    rows: dict[tuple[str, str], dict] = {}  # (process, dispatch id) -> row
-    copies: list[dict] = []
-    gpu_names: dict[str, tuple[str, str]] = {}
-    for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
-        _tool_records(str(p), tool, rows, copies, gpu_names)
+    from .rocprofv3_decode import records
+
+    check_binary(data, source)
+    got = records(data)  # the compiled decoder; None: read with the stdlib (its messages are the reference)
+    rows, copies, gpu_names = got if got is not None else _json_records(data, source)
     if not rows and not copies:
-        refuse_api_json(tools, source)  # host API records only: refused by name
         raise InputError(where=source, text="no kernel dispatch, counter or copy records (buffer_records."
                          "kernel_dispatch, callback_records.counter_collection, buffer_records.memory_copy are empty "
                          "or absent).", hint="profile with `rocprofv3 --kernel-trace --output-format json -- app`.")
@@ -371,13 +369,31 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
     return with_rows(w, frame, warn)
 
 
+def _json_records(data: bytes, source: str) -> tuple[dict, list, dict]:
+    """Rows by (process, dispatch id), copies and GPU names of every process record, read with the stdlib."""
+    doc = load_json(data, source, JSON_HINT)
+    tools = doc.get("rocprofiler-sdk-tool") if isinstance(doc, dict) else None
+    tools = [tools] if isinstance(tools, dict) else tools
+    if not isinstance(tools, list) or not any(isinstance(t, dict) for t in tools):
+        raise InputError(where=source, expected='a "rocprofiler-sdk-tool" list of process records',
+                         found=type(tools).__name__, hint=JSON_HINT)
+    rows: dict[tuple[str, str], dict] = {}  # (process, dispatch id) -> row
+    copies: list[dict] = []
+    gpu_names: dict[str, tuple[str, str]] = {}
+    for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
+        _tool_records(str(p), tool, rows, copies, gpu_names)
+    if not rows and not copies:
+        refuse_api_json(tools, source)  # host API records only: refused by name
+    return rows, copies, gpu_names
+
+
 def _tool_records(p: str, tool: dict, rows: dict[tuple[str, str], dict], copies: list[dict],
                   gpu_names: dict[str, tuple[str, str]]) -> None:
     """One process record's dispatches (into ``rows`` by (process, dispatch id): name, agent, times, counters
     summed), copies and GPU names."""
-    agents = {_handle(a.get("id")): a for a in tool.get("agents", ()) if isinstance(a, dict)}
+    agents = {_handle(a.get("id")): a for a in _listed(tool.get("agents")) if isinstance(a, dict)}
     symbols = _symbols(tool.get("kernel_symbols"))
-    counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in tool.get("counters", ())
+    counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in _listed(tool.get("counters"))
                 if isinstance(c, dict)}
     buffers = tool.get("buffer_records") if isinstance(tool.get("buffer_records"), dict) else {}
     callbacks = tool.get("callback_records") if isinstance(tool.get("callback_records"), dict) else {}

@@ -21,12 +21,29 @@ def no_time_warning(source: str, cols: tuple[str, str], hint: str | None = None)
 def _ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ok, whole ns, fraction of a ns) of timestamp texts: whole ns, or decimal ns as rocprof-compute 3.x averages
     passes; the whole part stays an exact int64 (ns since boot need 16+ digits, beyond a float's exact range)."""
+    whole = _whole_ns(texts)
+    if whole is not None:
+        return np.ones(len(texts), dtype=bool), whole, np.zeros(len(texts))
     m = pd.Series(texts, dtype=object).str.extract(r"^([0-9]{1,18})(\.[0-9]*)?$")
     ok = m[0].notna().to_numpy(dtype=bool)
     whole = np.zeros(len(texts), dtype=np.int64)
     whole[ok] = m[0][ok].astype(np.int64).to_numpy()
     frac = pd.to_numeric(m[1].where(m[1].notna() & (m[1] != "."), "0").radd("0"), errors="coerce")
     return ok, whole, frac.fillna(0.0).to_numpy(dtype=np.float64)
+
+
+def _whole_ns(texts: np.ndarray) -> np.ndarray | None:
+    """Every text 1–18 ASCII digits (the usual case): their values, checked and converted at C speed; else None."""
+    if not len(texts):
+        return None
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        return None
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    if not (joined.isascii() and joined.isdigit()) or lengths.min() < 1 or lengths.max() > 18:
+        return None
+    return np.array(texts, dtype=np.int64)
 
 
 def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray, names: np.ndarray,

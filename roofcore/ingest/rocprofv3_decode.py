@@ -1,0 +1,209 @@
+"""rocprofv3 ``--output-format json``: the records the reader needs, decoded by a compiled, typed decoder (msgspec).
+
+The fast path of :func:`.rocprofv3.parse_json`: the document is decoded in one C pass into structs holding only
+what the reader uses (per dispatch its times, agent, kernel and dispatch ids; per counter record its counter and
+value; per copy its agents, bytes and times), everything else skipped; the small tables (``agents``, ``counters``,
+``kernel_symbols``) are decoded as the stdlib would. It fills the same rows, copies and GPU names as
+:func:`.rocprofv3._tool_records`, so the workload is the same. Input it does not read exactly (damaged JSON,
+values of unexpected JSON types, non-UTF-8 text, nesting beyond ``ROOFCORE_MAX_JSON_DEPTH`` in the tables it
+decodes, no dispatch or copy records at all) returns None: the caller reads it with the stdlib, whose messages
+stay the reference.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+import msgspec
+
+from .. import limits
+from ..errors import LimitError
+
+_Scalar = int | float | str | None
+
+
+class _Handle(msgspec.Struct, gc=False):
+    handle: _Scalar = None
+
+
+_Id = _Handle | _Scalar
+
+
+class _Info(msgspec.Struct, gc=False):
+    agent_id: _Id = None
+    kernel_id: _Id = None
+    dispatch_id: _Scalar = None
+
+
+class _Dispatch(msgspec.Struct, gc=False):
+    start_timestamp: _Scalar = None
+    end_timestamp: _Scalar = None
+    dispatch_info: _Info | None = None
+
+
+class _Record(msgspec.Struct, gc=False):
+    counter_id: _Id = None
+    value: _Scalar = None
+
+
+class _DispatchData(msgspec.Struct, gc=False):
+    dispatch_info: _Info | None = None
+
+
+class _Collection(msgspec.Struct, gc=False):
+    dispatch_data: _DispatchData | None = None
+    records: list[_Record] | None = None
+
+
+class _Copy(msgspec.Struct, gc=False):
+    src_agent_id: _Id = None
+    dst_agent_id: _Id = None
+    bytes: _Scalar = None
+    start_timestamp: _Scalar = None
+    end_timestamp: _Scalar = None
+
+
+class _Buffers(msgspec.Struct, gc=False):
+    kernel_dispatch: list[_Dispatch] | None = None
+    memory_copy: list[_Copy] | None = None
+
+
+class _Callbacks(msgspec.Struct, gc=False):
+    counter_collection: list[_Collection] | None = None
+
+
+class _Tool(msgspec.Struct, gc=False):
+    agents: msgspec.Raw = None
+    counters: msgspec.Raw = None
+    kernel_symbols: msgspec.Raw = None
+    buffer_records: _Buffers | None = None
+    callback_records: _Callbacks | None = None
+
+
+_Doc = msgspec.defstruct("_Doc", [("tools", list[_Tool] | _Tool | None, None)],
+                         rename={"tools": "rocprofiler-sdk-tool"})
+_DECODER = msgspec.json.Decoder(_Doc)
+_ANY = msgspec.json.Decoder()
+
+
+class _Skip(Exception):
+    """Read it with the stdlib instead."""
+
+
+def records(data: bytes) -> tuple[dict, list, dict] | None:
+    """``(rows, copies, gpu_names)`` as :func:`.rocprofv3._tool_records` fills them for every process record, or
+    None where the stdlib reader must read the file."""
+    from .rocprofv3 import _agent_label, _handle, _int_text, _listed, _symbols
+
+    body = data[3:] if data[:3] == codecs.BOM_UTF8 else data
+    if not body.isascii():
+        try:
+            bytes(body).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        tools = _DECODER.decode(body).tools
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    tools = [tools] if isinstance(tools, _Tool) else tools
+    if not tools:
+        return None
+    rows: dict[tuple[str, str], dict] = {}
+    copies: list[dict] = []
+    gpu_names: dict[str, tuple[str, str]] = {}
+    try:
+        for p, tool in enumerate(tools):
+            agents = {_handle(a.get("id")): a for a in _listed(_table(tool.agents)) if isinstance(a, dict)}
+            symbols = _symbols(_table(tool.kernel_symbols))
+            counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in _listed(_table(tool.counters))
+                        if isinstance(c, dict)}
+            ids = (agents, symbols, counters, {}, rows, gpu_names, str(p), _handle, _int_text, _agent_label)
+            _dispatches(tool, ids)
+            _copies(tool, agents, copies, _handle, _int_text, _agent_label)
+    except _Skip:
+        return None
+    if not rows and not copies:
+        return None
+    return rows, copies, gpu_names
+
+
+def _table(raw: msgspec.Raw | None) -> object:
+    """A small table decoded as the stdlib would (nesting within the depth limit); None where missing."""
+    if raw is None:
+        return None
+    text = bytes(raw)
+    try:
+        limits.check_json_depth(text, "")
+    except LimitError:
+        raise _Skip from None
+    return _ANY.decode(text)
+
+
+def _hid(v: object) -> str:
+    """:func:`.rocprofv3._handle` of a decoded id."""
+    h = v.handle if type(v) is _Handle else v
+    return "" if h is None else str(h)
+
+
+def _dispatches(tool: _Tool, ids: tuple) -> None:
+    """Rows by (process, dispatch id): name, agent label, times, counters summed (as the stdlib reader)."""
+    agents, symbols, counters, labels, rows, gpu_names, p, _handle, _int_text, _agent_label = ids
+
+    def row(info: _Info | None) -> dict | None:
+        if info is None:
+            return None
+        did = info.dispatch_id
+        did = str(did) if type(did) is int else _int_text(did)
+        if not did:
+            return None
+        key = (p, did)
+        r = rows.get(key)
+        if r is None:
+            r = rows[key] = new(info)
+        return r
+
+    def new(info: _Info) -> dict:
+        handle = _hid(info.agent_id)
+        label = labels.get(handle)
+        if label is None:
+            agent = agents.get(handle, {})
+            label = labels[handle] = _agent_label(agent, handle)
+            if agent.get("product_name") or agent.get("name"):
+                gpu_names[label] = (str(agent.get("product_name") or "").strip(), str(agent.get("name") or ""))
+        kid = _hid(info.kernel_id)
+        name = names.get(kid)
+        if name is None:
+            name = names[kid] = symbols.get(kid) or (f"kernel {kid}" if kid else "unnamed kernel")
+        return {"counters": {}, "gpu": label, "name": name}
+
+    names: dict[str, str] = {}
+    buffers, callbacks = tool.buffer_records, tool.callback_records
+    for d in (buffers.kernel_dispatch or ()) if buffers else ():
+        r = row(d.dispatch_info)
+        if r is not None:
+            s, e = d.start_timestamp, d.end_timestamp
+            r["start"] = str(s) if type(s) is int else _int_text(s)
+            r["end"] = str(e) if type(e) is int else _int_text(e)
+    for cc in (callbacks.counter_collection or ()) if callbacks else ():
+        r = row(cc.dispatch_data.dispatch_info if cc.dispatch_data is not None else None)
+        if r is None:
+            continue
+        into = r["counters"]
+        for rec in cc.records or ():
+            name = counters.get(_hid(rec.counter_id), "")
+            v = rec.value
+            if name and type(v) in (int, float):
+                into[name] = into.get(name, 0.0) + float(v)
+            elif name:  # present but not a number: -inf marks it bad (NaN means absent)
+                into[name] = float("-inf")
+
+
+def _copies(tool: _Tool, agents: dict, copies: list, _handle, _int_text, _agent_label) -> None:
+    from .rocprofv3 import _agent_type
+
+    buffers = tool.buffer_records
+    for m in (buffers.memory_copy or ()) if buffers else ():
+        src, dst = agents.get(_hid(m.src_agent_id), {}), agents.get(_hid(m.dst_agent_id), {})
+        copies.append({"src": _agent_type(src), "dst": _agent_type(dst), "bytes": m.bytes,
+                       "start": _int_text(m.start_timestamp), "end": _int_text(m.end_timestamp),
+                       "gpu": _agent_label(dst if _agent_type(dst) == "gpu" else src, "")})
