@@ -219,3 +219,4 @@ def test_unified_attention_hint_says_the_trace_lacks_it(tmp_path):
     assert unknown_flops_hint(w).startswith("the FLOPs of vllm::unified_attention_with_output (1 launch, 10 µs) "
                                             "depend on what the trace does not record")
     assert any(ATTENTION_UNKNOWN in x for x in w.warnings)
+    assert not any("recorded inputs do not fit" in x for x in w.warnings)  # it lacks lengths, not a fit

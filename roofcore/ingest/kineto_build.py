@@ -24,6 +24,7 @@ from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
 from .kineto_ops_train import list_dtypes
 from .kineto_results import is_rocm, links_and_notes, per_instance
+from .kineto_serve import LACKING
 from .kineto_tree import ancestry_columns
 from .pseudo import is_runtime
 
@@ -289,7 +290,8 @@ def _warn(sc: Scan, ev: _Events, keep: np.ndarray, any_shapes: bool, warnings: l
             miss = pd.Series(ev.group[is_kernel & keep & np.isnan(ev.flops)]).fillna("launching op not found")
             top = ", ".join(f"{k} ×{v}" for k, v in miss.value_counts().head(4).items())
             why = f"the launching op is not found, or has no shapes or no FLOP formula here ({top})."
-            unfit = [k for k in miss.value_counts().index if k in OPS][:3]  # a formula, but not for these inputs
+            unfit = [k for k in miss.value_counts().index if k in OPS and k not in LACKING][:3]  # inputs unfit
+            # (LACKING: ops whose formula needs what no trace records; their own warning says what)
             if unfit:
                 why += (f" {', '.join(unfit)} {'has' if len(unfit) == 1 else 'have'} a formula that the recorded "
                         "inputs do not fit (a size, flag or pooling geometry PyTorch < 2.1 does not record, a dtype "
