@@ -80,7 +80,9 @@ def trajectory_chart(a: Analysis, *, hw_id: str | None = None, by: str = "step",
         x_dom = (10.0 ** (math.floor(math.log10(min(pts["x"].min(), ridge))) - 1),
                  10.0 ** (math.ceil(math.log10(max(pts["x"].max(), ridge))) + 1))
         y_dom = (10.0 ** (math.floor(math.log10(pts["y"].min())) - 1), y_dom[1])
-    segs = roof_segments(hw, [hw.default], x_dom, y_dom, achievable=False)
+    used = [hw.ceiling_map[c] for c in dict.fromkeys(pts.get("ceiling", pd.Series(dtype=object)).dropna())
+            if c in hw.ceiling_map] or [hw.default]  # the ceilings the steps run against, else the default
+    segs = roof_segments(hw, used, x_dom, y_dom, achievable=False)
     segs = segs[(segs["kind"] != "link") & ((segs["kind"] != "memory") | (segs["name"] == hw.offchip.name))]
     xs = alt.Scale(type="log", domain=list(x_dom))
     ys = alt.Scale(type="log", domain=list(y_dom))
