@@ -180,6 +180,15 @@ def test_grad_weight_size_comes_from_the_parent_op():
     assert nbytes == (576 + 512 + 288) * 4  # grad out, input read; grad weight written
 
 
+def test_parent_sizes_never_fail_on_odd_signatures():
+    parent = ("aten::cudnn_convolution_backward", [[2, 4, 8, 8], [2, 8, 6, 6], [8, 4, 3, 3]], [F] * 3, None)
+    for dims, conc in (([], None), ([[]], [None]), ([{}], "x"), ([[], [2]], [""])):
+        child = ("aten::cudnn_convolution_backward_weight", dims, ["GenericList"] * len(dims), conc)
+        assert with_parent(child, parent) is None or with_parent(child, parent)[3][0] == "[8, 4, 3, 3]"
+    assert with_parent(("aten::cudnn_convolution_backward_weight", [[]], [""], None), ("aten::other", [[1]], [F],
+                                                                                       None)) is None
+
+
 def test_grad_input_size_from_the_parent_is_no_longer_assumed():
     gl = "GenericList"
     parent = ("aten::cudnn_convolution_backward", [[2, 4, 8, 8], [2, 8, 6, 6], [8, 4, 3, 3]], [F] * 3, None)

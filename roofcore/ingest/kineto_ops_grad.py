@@ -302,6 +302,8 @@ def with_parent(child: tuple, parent: tuple) -> tuple | None:
     conc = [c if isinstance(c, str) else "" for c in conc] if isinstance(conc, list) else [""] * len(dims)
     conc += [""] * (len(dims) - len(conc))
     for p_arg, c_at in spec[1]:
+        if c_at >= len(conc):
+            return None  # the child records fewer arguments than its schema has
         if conc[c_at].strip():
             continue  # recorded by the child itself
         shape = parent[1][p_arg] if p_arg < len(parent[1]) else None
