@@ -19,7 +19,7 @@ from .frames import make_frame, skip
 from .kineto_comm import group_context
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
-from .kineto_link import _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost
+from .kineto_link import _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost, transpose
 from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
 from .kineto_ops_train import list_dtypes
@@ -97,7 +97,7 @@ def _events(sc: Scan) -> _Events:
     """The GPU events' columns; a missing or unusable name, ``ts`` or ``dur`` records why its row is left out."""
     kernels = sc.gpu
     reasons: dict[int, str] = {}
-    cols = list(zip(*kernels, strict=True)) if kernels else [()] * 9
+    cols = transpose(kernels, 9) if kernels else [()] * 9
     ev_idx, kind, names, ts_raw, dur_raw, corr_raw, ext_raw, dev_raw, bytes_raw = cols
     try:  # names repeat: each distinct one checked once
         bad: set | None = {nm for nm in set(names) if type(nm) is not str or not nm.strip()}
@@ -121,12 +121,12 @@ def _link_ops(sc: Scan, ev: _Events) -> tuple[np.ndarray, np.ndarray]:
     if not (ops and ev.n):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
     corr, ext = _ids(ev.corr_raw), _ids(ev.ext_raw)
-    o_pid, o_tid, o_ts, o_dur, o_name, o_ext, o_res, _ = zip(*ops, strict=True)
+    o_pid, o_tid, o_ts, o_dur, o_name, o_ext, o_res, _ = transpose(ops, 8)
     o_start = _numbers(o_ts, "ts", None, negative_ok=True)
     o_end = o_start + np.nan_to_num(_numbers(o_dur, "dur", None))
     op_of = ev.op_of
     if sc.runtime:
-        r_pid, r_tid, r_ts, r_corr, _ = zip(*sc.runtime, strict=True)
+        r_pid, r_tid, r_ts, r_corr, _ = transpose(sc.runtime, 5)
         threads = _thread_codes(list(o_pid) + list(r_pid), list(o_tid) + list(r_tid))
         r_time = _numbers(r_ts, "ts", None, negative_ok=True)
         launch_op = innermost(threads[:n_ops], o_start, o_end, threads[n_ops:], r_time)
@@ -394,7 +394,7 @@ def _range_rows(sc: Scan, points: list[dict], r_names: list[str], source: str, w
     launches = sorted((r for r in sc.runtime if isinstance(r[4], str) and "LaunchKernel" in r[4]),
                       key=lambda r: r[2] if type(r[2]) in (int, float) else math.inf)
     if launches and len(launches) == m and sc.ops:
-        o_pid, o_tid, o_ts, o_dur, o_name, *_ = zip(*sc.ops, strict=True)
+        o_pid, o_tid, o_ts, o_dur, o_name = transpose(sc.ops, 5)
         l_pid, l_tid, l_ts = [r[0] for r in launches], [r[1] for r in launches], [r[2] for r in launches]
         threads = _thread_codes(list(o_pid) + l_pid, list(o_tid) + l_tid)
         start = _numbers(o_ts, "ts", None, negative_ok=True)
