@@ -245,3 +245,18 @@ def test_cli_chart_export(tmp_path):
     assert [p.rsplit("/", 1)[-1] for p in steps] == ["steps.svg", "steps-over-time.svg"]
     with pytest.raises(RoofcoreError):
         write_charts(a, "step", None, str(tmp_path / "steps.jpg"))
+
+
+def test_report_section_by_module_and_step():
+    from roofcore.report import build_html
+
+    html = build_html(analyze(_workload(), HW), charts=False, appendix="none")
+    assert "<h2>By module and step</h2>" in html
+    section = html[html.index("<h2>By module and step</h2>"):]
+    section = section[:section.index("</section>")]
+    # no depth has three classes (Net, Layer, Attn one each): the deepest, every class a row
+    assert "Module classes with the most time (depth 3)" in section
+    assert all(f"<td>{c}</td>" in section for c in ("Attn", "Layer"))
+    assert "<td>ProfilerStep#1</td>" in section and "No step beyond 1.5× the median step." in section
+    plain = Workload(frame=make_frame({"name": ["k"], "flops": [1e9], "bytes_hbm": [1e6], "time_s": [1e-3]}, 1))
+    assert "By module" not in build_html(analyze(plain, HW), charts=False, appendix="none")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import appendix as _draw
+from . import levels as _levels
 from .model import _kernel_columns, _Report
 from .sections import _assumptions, _inputs, _planning, _recommendations, _rooflines, _summary, _top_kernels
 from .text import _e, _escape_col, default_title
@@ -87,6 +88,7 @@ def _page(r: _Report, *, title: str | None, scenario, date: str | _dt.date | Non
     sections = [
         ("Executive summary", _summary(r), "summary-section"),
         ("Roofline", _rooflines(r, charts), "rooflines"),
+        *(((heading, _levels.section(r.a, charts), "levels"),) if (heading := _levels.title(r.a)) else ()),
         ("Top kernels", _top_kernels(r), "top-kernels"),
         ("Recommendations", _recommendations(r), "recommendations"),
     ]

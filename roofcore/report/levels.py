@@ -1,0 +1,94 @@
+"""The report's "By module" / "By step" section, where the workload has a hierarchy (roofcore.hierarchy): the module
+classes with the most time (a table and their points on one roofline) and the steps in order (a table, outliers
+said, and their trajectory). One page at most: a few rows and two small charts."""
+
+from __future__ import annotations
+
+import re
+
+from ..analyze import Analysis
+from ..units import fmt_pct, fmt_rate, fmt_time
+from .sections import _FONT, _svg
+from .text import _e
+
+#: rows of each table
+ROWS = 8
+
+
+def title(a: Analysis) -> str | None:
+    """The section's heading, or None without modules or steps."""
+    from ..hierarchy import levels_of
+
+    lv = levels_of(a.workload)
+    has = [w for w, key in (("module", "class"), ("step", "step")) if key in lv]
+    return ("By " + " and ".join(has)) if has else None
+
+
+def _depth(a: Analysis) -> str:
+    """``class:D``: the shallowest depth with at least three module classes (else the deepest)."""
+    from ..hierarchy import OUTSIDE, group
+
+    rows = group(a, "class", hw_id=a.hardware[0].id)
+    nodes = rows[rows["group"] != OUTSIDE]
+    top = int(nodes["depth"].max()) if len(nodes) else 1
+    return f"class:{next((d for d in range(1, top + 1) if (nodes['depth'] == d).sum() >= 3), top)}"
+
+
+def _table(rows, label: str) -> str:
+    total = rows["self_time_s"].sum()
+    head = "".join(f"<th>{h}</th>" for h in (label, "launches", "time", "share", "known", "achieved", "of roof",
+                                             "bound"))
+    body = []
+    for r in rows.itertuples(index=False):
+        share = r.time_s / total if total else float("nan")
+        cells = [_e(str(r.name)), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share), fmt_pct(r.coverage),
+                 fmt_rate(r.achieved_flops_per_s), fmt_pct(r.efficiency), _e(r.bound if isinstance(r.bound, str)
+                                                                               else "–")]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f'<table class="levels"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _altair_svg(chart, n: int) -> str:
+    """An Altair chart as inline SVG, ids made unique, in the report's font (as :func:`.sections._svg`)."""
+    import vl_convert as vlc
+
+    spec = chart.to_dict()
+    spec["config"] = {**(spec.get("config") or {}), "font": _FONT}
+    s = vlc.vegalite_to_svg(spec)
+    s = re.sub(r"^\s*<\?xml[^>]*>\s*", "", s)
+    s = re.sub(r'\bid="([^"]+)"', rf'id="c{n}-\1"', s)
+    s = re.sub(r"url\(#([^)]+)\)", rf"url(#c{n}-\1)", s)
+    return re.sub(r'href="#([^"]+)"', rf'href="#c{n}-\1"', s)
+
+
+def section(a: Analysis, charts_on: bool) -> str:
+    """The section's HTML (empty without modules or steps)."""
+    from ..charts import levels as level_charts
+    from ..hierarchy import OUTSIDE, flag_steps, group, levels_of
+
+    lv = levels_of(a.workload)
+    hw = a.hardware[0]
+    out = []
+    if "class" in lv:
+        by = _depth(a)
+        rows = group(a, by, hw_id=hw.id)
+        rows = rows[rows["group"] != OUTSIDE].sort_values("time_s", ascending=False).head(ROWS)
+        out.append(f"<h3>Module classes with the most time ({_e(by.replace('class:', 'depth '))})</h3>")
+        out.append(_table(rows, "module"))
+        if charts_on:
+            fig = level_charts.level_roofline(a, by, hw_id=hw.id, top=ROWS, width=560, height=250)
+            out.append(f'<figure class="roofline">{_svg(fig, 900)}<figcaption>{_e(fig.caption)}</figcaption></figure>')
+    if "step" in lv:
+        rows = group(a, "step", hw_id=hw.id)
+        rows = flag_steps(rows, a.workload.frame)
+        rows = rows[rows["group"] != OUTSIDE]
+        out.append("<h3>Steps in order</h3>")
+        out.append(_table(rows.head(ROWS * 2), "step"))
+        notes = [f"{_e(str(r.group))}: {fmt_time(r.time_s)}, beyond 1.5× the median — {_e(str(r.differs))}."
+                 for r in rows[rows["outlier"]].itertuples(index=False)]
+        out.append(f'<p class="muted">{" ".join(notes) or "No step beyond 1.5× the median step."}</p>')
+        if charts_on and len(rows) > 1:
+            chart = level_charts.trajectory_chart(a, hw_id=hw.id, width=520, height=240)
+            out.append(f'<figure class="roofline">{_altair_svg(chart, 901)}<figcaption>The steps at their off-chip '
+                       "intensity and achieved FLOP/s, joined in order.</figcaption></figure>")
+    return "\n".join(out)
