@@ -235,14 +235,18 @@ def test_class_level_merges_instances():
     assert tree["self_launches"].sum() == 6
 
 
-def test_cli_chart_export(tmp_path):
+def test_cli_chart_export(tmp_path, monkeypatch):
+    from roofcore import charts
     from roofcore.cli.levels import write_charts
 
+    rendered = []  # the figures, rendered by a stand-in (vl-convert's start costs seconds; test_charts renders)
+    monkeypatch.setattr(charts, "to_svg", lambda fig: rendered.append(fig) or "<svg></svg>")
     a = analyze(_workload(), HW)
     out = write_charts(a, "module:2", None, str(tmp_path / "mod.svg"))
     assert out == [str(tmp_path / "mod.svg")] and (tmp_path / "mod.svg").read_text().lstrip().startswith("<svg")
     steps = write_charts(a, "step", None, str(tmp_path / "steps.svg"))
     assert [p.rsplit("/", 1)[-1] for p in steps] == ["steps.svg", "steps-over-time.svg"]
+    assert type(rendered[0]).__name__ == "RooflineFigure" and len(rendered) == 3
     with pytest.raises(RoofcoreError):
         write_charts(a, "step", None, str(tmp_path / "steps.jpg"))
 
