@@ -4,6 +4,7 @@ exact messages for failed and unusable exports, the real samples, and a fuzz tes
 from __future__ import annotations
 
 import csv
+import io
 import os
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from roofhelpers import mutated, sample
 
 from roofcore import InputError, aggregate, analyze, ingest, load_catalogs
-from roofcore.ingest import ncu, ncu_read, ncu_tensor
+from roofcore.ingest import ncu, ncu_canon, ncu_read, ncu_tensor
 from roofcore.models import Workload
 
 DATA = Path(__file__).parent / "data" / "ncu"
@@ -345,6 +346,45 @@ def test_raw_page_decimal_comma_in_any_column_is_refused():
     rows[1100] = ",".join(f'"{f}"' for f in fields)
     with pytest.raises(InputError, match=r"European number format \(e\.g\. '34359738,5'"):
         ingest.read("\n".join([*head[:2], *rows]).encode(), name="raw_eu.csv")
+
+
+def _saved_as_plain_csv(name: str) -> bytes:
+    """A fixture as a spreadsheet saves it back: quotes only where needed, Kernel Name moved first, CRLF, a BOM; the
+    lines before the header kept."""
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
+    rows = list(csv.reader(lines[at:]))
+    first = rows[0].index("Kernel Name")
+    rows = [[r[first], *r[:first], *r[first + 1:]] for r in rows]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\r\n").writerows(rows)
+    return ("\ufeff" + "\r\n".join(lines[:at]) + ("\r\n" if at else "") + out.getvalue()).encode("utf-8")
+
+
+@pytest.mark.parametrize("name", ["details_missing_values.csv", "raw_page.csv"])
+def test_plain_csv_saved_back_is_requoted_in_one_pass(monkeypatch, name):
+    """A table saved back as plain CSV, every row as wide as its header, is read by pyarrow and requoted in one
+    pass (not line by line): the same launches, figures and warnings as the export itself."""
+    native = read(name)
+
+    def line_by_line(data):
+        raise AssertionError("the line-by-line rewrite was used")
+
+    monkeypatch.setattr(ncu, "canonical", line_by_line)
+    saved = ingest.read(_saved_as_plain_csv(name), name=name)
+    assert saved.frame.equals(native.frame) and saved.warnings == native.warnings and saved.skipped == native.skipped
+
+
+def test_plain_csv_with_a_spilled_name_is_still_put_back_line_by_line():
+    """A kernel name left unquoted spills over its commas: the row is wider than the header, the one-pass requote
+    declines, and the line-by-line rewrite puts the name back together."""
+    native = read("details_missing_values.csv")
+    text = _saved_as_plain_csv("details_missing_values.csv").decode("utf-8")
+    name = str(native.frame["name"].iloc[0])
+    assert ", " in name and f'"{name}"' in text
+    spilled = text.replace(f'"{name}"', name).encode("utf-8")
+    assert ncu_canon.requoted(spilled) is None
+    assert ingest.read(spilled, name="x.csv").frame["name"].tolist() == native.frame["name"].tolist()
 
 
 def test_not_an_ncu_export_message():

@@ -79,7 +79,7 @@ from ..models import Skipped, Workload
 from . import arch, check_binary, make_frame, register_format, skip
 from .columns import is_open
 from .ncu_build import _derive
-from .ncu_canon import canonical
+from .ncu_canon import canonical, requoted
 from .ncu_metrics import (  # noqa: F401
     _HEADER,
     FLOP_METRICS,
@@ -110,6 +110,14 @@ def _parse(data: bytes, source: str) -> Workload:
     kernel names left unquoted) is rewritten as ncu writes it (:mod:`.ncu_canon`) and read the same way."""
     check_binary(data, source)
     if _table(data) is None:
+        quick = requoted(data)  # a table saved back as plain CSV, rewritten at pyarrow's speed when it can be
+        if quick is not None:
+            try:
+                w = _read(quick, [], source)
+            except InputError:
+                w = None  # the line-by-line rewrite below says what is wrong, where
+            if w is not None and not _spilled(w):
+                return w
         fixed = canonical(data[:len(data)])
         if fixed is None:
             raise _failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
