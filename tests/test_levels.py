@@ -264,3 +264,19 @@ def test_report_section_by_module_and_step():
     assert "<td>ProfilerStep#1</td>" in section and "No step beyond 1.5× the median step." in section
     plain = Workload(frame=make_frame({"name": ["k"], "flops": [1e9], "bytes_hbm": [1e6], "time_s": [1e-3]}, 1))
     assert "By module" not in build_html(analyze(plain, HW), charts=False, appendix="none")
+
+
+def test_views_tree_order_where_and_contents():
+    from roofcore.hierarchy import views as hv
+
+    a = analyze(_workload(), HW)
+    tree = hv.preorder(group(a, "module"))
+    assert list(tree["group"]) == ["Net_0", f"Net_0{SEP}Layer_0", f"Net_0{SEP}Layer_0{SEP}Attn_0",
+                                   f"Net_0{SEP}Layer_1", OUTSIDE]
+    assert tree["label"].iloc[2] == "\u2003\u2003Attn_0"
+    assert hv.where_text(a.workload, ["gemm"]) == \
+        "Where: in Layer (2 instances): 70% of their time; op aten::mm."
+    ops, kernels = hv.node_contents(a, f"Net_0{SEP}Layer_0")
+    assert ops.set_index("Op")["Launches"].to_dict() == {"aten::mm": 2, "aten::layer_norm": 1}
+    assert kernels["Launches"].sum() == 3
+    assert hv.where_text(Workload(frame=make_frame({"name": ["k"]}, 1)), ["k"]) == ""

@@ -73,9 +73,10 @@ def where_text(w: Workload, names: tuple[str, ...] | list[str]) -> str:
             top = str(share.index[0])
             mine = pd.Series(paths[known])[cls.to_numpy() == top].unique()
             text = f"in {top}"
-            if len(mine) > 1:
-                parents = {class_of(str(p).split(SEP)[-2]) if SEP in str(p) else "" for p in mine}
-                one = len(parents) == 1 and "" not in parents
+            if len(mine) > 1:  # "one per TransformerBlock" where each instance has a parent of its own
+                owners = {SEP.join(str(p).split(SEP)[:-1]) for p in mine}
+                parents = {class_of(o.split(SEP)[-1]) for o in owners if o}
+                one = len(owners) == len(mine) and len(parents) == 1 and "" not in owners
                 text += f", one per {next(iter(parents))} ({len(mine)})" if one else f" ({len(mine)} instances)"
             parts.append(f"{text}: {share.iloc[0] / t.sum():.0%} of their time")
     if "op" in f.columns:
