@@ -150,3 +150,21 @@ def test_no_ancestry_all_outside():
     win = group(a, window=1e-3)
     assert win["launches"].sum() == len(a.workload.frame) and len(win) > 1
     assert np.isclose(win["self_time_s"].sum(), a.workload.frame["time_s"].sum())
+
+
+def test_rocm_annotations_from_user_annotation_ranges():
+    """A ROCm trace (MI300X, torch.compile): the record_function annotation holding each kernel's HIP launch gives
+    its NVTX-level path and, with no ProfilerStep, its step."""
+    name = "pytorch_kineto_mi300x_rocm7.2_torch_compile.json.gz"
+    a = _analysis(name, "mi300x")
+
+    def annotations(ev):
+        return [((lambda lc, p=e["pid"], t=e["tid"]: lc["pid"] == p and lc["tid"] == t), e["ts"], e["dur"], e["name"])
+                for e in ev if e.get("cat") == "user_annotation"]
+
+    walked = _walk(sample(name), annotations)
+    f = a.workload.frame
+    assert Counter(zip(f["name"], f["nvtx"].where(f["nvtx"].notna(), None), strict=True)) == \
+        Counter((n, p) for n, _, p in walked)
+    _check_sums(a, "nvtx", walked, depth_one=True)
+    assert group(a, "step")["self_time_s"].sum() == pytest.approx(f["time_s"].sum())
