@@ -61,3 +61,21 @@ def test_sources_text_and_json():
     assert {(d["op"], d["quantity"]) for d in doc["counters_vs_formulas"] if d["flagged"]} == {
         ("aten::mm", "flops"), ("aten::layer_norm", "bytes_hbm")}
     assert np.isfinite([d["ratio"] for d in doc["counters_vs_formulas"]]).all()
+
+
+def test_cupti_counters_beside_the_op_formula_in_a_pytorch_trace():
+    """A PyTorch trace with CUPTI ranges: the counters replace the first GEMM's shape estimate, and both stay."""
+    from test_ingest_kineto import k, op, read, rt, trace
+
+    rng = {"ph": "X", "cat": "cuda_profiler_range", "pid": 0, "tid": 0, "ts": 0, "dur": 999}
+    w = read(trace(op("aten::mm", 10, 30, [[2, 4], [4, 8]], ["float", "float"]), rt(12, 1), rt(20, 2),
+                   k("gemm", 100, 5, 1), k("gemm", 110, 6, 2),
+                   {**rng, "name": "gemm", "args": {"sm__ops_path_tensor_src_bf16_dst_fp32.sum": 4096.0,
+                                                    "dram__bytes_op_read.sum": 100, "dram__bytes_op_write.sum": 28}}))
+    f = w.frame
+    assert f["counter_flops"].tolist()[0] == 4096.0 and np.isnan(f["counter_flops"].tolist()[1])
+    assert f["formula_flops"].tolist()[0] == pytest.approx(2 * 2 * 8 * 4 * 5 / 11)  # its share of the op
+    cmp = compare(w).set_index(["op", "quantity"])
+    assert cmp.loc[("aten::mm", "flops"), "ratio"] == pytest.approx(4096.0 / (2 * 2 * 8 * 4 * 5 / 11))
+    assert cmp.loc[("aten::mm", "flops"), "flagged"]
+    assert prefer(w, "formulas").frame["flops"].tolist()[0] == pytest.approx(2 * 2 * 8 * 4 * 5 / 11)

@@ -212,3 +212,15 @@ def _phases(sc, back, b_thr, nvtx, q_thr, q_time, step) -> np.ndarray | None:
             guess = (phase == None) & np.array([s in trained for s in step], dtype=bool)  # noqa: E711
             phase[guess] = FORWARD_GUESS
     return phase if (phase != None).any() else None  # noqa: E711
+
+
+def keep_both(extra: dict, rows: np.ndarray, formula: dict[str, np.ndarray], counters: dict[str, np.ndarray]) -> None:
+    """Where CUPTI counters replaced an op formula's FLOPs or bytes (``rows``), both kept as ``formula_<col>`` and
+    ``counter_<col>`` columns (roofcore.hierarchy.sources compares them per op); nothing where no row has both."""
+    for col, f in formula.items():
+        c = counters[col]
+        both = rows[~np.isnan(f[rows]) & ~np.isnan(c[rows])]
+        if both.size:
+            fo = extra.setdefault(f"formula_{col}", np.full(len(f), np.nan))
+            co = extra.setdefault(f"counter_{col}", np.full(len(f), np.nan))
+            fo[both], co[both] = f[both], c[both]
