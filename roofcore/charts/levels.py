@@ -67,13 +67,13 @@ def trajectory_chart(a: Analysis, *, hw_id: str | None = None, by: str = "step",
     rows["x"] = rows.get("intensity_hbm", pd.Series(np.nan, index=rows.index))
     rows["y"] = rows["achieved_flops_per_s"]
     rows["phase"] = rows["phase"].fillna("no phase") if "phase" in rows.columns else "no phase"
-    pts = rows[rows["point"] & rows["x"].gt(0) & rows["y"].gt(0)].copy()
+    keep = ["order", "name", "x", "y", "phase", "time_s", "coverage", "outlier", "differs", "ceiling"]
+    pts = rows.loc[rows["point"] & rows["x"].gt(0) & rows["y"].gt(0), [c for c in keep if c in rows]].copy()
     pts["label"] = ""
     if len(pts):
         pts.loc[pts.index[0], "label"] = f"first: {pts['name'].iloc[0]}"
         pts.loc[pts.index[-1], "label"] = f"last: {pts['name'].iloc[-1]}" if len(pts) > 1 else pts.loc[pts.index[0],
                                                                                                       "label"]
-    pts["outlier_text"] = np.where(pts["outlier"], "outlier", "")
     x_dom, y_dom = base_domains([hw])
     if len(pts):  # a decade around the points and the ridge
         ridge = hw.ridge()[hw.offchip.name]

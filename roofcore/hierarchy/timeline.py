@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..units import fmt_time
-from .grouping import OUTSIDE, keys_of
+from .grouping import OUTSIDE, _factor, codes_of
 
 #: a step or window whose roofline is known for less of its time than this shows its coverage instead of a point
 MIN_COVERAGE = 0.5
@@ -39,32 +39,44 @@ def flag_steps(rows: pd.DataFrame, frame: pd.DataFrame, level: str = "step", win
     slow = inside & (t > OUTLIER_FACTOR * med)
     out.loc[slow, "outlier"] = True
     if slow.any():
-        keys = keys_of(frame, level, None, window)
-        out.loc[slow, "differs"] = [_differs(g, out, frame, keys, inside) for g in out.loc[slow, "group"]]
+        per, names = _per_step_kernel(frame, level, window, out["group"].tolist())
+        median = np.median(per[inside], axis=0)  # the median step's time per kernel name
+        out.loc[slow, "differs"] = [_differs(i, out, per, median, names, inside) for i in np.flatnonzero(slow)]
     return out
 
 
-def _differs(g: object, rows: pd.DataFrame, frame: pd.DataFrame, keys: np.ndarray, inside: np.ndarray) -> str:
-    """What sets step ``g`` apart from the median step: launches, the kernel slower by the most, the idle gap."""
+def _per_step_kernel(frame: pd.DataFrame, level: str, window: float | None, groups: list
+                     ) -> tuple[np.ndarray, list]:
+    """A (group × kernel name) matrix of measured time, rows in the order of ``groups`` (computed once)."""
+    codes, uniq = codes_of(frame, level, None, window)
+    ncodes, names = _factor(frame, "name")
+    pos = {g: i for i, g in enumerate(groups)}
+    row_of = np.array([pos.get(u, -1) for u in uniq] + [-1], dtype=np.int64)[codes]
+    ok = (row_of >= 0) & (ncodes >= 0)
+    t = np.nan_to_num(frame["time_s"].to_numpy(dtype=np.float64))
+    k = len(names)
+    mat = np.bincount(row_of[ok] * k + ncodes[ok], weights=t[ok], minlength=len(groups) * k)
+    return mat.reshape(len(groups), k), names
+
+
+def _differs(i: int, rows: pd.DataFrame, per: np.ndarray, median: np.ndarray, names: list, inside: np.ndarray
+             ) -> str:
+    """What sets step ``i`` apart from the median step: launches, the kernel slower by the most, the idle gap."""
     said = []
     launches = rows.loc[inside, "launches"].to_numpy(dtype=np.float64)
-    mine = rows.loc[rows["group"] == g].iloc[0]
+    mine = rows.iloc[i]
     med_l = float(np.median(launches))
     if mine["launches"] > 1.1 * med_l:
         said.append(f"more kernels ({int(mine['launches']):,} launches against a median of {med_l:,.0f})")
-    t = frame["time_s"].to_numpy(dtype=np.float64)
-    k = pd.DataFrame({"step": keys, "name": frame["name"].to_numpy(dtype=object), "t": np.nan_to_num(t)})
-    k = k[pd.notna(k["step"])]
-    per = k.groupby(["step", "name"], sort=False)["t"].sum().unstack(fill_value=0.0)
-    if g in per.index:
-        extra = per.loc[g] - per.drop(index=g).median()
-        name = extra.idxmax()
-        if extra[name] > 0:
-            said.append(f"a slower kernel: {_short(str(name))} {fmt_time(per.loc[g, name])} against a median of "
-                        f"{fmt_time(per.drop(index=g)[name].median())}")
+    if per.shape[1]:
+        extra = per[i] - median
+        j = int(np.argmax(extra))
+        if extra[j] > 0:
+            said.append(f"a slower kernel: {_short(str(names[j]))} {fmt_time(per[i, j])} against a median of "
+                        f"{fmt_time(median[j])}")
     span = (rows["end_s"] - rows["start_s"]).to_numpy(dtype=np.float64)
     gap = span - rows["time_s"].to_numpy(dtype=np.float64)
-    row = int(np.flatnonzero((rows["group"] == g).to_numpy())[0])
+    row = i
     med_gap = float(np.nanmedian(gap[inside])) if (~np.isnan(gap[inside])).any() else np.nan
     if not np.isnan(gap[row]) and gap[row] > max(2 * med_gap, 0) + 0.1 * float(rows["time_s"].iloc[row] or 0):
         said.append(f"a gap: the GPU idle {fmt_time(gap[row])} of the step against a median of {fmt_time(med_gap)}")
