@@ -3,7 +3,8 @@
 Generates an ncu ``--csv`` details export (default 20,000 launches × 25 metrics, ~136 MB): the 2023–2026
 15-column header, every field quoted, long templated kernel names with commas, values with thousands separators
 (no preamble, so pandas' defaults can read it); with ``--page raw`` the same launches as a raw page (one row per
-launch, a units row). Then runs, alternated ``--repeat`` times, each a separate process:
+launch, a units row); with ``--page saved`` the details page as a spreadsheet saves it back (quotes only where
+needed, CRLF, a BOM). Then runs, alternated ``--repeat`` times, each a separate process:
 
 * ``roofline analyze FILE --json > /dev/null`` (the acceptance: at most 0.5× the lean peer, 0.3× the published
   recipe, peak memory at most 2× the file);
@@ -17,9 +18,9 @@ launch, a units row). Then runs, alternated ``--repeat`` times, each a separate 
 Medians of wall and CPU time (user + system of the child), ratios to each peer, peak resident memory of each child
 over the file size. ``--stages`` also times the reader's parts in this process (parse, analyse).
 
-Run: ``python benchmarks/bench_ncu.py [--launches N] [--repeat 5] [--page raw] [--stages]``; results print and go
-to benchmarks/out/ncu.json (ncu_raw.json for the raw page). Numbers depend on the machine and its load: compare
-ratios from one run.
+Run: ``python benchmarks/bench_ncu.py [--launches N] [--repeat 5] [--page details|raw|saved] [--stages]``; results
+print and go to benchmarks/out/ncu.json (ncu_raw.json, ncu_saved.json for the other pages). Numbers depend on the
+machine and its load: compare ratios from one run.
 """
 
 from __future__ import annotations
@@ -139,6 +140,18 @@ def make_raw_csv(path: Path, launches: int, seed: int = 0) -> None:
             fh.write(",".join(f'"{c[i]}"' for c in cols) + "," + ",".join(f'"{v}"' for v in values[i]) + "\n")
 
 
+def make_saved_csv(path: Path, launches: int, seed: int = 0) -> None:
+    """The details export of :func:`make_csv` as a spreadsheet saves it back: quotes only where needed, CRLF, a BOM."""
+    import csv
+
+    details = path.with_name(path.stem + "_details.tmp")
+    make_csv(details, launches, seed)
+    with details.open(newline="", encoding="utf-8") as fi, path.open("w", newline="", encoding="utf-8") as fo:
+        fo.write("\ufeff")
+        csv.writer(fo, lineterminator="\r\n").writerows(csv.reader(fi))
+    details.unlink()
+
+
 def roofline_cmd() -> list[str]:
     """The ``roofline`` command as installed (its console script beside this Python), else ``python -m roofcore``."""
     script = Path(PY).with_name("roofline")
@@ -168,12 +181,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--launches", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--page", choices=("details", "raw"), default="details")
+    ap.add_argument("--page", choices=("details", "raw", "saved"), default="details",
+                    help="saved: the details page as a spreadsheet saves it back (quotes only where needed)")
     ap.add_argument("--stages", action="store_true", help="also time the reader's parts in this process")
     ap.add_argument("--generate", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.generate:  # in a child process: this one stays small (a child's peak memory counts its parent's)
-        return (make_csv if args.page == "details" else make_raw_csv)(Path(args.generate), args.launches)
+        return {"details": make_csv, "raw": make_raw_csv, "saved": make_saved_csv}[args.page](Path(args.generate),
+                                                                                            args.launches)
     OUT.mkdir(exist_ok=True)
     compile_bytecode()
     csv = OUT / f"ncu_{args.page}_{args.launches}.csv"
@@ -182,6 +197,8 @@ def main() -> None:
                        check=True)
     size = csv.stat().st_size
     contenders = {"roofline_analyze_json": [*roofline_cmd(), "analyze", str(csv), "--json"]}
+    if args.page == "saved":  # pandas reads a spreadsheet's CSV as it reads ncu's
+        contenders["lean_pandas"] = [PY, str(PEERS / "nersc_ncu.py"), str(csv)]
     if args.page == "details":  # the peers and the floors read the details page
         contenders.update(lean_pandas=[PY, str(PEERS / "nersc_ncu.py"), str(csv)],
                           nersc_published=[PY, str(PEERS / "nersc_ncu_published.py"), str(csv)],
@@ -206,10 +223,10 @@ def main() -> None:
                                             "cpu": round(ours["median_cpu_s"] / res[other]["median_cpu_s"], 3)}
     if args.stages:
         result["stages_in_process"] = stages(csv, 3)
-    name = "ncu.json" if args.page == "details" else "ncu_raw.json"
+    name = "ncu.json" if args.page == "details" else f"ncu_{args.page}.json"
     (OUT / name).write_text(json.dumps(result, indent=1, ensure_ascii=False))
     print(json.dumps(result, indent=1, ensure_ascii=False))
-    if "lean_pandas" in res:
+    if "nersc_published" in res:
         checks = {"<= 0.5x lean pandas": ours["median_s"] <= 0.5 * res["lean_pandas"]["median_s"],
                   "<= 0.3x NERSC as published": ours["median_s"] <= 0.3 * res["nersc_published"]["median_s"],
                   "peak RSS <= 2x file": ours["rss_over_input"] <= 2.0}
