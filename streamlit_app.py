@@ -73,8 +73,9 @@ def _import_notes(entry: state.WorkloadEntry) -> None:
             for text in w.warnings:
                 prose, script = note_and_script(text)  # commands to run: a block to copy, line by line
                 st.markdown(f"- {escape_markdown(prose)}")
-                if script:
-                    st.code(script, language="bash")
+                if script:  # in a popover, drawn when opened: see pages/roofline.py
+                    with st.popover("Commands to run", icon=":material/terminal:"):
+                        st.code(script, language="bash")
             if w.skipped:
                 st.dataframe(skipped_frame(w), hide_index=True, width="stretch")
 

@@ -1,5 +1,7 @@
 """Roofline: every kernel on the log-log roofline of each selected device, with SVG/PNG downloads."""
 
+import contextlib
+
 import streamlit as st
 
 from app import levels, page, tables
@@ -52,13 +54,17 @@ gaps = shared("roofline.gaps", opts, lambda: views.chart_gaps(a, fig.rows))  # k
 with st.container(border=True, key="roofline_area"):  # the chart area: the chart says what it leaves out
     if gaps.text:
         message("info" if gaps.drawn else "warning", gaps.text, icon=":material/info:")
-        for command in gaps.commands:
-            prose, script = views.note_and_script(command)  # a sentence, then a script of several commands
-            if script:
-                st.caption(escape_message(prose))
-                st.code(script, language="bash")
-            else:
-                st.code(command, language=None, wrap_lines=True)
+        # in a popover: Chromium draws a popover's content when it opens, and the page's first code block costs
+        # ~0.5-1.5 s of the browser's time (Streamlit's syntax highlighter starting), before the chart below
+        with st.popover("Commands to collect what is missing", icon=":material/terminal:") if gaps.commands \
+                else contextlib.nullcontext():
+            for command in gaps.commands:
+                prose, script = views.note_and_script(command)  # a sentence, then a script of several commands
+                if script:
+                    st.caption(escape_message(prose))
+                    st.code(script, language="bash")
+                else:
+                    st.code(command, language=None, wrap_lines=True)
     spec = shared("roofline.spec", opts, lambda: fig.spec(arrow=True))  # Arrow tables: Streamlit's
     st.vega_lite_chart(spec=dict(spec), theme=None, width="content", key="roofline_chart")
     mark("chart sent")

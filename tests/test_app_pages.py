@@ -120,6 +120,14 @@ def test_the_targeted_commands_are_a_script_to_copy():
     assert sum(line.startswith("METRICS=") for line in lines) == 1 and lines[-1].startswith("for i in ")
     intro = [c for c in said(at.caption) if c.startswith("No counters for 3 of 3 kernels")]
     assert intro and intro[0].endswith("together with this timeline:") and "\n" not in intro[0]
+    # each in a popover, drawn when opened: a page's first code block cost the browser ~1 s before the chart
+    assert _code_blocks_outside_popovers(at._tree) == 0 and len(at.code) >= 2
+
+
+def _code_blocks_outside_popovers(node, inside: bool = False) -> int:
+    kids = node.children.values() if isinstance(getattr(node, "children", None), dict) else ()
+    return sum((type(k).__name__ == "Code" and not inside)
+               + _code_blocks_outside_popovers(k, inside or getattr(k, "type", "") == "popover") for k in kids)
 
 
 def test_a_partial_chart_counts_what_it_draws():
