@@ -174,3 +174,21 @@ def test_parse_through_either_reader_is_identical(monkeypatch):
     slow = kineto.parse(data, "t.json")
     assert fast.frame.equals(slow.frame) and fast.warnings == slow.warnings and fast.meta == slow.meta
     assert fast.skipped == slow.skipped
+
+
+def test_arrays_made_while_decoding_match_the_tuples(monkeypatch):
+    """The decoder's numeric columns (Scan.arrays) are what the build would make of the tuples; a column whose
+    values are not all integers (a thread named by a string) is left to the build."""
+    monkeypatch.setattr(kineto_decode, "PIECE", 200)  # arrays made piece by piece, then joined
+    doc = rich_trace()
+    sc = decoded(json.dumps(doc).encode())
+    assert set(sc.arrays) == set(kineto_decode.ARRAYS) - {"rt_corr"}  # a correlation written "12"
+    assert sc.arrays["ops_ts"].tolist() == [float(o[2]) for o in sc.ops]
+    doc["traceEvents"][4]["tid"] = "main thread"
+    doc["traceEvents"][9]["args"]["correlation"] = 12
+    sc = decoded(json.dumps(doc).encode())
+    assert "ops_tid" not in sc.arrays and "ops_pid" in sc.arrays and sc.arrays["rt_corr"].tolist() == [11, 12]
+    fast = kineto.parse(json.dumps(doc).encode(), "t.json")
+    monkeypatch.setattr(kineto, "DECODER", False)
+    slow = kineto.parse(json.dumps(doc).encode(), "t.json")
+    assert fast.frame.equals(slow.frame) and fast.warnings == slow.warnings

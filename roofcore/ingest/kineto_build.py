@@ -8,6 +8,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,19 @@ from .frames import make_frame, skip
 from .kineto_comm import group_context
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
-from .kineto_link import _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost, transpose
+from .kineto_link import (
+    _column,
+    _differ,
+    _ids,
+    _ints,
+    _joined,
+    _numbers,
+    _texts,
+    _thread_codes,
+    _valid_ids,
+    innermost,
+    transpose,
+)
 from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
 from .kineto_ops_train import list_dtypes
@@ -81,16 +94,24 @@ def _build(sc: Scan, source: str, context: dict) -> Workload:
     ev = _events(sc)
     res_of_op, op_names = _link_ops(sc, ev)
     res_of_op = parent_context(sc.ops, sc.signatures, res_of_op)  # sizes only the enclosing op recorded
-    any_shapes = any(r[7] for r in sc.ops)
+    any_shapes = any(map(itemgetter(7), sc.ops))
     _cost_ops(sc, ev, res_of_op, op_names, warnings)
     _memory_events(ev)
-    rows = np.array([str(c) if c is not None else f"event {i}" for c, i in zip(ev.corr_raw, ev.ev_idx, strict=True)],
-                    dtype=object)
+    rows = _row_ids(ev)
     range_frame = _ranges(sc, ev, context, source, warnings)
     keep, skipped = _left_out(ev, rows, range_frame, source)
     _warn(sc, ev, keep, any_shapes, warnings)
     ev.extra.update(ancestry_columns(sc, ev))  # step, module, op, nvtx, phase, start_s (roofcore.hierarchy)
     return _workload(sc, ev, rows, keep, skipped, range_frame, any_shapes, source, warnings)
+
+
+def _row_ids(ev: _Events) -> np.ndarray:
+    """Each GPU event's row id: its correlation id as text (``event N`` without one)."""
+    ints = _ints(ev.corr_raw)
+    if ints is not None:  # every event has an integer correlation: converted in one pass
+        return ints.astype(str).astype(object)
+    return np.array([str(c) if c is not None else f"event {i}" for c, i in zip(ev.corr_raw, ev.ev_idx, strict=True)],
+                    dtype=object)
 
 
 def _events(sc: Scan) -> _Events:
@@ -121,16 +142,17 @@ def _link_ops(sc: Scan, ev: _Events) -> tuple[np.ndarray, np.ndarray]:
     if not (ops and ev.n):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
     corr, ext = _ids(ev.corr_raw), _ids(ev.ext_raw)
-    o_pid, o_tid, o_ts, o_dur, o_name, o_ext, o_res, _ = transpose(ops, 8)
-    o_start = _numbers(o_ts, "ts", None, negative_ok=True)
-    o_end = o_start + np.nan_to_num(_numbers(o_dur, "dur", None))
+    ops_col = _column(sc.arrays, ops)
+    o_start = ops_col("ops_ts", 2, lambda v: _numbers(v, "ts", None, negative_ok=True))
+    o_end = o_start + np.nan_to_num(ops_col("ops_dur", 3, lambda v: _numbers(v, "dur", None)))
     op_of = ev.op_of
     if sc.runtime:
-        r_pid, r_tid, r_ts, r_corr, _ = transpose(sc.runtime, 5)
-        threads = _thread_codes(list(o_pid) + list(r_pid), list(o_tid) + list(r_tid))
-        r_time = _numbers(r_ts, "ts", None, negative_ok=True)
+        rt_col = _column(sc.arrays, sc.runtime)
+        threads = _thread_codes(_joined(ops_col("ops_pid", 0), rt_col("rt_pid", 0)),
+                                _joined(ops_col("ops_tid", 1), rt_col("rt_tid", 1)))
+        r_time = rt_col("rt_ts", 2, lambda v: _numbers(v, "ts", None, negative_ok=True))
         launch_op = innermost(threads[:n_ops], o_start, o_end, threads[n_ops:], r_time)
-        r_index = _ids(r_corr)
+        r_index = _ids(rt_col("rt_corr", 3))
         first = ~r_index.duplicated()
         r_index, launch_op = r_index[first], launch_op[first]
         at = r_index.get_indexer(corr)
@@ -140,28 +162,13 @@ def _link_ops(sc: Scan, ev: _Events) -> tuple[np.ndarray, np.ndarray]:
     ext_differs = _valid_ids(ev.ext_raw) & _differ(ev.ext_raw, ev.corr_raw)
     need = (op_of < 0) & ext_differs
     if need.any():
-        o_index = _ids(o_ext)
+        o_index = _ids(ops_col("", 5))
         keep = ~o_index.duplicated()
         pos = o_index[keep].get_indexer(ext[need])
         op_ids = np.flatnonzero(keep)
         op_of[need] = np.where(pos >= 0, op_ids[np.maximum(pos, 0)], -1)
     ev.op_of = op_of
-    return np.array(o_res, dtype=np.int64), _texts(o_name)
-
-
-def _differ(a: tuple, b: tuple) -> np.ndarray:
-    """``a[i] != b[i]`` per position (vectorised where both are integers)."""
-    ia, ib = _ints(a), _ints(b)
-    if ia is not None and ib is not None:
-        return ia != ib
-    return np.array([x != y for x, y in zip(a, b, strict=True)], dtype=bool)
-
-
-def _texts(values: tuple) -> np.ndarray:
-    """Names as an object array, None where a value is no string."""
-    if set(map(type, values)) == {str}:
-        return np.array(values, dtype=object)
-    return np.array([nm if type(nm) is str else None for nm in values], dtype=object)
+    return np.array(ops_col("", 6), dtype=np.int64), _texts(ops_col("", 4))
 
 
 def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray, warnings: list[str]) -> None:
@@ -197,7 +204,8 @@ def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray
         costed_ok = np.flatnonzero(costed)[ok[costed]]
         fp32_mx = costed_ok[(precision[costed_ok] == "fp32") & (unit[costed_ok] == "matrix")]
         if fp32_mx.size:  # fp32 matmuls that ran on tensor cores as TF32 (the kernel name says so)
-            tf32 = pd.Series([ev.names[k] for k in fp32_mx], dtype=object).str.contains(_TF32_KERNEL).to_numpy(bool)
+            codes, uniq = pd.factorize(np.array([ev.names[k] for k in fp32_mx], dtype=object))
+            tf32 = np.array([bool(_TF32_KERNEL.search(u)) for u in uniq], dtype=bool)[codes]  # once per name
             precision[fp32_mx[tf32]] = "tf32"
         n_assumed = np.unique(op_of[costed_ok][r_assumed[res[costed_ok]]]).size
         if n_assumed:

@@ -46,6 +46,9 @@ _HEAD_MAX = 1 << 26
 
 _Scalar = int | float | str | None
 _SIG_KEYS = ("Input Dims", "Input type", "Concrete Inputs", *_COMM_ARGS)
+#: the arrays a decoded scan carries (Scan.arrays): ops' and launches' pid, tid (int64, where every one is an
+#: integer), ts, ops' dur (float64) and launches' correlation (int64)
+ARRAYS = ("ops_pid", "ops_tid", "ops_ts", "ops_dur", "rt_pid", "rt_tid", "rt_ts", "rt_corr")
 _SPLIT = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
 _END = re.compile(rb"\}[ \t\r\n]*\]")
 _WS = re.compile(r"[ \t\r\n]*")
@@ -138,8 +141,10 @@ def scan(data: object, chunks: Iterator[bytes] | None, source: str, costed: Cont
     out = Scan()
     i, bare = _head(src, out)
     out.seen_events = True
-    i = _events(src, i, _Bucket(out, costed))
+    b = _Bucket(out, costed)
+    i = _events(src, i, b)
     _tail(src, i, bare, out)
+    b.finish()
     return out
 
 
@@ -303,6 +308,32 @@ class _Bucket:
         self.names: dict[str, str] = {}
         self.memo: dict[str, int] = {}
         self.raw_memo: dict[tuple, int] = {}
+        self.cols: dict[str, list | None] = {k: [] for k in ARRAYS}
+
+    def finish(self) -> None:
+        """The arrays of every piece joined (:data:`ARRAYS`; one whose values were not all numbers is left out)."""
+        import numpy as np
+
+        self.out.arrays = {k: np.concatenate(v) for k, v in self.cols.items() if v}
+
+    def _arrays(self, o0: int, r0: int) -> None:
+        """The numbers of this piece's ops and launches as arrays, made while their values are in the cache (the
+        same values :mod:`.kineto_build` would make of the tuples: :func:`.kineto_link._numbers`, ``_ints``)."""
+        from .kineto_link import _ints, _numbers, transpose
+
+        out, cols = self.out, self.cols
+        for rows, first, names in ((out.ops, o0, ("ops_pid", "ops_tid", "ops_ts", "ops_dur")),
+                                   (out.runtime, r0, ("rt_pid", "rt_tid", "rt_ts", "rt_corr"))):
+            if len(rows) == first:
+                continue
+            pid, tid, ts, last = transpose(rows[first:], 4)
+            got = (_ints(pid), _ints(tid), _numbers(ts, "ts", None, negative_ok=True),
+                   _ints(last) if names[3] == "rt_corr" else _numbers(last, "dur", None))
+            for name, arr in zip(names, got, strict=True):
+                if arr is None:
+                    cols[name] = None
+                elif cols[name] is not None:
+                    cols[name].append(arr)  # type: ignore[union-attr]
 
     def decode(self, buf: object, a: int, z: int) -> bool:
         """Bucket the events in ``buf[a:z]`` (whole events); False where that text does not decode."""
@@ -325,6 +356,7 @@ class _Bucket:
         intern = names.setdefault
         gpu, runtime, ops, marks = out.gpu.append, out.runtime.append, out.ops.append, out.marks.append
         idx = out.events
+        o0, r0 = len(out.ops), len(out.runtime)
         ranges = []
         string_times = 0
         for e in evs:
@@ -367,6 +399,7 @@ class _Bucket:
             idx += 1
         out.events = idx
         out.string_times += string_times
+        self._arrays(o0, r0)
         if ranges:
             self._ranges(ranges, piece, idx - len(evs))
 

@@ -110,6 +110,8 @@ class Scan:
         self.ranges: list[tuple] = []  # (index, name, args)
         #: duration (ph X) ranges of :data:`MARKS`' categories: (kind, pid, tid, ts, dur, name), in file order
         self.marks: list[tuple] = []
+        #: numbers of ``ops`` and ``runtime`` as arrays, where the decoder made them (names: kineto_decode.ARRAYS)
+        self.arrays: dict[str, object] = {}
         #: distinct (op name, Input Dims, Input type, Concrete Inputs, extra args) of ops with a cost formula, costed once
         self.signatures: list[tuple] = []
         self.top: dict[str, object] = {}

@@ -60,7 +60,9 @@ def transpose(rows: Sequence[tuple], width: int) -> list[list]:
 
 def _ints(values: Sequence[object]) -> np.ndarray | None:
     """The values as int64 when every one is a JSON integer that fits (the usual case, read at C speed), else
-    None."""
+    None. An int64 array (the decoder's columns) is returned as it is."""
+    if isinstance(values, np.ndarray):
+        return values if values.dtype == np.int64 and len(values) else None
     if not len(values) or set(map(type, values)) != {int}:
         return None
     try:
@@ -154,4 +156,38 @@ def _thread_codes(pids: Sequence[object], tids: Sequence[object]) -> np.ndarray:
     return pc * (int(tc.max(initial=0)) + 1) + tc
 
 
-# --------------------------------------------------------------------------------------------- parse
+# --------------------------------------------------------------------------------------------- columns
+
+
+def _column(arrays: dict, rows: list[tuple]):
+    """``col(name, k, convert)``: the decoder's array ``name`` where it made one, else column ``k`` of ``rows``
+    (through ``convert``)."""
+    def col(name: str, k: int, convert=None):
+        got = arrays.get(name)
+        if got is not None:
+            return got
+        values = list(map(itemgetter(k), rows))
+        return convert(values) if convert else values
+    return col
+
+
+def _joined(a: object, b: object) -> object:
+    """Two columns one after the other (arrays joined as arrays)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.concatenate([a, b])
+    return list(a) + list(b)  # type: ignore[call-overload]
+
+
+def _differ(a: tuple, b: tuple) -> np.ndarray:
+    """``a[i] != b[i]`` per position (vectorised where both are integers)."""
+    ia, ib = _ints(a), _ints(b)
+    if ia is not None and ib is not None:
+        return ia != ib
+    return np.array([x != y for x, y in zip(a, b, strict=True)], dtype=bool)
+
+
+def _texts(values: tuple) -> np.ndarray:
+    """Names as an object array, None where a value is no string."""
+    if set(map(type, values)) == {str}:
+        return np.array(values, dtype=object)
+    return np.array([nm if type(nm) is str else None for nm in values], dtype=object)
