@@ -12,6 +12,9 @@ per form (``.json``, ``.json.gz``) it runs, alternated ``--repeat`` times, each 
   raw), nothing else (``.gz``: decompressed whole first);
 * ``import numpy, pandas`` alone, for scale (what any pandas-based reader pays before reading).
 
+``--rocprofv3`` adds a 44,000-dispatch rocprofv3 ``--output-format json`` file (:mod:`rocprofv3_json`; its floor:
+``msgspec.json.decode`` into Python objects).
+
 Medians of wall and CPU time (user + system of the child), ratios to ``json.load``, peak resident memory of each
 child over the (uncompressed) file size. Run: ``python benchmarks/bench_traces.py [--events N] [--repeat 5]
 [--shapes generated,alexnet] [--no-gz]``; results print and go to benchmarks/out/traces.json. Numbers depend on the
@@ -69,6 +72,7 @@ def main() -> None:
     ap.add_argument("--shapes", default="generated,alexnet")
     ap.add_argument("--no-gz", action="store_true", help="plain files only")
     ap.add_argument("--keep", action="store_true", help="keep the generated traces in benchmarks/out")
+    ap.add_argument("--rocprofv3", action="store_true", help="also a 44,000-dispatch rocprofv3 JSON")
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     compile_bytecode()
@@ -94,7 +98,26 @@ def main() -> None:
         if not args.keep:
             for f in forms:
                 f.unlink()
+    if args.rocprofv3:
+        report.append(_rocprofv3(args.repeat))
     (OUT / "traces.json").write_text(json.dumps(report, indent=1))
+
+
+def _rocprofv3(repeat: int) -> dict:
+    """A 44,000-dispatch rocprofv3 JSON (benchmarks/rocprofv3_json.py): analyze against json.load and the floor
+    (msgspec.json.decode of the whole file into Python objects)."""
+    from rocprofv3_json import make_json
+
+    path = OUT / "rocprofv3_44000.json"
+    size = make_json(path, 44_000)
+    runs = contenders(path)
+    runs["floor: msgspec typed decode"] = [PY, "-c", f"import msgspec; msgspec.json.decode(open({str(path)!r}, 'rb')"
+                                                     ".read())"]
+    r = compare(f"rocprofv3 {path.name}", runs, "json.load", repeat, size)
+    r["file_mb"] = round(size / 1e6, 1)
+    _print(r)
+    path.unlink()
+    return r
 
 
 def _print(r: dict) -> None:
