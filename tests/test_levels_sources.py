@@ -65,13 +65,23 @@ def test_sources_text_and_json():
 
 def test_cupti_counters_beside_the_op_formula_in_a_pytorch_trace():
     """A PyTorch trace with CUPTI ranges: the counters replace the first GEMM's shape estimate, and both stay."""
-    from test_ingest_kineto import k, op, read, rt, trace
+    import json
 
-    rng = {"ph": "X", "cat": "cuda_profiler_range", "pid": 0, "tid": 0, "ts": 0, "dur": 999}
-    w = read(trace(op("aten::mm", 10, 30, [[2, 4], [4, 8]], ["float", "float"]), rt(12, 1), rt(20, 2),
-                   k("gemm", 100, 5, 1), k("gemm", 110, 6, 2),
-                   {**rng, "name": "gemm", "args": {"sm__ops_path_tensor_src_bf16_dst_fp32.sum": 4096.0,
-                                                    "dram__bytes_op_read.sum": 100, "dram__bytes_op_write.sum": 28}}))
+    from roofcore import ingest
+
+    def x(cat, name, pid, tid, ts, dur, **args):
+        return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+    events = [x("cpu_op", "aten::mm", 1, 1, 10, 30, **{"External id": 1, "Input Dims": [[2, 4], [4, 8]],
+                                                          "Input type": ["float", "float"], "Concrete Inputs": ["", ""]}),
+              *(x("cuda_runtime", "cudaLaunchKernel", 1, 1, ts, 2, correlation=c) for ts, c in ((12, 1), (20, 2))),
+              *(x("kernel", "gemm", 0, 7, ts, d, correlation=c, device=0) for ts, d, c in ((100, 5, 1), (110, 6, 2))),
+              x("cuda_profiler_range", "gemm", 0, 0, 0, 999, **{"sm__ops_path_tensor_src_bf16_dst_fp32.sum": 4096.0,
+                                                                  "dram__bytes_op_read.sum": 100,
+                                                                  "dram__bytes_op_write.sum": 28})]
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8,
+                                                     "computeMinor": 0}], "traceEvents": events}
+    w = ingest.read(json.dumps(doc).encode(), name="t.json")
     f = w.frame
     assert f["counter_flops"].tolist()[0] == 4096.0 and np.isnan(f["counter_flops"].tolist()[1])
     assert f["formula_flops"].tolist()[0] == pytest.approx(2 * 2 * 8 * 4 * 5 / 11)  # its share of the op
