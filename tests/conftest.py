@@ -12,6 +12,29 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: twice the usable cores on a small machine (at most 8 workers). A third of the suite's time is
+    waiting — on a `streamlit run` server, a browser, a database, a child process — which a second worker per core
+    fills; beyond four cores, one worker each."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores * 2 if cores <= 4 else cores
+
+
+#: the files that take longest (their own server, browser or every sample), run first: with a whole file per
+#: worker, one of them started last would run on alone while the other workers sit idle
+SLOW_FIRST = ("test_browser_samples.py", "test_browser_samples_b.py", "test_browser_samples_c.py",
+              "test_samples_app.py", "test_samples.py", "test_load.py", "test_isolation.py", "test_store.py",
+              "test_fuzz.py", "test_report.py", "test_browser.py", "test_perturb.py", "test_browser_share.py",
+              "test_meta.py", "test_history_page.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its own order
+
+
 @pytest.fixture(scope="module")
 def navigation_only():
     """Run streamlit_app.py on every AppTest run, as a server does.

@@ -1,6 +1,7 @@
 """Every real export of ../shared/samples through the app in a real browser, as a new user would drop it in:
 one `streamlit run` server and one page; each sample group is uploaded in turn (the files of one run together),
-the detected device taken with its "Use …" button where the app offers one, and every page opened. No page may
+the detected device taken with its "Use …" button where the app offers one, and its pages opened: every page
+drawn from the workload's numbers, one of the others in turn, and every page for the four screenshot samples. No page may
 show "Something went wrong" or an exception; a refused upload shows its message and the app goes on with the
 example. Screenshots of every page for four samples of different formats go to tests/artifacts/ for a person.
 
@@ -24,6 +25,11 @@ require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api")
 
 PAGES = ["Overview", "Roofline", "Kernels", "Recommendations", "Planner", "Compare", "History", "Hardware", "Report"]
+#: pages drawn from the workload's own numbers (charts, tables, the report's preview): opened for every group
+DATA_PAGES = {"Overview", "Roofline", "Kernels", "Recommendations", "Report"}
+#: the other pages, each opened by every fourth group in turn and by every group of SHOTS; tests/test_samples_app.py
+#: opens every page for every entry (in-process), so the browser adds the front end without walking 9 × 40 pages
+ROTATED = ["Planner", "Compare", "History", "Hardware"]
 #: four samples of different formats whose every page is kept as a screenshot
 SHOTS = {"ncu_details_a100_interpolate_sgemm.csv": "ncu", "nsys2025.3.2_stats_console_log_a100_julia.out": "nsys",
          "rocprof-compute vcopy MI200 with sysinfo and roofline": "rocprof-compute",
@@ -153,12 +159,30 @@ def test_every_sample_group_on_every_page(page):
     walk(page, 0)
 
 
+def pages_for(key: str, index: int) -> list[str]:
+    """The pages group number ``index`` opens, in the navigation's order: the data pages, one rotated page, or
+    every page for the groups kept as screenshots."""
+    if key in SHOTS:
+        return PAGES
+    return [p for p in PAGES if p in DATA_PAGES or p == ROTATED[index % len(ROTATED)]]
+
+
+def test_every_page_is_opened_in_the_browser_walk():
+    """Each page is opened for at least one group of every part of the walk, or for a screenshot group."""
+    groups = sample_groups()
+    for name in PAGES:
+        for part in range(PARTS):
+            assert any(name in pages_for(groups[i], i) for i in range(part, len(groups), PARTS)), (name, part)
+
+
 def walk(page, part: int) -> None:
     """Part ``part`` of :data:`PARTS` of the sample groups (every ``PARTS``-th, from ``part``), each uploaded and
     taken through every page."""
     found: list[str] = []
     timings: list[str] = []
-    for key in sample_groups()[part::PARTS]:
+    groups = sample_groups()
+    for index in range(part, len(groups), PARTS):
+        key = groups[index]
         e = ENTRIES[key]
         t0 = time.monotonic()
         upload(page, key)
@@ -180,7 +204,7 @@ def walk(page, part: int) -> None:
             use.first.click()
             idle(page)
         set_device(page, e["hardware"])  # the device it ran on (a profile that names none leaves the last one)
-        for name in PAGES:
+        for name in pages_for(key, index):
             open_page(page, name)
             found += problems(page, f"{key}: {name}")
             if key in SHOTS:

@@ -1,4 +1,4 @@
-"""Eight sessions at once on loopback (issue #8): benchmarks/load_test.py, bounded to 8 sessions × 2 rounds (the
+"""Eight sessions at once on loopback (issue #8): benchmarks/load_test.py, bounded to 8 sessions × 1 round (the
 benchmark runs 4 and more).
 
 One session is a real Chromium page, whose page time (upload set → Roofline chart drawn) is the one judged; the
@@ -30,7 +30,7 @@ bk.require_chromium()
 sys.path.insert(0, str(bk.ROOT / "benchmarks"))
 import load_test  # noqa: E402 (benchmarks/ is not a package)
 
-SESSIONS, ROUNDS, BASELINE_SESSIONS = 8, 2, 2
+SESSIONS, ROUNDS, BASELINE_SESSIONS = 8, 1, 1
 BROWSERS = 1  # one real Chromium page whose page time is judged; 7 websocket sessions load the server as browsers do
 HARD_TIMEOUT_S = 240  # everything, warm-up and baseline included; it stops by itself well before
 

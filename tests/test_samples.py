@@ -343,7 +343,7 @@ kernel = st.tuples(holes(finite), holes(finite), holes(finite), holes(finite), h
                    st.sampled_from([None, "bf16", "fp32", "fp8"]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(kernels=st.lists(kernel, min_size=1, max_size=25), with_l2=st.booleans(), with_pcie=st.booleans())
 def test_unknown_stays_unknown_on_generated_inventories(kernels, with_l2, with_pcie):
     """Inventories with holes (NaN FLOPs, bytes, times; zero FLOPs beside link bytes, i.e. copies)."""
