@@ -280,3 +280,12 @@ def test_views_tree_order_where_and_contents():
     assert ops.set_index("Op")["Launches"].to_dict() == {"aten::mm": 2, "aten::layer_norm": 1}
     assert kernels["Launches"].sum() == 3
     assert hv.where_text(Workload(frame=make_frame({"name": ["k"]}, 1)), ["k"]) == ""
+
+
+def test_cli_advice_says_where():
+    from roofcore.cli.analysis import advice_report
+
+    text = advice_report(analyze(_workload(), HW), top=5)
+    assert "    Where: in " in text and "; op aten::" in text
+    plain = Workload(frame=make_frame({"name": ["k"], "flops": [1e9], "bytes_hbm": [1e9], "time_s": [1.0]}, 1))
+    assert "Where:" not in advice_report(analyze(plain, HW), top=5)

@@ -4,6 +4,7 @@ page), and a table of the recommendations."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -13,8 +14,10 @@ from ..units import fmt_pct, fmt_time
 from .model import Advice, Lever, Recommendation, _short
 
 
-def advice_text(advice: Advice, top: int = 10, *, hardware: Hardware | None = None) -> str:
-    """Plain text for the CLI: the summary, then the top items with gain, reason and kernels."""
+def advice_text(advice: Advice, top: int = 10, *, hardware: Hardware | None = None,
+                where: Callable[[tuple[str, ...]], str] | None = None) -> str:
+    """Plain text for the CLI: the summary, then the top items with gain, reason and kernels (and, with ``where``,
+    the module and op they run in: :func:`roofcore.hierarchy.views.where_text`)."""
     head = f"== Recommendations on {hardware.name} ({hardware.id}) ==" if hardware else \
         f"== Recommendations on {advice.hardware} =="
     lines = [head, advice.summary()]
@@ -26,6 +29,8 @@ def advice_text(advice: Advice, top: int = 10, *, hardware: Hardware | None = No
         lines.append(f"    {r.lever.value} · {r.confidence.value} confidence · {gain} · rule {r.rule}")
         lines.append(f"    {r.reason}")
         lines.append(f"    kernels: {kernels_text(r)}")
+        if where is not None and (place := where(tuple(r.kernels))):
+            lines.append(f"    {place}")
     if len(items) < len(advice.items):
         lines.append("")
         lines.append(f"({len(items)} of {len(advice.items)} recommendations shown; --top 0 shows all)")

@@ -195,7 +195,10 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 def advice_report(a: Analysis, top: int = 10) -> str:
     """The ranked recommendations for every device of ``a``, as text."""
-    return "\n\n".join(advice_text(x, top=top, hardware=a.result(hw_id).hardware)
+    from ..hierarchy.views import where_text
+
+    where = (lambda ks: where_text(a.workload, ks)) if {"module", "op"} & set(a.workload.frame.columns) else None
+    return "\n\n".join(advice_text(x, top=top, hardware=a.result(hw_id).hardware, where=where)
                         for hw_id, x in advise_all(a).items())
 
 
