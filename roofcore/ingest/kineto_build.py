@@ -326,7 +326,8 @@ def _unknown_count(ev: _Events, keep: np.ndarray) -> str:
     names = pd.Series(ev.names, dtype=object)
     rows = pd.DataFrame({"name": names, "precision": ev.precision, "unit": ev.unit, "group": ev.group,
                          "count": np.ones(ev.n, dtype=np.int64)})
-    kept = keep & ~is_runtime(names)
+    codes, uniq = pd.factorize(names)  # names repeat: each distinct one tested once
+    kept = keep & ~is_runtime(pd.Series(uniq, dtype=object))[codes]
     missing = kept & ev.is_kernel & np.isnan(ev.flops)
     (k, n), (k_all, n_all) = kernel_counts(rows, missing), kernel_counts(rows, kept)
     launches = f" ({n:,} of {_n(n_all, 'launch')})" if n_all != k_all else ""
