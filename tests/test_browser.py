@@ -198,7 +198,8 @@ def test_8_planner_price_inputs_tab_in_the_order_they_are_laid_out(page):
         page.get_by_role("option", name=f"({hid})").first.click()
         settle(page)
     main.get_by_text("Price per hour (cost per run)").click()
-    inputs = main.locator('[data-testid="stExpander"] [data-testid="stNumberInput"] input')
+    prices = main.locator('[data-testid="stExpander"]').filter(has_text="Price per hour (cost per run)")
+    inputs = prices.locator('[data-testid="stNumberInput"] input')  # the LLM tab's expanders have inputs too
     sync_api.expect(inputs).to_have_count(1 + len(devices))
     boxes = [inputs.nth(i).bounding_box() for i in range(inputs.count())]
     labels = [inputs.nth(i).get_attribute("aria-label") for i in range(inputs.count())]

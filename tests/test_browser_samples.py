@@ -98,6 +98,9 @@ def upload(page, key: str) -> None:
     if clear.is_enabled():
         clear.click()
         sidebar.get_by_text("transformer_block.yaml · 12 kernels").wait_for()
+        # after a refused upload the example is on screen already: wait for the uploader itself to be empty (the
+        # button is disabled while it holds no file)
+        sync_api.expect(clear).to_be_disabled(timeout=TIMEOUT_MS)
         idle(page)
     sidebar.locator('input[type="file"]').first.set_input_files([str(SAMPLES / f) for f in ENTRIES[key]["files"]])
     # read: the sidebar names another workload than the example, or the main area says why not
