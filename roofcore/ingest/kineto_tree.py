@@ -71,10 +71,9 @@ def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
     cpu_m = [k for k, x in enumerate(m_kind) if x != "gpu_annotation"]
     op_names = [o[4] for o in sc.ops]
     back = _backward_ops(op_names)
-    r_pid, r_tid, r_ts, r_corr = ([list(c) for c in zip(*sc.runtime, strict=True)][:4] if sc.runtime
-                                  else ([], [], [], []))
-    threads = _thread_codes([marks[k][1] for k in cpu_m] + [sc.ops[k][0] for k in back] + r_pid,
-                       [marks[k][2] for k in cpu_m] + [sc.ops[k][1] for k in back] + r_tid)
+    r_pid, r_tid, r_ts, r_corr = _runtime_columns(sc)
+    threads = _thread_codes(_joined([marks[k][1] for k in cpu_m], [sc.ops[k][0] for k in back], r_pid),
+                            _joined([marks[k][2] for k in cpu_m], [sc.ops[k][1] for k in back], r_tid))
     nm, nb = len(cpu_m), len(back)
     m_thr, b_thr, r_thr = threads[:nm], threads[nm:nm + nb], threads[nm + nb:]
     q_thr, q_time = _launches(ev, r_thr, r_ts, r_corr)
@@ -123,11 +122,30 @@ def _backward_ops(op_names: list) -> np.ndarray:
     return np.flatnonzero(hit[codes])
 
 
+def _runtime_columns(sc) -> tuple:
+    """The launches' pid, tid, ts and correlation: the decoder's arrays where it made them, else from the tuples."""
+    arrays = getattr(sc, "arrays", None) or {}
+    if all(k in arrays for k in ("rt_pid", "rt_tid", "rt_ts", "rt_corr")):
+        return arrays["rt_pid"], arrays["rt_tid"], arrays["rt_ts"], arrays["rt_corr"]
+    if not sc.runtime:
+        return [], [], [], []
+    return tuple(list(c) for c in list(zip(*sc.runtime, strict=True))[:4])
+
+
+def _joined(*parts) -> object:
+    """Columns one after the other: one int64 array where every part is integers, else one list."""
+    ints = [p if isinstance(p, np.ndarray) and p.dtype == np.int64 else _ints(p) if len(p) else
+            np.zeros(0, dtype=np.int64) for p in parts]
+    if all(x is not None for x in ints):
+        return np.concatenate(ints)
+    return [v for p in parts for v in (p.tolist() if isinstance(p, np.ndarray) else p)]
+
+
 def _launches(ev, r_thr: np.ndarray, r_ts: list, r_corr: list) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU event the thread and time of its runtime launch (time NaN where none is found)."""
     q_thr = np.full(ev.n, -1, dtype=np.int64)
     q_time = np.full(ev.n, np.nan)
-    if not r_corr:
+    if not len(r_corr):
         return q_thr, q_time
     k_corr = list(ev.corr_raw)
     r_int, k_int = _ints(r_corr), _ints(k_corr)
@@ -142,7 +160,8 @@ def _launches(ev, r_thr: np.ndarray, r_ts: list, r_corr: list) -> tuple[np.ndarr
         at[~_valid_ids(k_corr)] = -1
     hit = at >= 0
     pos = first[at[hit]]
-    r_time = _numbers(r_ts, "ts", None, negative_ok=True)
+    r_time = r_ts if isinstance(r_ts, np.ndarray) and r_ts.dtype == np.float64 else \
+        _numbers(r_ts, "ts", None, negative_ok=True)
     q_thr[hit], q_time[hit] = r_thr[pos], r_time[pos]
     return q_thr, q_time
 
