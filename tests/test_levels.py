@@ -165,7 +165,10 @@ def test_cli_levels_text_json_csv(tmp_path):
     assert csv_text.splitlines()[0].startswith("hardware,level,group,name,depth,parent")
     assert len(csv_text.splitlines()) == len(rows) + 1
     text = levels_text(a, level_rows(a, "step", None))
-    assert "ProfilerStep#1" in text and "by step: 3 groups" in text
+    assert "ProfilerStep#1" in text and "by step: 3 groups" in text and "Hint" not in text
+    plain = analyze(Workload(frame=make_frame({"name": ["k"], "flops": [1.0], "time_s": [1.0]}, 1)), HW)
+    assert "No kernel has a module here: every one is outside. Hint: profile with" in levels_text(
+        plain, level_rows(plain, "module", None))
 
 
 def test_cli_by_nvtx_on_ncu_export(tmp_path, capsys):

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..analyze import Analysis
 from ..errors import RoofcoreError
+from ..hierarchy.grouping import OUTSIDE
 from ..units import Dimension, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 from ..units import parse as parse_quantity
 from .common import _short, _table
@@ -20,6 +21,17 @@ FIELDS = ("hardware", "level", "group", "name", "depth", "parent", "launches", "
           "t_roof_s", "attainable_flops_per_s", "achieved_flops_per_s", "efficiency", "bound", "headroom_s",
           "self_launches", "self_time_s", "self_flops", "self_t_roof_s", "self_headroom_s")
 _TIMED = ("start_s", "end_s", "phase", "point", "outlier", "differs")
+
+
+#: what to record where no kernel has an ancestor at a level
+_NONE_HINT = {
+    "module": "profile with torch.profiler.profile(..., with_modules=True) (or with_stack=True) for nn.Module ranges.",
+    "class": "profile with torch.profiler.profile(..., with_modules=True) (or with_stack=True) for nn.Module ranges.",
+    "step": "call prof.step() once per iteration (ProfilerStep#N ranges), or wrap each in record_function / an NVTX "
+            "range.",
+    "nvtx": "wrap regions in torch.profiler.record_function or NVTX ranges (ncu --nvtx, nsys -t nvtx).",
+    "op": "profile the CPU too (activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) so launches link to ops.",
+}
 
 
 def wanted(args: argparse.Namespace) -> tuple[str, float | None] | None:
@@ -112,6 +124,8 @@ def levels_text(a: Analysis, rows: pd.DataFrame, top: int = 25) -> str:
             out.append(f"(showing {len(shown)} of {len(sub)} groups by time; --top 0 shows all)")
         out.append("time: the group's known kernel time (with its descendants); known: the share of it with a known "
                    "roofline, over which FLOPs rate, bound and headroom are computed.")
+        if len(sub) and (sub["group"] == OUTSIDE).all() and level in _NONE_HINT:
+            out.append(f"No kernel has a {level} here: every one is outside. Hint: {_NONE_HINT[level]}")
         if "outlier" in sub.columns:
             for r in sub[sub["outlier"]].itertuples(index=False):
                 out.append(f"Outlier {r.group}: {fmt_time(r.time_s)}, beyond 1.5× the median — {r.differs}.")
