@@ -33,10 +33,23 @@ GROUPS = {"output throughput": ("throughput_per_gpu", "throughput"), "first-toke
           "other latency (e2e, TPOT)": ("e2e_s", "tpot_s")}
 
 
-def predict(row: dict, catalog, cal: Calibration) -> float:
+def predict(row: dict, catalog, cal: Calibration, source: dict | None = None) -> float:
+    """The planner's value of ``row``'s metric, with what its ``source`` says of the engine: ``kv_reads`` (how its
+    attention kernel reads a grouped-query cache) and ``first_token: decode_step`` (the engine prefills the prompt
+    but its last token, and makes every output token, the first included, with a decode step)."""
+    source = source or {}
     w, kv = row["precision"].split("/")
-    s = Shape(tp=row["tp"], pp=1, batch=row["batch"], input_len=row["input"], output_len=row["output"])
+    lin, lout = row["input"], row["output"]
+    by_step = source.get("first_token") == "decode_step"
+    if by_step:
+        if row["metric"] not in ("ttft_s", "throughput"):
+            raise ValueError(f"first_token: decode_step has no reading of {row['metric']}")
+        lin, lout = lin - 1, (2 if row["metric"] == "ttft_s" else lout + 1)
+    s = Shape(tp=row["tp"], pp=1, batch=row["batch"], input_len=lin, output_len=lout,
+              kv_reads=source.get("kv_reads", "grouped"))
     d = plan_device(load_model(row["model"]), quant(w, kv), catalog.get(row["hardware"]), s, cal)
+    if by_step:  # the first output token is out after the prefill of L−1 tokens and one decode step
+        return float(d.e2e_s if row["metric"] == "ttft_s" else row["batch"] * row["output"] / d.e2e_s)
     return float(METRICS[row["metric"]](d, s))
 
 
@@ -45,7 +58,7 @@ def run(path: Path = DATA) -> dict:
     catalog, cal = load_catalogs(), Calibration()
     rows = []
     for row in doc["rows"]:
-        pred = predict(row, catalog, cal)
+        pred = predict(row, catalog, cal, doc["sources"][row["source"]])
         rows.append({**row, "predicted": pred, "ratio": pred / row["measured"]})
     summary = {}
     for group, metrics in GROUPS.items():

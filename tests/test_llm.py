@@ -237,3 +237,64 @@ def test_decode_crossover_batch_sits_near_the_ridge():
     assert 100 <= d.crossover_batch_matmul <= 130
     # the whole step (attention reads K/V at 1 FLOP/B, elementwise ops) turns later, if ever
     assert d.crossover_batch is None or d.crossover_batch > d.crossover_batch_matmul
+
+
+def test_per_query_head_kv_reads_read_each_group_once_per_query_head():
+    """A decode kernel with one block per (sequence, query head) reads its group's K/V once per query head: the
+    small model's 4 query heads over 2 KV heads double the cache bytes; an MHA model is unchanged."""
+    m, q = small(), quant("fp16")
+    grouped, per_head = step_ops(m, q), step_ops(m, q, kv_reads="per-query-head")
+    attn = grouped.names.index("attention")
+    growth = {}
+    for name, t in (("grouped", grouped), ("per_head", per_head)):
+        _, b1, _ = t.totals(decode_x(1, 100))
+        _, b2, _ = t.totals(decode_x(1, 200))
+        growth[name] = b2[0, attn] - b1[0, attn]
+    # per cached token and layer: K and V of 4 query heads · 16 · 2 bytes = 256 (grouped: 2 KV heads, 128); 2 layers
+    assert growth["grouped"] == pytest.approx(100 * 2 * 128) and growth["per_head"] == pytest.approx(100 * 2 * 256)
+    assert any("once per query head" in n for n in per_head.notes) and not grouped.notes
+    mha = from_hf({**SMALL, "num_key_value_heads": 4})
+    assert np.allclose(step_ops(mha, q).bytes, step_ops(mha, q, kv_reads="per_query_head").bytes)
+    with pytest.raises(InputError, match="grouped or per-query-head"):
+        Shape(kv_reads="per-token").check()
+
+
+def test_validation_reads_turbomind_first_token_as_prefill_and_one_decode_step():
+    """lmdeploy's TurboMind prefills a prompt but its last token and makes every output token with a decode step:
+    its first-token latency is the prefill of L−1 tokens plus the decode step at context L, and its throughput
+    counts ``output`` decode steps."""
+    import importlib.util
+
+    from roofcore.catalog import load_catalogs
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks/llm_validation.py"
+    spec = importlib.util.spec_from_file_location("llm_validation", path)
+    val = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(val)
+    cat, cal = load_catalogs(), Calibration()
+    m, q, hw = load_model("llama-2-7b"), quant("fp16"), cat.get("a100-80gb-sxm")
+    row = {"model": "llama-2-7b", "hardware": "a100-80gb-sxm", "precision": "fp16/fp16", "tp": 1, "batch": 2,
+           "input": 128, "output": 64, "metric": "ttft_s"}
+    tm = {"first_token": "decode_step"}
+    d = plan_device(m, q, hw, Shape(batch=2, input_len=127, output_len=2), cal)
+    prefill = plan_device(m, q, hw, Shape(batch=2, input_len=127, output_len=1), cal).ttft_s
+    assert val.predict(row, cat, cal, tm) == pytest.approx(prefill + d.tpot_first_s)
+    plain = val.predict(row, cat, cal, {})
+    assert plain == pytest.approx(plan_device(m, q, hw, Shape(batch=2, input_len=128, output_len=64), cal).ttft_s)
+    assert val.predict(row, cat, cal, tm) > plain
+    thr = val.predict({**row, "metric": "throughput"}, cat, cal, tm)
+    e2e = plan_device(m, q, hw, Shape(batch=2, input_len=127, output_len=65), cal).e2e_s  # prefill + 64 decode steps
+    assert thr == pytest.approx(2 * 64 / e2e)
+
+
+def test_cli_kv_reads_per_query_head_slows_a_gqa_decode(capsys):
+    args = ["llm", "llama-2-70b", "--hardware", "h100-sxm", "--tp", "4", "--batch", "64", "--input", "1024",
+            "--output", "64", "--precision", "fp8", "--json"]
+    runs = {}
+    for how in ("grouped", "per-query-head"):
+        assert main([*args, "--kv-reads", how]) == 0
+        runs[how] = json.loads(capsys.readouterr().out)
+    per_head = runs["per-query-head"]
+    assert per_head["shape"]["kv_reads"] == "per_query_head"
+    assert per_head["devices"][0]["tpot_last_s"] > runs["grouped"]["devices"][0]["tpot_last_s"]
+    assert any("once per query head" in n for n in per_head["devices"][0]["notes"])

@@ -26,6 +26,9 @@ def add_llm_parser(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--output", dest="output_len", default="128", metavar="L", help="output length in tokens; with --rate also LO:HI")
     p.add_argument("--precision", default="fp16", metavar="P", help="weights: fp16, bf16, fp8, int8, int4 (default fp16)")
     p.add_argument("--kv-precision", metavar="P", help="KV cache: fp16, bf16, fp8, int8 (default: 16-bit)")
+    p.add_argument("--kv-reads", default="grouped", metavar="HOW",
+                   help="how attention reads a grouped-query cache: grouped (default: once per KV head; FlashAttention, "
+                        "XQA) or per-query-head (once per query head: decode kernels without GQA sharing)")
     p.add_argument("--calibrate", action="append", metavar="FILE",
                    help="a profile (any supported export) to fit per-op-class efficiencies on (repeatable: one run)")
     p.add_argument("--price", action="append", metavar="ID=USD", help="$/hour of one GPU of a device (repeatable)")
@@ -71,6 +74,7 @@ def cmd_llm(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .. import llm
+    from ..llm.costing import check_kv_reads
     from .common import _catalog, _emit
 
     np.seterr(all="ignore")
@@ -84,7 +88,8 @@ def cmd_llm(args: argparse.Namespace) -> int:
     if args.rate is not None:
         return _serve(args, llm, model, q, hws, cal, prices)
     shape = llm.Shape(tp=args.tp, pp=args.pp, batch=args.batch, input_len=_int_len(args.input, "--input"),
-                      output_len=_int_len(args.output_len, "--output"))
+                      output_len=_int_len(args.output_len, "--output"),
+                      kv_reads=check_kv_reads(args.kv_reads))
     result = llm.plan(model, q, hws, shape, cal, prices=prices)
     if args.json:
         _emit(_dest(args), json.dumps(result.to_json(), indent=1, allow_nan=False))
@@ -94,6 +99,7 @@ def cmd_llm(args: argparse.Namespace) -> int:
 
 
 def _serve(args, llm, model, q, hws, cal, prices) -> int:
+    from ..llm.costing import check_kv_reads
     from .common import _emit, _table
 
     if args.lengths_csv:
@@ -102,11 +108,13 @@ def _serve(args, llm, model, q, hws, cal, prices) -> int:
         ins, outs = llm.parse_lengths(args.input, "--input"), llm.parse_lengths(args.output_len, "--output")
     if args.requests < 1:
         raise InputError(where="--requests", expected="a whole number ≥ 1", found=str(args.requests))
-    shape = llm.Shape(tp=args.tp, pp=args.pp, batch=1, input_len=int(ins.mean), output_len=int(outs.mean))
+    shape = llm.Shape(tp=args.tp, pp=args.pp, batch=1, input_len=int(ins.mean), output_len=int(outs.mean),
+                      kv_reads=check_kv_reads(args.kv_reads))
     runs = [llm.simulate(model, q, hw, shape, cal, rate=args.rate, inputs=ins, outputs=outs, requests=args.requests,
                          ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target) for hw in hws]
     best = llm.cheapest(model, q, hws, cal, rate=args.rate, inputs=ins, outputs=outs, prices=prices,
-                        requests=min(args.requests, 500), ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target)
+                        requests=min(args.requests, 500), ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
+                        kv_reads=shape.kv_reads)
     doc = {"model": model.name, "rate_req_s": args.rate, "calibration": cal.to_json(),
            "serving": [r.to_json() for r in runs], "options": best}
     if args.json:

@@ -39,6 +39,14 @@ CLASSES = ("matrix", "attention", "elementwise", "communication")
 WEIGHT_PRECISIONS = ("fp16", "bf16", "fp8", "int8", "int4")
 KV_PRECISIONS = ("fp16", "bf16", "fp8", "int8")
 INT4_GROUP = 128
+#: how the attention kernel reads the K/V cache of a grouped-query (GQA/MQA) model: ``grouped`` (default) reads
+#: each KV head once per step, shared by the query heads of its group (FlashAttention-2, FlashInfer, TensorRT-LLM's
+#: XQA kernel); ``per_query_head`` reads it once for every query head, as a decode kernel with one thread block
+#: per (sequence, query head) does — TensorRT-LLM's masked multi-head attention before XQA (``hi_kv = hi /
+#: qhead_per_kv`` in decoderMaskedMultiheadAttentionTemplate.h), which NVIDIA's XQA blog measured at 2.4× less
+#: Llama-70B throughput than XQA on H200 (TensorRT-LLM docs, blogs/XQA-kernel.md). An upper bound: L2 hits
+#: between the blocks of one group are not credited. MLA models always read their latent cache once.
+KV_READS = ("grouped", "per_query_head")
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,15 @@ class Quant:
         if self.weights == "fp8":
             return k * n * 1.0 + 4.0
         return k * n * DTYPE_SIZE[self.weights]
+
+
+def check_kv_reads(kv_reads: str) -> str:
+    """``kv_reads`` if it is one of :data:`KV_READS` (a dash taken for an underscore), else one clear error."""
+    v = str(kv_reads).replace("-", "_")
+    if v not in KV_READS:
+        raise InputError(where="--kv-reads", expected=" or ".join(k.replace("_", "-") for k in KV_READS),
+                         found=repr(kv_reads))
+    return v
 
 
 def quant(weights: str = "fp16", kv: str | None = None) -> Quant:
@@ -167,8 +184,8 @@ def _all_reduce(b: _Builder, name: str, q: Quant, width: float, tp: int, repeat:
               link=2.0 * (tp - 1) / tp * msg * _v(t=1.0), precision=q.act, repeat=repeat)
 
 
-def _attention(b: _Builder, m: ModelConfig, q: Quant, tp: int, L: int) -> None:
-    """Projections, RoPE, cache write and attention of ``L`` layers."""
+def _attention(b: _Builder, m: ModelConfig, q: Quant, tp: int, L: int, kv_reads: str = "grouped") -> None:
+    """Projections, RoPE, cache write and attention of ``L`` layers (``kv_reads``: see :data:`KV_READS`)."""
     h, a = m.hidden, q.act_bytes
     hq = m.heads / tp
     if m.mla:
@@ -193,8 +210,10 @@ def _attention(b: _Builder, m: ModelConfig, q: Quant, tp: int, L: int) -> None:
     _matmul(b, "qkv_proj", q, h, (hq + 2 * hk) * d, repeat=L)
     _elementwise(b, "rope", q, (hq + hk) * d, flops_per=3.0, tensors=2.0, repeat=L)
     b.add("kv_cache_write", "elementwise", _v(), 2 * hk * d * (a + q.kv_bytes) * _v(t=1.0), precision=q.act, repeat=L)
+    reads = max(hq, hk) if kv_reads == "per_query_head" else hk  # heads whose K/V a step reads from memory
     b.add("attention", "attention", 4.0 * hq * d * _v(p=1.0),
-          2.0 * hq * d * a * _v(t=1.0) + 2.0 * hk * d * q.kv_bytes * _v(r=1.0), precision=q.act, unit="matrix", repeat=L)
+          2.0 * hq * d * a * _v(t=1.0) + 2.0 * reads * d * q.kv_bytes * _v(r=1.0), precision=q.act, unit="matrix",
+          repeat=L)
     _matmul(b, "o_proj", q, hq * d, h, repeat=L)
 
 
@@ -208,11 +227,13 @@ def _ffn(b: _Builder, m: ModelConfig, q: Quant, tp: int, width: int, prefix: str
     _matmul(b, f"{prefix}_down", q, f, m.hidden, repeat=repeat, expert=expert, row_scale=rows)
 
 
-def step_ops(m: ModelConfig, q: Quant, *, tp: int = 1, pp: int = 1) -> OpTable:
-    """The ops of one step on one GPU column (all ``pp`` stages, one ``tp`` shard each): see the module docstring."""
+def step_ops(m: ModelConfig, q: Quant, *, tp: int = 1, pp: int = 1, kv_reads: str = "grouped") -> OpTable:
+    """The ops of one step on one GPU column (all ``pp`` stages, one ``tp`` shard each): see the module docstring;
+    ``kv_reads`` says how the attention kernel reads the cache (:data:`KV_READS`)."""
     for key, v in (("tp", tp), ("pp", pp)):
         if not isinstance(v, int) or v < 1:
             raise InputError(where=f"--{key}", expected="a whole number ≥ 1", found=repr(v))
+    kv_reads = check_kv_reads(kv_reads)
     if m.heads % tp:
         raise InputError(where="--tp", expected=f"a divisor of the model's {m.heads} attention heads", found=str(tp))
     if m.layers < pp:
@@ -221,13 +242,16 @@ def step_ops(m: ModelConfig, q: Quant, *, tp: int = 1, pp: int = 1) -> OpTable:
     h, L = m.hidden, m.layers
     norm_w = h * q.act_bytes
     _elementwise(b, "attn_norm", q, h, flops_per=4.0, tensors=2.0, const_bytes=norm_w, repeat=L)
-    _attention(b, m, q, tp, L)
+    _attention(b, m, q, tp, L, kv_reads)
     _all_reduce(b, "all_reduce", q, h, tp, L)
     _elementwise(b, "residual", q, h, flops_per=1.0, tensors=3.0, repeat=2 * L)
     _elementwise(b, "ffn_norm", q, h, flops_per=4.0, tensors=2.0, const_bytes=norm_w, repeat=L)
     dense = m.dense_layers if m.moe else L
     _ffn(b, m, q, tp, m.ffn, "ffn", repeat=dense)
     notes = []
+    if kv_reads == "per_query_head" and not m.mla and m.heads > m.kv_heads:
+        notes.append(f"attention reads the K/V cache once per query head ({m.heads // m.kv_heads} query heads share "
+                     "each KV head): a decode kernel without grouped-query sharing (--kv-reads per-query-head)")
     if m.moe:
         ml = m.moe_layers
         _matmul(b, "router", q, h, m.experts, repeat=ml)

@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..models import Hardware
 from .calibration import Calibration
 from .config import ModelConfig
-from .costing import OpTable, Quant, decode_x, prefill_x, step_ops
+from .costing import OpTable, Quant, check_kv_reads, decode_x, prefill_x, step_ops
 from .timing import Roofs, op_times, phase_bound, roofs
 
 PREFILL_CHUNK = 8192  #: tokens a prefill step holds activations for (TensorRT-LLM's default max_num_tokens)
@@ -37,12 +37,14 @@ class Shape:
     batch: int = 1
     input_len: int = 128
     output_len: int = 128
+    kv_reads: str = "grouped"  #: how attention reads a GQA cache (costing.KV_READS): an engine's kernel, not the model
 
     def check(self) -> None:
         for k in ("tp", "pp", "batch", "input_len", "output_len"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
                 raise InputError(where=f"--{k.replace('_len', '')}", expected="a whole number ≥ 1", found=repr(v))
+        check_kv_reads(self.kv_reads)
 
     @property
     def gpus(self) -> int:
@@ -174,7 +176,7 @@ def plan_device(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibrati
                 price_per_hour: float | None = None) -> DevicePlan:
     """:class:`DevicePlan` of ``m`` at ``s`` on ``hw`` (see the module docstring)."""
     s.check()
-    table = step_ops(m, q, tp=s.tp, pp=s.pp)
+    table = step_ops(m, q, tp=s.tp, pp=s.pp, kv_reads=s.kv_reads)
     r = roofs(hw, table, s.tp, s.pp)
     pre = op_times(table, r, cal, prefill_x(s.batch, s.input_len))
     steps = np.arange(1, s.output_len, dtype=float)
@@ -238,13 +240,13 @@ def plan(m: ModelConfig, q: Quant, hws: list[Hardware], s: Shape, cal: Calibrati
     prices = prices or {}
     devs = [plan_device(m, q, hw, s, cal, price_per_hour=prices.get(hw.id)) for hw in hws]
     return LLMPlan(model=m, quant=q, shape=s, calibration=cal, devices=devs,
-                   uncosted=step_ops(m, q, tp=s.tp, pp=s.pp).uncosted)
+                   uncosted=step_ops(m, q, tp=s.tp, pp=s.pp, kv_reads=s.kv_reads).uncosted)
 
 
 def batch_sweep(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration, batches) -> dict[str, np.ndarray]:
     """Per batch: TTFT, mean TPOT, output throughput (total; ``gpus`` to divide by), and the per-GPU prefill and
     decode roofline points (FLOPs, bytes; the decode step at the middle context) — the trajectory the app draws."""
-    table = step_ops(m, q, tp=s.tp, pp=s.pp)
+    table = step_ops(m, q, tp=s.tp, pp=s.pp, kv_reads=s.kv_reads)
     r = roofs(hw, table, s.tp, s.pp)
     b = np.asarray(list(batches), dtype=float)
     pre = op_times(table, r, cal, prefill_x(b, s.input_len))

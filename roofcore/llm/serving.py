@@ -125,7 +125,7 @@ def simulate(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration,
     """Simulate ``requests`` arrivals at ``rate``/s (see the module docstring)."""
     if not rate > 0:
         raise InputError(where="--rate", expected="requests per second > 0", found=repr(rate))
-    table = step_ops(m, q, tp=s.tp, pp=s.pp)
+    table = step_ops(m, q, tp=s.tp, pp=s.pp, kv_reads=s.kv_reads)
     r = roofs(hw, table, s.tp, s.pp)
     rng = np.random.default_rng(seed)
     arrive = np.cumsum(rng.exponential(1.0 / rate, size=requests))
@@ -228,7 +228,8 @@ def _events(cost, arrive: np.ndarray, lin: np.ndarray, lout: np.ndarray, need: n
 
 def cheapest(m: ModelConfig, q: Quant, hws: list[Hardware], cal: Calibration, *, rate: float, inputs: Lengths,
              outputs: Lengths, prices: dict[str, float], tps=(1, 2, 4, 8), requests: int = 500,
-             ttft_target_s: float = 2.0, tpot_target_s: float = 0.1, min_share: float = 0.99) -> list[dict]:
+             ttft_target_s: float = 2.0, tpot_target_s: float = 0.1, min_share: float = 0.99,
+             kv_reads: str = "grouped") -> list[dict]:
     """Each device × TP degree that holds the model, simulated at ``rate``: whether its p99 meets the targets
     (at least ``min_share`` of requests within both), its GPU count and cost per million output tokens; cheapest
     meeting the target first (by cost where prices are known, else by GPUs)."""
@@ -237,7 +238,7 @@ def cheapest(m: ModelConfig, q: Quant, hws: list[Hardware], cal: Calibration, *,
         for tp in tps:
             if m.heads % tp:
                 continue
-            s = Shape(tp=tp, pp=1, batch=1, input_len=int(inputs.mean), output_len=int(outputs.mean))
+            s = Shape(tp=tp, pp=1, batch=1, input_len=int(inputs.mean), output_len=int(outputs.mean), kv_reads=kv_reads)
             try:
                 res = simulate(m, q, hw, s, cal, rate=rate, inputs=inputs, outputs=outputs, requests=requests,
                                ttft_target_s=ttft_target_s, tpot_target_s=tpot_target_s)
