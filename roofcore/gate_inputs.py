@@ -7,7 +7,7 @@
 * a saved run with no database to read it from, or a database that is not there: a check only reads, so it
   never creates a database (SQLite creates a missing file on connect; ``roofline save`` may create one).
 
-The command's code is :mod:`roofcore.teamcli`; the database pieces are imported only when a saved run is read.
+The command's code is :mod:`roofcore.cli.team`; the database pieces are imported only when a saved run is read.
 """
 
 from __future__ import annotations

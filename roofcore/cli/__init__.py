@@ -21,8 +21,6 @@ _LAZY = {
                     "analysis"),
     **dict.fromkeys(("cmd_examples", "cmd_formats", "cmd_hardware_list", "cmd_hardware_show"), "browse"),
     **dict.fromkeys(("cmd_compare", "cmd_measure", "cmd_plan", "cmd_report"), "commands"),
-    # imported by roofcore.teamcli from here, as before the package was split
-    **dict.fromkeys(("_catalog", "_emit", "_max_bytes", "_table"), "common"),
 }
 
 

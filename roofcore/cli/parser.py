@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_llm_parser(sub, common)
 
-    from ..teamcli import add_parsers  # `check` (the CI regression gate) and `save` (a run into the database)
+    from .team import add_parsers  # `check` (the CI regression gate) and `save` (a run into the database)
 
     add_parsers(sub, common, reading)
     return p

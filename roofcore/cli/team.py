@@ -11,22 +11,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import settings
-from .errors import RoofcoreError
-from .safetext import shown
+from .. import settings
+from ..errors import RoofcoreError
+from ..safetext import shown
 
 if TYPE_CHECKING:
-    from .models import Workload
+    from ..models import Workload
 
 # the gate, the readers and the database are imported by the command that runs: `roofline --help` needs none
 
 
 def _store(args: argparse.Namespace, *, read: bool = False):
     """The run database; for a read (``check``) only one that exists (:func:`gate_inputs.read_url`)."""
-    from . import gate_inputs
+    from .. import gate_inputs
 
     try:
-        from .store import open_store
+        from ..store import open_store
     except ImportError as e:
         raise RoofcoreError(f"saved runs need the database support ({e.name} is missing): "
                             "pip install 'roofcore[team]'.") from None
@@ -35,15 +35,15 @@ def _store(args: argparse.Namespace, *, read: bool = False):
 
 def _is_run(items: list[str], args: argparse.Namespace) -> str | None:
     """The run id when this side names a saved run (:func:`gate_inputs.run_id`)."""
-    from . import gate_inputs
+    from .. import gate_inputs
 
     return gate_inputs.run_id(items, args.db)
 
 
 def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Workload, str, tuple[str, ...]]:
     """One side of the gate: its workload, a label, and the devices a saved run was looked at on."""
-    from .cli import _max_bytes
-    from .ingest import read_many
+    from ..ingest import read_many
+    from .common import _max_bytes
 
     run_id = _is_run(items, args)
     if run_id is None:
@@ -69,9 +69,9 @@ def _keep_baseline(store, run_id: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from . import gate_inputs
-    from .cli import _catalog, _emit
-    from .gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
+    from .. import gate_inputs
+    from ..gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
+    from .common import _catalog, _emit
 
     gate_inputs.refuse_empty(args.current, "CURRENT")  # never the current folder: a gate never passes on nothing
     gate_inputs.refuse_empty(args.baseline, "--baseline")
@@ -98,8 +98,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_save(args: argparse.Namespace) -> int:
-    from .cli import _catalog, _emit
-    from .units import fmt_bytes
+    from ..units import fmt_bytes
+    from .common import _catalog, _emit
 
     cat = _catalog(args)
     devices = [cat.get(h).id for h in args.hardware or ()]
@@ -112,7 +112,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     store = _store(args)
     owner = None
     if args.owner:
-        from .store import Owner
+        from ..store import Owner
 
         owner = Owner(args.owner[0], args.owner[1], args.owner_label or "")
     info = store.save(files, name=args.name, project=args.project, tags=args.tags or (), owner=owner,
@@ -133,7 +133,7 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.ArgumentParser) -> None:
     """Register ``check`` and ``save`` on the ``roofline`` command's subparsers."""
-    from .cli.parser import command
+    from .parser import command
 
     db_help = "the run database's URL (default: $ROOFCORE_DB_URL, else SQLite at $ROOFCORE_DB_PATH or " \
               "~/.local/share/roofline/runs.sqlite3)"
@@ -155,7 +155,7 @@ def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.Argument
                          "to the baseline (default: 10%%; exactly the limit passes)")
     ck.add_argument("--db", metavar="URL", help=db_help)
     ck.add_argument("--json", action="store_true", help="machine-readable verdicts (status, exit_code, regressions)")
-    ck.set_defaults(func=command("roofcore.teamcli", "cmd_check"))
+    ck.set_defaults(func=command(".team", "cmd_check"))
 
     sv = sub.add_parser("save", parents=[common, reading],
                         help="store a run (its files, devices and options) in the run database, for the app's "
@@ -179,4 +179,4 @@ def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.Argument
     sv.add_argument("--app-url", metavar="URL", help="the app's address, to print the full share link "
                     "(default: $ROOFCORE_APP_URL)")
     sv.add_argument("--json", action="store_true", help="print the saved run as JSON instead of its id")
-    sv.set_defaults(func=command("roofcore.teamcli", "cmd_save"))
+    sv.set_defaults(func=command(".team", "cmd_save"))
