@@ -9,6 +9,10 @@ outside those bounds, ``o = 0`` and ``e = Σ t_roof / Σ time``; ``t_roof`` agai
 the planner's own roofs, and the link for collectives), reported with the kernels it came from and the
 spread (10th–90th percentile) of their own ``t_roof / time``. Fractions of the roof carry over to another device,
 as :func:`roofcore.plan.project` keeps a kernel's efficiency.
+
+Not a calibration constant: how the engine's attention reads a grouped-query cache (``costing.KV_READS``; default
+``grouped``, once per KV head; ``per_query_head`` for decode kernels without GQA sharing, with its sources there) is an
+option the user states for the engine, never fitted.
 """
 
 from __future__ import annotations
