@@ -7,7 +7,7 @@ from app.markdown import escape_message
 from app.memo import remember
 from app.messages import message
 from roofcore import FLAG_CODES, RoofcoreError, views
-from roofcore.cli import analysis_csv
+from roofcore.output import analysis_csv
 
 page.start("pages/kernels.py", "Kernels")
 a = page.analysis()

@@ -10,8 +10,8 @@ from app.memo import remember
 from app.messages import message
 from roofcore import RoofcoreError, report
 from roofcore.advise import advise_all
-from roofcore.cli import analysis_csv
 from roofcore.limits import load_yaml
+from roofcore.output import analysis_csv
 from roofcore.plan import run_scenario
 
 page.start("pages/report.py", "Report")
