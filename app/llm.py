@@ -14,6 +14,7 @@ from roofcore.analyze import Analysis
 from roofcore.catalog import Catalog
 from roofcore.llm import (
     KV_PRECISIONS,
+    KV_READS,
     WEIGHT_PRECISIONS,
     Calibration,
     Lengths,
@@ -65,12 +66,17 @@ def _shape() -> tuple:
     kv = c[1].selectbox("KV cache", ["same", *KV_PRECISIONS], key="llm_kv")
     tp = c[2].selectbox("Tensor parallel", [1, 2, 4, 8], key="llm_tp")
     pp = c[3].selectbox("Pipeline parallel", [1, 2, 4], key="llm_pp")
-    c = st.columns(3)
+    c = st.columns(4)
     batch = c[0].number_input("Batch", min_value=1, max_value=4096, value=8, step=1, key="llm_batch")
     lin = c[1].number_input("Input tokens", min_value=1, max_value=1_000_000, value=512, step=64, key="llm_input")
     lout = c[2].number_input("Output tokens", min_value=1, max_value=100_000, value=128, step=64, key="llm_output")
+    reads = c[3].selectbox("K/V reads", KV_READS, key="llm_kv_reads", format_func=lambda v: v.replace("_", " "),
+                           help="How the engine's attention reads a grouped-query cache: once per KV head (grouped: "
+                                "FlashAttention, XQA) or once per query head (decode kernels without GQA sharing, "
+                                "e.g. TensorRT-LLM before XQA).")
     q = quant(w, None if kv == "same" else kv)
-    return q, Shape(tp=int(tp), pp=int(pp), batch=int(batch), input_len=int(lin), output_len=int(lout))
+    return q, Shape(tp=int(tp), pp=int(pp), batch=int(batch), input_len=int(lin), output_len=int(lout),
+                    kv_reads=reads)
 
 
 def _devices(catalog: Catalog, default: list[str]) -> tuple[list, dict[str, float]]:
@@ -159,7 +165,7 @@ def _serving(m, q, s: Shape, hws: list, cal: Calibration, prices: dict[str, floa
             runs = [simulate(m, q, hw, s, cal, rate=rate, inputs=ins, outputs=outs, requests=1000,
                              ttft_target_s=ttft, tpot_target_s=tpot) for hw in hws]
             best = cheapest(m, q, hws, cal, rate=rate, inputs=ins, outputs=outs, prices=prices, requests=300,
-                            ttft_target_s=ttft, tpot_target_s=tpot)
+                            ttft_target_s=ttft, tpot_target_s=tpot, kv_reads=s.kv_reads)
         except RoofcoreError as e:
             message("error", e)
             return

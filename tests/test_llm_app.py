@@ -48,6 +48,13 @@ def test_tab_plans_the_chosen_model_and_devices():
     # a roofline per device (the batch sweep), latency against throughput, memory
     assert sum("batch sweep" in t for t in titles) == 2
     assert any("Latency against throughput" in t for t in titles) and any("Memory per GPU" in t for t in titles)
+    # an engine that reads the 70B's grouped K/V once per query head decodes slower, and the plan says why
+    at.selectbox(key="llm_kv_reads").set_value("per_query_head")
+    ok(at.run())
+    slow = _table(at)
+    assert (slow["TPOT first (ms)"].to_numpy() > t["TPOT first (ms)"].to_numpy()).all()
+    assert any("once per query head" in c.value for c in at.caption)
+    at.selectbox(key="llm_kv_reads").set_value("grouped")
     # serving at a rate: a small model on one device keeps the simulation short
     at.selectbox(key="llm_model").set_value("llama-3.1-8b")
     at.selectbox(key="llm_tp").set_value(1)

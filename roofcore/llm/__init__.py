@@ -10,12 +10,12 @@ static-batch plan, :mod:`.serving` simulates serving.
 
 from .calibration import DEFAULTS, Calibration, ClassFit, calibrate_file, fit, op_class
 from .config import ModelConfig, from_hf, load_model, presets
-from .costing import CLASSES, KV_PRECISIONS, WEIGHT_PRECISIONS, Quant, quant, step_ops
+from .costing import CLASSES, KV_PRECISIONS, KV_READS, WEIGHT_PRECISIONS, Quant, quant, step_ops
 from .planner import DevicePlan, LLMPlan, Shape, batch_sweep, kv_bytes_per_token, plan, plan_device
 from .serving import Lengths, ServingResult, cheapest, lengths_from_csv, parse_lengths, simulate
 
 __all__ = [
-    "CLASSES", "DEFAULTS", "KV_PRECISIONS", "WEIGHT_PRECISIONS", "Calibration", "ClassFit", "DevicePlan", "LLMPlan",
+    "CLASSES", "DEFAULTS", "KV_PRECISIONS", "KV_READS", "WEIGHT_PRECISIONS", "Calibration", "ClassFit", "DevicePlan", "LLMPlan",
     "Lengths", "ModelConfig", "Quant", "ServingResult", "Shape", "batch_sweep", "calibrate_file", "cheapest", "fit",
     "from_hf", "kv_bytes_per_token", "lengths_from_csv", "load_model", "op_class", "parse_lengths", "plan",
     "plan_device", "presets", "quant", "simulate", "step_ops",
