@@ -2,7 +2,9 @@
 measured value and their ratio, then per metric the median and worst error.
 
 Run: ``python benchmarks/llm_validation.py [--json]``. The planner runs with its documented defaults (no profile):
-no constant of roofcore.llm is set from these rows; they only judge it. Error of a row: ``|predicted/measured − 1|``;
+no constant of roofcore.llm is set from these rows; they only judge it. What a source says of its engine, read
+from the engine's code or documentation (``kv_reads``; ``first_token: decode_step``, see :func:`predict`), sets how its
+rows are predicted. Error of a row: ``|predicted/measured − 1|``;
 the worst is also given as a factor ``max(r, 1/r)`` (the goal: none beyond 2×).
 """
 
