@@ -25,7 +25,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("analyze", "output"): "roofcore/analyze.py",  # the analysis imports its own writer (JSON contract written twice)
     ("catalog", "ingest"): "roofcore/catalog/load.py",  # measured-ceiling files read as catalogs (cycle with ingest)
     ("ingest", "hierarchy"): "roofcore/ingest/kineto_tree.py",  # ancestry helpers used by readers (cycle)
-    ("store", "plan"): "roofcore/store/history.py",  # the run store imports planning (compare)
 }
 
 
