@@ -17,9 +17,9 @@ import pandas as pd
 from .communication import communication
 from .errors import RoofcoreError
 from .models import Hardware, Workload
-from .output import flag_lists
 from .roofline import FLAG_CODES, DeviceResult, Flag, Inputs, attainable, evaluate
 from .units import fmt_rate
+from .wording import flag_lists
 
 
 def _inputs(w: Workload) -> Inputs:
@@ -279,12 +279,6 @@ class Analysis:
             # a timeline joined with counters of some launches: the share of its time they cover (ingest.join)
             **({"counters": counters} if (counters := counter_summary(self.workload)) else {}),
         }
-
-    def to_json_text(self, extra: dict | None = None) -> str:
-        """:meth:`to_json` as JSON text, written column-wise (fast for a million kernels); ``extra`` keys appended."""
-        from .output import analysis_json
-
-        return analysis_json(self, extra)
 
 
 def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achievable: bool = False) -> Analysis:

@@ -24,6 +24,7 @@ from roofcore.ingest.join_commands import command_script, kernel_regex, targeted
 from roofcore.ingest.join_names import match_kernels, normalise_kernel_name, normalise_names
 from roofcore.ingest.ncu_metrics import ROOFLINE_METRICS
 from roofcore.models import Workload
+from roofcore.output import analysis_json
 
 DATA = Path(__file__).parent / "data" / "join"
 
@@ -348,7 +349,7 @@ def test_cli_text_and_json_state_the_coverage():
     doc = a.to_json(kernels=False)
     assert doc["counters"]["coverage"] == pytest.approx(0.55) and doc["counters"]["kernels_with_counters"] == 3
     assert doc["counters"]["commands"] == w.meta["counter_commands"].split("\n")
-    assert '"counters": {' in a.to_json_text()
+    assert '"counters": {' in analysis_json(a)
     # the hint's commands indented under its first line, one a line, as they are pasted into a shell
     assert "time). Hint: collect them for the 2 that hold most of it" in text
     assert "together with this timeline:\n  APP=./app  # your program and its arguments\n  METRICS=gpu__time_" in text

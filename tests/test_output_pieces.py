@@ -14,8 +14,8 @@ import roofcore
 import roofcore.output.columns as columns
 from roofcore.models import Kernel
 from roofcore.output import analysis_csv, analysis_json
-from roofcore.output.cells import Col, _scatter, merge_runs
 from roofcore.output.columns import _jnum
+from roofcore.wording.cells import Col, _scatter, merge_runs
 
 
 def _values(cells: list[str]) -> list:

@@ -14,6 +14,7 @@ from roofcore.cli.analysis import analysis_text
 from roofcore.errors import InputError
 from roofcore.ingest.pseudo import kind_of, runtime_line, split_runtime
 from roofcore.models import RuntimeEntries, RuntimeEntry
+from roofcore.output import analysis_json
 
 DATA = Path(__file__).parent / "data" / "pseudo"
 STATS = DATA / "systrace_results.stats.csv"
@@ -78,7 +79,7 @@ def test_shown_once_in_cli_json_and_report():
     text = analysis_text(a)
     assert text.count("Runtime/queue entries: 46, 72.6 ms") == 1
     assert text.count("<barrier packet> ×40 (61.2 ms)") == 1
-    doc = json.loads(a.to_json_text())
+    doc = json.loads(analysis_json(a))
     assert doc["runtime_entries"]["count"] == 46
     assert doc["runtime_entries"]["entries"][0] == {"name": "<barrier packet>", "kind": "barrier packet",
                                                    "count": 40, "time_s": pytest.approx(0.0612)}
@@ -95,7 +96,7 @@ def test_no_key_and_no_line_without_runtime_entries(tmp_path):
     w = roofcore.read(p)
     assert w.runtime is None
     a = roofcore.analyze(w, [HW])
-    assert "runtime_entries" not in json.loads(a.to_json_text())
+    assert "runtime_entries" not in json.loads(analysis_json(a))
     assert "Runtime/queue" not in analysis_text(a)
 
 

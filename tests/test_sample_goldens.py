@@ -15,6 +15,7 @@ from roofhelpers import make_hw
 from test_samples import ENTRIES, SAMPLES, WORKS, workload
 
 import roofcore
+from roofcore.output import analysis_json
 
 GOLDENS = Path(__file__).parent / "data" / "sample_json_sha256.json"
 #: one device with every level and link the samples carry, figures fixed here
@@ -42,7 +43,7 @@ def rounded(value):
 
 def digest(key: str) -> str:
     a = roofcore.analyze(workload(key), [DEVICE])
-    doc = json.loads(a.to_json_text())
+    doc = json.loads(analysis_json(a))
     doc.pop("hardware")  # the fixed device's own figures
     text = json.dumps(rounded(doc), sort_keys=True)
     for folder in sorted({str(SAMPLES), str(SAMPLES.resolve())}, key=len, reverse=True):

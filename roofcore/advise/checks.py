@@ -7,9 +7,9 @@ import numpy as np
 
 from ..counting import kernel_counts, rows_are_launches
 from ..models import Workload
-from ..output import above_roof_messages
 from ..roofline import Flag
 from ..units import fmt_pct, fmt_time
+from ..wording import above_roof_messages
 from .model import Confidence, Lever, Recommendation, _short, _times
 from .rule_context import (
     FAR_BELOW,

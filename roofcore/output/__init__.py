@@ -1,4 +1,5 @@
-"""The output layer: an analysis's columnar table as JSON, CSV and flag messages, built over arrays.
+"""The output layer: an analysis's columnar table as JSON and CSV, built over arrays (the flag messages are worded
+by :mod:`roofcore.wording`, which the analysis uses too).
 
 :meth:`Analysis.table` is the one columnar table (kernels × devices, every field in base units, flags as a
 bitmask). Everything a user exports is a view of it, built here without a Python loop over kernels:
@@ -15,19 +16,19 @@ bitmask). Everything a user exports is a view of it, built here without a Python
 The JSON is the README's contract: the same keys and nulls as ``Analysis.to_json()`` (a test compares them on
 every sample), ASCII-escaped as ``json.dumps`` writes it.
 
-The package: :mod:`.cells` text columns and Arrow joins, :mod:`.formatting` the ``units.fmt_*`` texts over
-arrays, :mod:`.messages` the flag messages, :mod:`.columns` what the writers share (numbers, streaming),
-:mod:`.json_out` the JSON, :mod:`.csv_out` the CSV.
+The package: :mod:`.columns` what the writers share (numbers, streaming), :mod:`.json_out` the JSON,
+:mod:`.csv_out` the CSV; under them :mod:`roofcore.wording` (:mod:`~roofcore.wording.cells` text columns and Arrow
+joins, :mod:`~roofcore.wording.formatting` the ``units.fmt_*`` texts over arrays, :mod:`~roofcore.wording.messages`
+the flag messages). ``roofcore.output`` re-exports the flag messages and array formatters it always offered.
 """
 
 from __future__ import annotations
 
-from .cells import Col  # noqa: F401
+from ..wording import Col, above_roof_messages, flag_lists, flag_messages, vfmt_pct, vfmt_si, vfmt_time  # noqa: F401
+from ..wording.formatting import _f0, _g3, _sig3  # noqa: F401 (the tests check them)
 from .columns import CHUNK_ROWS, finite_or_none  # noqa: F401
 from .csv_out import analysis_csv, analysis_csv_chunks, neutralise
-from .formatting import _f0, _g3, _sig3, vfmt_pct, vfmt_si, vfmt_time  # noqa: F401 (the tests check them)
 from .json_out import KERNEL_KEYS, analysis_json, analysis_json_chunks  # noqa: F401
-from .messages import above_roof_messages, flag_lists, flag_messages
 
 __all__ = ["above_roof_messages", "analysis_csv", "analysis_csv_chunks", "analysis_json", "analysis_json_chunks",
            "flag_lists", "flag_messages", "neutralise", "vfmt_pct", "vfmt_si", "vfmt_time"]

@@ -17,8 +17,8 @@ import pyarrow.compute as pc
 
 from .. import settings
 from ..roofline import DeviceResult, Flag
-from .cells import _STR, Col, Esc, Part, _raw
-from .messages import _recipes, flag_segments
+from ..wording.cells import _STR, Col, Esc, Part, _raw
+from ..wording.messages import _recipes, flag_segments
 
 
 def _jnum(values: np.ndarray, *, empty_unknown: bool = False, comma: bool = False) -> pa.Array:

@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES
-from .cells import _STR, Col, Part, _csv_esc, _join, _strs, _text_of, merge_runs
+from ..wording import flag_cells
+from ..wording.cells import _STR, Col, Part, _csv_esc, _join, _strs, _text_of, merge_runs
 from .columns import Rows, _ahead, _pieces
 from .json_out import _plain
-from .messages import flag_cells
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES
-from .cells import _STR, Col, Part, _esc_json, _join, _text_of, merge_runs
+from ..wording import flag_cells
+from ..wording.cells import _STR, Col, Part, _esc_json, _join, _text_of, merge_runs
 from .columns import Rows, _ahead, _distinct, _pieces
-from .messages import flag_cells
 
 
 def _jdict(values, *, empty_is_null: bool = False) -> Col:
