@@ -361,10 +361,10 @@ class _Bucket:
         ranges = []
         string_times = 0
         for e in evs:
-            nm = e.name
-            if nm.__class__ is str:
-                nm = intern(nm, nm)
             c = cats.get(e.cat)
+            nm = e.name
+            if nm.__class__ is str and (c is not None or e.cat in MARKS):  # one string per distinct name kept
+                nm = intern(nm, nm)
             if c is None:
                 cat = e.cat
                 if cat in MARKS and e.ph == "X":
