@@ -20,7 +20,8 @@ V3_HINT = "rocprofv3 --kernel-trace --output-format csv -- ./app, and load <pid>
     ("238_hip_api_trace.csv", "this is a rocprofv3 HIP API trace (host-side calls: hipGetDevicePropertiesR0600, …), "
      "not a kernel trace.", V3_HINT),
     ("57_hsa_api_trace.csv", "this is a rocprofv3 HSA API trace (host-side calls: hsa_agent_get_info, …)", V3_HINT),
-    ("717_marker_api_trace.csv", "this is a rocprofv3 ROCTx marker trace (host-side calls", V3_HINT),
+    # a marker trace with ROCTx ranges is context for the kernel trace of its run (roofcore.ingest.roctx)
+    ("717_marker_api_trace.csv", "this is a rocprofv3 ROCTx marker trace (--marker-trace CSV)", "kernel_trace.csv"),
     ("1834151_rccl_api_trace.csv", "this is a rocprofv3 RCCL API trace (host-side calls: ncclCommInitAll, …)", V3_HINT),
     ("2414_memory_copy_trace.csv", "this is a rocprofv3 memory copy trace (copies, not kernels).", V3_HINT),
     ("816_memory_allocation_trace.csv", "this is a rocprofv3 memory allocation trace (allocations, not kernels).",

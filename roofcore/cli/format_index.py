@@ -18,6 +18,8 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ('ncu-raw', 'Nsight Compute CSV, raw page (ncu --csv --page raw): one row per launch, units row'),
     ('nsys-gpu-trace', 'Nsight Systems cuda_gpu_trace (CSV): time per kernel launch, no FLOPs'),
     ('nsys-kern-sum', 'Nsight Systems cuda_gpu_kern_sum (CSV or console table): time per kernel name, no FLOPs'),
+    ('nsys-nvtx-kern-sum', "Nsight Systems nvtx_kern_sum (CSV): time per NVTX range × kernel name, the range as each kernel's nvtx ancestry, no FLOPs"),
+    ('nsys-nvtx-proj', "an Nsight Systems nvtx_gpu_proj_trace (CSV): NVTX ranges projected on the GPU, context for a cuda_gpu_trace of the same report (each kernel's NVTX range)"),
     ('nvprof', 'nvprof --csv --metrics (legacy CUDA profiler): FLOP and DRAM counts per kernel, no time'),
     ('nvprof-trace', 'nvprof --csv --print-gpu-trace or the default summary: kernel times, no counters'),
     ('pytorch-trace', 'PyTorch profiler trace (Kineto export_chrome_trace JSON, plain or .gz): GPU kernels, FLOPs/bytes from recorded shapes or CUPTI counters'),
@@ -33,6 +35,7 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ('rocprof-v3', 'rocprofv3 *_counter_collection.csv (long: one row per dispatch × counter)'),
     ('rocprof-v3-agent-info', "rocprofv3's agent_info.csv (the CPUs and GPUs of the run: name, arch, CUs), context for its kernel trace or counters"),
     ('rocprof-v3-json', 'rocprofv3 --output-format json (rocprofiler-sdk-tool): kernel dispatches with their times and counters, copies'),
+    ('rocprof-v3-markers', "a rocprofv3 ROCTx marker trace (--marker-trace CSV): ranges, context for the kernel_trace.csv of the same run (each kernel's ROCTx range)"),
     ('rocprof-v3-trace', 'rocprofv3 kernel_trace.csv (--kernel-trace): time per dispatch, no counters'),
     ('xprof-roofline', 'xprof Roofline Model tool CSV export: per-op time, FLOP rate and bandwidths (GiB/s)'),
 )

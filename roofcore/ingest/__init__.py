@@ -42,10 +42,12 @@ from . import (  # noqa: F401
     nsys,
     nsys_trace,
     nvprof,
+    nvtx_ranges,
     rocprof,
     rocprof_compute,
     rocprof_v1,
     rocprof_v2,
     rocprofv3,
+    roctx,
     xla,
 )

@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
 from .nsys import TIME_UNITS
+from .nvtx_ranges import attach_projection
 
 _HEADER = re.compile(r'^\ufeff?"?Start \((\w+)\)"?,"?Duration \((\w+)\)"?,"?CorrId"?,[^\n]*\bGrdX\b[^\n]*\bName"?[ \t\r]*$',
                      re.M)
@@ -41,6 +42,14 @@ def _sniff(head: str, name: str) -> bool:
 
 def _number(cell: str) -> float:
     return float(cell.strip().replace(",", "") or "nan")
+
+
+def _start(fields: list[str], col: dict[str, int], per_s: float) -> float:
+    """A launch's Start in seconds (NaN where absent or not a number): for the NVTX ranges read beside it."""
+    try:
+        return _number(fields[col["start"]]) / per_s if "start" in col else float("nan")
+    except ValueError:
+        return float("nan")
 
 
 @register_format("nsys-gpu-trace", "Nsight Systems cuda_gpu_trace (CSV): time per kernel launch, no FLOPs", _sniff,
@@ -64,7 +73,7 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
                          found=", ".join(header)[:200],
                          hint="export it again with: nsys stats --report cuda_gpu_trace --format csv -o out report.nsys-rep")
     first_line = text.count("\n", 0, m.start()) + 2
-    names, times, lines, devices = [], [], [], []
+    names, times, lines, devices, starts = [], [], [], [], []
     skipped: list[Skipped] = []
     memory = [0, 0.0]
     rows = text[m.end() + 1:].split("\n")
@@ -99,6 +108,7 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
             continue
         names.append(name)
         times.append(t)
+        starts.append(_start(fields, col, per_s))
         lines.append(str(line_no))
         if "device" in col:
             devices.append(_DEVICE_INDEX.sub("", fields[col["device"]]).strip())
@@ -119,5 +129,6 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     meta = {"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": "gpu trace"}
     if len(named) > 1:
         meta["devices"] = ", ".join(named)
-    return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-gpu-trace",), skipped=tuple(skipped),
-                    warnings=tuple(warnings), device=named[0] if named else None, meta=meta)
+    w = Workload(frame=frame, name=source, sources=(source,), formats=("nsys-gpu-trace",), skipped=tuple(skipped),
+                 warnings=tuple(warnings), device=named[0] if named else None, meta=meta)
+    return attach_projection(w, np.asarray(starts, dtype=np.float64), context)  # NVTX ranges read beside it

@@ -55,6 +55,7 @@ from .rocprof_common import (
     to_floats,
     with_rows,
 )
+from .roctx import from_trace
 
 # --------------------------------------------------------------------------------------------- counter_collection.csv
 
@@ -194,7 +195,8 @@ def parse_trace(data: bytes, source: str, context: dict | None = None) -> Worklo
     at = find_header(text, TRACE.header)
     line = text[at[0]:text.find("\n", at[0]) if "\n" in text[at[0]:] else len(text)]
     row_id = "Dispatch_Id" if re.search(r"\bDispatch_Id\b", line) else "Correlation_Id"
-    return replace(w, meta={**w.meta, "row_id": row_id})
+    # a marker trace read beside it gives each dispatch its ROCTx range (.roctx)
+    return from_trace(replace(w, meta={**w.meta, "row_id": row_id}), text, at, source, context, TRACE)
 
 
 def join_traces(workloads: list[Workload]) -> list[Workload]:

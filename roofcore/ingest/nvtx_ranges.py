@@ -1,0 +1,239 @@
+"""NVTX ranges of Nsight Systems exports as each kernel's ``nvtx`` ancestry (roofcore.hierarchy), docs/formats.md.
+
+- ``nsys-nvtx-kern-sum``: ``nsys stats --report nvtx_kern_sum --format csv`` (``NVTX Range,Style,PID,TID,NVTX Inst,
+  Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Kernel Name``): one time-only row per
+  range × kernel, ``count`` = Kern Inst, ``time_s`` = Total Time, ``nvtx`` = the range (nsys writes
+  ``domain:name``; the default domain's empty prefix is dropped). A row with no range holds the kernels launched
+  outside every range ("outside"). nsys counts a kernel in *every* range open at its launch: where ranges nest, the
+  rows overlap, which a warning counts (export the projection below for one range per launch).
+- ``nsys-nvtx-proj`` (companion): ``nsys stats --report nvtx_gpu_proj_trace --format csv`` (``Name,Projected Start
+  (ns),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,PID,TID,NumGPUOps,Lvl,NumChild,RangeId,
+  ParentId,RangeStack``): each range projected on the GPU (its first GPU operation's start to its last one's end).
+  Read with a ``cuda_gpu_trace`` of the same report, each kernel gets the innermost projected range of one thread
+  that holds its whole execution (start and end) as its ``nvtx`` path, outermost first; where ranges of several
+  threads hold it, the shortest (a warning counts them). A kernel no range holds is "outside".
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..hierarchy.ancestry import SEP
+from ..models import Workload
+from . import check_text, make_frame, register_format, skip
+from .nsys import TIME_UNITS
+
+_KERN_SUM = re.compile(r'^\ufeff?"?NVTX Range"?,"?Style"?,[^\n]*\bKern Inst\b[^\n]*\bKernel Name"?[ \t]*$', re.M)
+_PROJ = re.compile(r'^\ufeff?"?Name"?,"?Projected Start \(\w+\)"?,"?Projected Duration \(\w+\)"?,[^\n]*$', re.M)
+KERN_SUM_HINT = "export it with: nsys stats --report nvtx_kern_sum --format csv -o out report.nsys-rep"
+PROJ_HINT = ("export both from the same report: nsys stats --report nvtx_gpu_proj_trace,cuda_gpu_trace --format csv "
+             "-o out report.nsys-rep, and load the two CSVs together")
+
+
+def range_name(cell: str) -> str | None:
+    """``:forward`` (the default domain) -> ``forward``; ``dom:forward`` stays; empty -> None."""
+    s = cell.strip()
+    s = s[1:] if s.startswith(":") else s
+    return s or None
+
+
+def _table(text: str, m: re.Match, source: str) -> tuple[dict[str, int], list[tuple[int, list[str]]]]:
+    header = [h.strip() for h in next(csv.reader([m.group(0).lstrip("\ufeff")]))]
+    col = {re.sub(r"\s*\([^)]*\)\s*$", "", h).lower(): i for i, h in enumerate(header)}
+    col["_unit"] = header  # type: ignore[assignment]
+    first = text.count("\n", 0, m.start()) + 2
+    rows = []
+    for k, line in enumerate(text[m.end() + 1:].split("\n")):
+        if not line.strip():
+            break
+        try:
+            rows.append((first + k, next(csv.reader([line]), [])))
+        except csv.Error:
+            rows.append((first + k, []))
+    return col, rows
+
+
+def _per_s(header: list[str], i: int, source: str) -> float:
+    m = re.search(r"\((\w+)\)\s*$", header[i])
+    per_s = TIME_UNITS.get((m.group(1) if m else "ns").lower())
+    if per_s is None:
+        raise InputError(where=f"{source}: header", expected="a time unit (ns, us, ms or s)", found=repr(header[i]),
+                         hint="export with --timeunit ns (the default).")
+    return per_s
+
+
+def _num(cell: str) -> float:
+    try:
+        return float(cell.strip().replace(",", "") or "nan")
+    except ValueError:
+        return float("nan")
+
+
+@register_format("nsys-nvtx-kern-sum", "Nsight Systems nvtx_kern_sum (CSV): time per NVTX range × kernel name, the "
+                 "range as each kernel's nvtx ancestry, no FLOPs", lambda head, name: bool(_KERN_SUM.search(head)),
+                 priority=17, role="timeline")
+def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Workload:
+    text = check_text(data, source)
+    m = _KERN_SUM.search(text)
+    if m is None:
+        raise InputError(where=source, expected="an nvtx_kern_sum header (NVTX Range,Style,PID,TID,NVTX Inst,Kern "
+                         "Inst,Total Time (ns),…,Kernel Name)", found="none", hint=KERN_SUM_HINT)
+    col, rows = _table(text, m, source)
+    header = col.pop("_unit")  # type: ignore[arg-type]
+    need = ("nvtx range", "kern inst", "total time", "kernel name")
+    if any(c not in col for c in need):
+        raise InputError(where=f"{source}: header", expected="NVTX Range, Kern Inst, Total Time and Kernel Name "
+                         "columns", found=", ".join(header)[:200], hint=KERN_SUM_HINT)
+    per_s = _per_s(header, col["total time"], source)
+    names, counts, times, nvtx, lines, threads, skipped = [], [], [], [], [], [], []
+    for line_no, f in rows:
+        if len(f) != len(header):
+            skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(f)}"))
+            continue
+        n, t, name = _num(f[col["kern inst"]]), _num(f[col["total time"]]) / per_s, f[col["kernel name"]].strip()
+        if not (n >= 0 and t >= 0) or not name:
+            skipped.append(skip(source, f"line {line_no}", "Kern Inst and Total Time must be numbers ≥ 0 and Kernel "
+                                f"Name given, found {f[col['kern inst']]!r}, {f[col['total time']]!r}, {name!r}"))
+            continue
+        names.append(name)
+        counts.append(int(n))
+        times.append(t)
+        nvtx.append(range_name(f[col["nvtx range"]]))
+        lines.append(str(line_no))
+        threads.append(tuple(f[col[c]].strip() for c in ("pid", "tid") if c in col))
+    if not names:
+        first = skipped[0].reason if skipped else "no rows under the header"
+        raise InputError(where=source, text=f"no usable nvtx_kern_sum rows; the first problem: {first}.",
+                         hint=KERN_SUM_HINT)
+    k = len(names)
+    frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64), "time_s": np.asarray(times),
+                        "source": [source] * k, "row": lines, "nvtx": np.asarray(nvtx, dtype=object)}, k)
+    seen: dict[tuple, set] = {}
+    for th, name, r in zip(threads, names, nvtx, strict=True):
+        if r is not None:
+            seen.setdefault((th, name), set()).add(r)
+    shared = sum(len(v) > 1 for v in seen.values())
+    warnings = [f"an Nsight Systems NVTX kernel summary gives times only: FLOPs and bytes of its {k:,} rows are "
+                "unknown (left empty, not zero). Hint: load it together with a kernel inventory or an Nsight Compute "
+                "export of the same kernels."]
+    if shared:
+        warnings.append(f"{shared:,} kernel name(s) appear under more than one NVTX range of one thread: nsys counts a "
+                        "kernel in every range open at its launch, so where those ranges nest, their launches and time "
+                        f"are counted once per range. Hint: for one range per launch, {PROJ_HINT}.")
+    return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-nvtx-kern-sum",),
+                    skipped=tuple(skipped), warnings=tuple(warnings), device=None,
+                    meta={"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": "nvtx kernel summary"})
+
+
+@register_format("nsys-nvtx-proj", "an Nsight Systems nvtx_gpu_proj_trace (CSV): NVTX ranges projected on the "
+                 "GPU, context for a cuda_gpu_trace of the same report (each kernel's NVTX range)",
+                 lambda head, name: bool(_PROJ.search(head)), priority=17, companion=True)
+def parse_proj(data: bytes, source: str, context: dict | None = None) -> dict:
+    """``{"nvtx_ranges": {thread, start, end, depth, name, source}}``, times in seconds."""
+    text = check_text(data, source)
+    m = _PROJ.search(text)
+    if m is None:
+        raise InputError(where=source, expected="an nvtx_gpu_proj_trace header (Name,Projected Start (ns),Projected "
+                         "Duration (ns),…)", found="none", hint=PROJ_HINT)
+    col, rows = _table(text, m, source)
+    header = col.pop("_unit")  # type: ignore[arg-type]
+    per_s = _per_s(header, col["projected start"], source)
+    out: dict[str, list] = {"thread": [], "start": [], "end": [], "depth": [], "name": []}
+    for _line, f in rows:
+        if len(f) != len(header):
+            continue
+        s, d = _num(f[col["projected start"]]) / per_s, _num(f[col["projected duration"]]) / per_s
+        name = range_name(f[col["name"]])
+        if not (np.isfinite(s) and d >= 0) or name is None:
+            continue
+        out["thread"].append("/".join(f[col[c]].strip() for c in ("pid", "tid") if c in col))
+        out["start"].append(s)
+        out["end"].append(s + d)
+        out["depth"].append(_num(f[col["lvl"]]) if "lvl" in col else 0.0)
+        out["name"].append(name)
+    if not out["name"]:
+        raise InputError(where=source, expected="at least one projected NVTX range", found="none",
+                         hint="profile with NVTX tracing (nsys profile -t cuda,nvtx) and ranges around the kernels.")
+    return {"nvtx_ranges": {**out, "source": source}}
+
+
+# ------------------------------------------------------------------------------------------ assigning
+
+
+def _tree(start: np.ndarray, end: np.ndarray, depth: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Per range of one thread, its parent (-1: none) and its path, outermost first (ranges nest properly)."""
+    n = len(names)
+    order = np.lexsort((depth, -end, start)).tolist()
+    parent = np.full(n, -1, dtype=np.int64)
+    path = [""] * n
+    stack: list[int] = []
+    for i in order:
+        while stack and end[i] > end[stack[-1]]:
+            stack.pop()
+        if stack:
+            parent[i] = stack[-1]
+        path[i] = f"{path[stack[-1]]}{SEP}{names[i]}" if stack else names[i]
+        stack.append(i)
+    return parent, path
+
+
+def innermost_paths(r_thread: list, r_start: np.ndarray, r_end: np.ndarray, r_depth: np.ndarray, names: list[str],
+                    q_thread: list | None, q_start: np.ndarray, q_end: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per query (a kernel: its thread or None, start, end) the path of the innermost range of that thread (or, without
+    a thread, of any thread: the shortest) holding [start, end], or None; and how many queries ranges of several
+    threads held."""
+    from .kineto_link import innermost
+
+    nq = len(q_start)
+    best = np.full(nq, None, dtype=object)
+    width = np.full(nq, np.inf)
+    hits = np.zeros(nq, dtype=np.int64)
+    r_thread = np.asarray(r_thread, dtype=object)
+    qt = None if q_thread is None else np.asarray(q_thread, dtype=object)
+    for t in dict.fromkeys(r_thread.tolist()):
+        idx = np.flatnonzero(r_thread == t)
+        idx = idx[np.lexsort((r_depth[idx], -r_end[idx], r_start[idx]))]  # index order: outer before inner
+        s, e, d = r_start[idx], r_end[idx], r_depth[idx]
+        parent, path = _tree(s, e, d, [names[i] for i in idx])
+        sel = np.arange(nq) if qt is None else np.flatnonzero(qt == t)
+        if not len(sel):
+            continue
+        at = innermost(np.zeros(len(idx), dtype=np.int64), s, e, np.zeros(len(sel), dtype=np.int64), q_start[sel])
+        for j, a in zip(sel.tolist(), at.tolist(), strict=True):
+            while a >= 0 and q_end[j] > e[a] + 1e-9:
+                a = int(parent[a])
+            if a < 0:
+                continue
+            hits[j] += 1
+            if e[a] - s[a] < width[j]:
+                width[j], best[j] = e[a] - s[a], path[a]
+    return best, int((hits > 1).sum())
+
+
+def attach_projection(w: Workload, starts: np.ndarray, context: dict | None) -> Workload:
+    """``w`` (a cuda_gpu_trace, one row per launch, ``starts`` in seconds) with ``nvtx`` and ``start_s`` from the
+    projected ranges a companion read (unchanged without one)."""
+    from dataclasses import replace
+
+    ranges = (context or {}).get("nvtx_ranges")
+    if not ranges:
+        return w
+    f = w.frame.copy()
+    t = f["time_s"].to_numpy(dtype=np.float64)
+    paths, several = innermost_paths(ranges["thread"], np.asarray(ranges["start"]), np.asarray(ranges["end"]),
+                                     np.asarray(ranges["depth"], dtype=np.float64), ranges["name"], None, starts,
+                                     starts + t)
+    f["nvtx"] = pd.Series(paths, dtype=object, index=f.index)  # None stays None (outside)
+    f["start_s"] = starts
+    out = sum(p is None for p in paths)
+    warn = [f"NVTX ranges from {ranges['source']}: {len(paths) - out:,} of {len(paths):,} kernel launches lie inside a "
+            f"projected range (the innermost holding the whole launch), {out:,} outside every range."]
+    if several:
+        warn.append(f"{several:,} kernel launches lie inside projected ranges of more than one thread: each was given "
+                    "the shortest (cuda_gpu_trace does not say which thread launched it).")
+    return replace(w, frame=f, warnings=(*w.warnings, *warn), sources=(*w.sources, ranges["source"]))

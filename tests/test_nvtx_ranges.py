@@ -1,0 +1,138 @@
+"""NVTX / ROCTx ranges as kernel ancestry (issue 27 point 1): Nsight Systems nvtx_kern_sum, nvtx_gpu_proj_trace read
+with cuda_gpu_trace, rocprofv3 marker_api_trace read with kernel_trace; group sums equal the kernel totals and kernels
+outside every range are "outside"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from roofhelpers import make_hw
+
+import roofcore
+from roofcore import ingest
+from roofcore.analyze import analyze
+from roofcore.errors import InputError
+from roofcore.hierarchy import OUTSIDE, SEP, group, levels_of
+
+DATA = Path(__file__).parent / "data"
+NSYS, V3 = DATA / "nsys", DATA / "rocprofv3"
+HW = make_hw()
+
+
+def _nvtx(w) -> list:
+    return [x if isinstance(x, str) else None for x in w.frame["nvtx"]]
+
+
+def _sums_hold(w) -> None:
+    """Every level-1 group and every tree node: the top-level rows' sums are the kernel totals."""
+    g = group(analyze(w, HW), by="nvtx:1")
+    f = w.frame
+    assert g["launches"].sum() == f["count"].sum()
+    assert g["time_s"].sum() == pytest.approx(f["time_s"].sum(), rel=1e-12)
+    tree = group(analyze(w, HW), by="nvtx")
+    top = tree[tree["parent"].isna()]
+    assert top["time_s"].sum() == pytest.approx(f["time_s"].sum(), rel=1e-12)
+    assert tree["self_time_s"].sum() == pytest.approx(f["time_s"].sum(), rel=1e-12)
+
+
+def test_nvtx_kern_sum_rows_are_kernels_with_their_range():
+    w = roofcore.read(NSYS / "nvtx_kern_sum.csv")
+    assert w.formats == ("nsys-nvtx-kern-sum",) and w.meta["time_only"] == "true"
+    f = w.frame
+    assert _nvtx(w) == ["decode", "decode", "prefill", None]  # ":decode" (default domain) -> decode
+    assert f["count"].tolist() == [16, 8, 2, 3]  # Kern Inst
+    assert f["time_s"].tolist() == pytest.approx([320e-6, 48e-6, 900e-6, 15e-6])
+    assert "nvtx" in levels_of(w)
+    g = group(analyze(w, HW), by="nvtx").set_index("group")
+    assert g.loc[OUTSIDE, "launches"] == 3 and g.loc["decode", "launches"] == 24
+    assert g.loc["decode", "time_s"] == pytest.approx(368e-6)
+    _sums_hold(w)
+    assert not any("more than one NVTX range" in x for x in w.warnings)
+
+
+def test_nvtx_kern_sum_nested_ranges_are_counted_once_per_range_and_said():
+    w = roofcore.read(NSYS / "nvtx_kern_sum_nested.csv")
+    said = [x for x in w.warnings if "more than one NVTX range" in x]
+    assert len(said) == 1 and said[0].startswith("1 kernel name(s)") and "nvtx_gpu_proj_trace" in said[0]
+
+
+def test_nvtx_sum_is_still_refused_and_kern_sum_detected():
+    assert ingest.detect((NSYS / "nvtx_kern_sum.csv").read_bytes(), "x.csv").name == "nsys-nvtx-kern-sum"
+    body = ("Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n"
+            "60.0,600,6,100.0,100.0,90,110,5.0,PushPop,:forward\n")
+    with pytest.raises(InputError, match="nvtx_sum"):
+        roofcore.read(body.encode(), name="nvtx_sum.csv")
+
+
+def test_projected_ranges_give_each_launch_its_innermost_range():
+    w = ingest.read_many([NSYS / "cuda_gpu_trace_nvtx.csv", NSYS / "nvtx_gpu_proj_trace.csv"])
+    f = w.frame
+    assert _nvtx(w) == [f"step{SEP}forward", f"step{SEP}forward", f"step{SEP}backward", None]
+    assert f["start_s"].tolist() == pytest.approx([1e-6, 1.2e-6, 1.4e-6, 5e-6])
+    assert any("3 of 4 kernel launches lie inside a projected range" in x for x in w.warnings)
+    g = group(analyze(w, HW), by="nvtx").set_index("group")
+    assert g.loc["step", "launches"] == 3 and g.loc["step", "self_launches"] == 0  # total: with descendants
+    assert g.loc[OUTSIDE, "launches"] == 1
+    _sums_hold(w)
+
+
+def test_a_launch_that_outlasts_the_innermost_range_climbs_to_its_parent():
+    trace = (NSYS / "cuda_gpu_trace_nvtx.csv").read_text().replace("\n1200,100,", "\n1250,100,")  # ends at 1350 > 1300
+    w = ingest.read_many([(trace.encode(), "trace.csv"), NSYS / "nvtx_gpu_proj_trace.csv"])
+    assert _nvtx(w)[1] == "step"
+
+
+def test_the_gpu_trace_alone_has_no_nvtx_column():
+    w = roofcore.read(NSYS / "cuda_gpu_trace_nvtx.csv")
+    assert "nvtx" not in w.frame.columns and "start_s" not in w.frame.columns
+
+
+def test_roctx_ranges_on_the_launching_thread():
+    w = ingest.read_many([V3 / "9_kernel_trace.csv", V3 / "9_marker_api_trace.csv"])
+    f = w.frame
+    # the "loader" range of thread 11 holds every start but is not the launching thread's; the mark (start = end),
+    # the control call and roctxGetThreadId are not ranges
+    assert _nvtx(w) == [f"iteration{SEP}attention", f"iteration{SEP}attention", f"iteration{SEP}mlp",
+                                  "iteration", None]
+    assert f["start_s"].to_numpy() == pytest.approx(np.array([1200, 1600, 3200, 6500, 9800]) / 1e9)
+    g = group(analyze(w, HW), by="nvtx").set_index("group")
+    assert g.loc["iteration", "launches"] == 4 and g.loc["iteration", "self_launches"] == 1
+    assert g.loc[OUTSIDE, "launches"] == 1
+    _sums_hold(w)
+
+
+def test_roctx_without_thread_ids_takes_the_shortest_range_of_any_thread():
+    text = (V3 / "9_kernel_trace.csv").read_text().replace('"Thread_Id",', "").replace(",0,9,", ",0,")
+    w = ingest.read_many([(text.encode(), "1_kernel_trace.csv"), V3 / "9_marker_api_trace.csv"])
+    # thread 11's "loader" (1000-9500) now holds the first four starts too: the shorter range of thread 9 wins
+    assert _nvtx(w) == [f"iteration{SEP}attention", f"iteration{SEP}attention", f"iteration{SEP}mlp", "iteration",
+                        None]
+    assert any(x.startswith("4 dispatches start inside ranges of more than one thread") for x in w.warnings)
+
+
+@pytest.mark.parametrize("path, what", [
+    (V3 / "9_marker_api_trace.csv", "this is a rocprofv3 ROCTx marker trace"),
+    (NSYS / "nvtx_gpu_proj_trace.csv", "this is an Nsight Systems nvtx_gpu_proj_trace"),
+])
+def test_ranges_alone_are_context_not_a_workload(path, what):
+    with pytest.raises(InputError) as e:
+        roofcore.read(path)
+    assert "\n" not in str(e.value) and what in str(e.value) and "not a workload" in str(e.value)
+
+
+@pytest.mark.parametrize("name, body, said", [
+    ("m_marker_api_trace.csv", '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp",'
+     '"End_Timestamp"\n"MARKER_CORE_API","tick",1,1,1,100,100\n', "at least one ROCTx range"),
+    ("nvtx_kern_sum.csv", "NVTX Range,Style,PID,TID,NVTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),"
+     "Max (ns),StdDev (ns),Kernel Name\n:a,PushPop,1,1,1,x,y,1,1,1,1,0,\n", "no usable nvtx_kern_sum rows"),
+    ("proj.csv", "Name,Projected Start (ns),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,PID,TID,"
+     "NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n,1,1,1,1,PushPop,1,1,1,0,0,1,,:1\n",
+     "at least one projected NVTX range"),
+])
+def test_bad_range_files_give_one_line(name, body, said):
+    fmt = ingest.detect(body.encode(), name)
+    with pytest.raises(InputError) as e:
+        fmt.parse(body.encode(), name, {})
+    assert "\n" not in str(e.value) and said in str(e.value)
