@@ -136,3 +136,17 @@ def test_bad_range_files_give_one_line(name, body, said):
     with pytest.raises(InputError) as e:
         fmt.parse(body.encode(), name, {})
     assert "\n" not in str(e.value) and said in str(e.value)
+
+
+def test_ranges_survive_a_join_with_an_inventory_and_with_counters():
+    inv = b"name,count,flops,bytes\ngemv_fp16_kernel,1,2e6,4e6\n"
+    w = ingest.read_many([NSYS / "nvtx_kern_sum.csv", (inv, "inv.csv")])  # nsys.join_times
+    assert _nvtx(w) == ["decode", "decode", "prefill", None] and w.frame["flops"].iloc[0] == pytest.approx(32e6)
+    _sums_hold(w)
+    join = DATA / "join"
+    proj = (b"Name,Projected Start (ns),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,PID,TID,"
+            b"NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n:step,2000000,20000,1990000,40000,PushPop,1,1,3,0,0,"
+            b"1,,:1\n")
+    w = ingest.read_many([join / "cuda_gpu_trace.csv", join / "ncu_details.csv", (proj, "proj.csv")])  # ingest.join
+    assert w.formats == ("nsys-gpu-trace", "ncu-details") and _nvtx(w)[:3] == ["step", "step", None]
+    _sums_hold(w)

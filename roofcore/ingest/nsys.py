@@ -390,6 +390,9 @@ def join_times(times: Workload, model: Workload) -> Workload:
     }
     for c in model.byte_columns:
         cols[c] = take(c)
+    for c in ("step", "module", "op", "nvtx", "phase", "start_s"):  # the timeline's ancestry (roofcore.hierarchy)
+        if c in tf.columns:
+            cols[c] = tf[c].to_numpy()
     joined = make_frame(cols, len(tf))
     unused = np.ones(len(mf), dtype=bool)
     unused[idx[hit]] = False
