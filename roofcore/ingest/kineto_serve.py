@@ -407,7 +407,7 @@ def instance_results(op_rows: Sequence[tuple], signatures: Sequence[tuple], op_o
     """Per MoE op instance (an index into ``op_rows``, the scan's ``(pid, tid, ts, dur, name, ext, res, shapes)``),
     its result from :func:`moe_forward_cost`: allocations are the ``aten::empty`` ops on its thread within its
     time span, kernels those it launched (``op_of``). ``tensors``: dims, types → argument tensors."""
-    moe = [i for i, r in enumerate(op_rows) if r[4] in MOE_FORWARD and r[6] >= 0]
+    moe = [i for i, r in enumerate(op_rows) if type(r[4]) is str and r[4] in MOE_FORWARD and r[6] >= 0]
     if not moe:
         return {}
     allocs: dict[tuple, list[tuple[float, tuple]]] = {}
