@@ -124,18 +124,28 @@ def test_ranges_alone_are_context_not_a_workload(path, what):
 
 @pytest.mark.parametrize("name, body, said", [
     ("m_marker_api_trace.csv", '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp",'
-     '"End_Timestamp"\n"MARKER_CORE_API","tick",1,1,1,100,100\n', "at least one ROCTx range"),
+     '"End_Timestamp"\n"MARKER_CORE_API","tick",1,1,1,100,100\n"MARKER_CORE_API","x",1,1,2,1e,9\n',
+     "not a workload"),
     ("nvtx_kern_sum.csv", "NVTX Range,Style,PID,TID,NVTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),"
      "Max (ns),StdDev (ns),Kernel Name\n:a,PushPop,1,1,1,x,y,1,1,1,1,0,\n", "no usable nvtx_kern_sum rows"),
     ("proj.csv", "Name,Projected Start (ns),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,PID,TID,"
      "NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n,1,1,1,1,PushPop,1,1,1,0,0,1,,:1\n",
-     "at least one projected NVTX range"),
+     "not a workload"),
+    ("proj_us.csv", "Name,Projected Start (parsec),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,"
+     "PID,TID,NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n:a,1,1,1,1,PushPop,1,1,1,0,0,1,,:1\n",
+     "a time unit (ns, us, ms or s)"),
 ])
 def test_bad_range_files_give_one_line(name, body, said):
-    fmt = ingest.detect(body.encode(), name)
     with pytest.raises(InputError) as e:
-        fmt.parse(body.encode(), name, {})
+        roofcore.read(body.encode(), name=name)
     assert "\n" not in str(e.value) and said in str(e.value)
+
+
+def test_a_marker_trace_without_ranges_leaves_the_kernel_trace_as_it_was():
+    marks = ('"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+             '"MARKER_CORE_API","tick",9,9,1,1300,1300\n')
+    w = ingest.read_many([V3 / "9_kernel_trace.csv", (marks.encode(), "9_marker_api_trace.csv")])
+    assert len(w) == 5 and "nvtx" not in w.frame.columns
 
 
 def test_ranges_survive_a_join_with_an_inventory_and_with_counters():

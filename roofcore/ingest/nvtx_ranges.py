@@ -134,7 +134,7 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
                  "GPU, context for a cuda_gpu_trace of the same report (each kernel's NVTX range)",
                  lambda head, name: bool(_PROJ.search(head)), priority=17, companion=True)
 def parse_proj(data: bytes, source: str, context: dict | None = None) -> dict:
-    """``{"nvtx_ranges": {thread, start, end, depth, name, source}}``, times in seconds."""
+    """``{"nvtx_ranges": {thread, start, end, depth, name, source}}``, times in seconds; ``{}`` without ranges."""
     text = check_text(data, source)
     m = _PROJ.search(text)
     if m is None:
@@ -156,10 +156,8 @@ def parse_proj(data: bytes, source: str, context: dict | None = None) -> dict:
         out["end"].append(s + d)
         out["depth"].append(_num(f[col["lvl"]]) if "lvl" in col else 0.0)
         out["name"].append(name)
-    if not out["name"]:
-        raise InputError(where=source, expected="at least one projected NVTX range", found="none",
-                         hint="profile with NVTX tracing (nsys profile -t cuda,nvtx) and ranges around the kernels.")
-    return {"nvtx_ranges": {**out, "source": source}}
+    # no range with a name and a time: nothing to give (the GPU trace read with it stays as it is)
+    return {"nvtx_ranges": {**out, "source": source}} if out["name"] else {}
 
 
 # ------------------------------------------------------------------------------------------ assigning
