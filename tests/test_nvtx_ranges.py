@@ -160,3 +160,15 @@ def test_ranges_survive_a_join_with_an_inventory_and_with_counters():
     w = ingest.read_many([join / "cuda_gpu_trace.csv", join / "ncu_details.csv", (proj, "proj.csv")])  # ingest.join
     assert w.formats == ("nsys-gpu-trace", "ncu-details") and _nvtx(w)[:3] == ["step", "step", None]
     _sums_hold(w)
+
+
+@pytest.mark.parametrize("order", ["proj first", "trace first"])
+def test_both_reports_in_one_stdout(order):
+    proj = (NSYS / "nvtx_gpu_proj_trace.csv").read_text()
+    trace = (NSYS / "cuda_gpu_trace_nvtx.csv").read_text()
+    parts = [proj, trace] if order == "proj first" else [trace, proj]
+    text = "\n".join(f"Processing [r.sqlite] with [/opt/nsys/reports/{n}.py]... \n{p}" for n, p in
+                     zip(("a", "b"), parts, strict=True))
+    assert ingest.detect(text.encode(), "stdout.txt").name == "nsys-gpu-trace"
+    w = roofcore.read(text.encode(), name="stdout.txt")
+    assert _nvtx(w) == [f"step{SEP}forward", f"step{SEP}forward", f"step{SEP}backward", None]

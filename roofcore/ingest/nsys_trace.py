@@ -131,4 +131,4 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
         meta["devices"] = ", ".join(named)
     w = Workload(frame=frame, name=source, sources=(source,), formats=("nsys-gpu-trace",), skipped=tuple(skipped),
                  warnings=tuple(warnings), device=named[0] if named else None, meta=meta)
-    return attach_projection(w, np.asarray(starts, dtype=np.float64), context)  # NVTX ranges read beside it
+    return attach_projection(w, np.asarray(starts, dtype=np.float64), context, text)  # NVTX ranges beside it

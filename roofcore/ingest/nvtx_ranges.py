@@ -30,6 +30,7 @@ from .nsys import TIME_UNITS
 
 _KERN_SUM = re.compile(r'^\ufeff?"?NVTX Range"?,"?Style"?,[^\n]*\bKern Inst\b[^\n]*\bKernel Name"?[ \t]*$', re.M)
 _PROJ = re.compile(r'^\ufeff?"?Name"?,"?Projected Start \(\w+\)"?,"?Projected Duration \(\w+\)"?,[^\n]*$', re.M)
+_GPU_TRACE = re.compile(r'^\ufeff?"?Start \(\w+\)"?,"?Duration \(\w+\)"?,"?CorrId"?,', re.M)
 KERN_SUM_HINT = "export it with: nsys stats --report nvtx_kern_sum --format csv -o out report.nsys-rep"
 PROJ_HINT = ("export both from the same report: nsys stats --report nvtx_gpu_proj_trace,cuda_gpu_trace --format csv "
              "-o out report.nsys-rep, and load the two CSVs together")
@@ -132,10 +133,15 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
 
 @register_format("nsys-nvtx-proj", "an Nsight Systems nvtx_gpu_proj_trace (CSV): NVTX ranges projected on the "
                  "GPU, context for a cuda_gpu_trace of the same report (each kernel's NVTX range)",
-                 lambda head, name: bool(_PROJ.search(head)), priority=17, companion=True)
+                 lambda head, name: bool(_PROJ.search(head) and not _GPU_TRACE.search(head)), priority=17,
+                 companion=True)
 def parse_proj(data: bytes, source: str, context: dict | None = None) -> dict:
     """``{"nvtx_ranges": {thread, start, end, depth, name, source}}``, times in seconds; ``{}`` without ranges."""
-    text = check_text(data, source)
+    return proj_ranges(check_text(data, source), source)
+
+
+def proj_ranges(text: str, source: str) -> dict:
+    """:func:`parse_proj` of a text (also the stdout of ``nsys stats`` holding the GPU trace after it)."""
     m = _PROJ.search(text)
     if m is None:
         raise InputError(where=source, expected="an nvtx_gpu_proj_trace header (Name,Projected Start (ns),Projected "
@@ -213,12 +219,15 @@ def innermost_paths(r_thread: list, r_start: np.ndarray, r_end: np.ndarray, r_de
     return best, int((hits > 1).sum())
 
 
-def attach_projection(w: Workload, starts: np.ndarray, context: dict | None) -> Workload:
+def attach_projection(w: Workload, starts: np.ndarray, context: dict | None, text: str = "") -> Workload:
     """``w`` (a cuda_gpu_trace, one row per launch, ``starts`` in seconds) with ``nvtx`` and ``start_s`` from the
-    projected ranges a companion read (unchanged without one)."""
+    projected ranges a companion read, or that ``text`` holds beside the GPU trace (``nsys stats --report
+    nvtx_gpu_proj_trace,cuda_gpu_trace`` to stdout); unchanged without either."""
     from dataclasses import replace
 
     ranges = (context or {}).get("nvtx_ranges")
+    if not ranges and _PROJ.search(text):
+        ranges = proj_ranges(text, w.name).get("nvtx_ranges")
     if not ranges:
         return w
     f = w.frame.copy()
