@@ -89,3 +89,18 @@ def test_cupti_counters_beside_the_op_formula_in_a_pytorch_trace():
     assert cmp.loc[("aten::mm", "flops"), "ratio"] == pytest.approx(4096.0 / (2 * 2 * 8 * 4 * 5 / 11))
     assert cmp.loc[("aten::mm", "flops"), "flagged"]
     assert prefer(w, "formulas").frame["flops"].tolist()[0] == pytest.approx(2 * 2 * 8 * 4 * 5 / 11)
+
+
+def test_an_op_whose_name_is_not_text_is_read_as_no_backward_op():
+    """Found by the event fuzz test: a damaged trace's cpu_op named by a JSON list raised TypeError (unhashable)
+    while looking for autograd's backward ops; it is read, its kernels keep their ancestry."""
+    import json
+    from pathlib import Path
+
+    import roofcore
+
+    doc = json.loads((Path(__file__).parent / "data" / "kineto" / "levels_small.json").read_text())
+    op = next(e for e in doc["traceEvents"] if e.get("cat") == "cpu_op")
+    op["name"] = ["aten::linear"]
+    w = roofcore.read_many([(json.dumps(doc).encode(), "damaged.json")])
+    assert len(w.frame) == 42 and "module" in w.frame.columns

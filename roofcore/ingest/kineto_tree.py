@@ -117,8 +117,10 @@ def _backward_ops(op_names: list) -> np.ndarray:
     """The indices of autograd's backward ops (``autograd::engine::evaluate_function: ...``, ``...Backward0``)."""
     if not op_names:
         return np.zeros(0, dtype=np.int64)
-    codes, uniq = pd.factorize(pd.Series(op_names, dtype=object), use_na_sentinel=True)
-    hit = np.array([type(nm) is str and bool(_BACKWARD_OP.search(nm)) for nm in uniq] + [False], dtype=bool)
+    # a name that is not text (a damaged trace's list or object) is no backward op, and is not hashable either
+    text = [nm if type(nm) is str else None for nm in op_names]
+    codes, uniq = pd.factorize(pd.Series(text, dtype=object), use_na_sentinel=True)
+    hit = np.array([bool(_BACKWARD_OP.search(nm)) for nm in uniq] + [False], dtype=bool)
     return np.flatnonzero(hit[codes])
 
 
