@@ -22,7 +22,6 @@ DOC = ROOT / "docs" / "architecture.md"
 #: (importer, imported) pairs that break the rules today, with one place each happens (issue 25 point 5)
 KNOWN: dict[tuple[str, str], str] = {
     ("catalog", "ingest"): "roofcore/catalog/load.py",  # measured-ceiling files read as catalogs (cycle with ingest)
-    ("ingest", "hierarchy"): "roofcore/ingest/kineto_tree.py",  # ancestry helpers used by readers (cycle)
 }
 
 

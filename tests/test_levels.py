@@ -12,7 +12,7 @@ from roofhelpers import make_hw
 from roofcore.analyze import analyze
 from roofcore.errors import RoofcoreError
 from roofcore.hierarchy import OUTSIDE, SEP, flag_steps, group, levels_of, parse_by
-from roofcore.hierarchy.ancestry import containing, paths, range_paths
+from roofcore.ingest.ancestry import containing, paths, range_paths
 from roofcore.ingest.frames import make_frame
 from roofcore.models import Workload
 

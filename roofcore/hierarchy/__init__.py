@@ -17,7 +17,7 @@ mostly unknown or outliers (:mod:`.timeline`).
 
 from __future__ import annotations
 
-from .ancestry import SEP
+from ..ingest.ancestry import SEP
 from .grouping import COLUMNS, LEVELS, OUTSIDE, group, parse_by
 from .timeline import MIN_COVERAGE, OUTLIER_FACTOR, flag_steps
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import RoofcoreError
-from .ancestry import SEP, truncate
+from ..ingest.ancestry import SEP, truncate
 
 #: the group of kernels without an ancestor at the level asked for
 OUTSIDE = "outside"

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..ingest.ancestry import SEP
 from ..models import Workload
-from .ancestry import SEP
 from .grouping import OUTSIDE
 
 _INSTANCE = re.compile(r"_\d+$")

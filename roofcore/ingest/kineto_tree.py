@@ -26,7 +26,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..hierarchy.ancestry import SEP, containing, paths, range_paths
+from .ancestry import SEP, containing, paths, range_paths
 from .kineto_link import _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost
 
 _STEP = re.compile(r"^ProfilerStep#\d+$")

@@ -74,9 +74,9 @@ import numpy as np
 
 from .. import filemap
 from ..errors import InputError
-from ..hierarchy.ancestry import nvtx_path
 from ..models import Skipped, Workload
 from . import arch, check_binary, make_frame, register_format, skip
+from .ancestry import nvtx_path
 from .columns import is_open
 from .ncu_build import _derive
 from .ncu_canon import canonical, requoted

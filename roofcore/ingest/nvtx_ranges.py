@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..hierarchy.ancestry import SEP
+from .ancestry import SEP
 from ..models import Workload
 from . import check_text, make_frame, register_format, skip
 from .nsys import TIME_UNITS
