@@ -172,3 +172,23 @@ def test_both_reports_in_one_stdout(order):
     assert ingest.detect(text.encode(), "stdout.txt").name == "nsys-gpu-trace"
     w = roofcore.read(text.encode(), name="stdout.txt")
     assert _nvtx(w) == [f"step{SEP}forward", f"step{SEP}forward", f"step{SEP}backward", None]
+
+
+def test_nested_kern_sum_rows_made_exclusive_by_the_projections_range_tree():
+    three = (NSYS / "nvtx_kern_sum_nested.csv").read_text() + ":attn,PushPop,7,7,2,1,50000,50000,50000,50000,50000,0,gemm_kernel\n"
+    proj = (NSYS / "nvtx_gpu_proj_trace_nested.csv").read_text() + ":attn,1000,500,960,600,PushPop,7,7,1,2,0,5,2,:1:2:5\n"
+    w = ingest.read_many([(three.encode(), "kern.csv"), (proj.encode(), "proj.csv")])
+    got = dict(zip(_nvtx(w), zip(w.frame["count"], w.frame["time_s"], strict=True), strict=True))
+    # step 4 launches (400 µs) hold forward 2 (190 µs), which holds attn 1 (50 µs): each keeps its own
+    assert got == {"step": (2, pytest.approx(210e-6)), f"step{SEP}forward": (1, pytest.approx(140e-6)),
+                   f"step{SEP}forward{SEP}attn": (1, pytest.approx(50e-6))}
+    assert w.frame["count"].sum() == 4 and w.frame["time_s"].sum() == pytest.approx(400e-6)
+    assert not any("more than one NVTX range" in x for x in w.warnings)
+    _sums_hold(w)
+
+
+def test_a_range_name_under_two_parents_leaves_the_rows_as_nsys_counts_them():
+    proj = (NSYS / "nvtx_gpu_proj_trace_nested.csv").read_text() + ":forward,20000,100,19990,200,PushPop,7,7,1,0,0,9,,:9\n"
+    w = ingest.read_many([NSYS / "nvtx_kern_sum_nested.csv", (proj.encode(), "proj.csv")])
+    assert w.frame["count"].tolist() == [4, 2]
+    assert any("'forward' has more than one enclosing range name" in x for x in w.warnings)

@@ -322,6 +322,8 @@ def _summary_warnings(names: list[str]) -> list[str]:
     return warnings
 
 
+#: a kernel's ancestry columns (roofcore.hierarchy.ANCESTRY), kept through :func:`join_times`
+ANCESTRY = ("step", "module", "op", "nvtx", "phase", "start_s")
 #: the GPU ``nsys profile --gpu-metrics-device`` samples, printed before the run (the chip: ``NVIDIA GA100``)
 _GPU_LINE = re.compile(r"^GPU \d+: General Metrics for (.+?)(?: \([^)\n]*\))?$", re.M)
 
@@ -388,11 +390,7 @@ def join_times(times: Workload, model: Workload) -> Workload:
         "source": tf["source"].astype(object).to_numpy(), "row": tf["row"].astype(object).to_numpy(),
         "model": [m_names[i] if ok else None for i, ok in zip(safe, hit, strict=True)],
     }
-    for c in model.byte_columns:
-        cols[c] = take(c)
-    for c in ("step", "module", "op", "nvtx", "phase", "start_s"):  # the timeline's ancestry (roofcore.hierarchy)
-        if c in tf.columns:
-            cols[c] = tf[c].to_numpy()
+    cols.update({c: take(c) for c in model.byte_columns} | {c: tf[c].to_numpy() for c in ANCESTRY if c in tf.columns})
     joined = make_frame(cols, len(tf))
     unused = np.ones(len(mf), dtype=bool)
     unused[idx[hit]] = False

@@ -106,22 +106,34 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
         times.append(t)
         nvtx.append(range_name(f[col["nvtx range"]]))
         lines.append(str(line_no))
-        threads.append(tuple(f[col[c]].strip() for c in ("pid", "tid") if c in col))
+        threads.append("/".join(f[col[c]].strip() for c in ("pid", "tid") if c in col))
     if not names:
         first = skipped[0].reason if skipped else "no rows under the header"
         raise InputError(where=source, text=f"no usable nvtx_kern_sum rows; the first problem: {first}.",
                          hint=KERN_SUM_HINT)
-    k = len(names)
-    frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64), "time_s": np.asarray(times),
-                        "source": [source] * k, "row": lines, "nvtx": np.asarray(nvtx, dtype=object)}, k)
+    warnings = [f"an Nsight Systems NVTX kernel summary gives times only: FLOPs and bytes of its {len(names):,} rows "
+                "are unknown (left empty, not zero). Hint: load it together with a kernel inventory or an Nsight "
+                "Compute export of the same kernels."]
     seen: dict[tuple, set] = {}
     for th, name, r in zip(threads, names, nvtx, strict=True):
         if r is not None:
             seen.setdefault((th, name), set()).add(r)
     shared = sum(len(v) > 1 for v in seen.values())
-    warnings = [f"an Nsight Systems NVTX kernel summary gives times only: FLOPs and bytes of its {k:,} rows are "
-                "unknown (left empty, not zero). Hint: load it together with a kernel inventory or an Nsight Compute "
-                "export of the same kernels."]
+    ranges = (context or {}).get("nvtx_ranges")
+    if shared and ranges:  # the range tree of a projection read with it makes the rows exclusive
+        done = _exclusive(threads, names, counts, times, nvtx, ranges)
+        if isinstance(done, str):
+            warnings.append(done)
+        else:
+            keep, counts, times, nvtx = done
+            names, lines = [names[i] for i in keep], [lines[i] for i in keep]
+            warnings.append(f"nested NVTX ranges made exclusive with the range tree of {ranges['source']}: each "
+                            "range keeps the launches and time of the kernels launched in it and in no range inside it; "
+                            "its path names the ranges holding it.")
+            shared = 0
+    k = len(names)
+    frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64), "time_s": np.asarray(times),
+                        "source": [source] * k, "row": lines, "nvtx": np.asarray(nvtx, dtype=object)}, k)
     if shared:
         warnings.append(f"{shared:,} kernel name(s) appear under more than one NVTX range of one thread: nsys counts a "
                         "kernel in every range open at its launch, so where those ranges nest, their launches and time "
@@ -129,6 +141,49 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
     return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-nvtx-kern-sum",),
                     skipped=tuple(skipped), warnings=tuple(warnings), device=None,
                     meta={"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": "nvtx kernel summary"})
+
+
+def _exclusive(threads: list[str], names: list[str], counts: list[int], times: list[float], nvtx: list,
+               ranges: dict) -> tuple[list[int], list[int], list[float], list] | str:
+    """nvtx_kern_sum rows made exclusive: per thread, the parent of each range name from the projected ranges' tree;
+    a row keeps its count and time minus those of its child ranges' rows (same thread and kernel), its range becomes
+    its path; rows left with no launch go. A reason (text) instead where the names do not form one tree per thread,
+    or a subtraction goes below zero."""
+    parent: dict[tuple[str, str], set] = {}
+    r_thread = np.asarray(ranges["thread"], dtype=object)
+    for t in dict.fromkeys(ranges["thread"]):
+        idx = np.flatnonzero(r_thread == t)
+        idx = idx[np.lexsort((np.asarray(ranges["depth"])[idx], -np.asarray(ranges["end"])[idx],
+                              np.asarray(ranges["start"])[idx]))]
+        up, _ = _tree(np.asarray(ranges["start"])[idx], np.asarray(ranges["end"])[idx],
+                      np.asarray(ranges["depth"], dtype=np.float64)[idx], [ranges["name"][i] for i in idx])
+        for j, i in enumerate(idx):
+            parent.setdefault((t, ranges["name"][i]), set()).add(ranges["name"][idx[up[j]]] if up[j] >= 0 else None)
+    split = sorted(n for (_t, n), ps in parent.items() if len(ps) > 1)
+    if split:
+        return (f"NVTX ranges left as nsys counts them: range {split[0]!r} has more than one enclosing range name in "
+                f"{ranges['source']}, so the summary's rows cannot be made exclusive.")
+    up_of = {key: next(iter(ps)) for key, ps in parent.items()}
+    row_of = {(t, n, r): i for i, (t, n, r) in enumerate(zip(threads, names, nvtx, strict=True)) if r is not None}
+    counts, times, paths = list(counts), list(times), list(nvtx)
+    orig = (tuple(counts), tuple(times))
+    for (t, n, r), i in row_of.items():
+        p = up_of.get((t, r))
+        if p is not None and (t, n, p) in row_of:
+            j = row_of[(t, n, p)]
+            counts[j] -= orig[0][i]  # the child's own row as nsys counted it (with its descendants)
+            times[j] -= orig[1][i]
+        chain, q = [r], p
+        while q is not None and len(chain) < 64:
+            chain.append(q)
+            q = up_of.get((t, q))
+        paths[i] = SEP.join(reversed(chain))
+    bad = [i for i in range(len(counts)) if counts[i] < 0]
+    if bad:
+        return (f"NVTX ranges left as nsys counts them: {names[bad[0]]} in {nvtx[bad[0]]!r} has fewer launches than in "
+                f"the ranges {ranges['source']} puts inside it (another report?).")
+    keep = [i for i in range(len(counts)) if counts[i] > 0]
+    return keep, [counts[i] for i in keep], [max(times[i], 0.0) for i in keep], [paths[i] for i in keep]
 
 
 @register_format("nsys-nvtx-proj", "an Nsight Systems nvtx_gpu_proj_trace (CSV): NVTX ranges projected on the "
