@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .ancestry import SEP
 from ..models import Workload
 from . import check_text, make_frame, register_format, skip
+from .ancestry import SEP
 from .nsys import TIME_UNITS
 
 _KERN_SUM = re.compile(r'^\ufeff?"?NVTX Range"?,"?Style"?,[^\n]*\bKern Inst\b[^\n]*\bKernel Name"?[ \t]*$', re.M)
@@ -128,8 +128,8 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
             keep, counts, times, nvtx = done
             names, lines = [names[i] for i in keep], [lines[i] for i in keep]
             warnings.append(f"nested NVTX ranges made exclusive with the range tree of {ranges['source']}: each "
-                            "range keeps the launches and time of the kernels launched in it and in no range inside it; "
-                            "its path names the ranges holding it.")
+                            "range keeps the launches and time of the kernels launched in it and in no range inside "
+                            "it; its path names the ranges holding it.")
             shared = 0
     k = len(names)
     frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64), "time_s": np.asarray(times),
@@ -137,7 +137,8 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
     if shared:
         warnings.append(f"{shared:,} kernel name(s) appear under more than one NVTX range of one thread: nsys counts a "
                         "kernel in every range open at its launch, so where those ranges nest, their launches and time "
-                        f"are counted once per range. Hint: for one range per launch, {PROJ_HINT}.")
+                        "are counted once per range. Hint: load the nvtx_gpu_proj_trace of the same report with it "
+                        f"(its range tree makes the rows exclusive); for one range per launch, {PROJ_HINT}.")
     return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-nvtx-kern-sum",),
                     skipped=tuple(skipped), warnings=tuple(warnings), device=None,
                     meta={"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": "nvtx kernel summary"})
