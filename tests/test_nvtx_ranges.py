@@ -175,8 +175,10 @@ def test_both_reports_in_one_stdout(order):
 
 
 def test_nested_kern_sum_rows_made_exclusive_by_the_projections_range_tree():
-    three = (NSYS / "nvtx_kern_sum_nested.csv").read_text() + ":attn,PushPop,7,7,2,1,50000,50000,50000,50000,50000,0,gemm_kernel\n"
-    proj = (NSYS / "nvtx_gpu_proj_trace_nested.csv").read_text() + ":attn,1000,500,960,600,PushPop,7,7,1,2,0,5,2,:1:2:5\n"
+    three = ((NSYS / "nvtx_kern_sum_nested.csv").read_text()
+             + ":attn,PushPop,7,7,2,1,50000,50000,50000,50000,50000,0,gemm_kernel\n")
+    proj = ((NSYS / "nvtx_gpu_proj_trace_nested.csv").read_text()
+            + ":attn,1000,500,960,600,PushPop,7,7,1,2,0,5,2,:1:2:5\n")
     w = ingest.read_many([(three.encode(), "kern.csv"), (proj.encode(), "proj.csv")])
     got = dict(zip(_nvtx(w), zip(w.frame["count"], w.frame["time_s"], strict=True), strict=True))
     # step 4 launches (400 µs) hold forward 2 (190 µs), which holds attn 1 (50 µs): each keeps its own
@@ -188,7 +190,8 @@ def test_nested_kern_sum_rows_made_exclusive_by_the_projections_range_tree():
 
 
 def test_a_range_name_under_two_parents_leaves_the_rows_as_nsys_counts_them():
-    proj = (NSYS / "nvtx_gpu_proj_trace_nested.csv").read_text() + ":forward,20000,100,19990,200,PushPop,7,7,1,0,0,9,,:9\n"
+    proj = ((NSYS / "nvtx_gpu_proj_trace_nested.csv").read_text()
+            + ":forward,20000,100,19990,200,PushPop,7,7,1,0,0,9,,:9\n")
     w = ingest.read_many([NSYS / "nvtx_kern_sum_nested.csv", (proj.encode(), "proj.csv")])
     assert w.frame["count"].tolist() == [4, 2]
     assert any("'forward' has more than one enclosing range name" in x for x in w.warnings)
