@@ -1,4 +1,4 @@
-"""Reading a Kineto trace's events with a compiled, typed decoder (msgspec), piece by piece (FORMATS.md §6.2).
+"""Reading a Kineto trace's events with a compiled, typed decoder (msgspec), piece by piece (docs/formats.md, "PyTorch profiler traces").
 
 The fast path of :func:`.kineto_events.scan`, filling the same :class:`.kineto_events.Scan`. The events array is
 cut into pieces of half a MB at ``}, {`` between two events and each piece is decoded by ``msgspec.json`` into
