@@ -26,6 +26,13 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-b
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 30_000
 
+try:  # Playwright's `expect` waits 5 s by default: on a loaded 2-core machine a rerun after a save can take longer
+    from playwright.sync_api import expect as _expect
+
+    _expect.set_options(timeout=TIMEOUT_MS)
+except ImportError:  # the benchmark and a machine without Playwright import this module too
+    pass
+
 #: Streamlit's own marks for a failed run: an uncaught exception, or an ``st.error``
 ERROR_SELECTOR = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 #: true when no script run is in progress (Streamlit shows its status widget while one is, or while reconnecting)

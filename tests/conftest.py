@@ -1,9 +1,17 @@
 """Fixtures shared by the AppTest suites."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# PYTHONDONTWRITEBYTECODE=1 (this machine and CI set it) made every test process compile its modules again: each
+# xdist worker rewrote and compiled the 100 test files (20 s of CPU each) and every child the tests start (a
+# `roofline` command, a `streamlit run` server, a forked import check) compiled roofcore from source. The suite
+# keeps its bytecode (in __pycache__, ignored by git), for itself and for its children.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # the app's own package (app/, beside streamlit_app.py) is not installed: tests import it from the repository root,
 # as `streamlit run streamlit_app.py` does
