@@ -5,7 +5,7 @@ import json
 import streamlit as st
 import yaml
 
-from app import page, state
+from app import levels, page, state
 from app.memo import remember
 from app.messages import message
 from roofcore import RoofcoreError, report
@@ -39,7 +39,9 @@ try:
              "else the top ones (the CSV has them all).")]
     paper = opts[2].selectbox("Paper", report.PAPERS, key="report_paper", format_func=str.upper)
     key = (token, title, up.file_id if up is not None and scenario is not None else None, top, mode, paper)
-    options = {"title": title, "scenario": scenario, "top": int(top), "appendix": mode, "paper": paper}
+    # combined launches sum their modules and steps away: the hierarchy section reads the launch-by-launch analysis
+    options = {"title": title, "scenario": scenario, "top": int(top), "appendix": mode, "paper": paper,
+               "levels": levels.per_launch(a)}
 
     def build() -> tuple[str, dict]:
         advice = advise_all(a)

@@ -57,3 +57,15 @@ def test_kernels_tree_and_recommendations_where(at):
     goto(at, "pages/recommendations.py")
     said = " ".join(c.value for c in at.caption)
     assert "Where: in Attention" in said or "Where: in MLP" in said
+
+
+def test_report_page_has_the_by_module_section_while_launches_are_combined(at):
+    """The sidebar combines repeated launches by default, which sums modules and steps away; the Report page's
+    report still has its "By module and step" section, from the launch-by-launch analysis."""
+    from app import state
+
+    assert at.toggle(key=state.COMBINE.name).value  # launches combined, as the sidebar starts
+    goto(at, "pages/report.py")
+    assert not at.exception
+    html = at.get("iframe")[0].proto.srcdoc
+    assert "By module and step" in html and "MLP" in html

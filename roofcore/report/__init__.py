@@ -81,20 +81,22 @@ def _check(paper: str, top: int) -> None:
 
 def build_html(analysis: Analysis, *, title: str | None = None, scenario=None, date: str | _dt.date | None = None,
                top: int = TOP, charts: bool = True, advice: dict | None = None, appendix: str | None = None,
-               paper: str = "a4") -> str:
+               paper: str = "a4", levels: Analysis | None = None) -> str:
     """The report as one self-contained HTML page (no external URL; charts are inline SVG).
 
     ``scenario``: a :class:`roofcore.plan.ScenarioResult` whose variants are tabled. ``date``: shown under
     the title (default: today). ``top``: kernels in the top-kernels table (numbered in the charts; 0: all).
     ``advice``: the output of :func:`roofcore.advise.advise_all` if already computed. ``charts=False`` leaves
     the charts out. ``appendix``: "all", "top" or "none" (default: see :func:`appendix_mode`). ``paper``:
-    "a4" or "letter", for printing.
+    "a4" or "letter", for printing. ``levels``: the same workload's analysis launch by launch, when ``analysis``
+    combined repeated launches (which sums their modules and steps away): its hierarchy makes the "By module /
+    By step" section.
     """
     _check(paper, top)
     mode = appendix_mode(analysis, appendix)
     r = _report(analysis, advice, top)
     return _page(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
-                 appendix_html=_appendix_html(r, mode) if mode != "none" else "")
+                 appendix_html=_appendix_html(r, mode) if mode != "none" else "", levels=levels)
 
 
 def _no_fetch(url: str, *args, **kwargs):
@@ -112,7 +114,7 @@ def pdf_available() -> str | None:
 
 def build_pdf(analysis: Analysis, *, title: str | None = None, scenario=None, date: str | _dt.date | None = None,
               top: int = TOP, charts: bool = True, advice: dict | None = None, appendix: str | None = None,
-              paper: str = "a4") -> bytes:
+              paper: str = "a4", levels: Analysis | None = None) -> bytes:
     """The report as PDF bytes: the page of :func:`build_html` (same arguments) rendered by WeasyPrint, with
     the appendix's rows drawn directly on pages the page reserves for them (no network: nothing is fetched).
     """
@@ -128,7 +130,7 @@ def build_pdf(analysis: Analysis, *, title: str | None = None, scenario=None, da
     rows = len(_appendix_rows(r, mode)) if lay is not None else 0
     page = _page(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
                  appendix_html=_appendix_pages(r, mode, rows, len(lay.pages)) if lay is not None else "",
-                 appendix_cls="appendix-pdf")
+                 appendix_cls="appendix-pdf", levels=levels)
     doc = HTML(string=page, url_fetcher=_no_fetch).render()
     if lay is None:
         return doc.write_pdf()

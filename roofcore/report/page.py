@@ -78,8 +78,10 @@ def _appendix_pages(r: _Report, mode: str, rows: int, pages: int) -> str:
 
 
 def _page(r: _Report, *, title: str | None, scenario, date: str | _dt.date | None, charts: bool, paper: str,
-          mode: str, appendix_html: str, appendix_cls: str = "") -> str:
-    """The HTML page with ``appendix_html`` as the appendix's content (``appendix_cls``: its section's class)."""
+          mode: str, appendix_html: str, appendix_cls: str = "", levels=None) -> str:
+    """The HTML page with ``appendix_html`` as the appendix's content (``appendix_cls``: its section's class);
+    ``levels``: the analysis whose hierarchy the "By module / By step" section draws (default: the report's own)."""
+    la = levels if levels is not None else r.a
     title = title or default_title(r.a)
     if date is None:
         date = _dt.date.today().isoformat()
@@ -88,7 +90,7 @@ def _page(r: _Report, *, title: str | None, scenario, date: str | _dt.date | Non
     sections = [
         ("Executive summary", _summary(r), "summary-section"),
         ("Roofline", _rooflines(r, charts), "rooflines"),
-        *(((heading, _levels.section(r.a, charts), "levels"),) if (heading := _levels.title(r.a)) else ()),
+        *(((heading, _levels.section(la, charts), "levels"),) if (heading := _levels.title(la)) else ()),
         ("Top kernels", _top_kernels(r), "top-kernels"),
         ("Recommendations", _recommendations(r), "recommendations"),
     ]
