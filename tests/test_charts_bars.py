@@ -25,7 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_bars_spec_is_altairs(share, width):
     made = charts.bound_share_chart(share, width=width).to_dict()
     made.pop("$schema")
-    assert bound_share_spec(share, width=width) == made
+    assert by_content(bound_share_spec(share, width=width)) == by_content(made)
+
+
+def by_content(spec: dict) -> tuple[dict, object]:
+    """The spec with its dataset taken by content: Altair names a dataset by a hash whose recipe changed between
+    releases (5.2 and the newest name the same rows differently)."""
+    spec = dict(spec)
+    sets, name = spec.pop("datasets", {}), spec.pop("data", {}).get("name")
+    return spec, sets.get(name)
 
 
 def test_bars_spec_needs_no_altair():

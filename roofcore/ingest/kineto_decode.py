@@ -341,6 +341,8 @@ class _Bucket:
         piece = b"".join((b"[", buf[a:z], b"]"))  # type: ignore[index]
         try:
             evs = _EVENTS.decode(piece)
+        except UnicodeDecodeError:  # msgspec 0.18 raises it for invalid UTF-8 in a field it reads: the scanner says it
+            raise Fallback from None
         except (msgspec.DecodeError, RecursionError):
             return False
         if not piece.isascii():  # the decoder skips the strings it does not read without checking them

@@ -208,8 +208,9 @@ def _op_steps(op_names: list) -> list[int]:
     """The indices of the ops named ``ProfilerStep#N`` (2021's schema), one regex test per distinct name."""
     if not op_names:
         return []
-    codes, uniq = pd.factorize(pd.Series(op_names, dtype=object), use_na_sentinel=True)
-    hit = np.array([type(nm) is str and bool(_STEP.match(nm)) for nm in uniq] + [False], dtype=bool)
+    text = [nm if type(nm) is str else None for nm in op_names]  # a damaged trace's list or object is unhashable
+    codes, uniq = pd.factorize(pd.Series(text, dtype=object), use_na_sentinel=True)
+    hit = np.array([bool(_STEP.match(nm)) for nm in uniq] + [False], dtype=bool)
     return np.flatnonzero(hit[codes]).tolist()
 
 
