@@ -244,6 +244,9 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
         raise InputError(where=source, expected="at least one kernel row under the cuda_gpu_kern_sum header",
                          found="none", hint="the profile has no kernels; profile with CUDA tracing (-t cuda).")
     n = len(names)
+    if any(c > 2**62 for c in counts):  # found by the fuzz test: a damaged Instances cell overflowed int64
+        raise InputError(where=source, expected="launch counts a 64-bit integer holds",
+                         found=f"a {len(str(max(counts)))}-digit number of instances", hint="the Instances column is damaged; export again.")
     frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64),
                         "time_s": np.asarray(totals, dtype=np.float64), "source": [source] * n, "row": lines}, n)
     meta = {"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": layout}
