@@ -39,8 +39,9 @@ class _Trace(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(_Trace)
 
 
-def hiptrace_events(data: bytes) -> list[dict] | None:
-    """The trace's events as dicts of the keys the reader uses, or None where the stdlib must read the file."""
+def decode_whole(decoder: msgspec.json.Decoder, data: bytes):
+    """``data`` (a leading BOM dropped) decoded by ``decoder``, or None where the stdlib reader must read it: text
+    that is not UTF-8 (msgspec does not check the strings it skips) or that does not decode to the typed form."""
     body = data[3:] if data[:3] == codecs.BOM_UTF8 else data
     if not body.isascii():
         try:
@@ -48,9 +49,15 @@ def hiptrace_events(data: bytes) -> list[dict] | None:
         except UnicodeDecodeError:
             return None
     try:
-        events = _DECODER.decode(body).traceEvents
-    except (msgspec.DecodeError, RecursionError):
+        return decoder.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
+
+
+def hiptrace_events(data: bytes) -> list[dict] | None:
+    """The trace's events as dicts of the keys the reader uses, or None where the stdlib must read the file."""
+    doc = decode_whole(_DECODER, data)
+    events = None if doc is None else doc.traceEvents
     if events is None:
         return None
     return msgspec.to_builtins(events)

@@ -12,12 +12,11 @@ stay the reference.
 
 from __future__ import annotations
 
-import codecs
-
 import msgspec
 
 from .. import limits
 from ..errors import LimitError
+from .rocprof_decode import decode_whole
 
 _Scalar = int | float | str | None
 
@@ -95,16 +94,10 @@ def records(data: bytes) -> tuple[dict, list, dict] | None:
     None where the stdlib reader must read the file."""
     from .rocprofv3 import _agent_label, _handle, _int_text, _listed, _symbols
 
-    body = data[3:] if data[:3] == codecs.BOM_UTF8 else data
-    if not body.isascii():
-        try:
-            bytes(body).decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    try:
-        tools = _DECODER.decode(body).tools
-    except (msgspec.DecodeError, RecursionError):
+    doc = decode_whole(_DECODER, data)
+    if doc is None:
         return None
+    tools = doc.tools
     tools = [tools] if isinstance(tools, _Tool) else tools
     if not tools:
         return None
