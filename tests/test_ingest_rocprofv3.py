@@ -110,6 +110,20 @@ def test_json_dispatches_symbols_counters_and_copies():
     assert col(w, "bytes_pcie") == [None, None, 65536] and col(w, "bytes_hbm") == [None, None, 65536]
 
 
+@pytest.mark.parametrize("size", [b"1e999", b"1.7e308", b"-1", b'"64 KiB"'])
+def test_json_copy_byte_count_out_of_range_is_unknown(size):
+    """A byte count a decoder reads as infinity (1e999), one that doubles past the float limit at HBM (a
+    device-to-device copy counts it twice), a negative one or text: the copy's bytes are unknown and said so,
+    never infinite (the fuzz test found `1e99965536`)."""
+    data = raw("rocprofv3_results.json").replace(b'"bytes": 65536', b'"bytes": ' + size)
+    d2d = data.replace(b'"handle": 11\n      },\n      "bytes"', b'"handle": 22\n      },\n      "bytes"')
+    assert d2d != data
+    for doc in (data, d2d) if size != b"1.7e308" else (d2d,):
+        w = ingest.read(doc, name="r.json")
+        assert col(w, "bytes_hbm")[2] is None and col(w, "bytes_pcie")[2] is None
+        assert any("1 of 1 copies have no byte count" in m for m in w.warnings)
+
+
 def test_json_counters_repeated_for_a_dispatch_are_summed():
     doc = json.loads(raw("rocprofv3_results.json"))
     tool = doc["rocprofiler-sdk-tool"][0]

@@ -479,7 +479,7 @@ def _json_copies(copies: list[dict], source: str) -> tuple[pd.DataFrame, list[st
     if not m:
         return make_frame({}, 0), []
     size = np.array([float(c["bytes"]) if isinstance(c["bytes"], int | float) and not isinstance(c["bytes"], bool)
-                     and c["bytes"] >= 0 else np.nan for c in copies])
+                     and 0 <= c["bytes"] < float("inf") else np.nan for c in copies])  # 1e999 decodes to inf
     kind = [(c["src"], c["dst"]) for c in copies]
     host = np.array([set(k) == {"cpu", "gpu"} for k in kind])
     d2d = np.array([k == ("gpu", "gpu") for k in kind])
@@ -489,7 +489,9 @@ def _json_copies(copies: list[dict], source: str) -> tuple[pd.DataFrame, list[st
     time_s, warn = durations(np.array([c["start"] for c in copies], dtype=object),
                              np.array([c["end"] for c in copies], dtype=object), ids, names, source,
                              ("start_timestamp", "end_timestamp"))
-    hbm = np.where(d2d, 2 * size, np.where(host, size, np.nan))
+    with np.errstate(over="ignore"):
+        hbm = np.where(d2d, 2 * size, np.where(host, size, np.nan))
+    hbm[~np.isfinite(hbm)] = np.nan  # twice a byte count near the float limit is no count either
     unknown = int(np.isnan(hbm).sum())
     if unknown:
         warn.append(f"{source}: {unknown} of {m} copies have no byte count or no known direction: their bytes are "
