@@ -147,9 +147,26 @@ def settle(page) -> None:
     page.wait_for_timeout(300)
 
 
+def navigate(page, name: str, *, exact: bool = False, tries: int = 3) -> None:
+    """Click the sidebar's link to page ``name`` and wait for its heading. On a loaded 2-core machine (CI runs
+    three servers and three browsers at once) a click that lands while the previous run is being torn down can
+    be dropped, and a page can take longer than one timeout to draw: click again, as a person would, up to
+    ``tries`` times, each wait one timeout long."""
+    link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name, exact=exact)
+    heading = page.locator('[data-testid="stMain"] h1').filter(
+        has_text=re.compile(f"^{re.escape(name)}$") if exact else name)
+    for attempt in range(tries):
+        link.click()
+        try:
+            heading.wait_for(timeout=TIMEOUT_MS)
+            return
+        except Exception as e:  # Playwright's TimeoutError; the module imports without Playwright
+            if attempt == tries - 1 or "Timeout" not in type(e).__name__:
+                raise
+
+
 def open_page(page, name: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name).click()
-    page.locator('[data-testid="stMain"] h1').filter(has_text=name).wait_for()
+    navigate(page, name)
     settle(page)
 
 

@@ -16,7 +16,7 @@ import re
 import time
 
 import pytest
-from browserkit import ARGS, ARTIFACTS, CHROMIUM, TIMEOUT_MS, require_chromium, streamlit_server
+from browserkit import ARGS, ARTIFACTS, CHROMIUM, TIMEOUT_MS, navigate, require_chromium, streamlit_server
 from test_samples import ENTRIES, SAMPLES, words_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.samples]
@@ -86,8 +86,7 @@ def page():
 
 
 def open_page(page, name: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name, exact=True).click()
-    page.locator('[data-testid="stMain"] h1').filter(has_text=re.compile(f"^{name}$")).wait_for()
+    navigate(page, name, exact=True)
     idle(page)
 
 
