@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def _runtime(workloads: list[Workload]) -> RuntimeEntries | None:
     return found[0].merged(RuntimeEntries(tuple(e for r in found[1:] for e in r.entries))) if found else None
 
 
-def make_frame(columns: dict[str, object], n: int) -> pd.DataFrame:
+def make_frame(columns: Mapping[str, object], n: int) -> pd.DataFrame:
     """A workload frame with every standard column, right dtypes, and canonical ``bytes_<name>`` columns."""
     out: dict[str, object] = {}
     for key in KERNEL_COLUMNS:

@@ -9,16 +9,20 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .. import filemap, limits, settings
-from ..errors import InputError, RoofcoreError
+from ..errors import InputError, LimitError, RoofcoreError
 from ..measured import merge_measured
-from ..models import Workload
+from ..models import Hardware, Workload
 from .arch import infer as infer_arch
 from .compression import GZIP_MAGIC, gunzip_bounded
 from .frames import combine, with_rank
 from .pseudo import split_runtime
 from .registry import Format, detect, get_format, max_input_bytes
+
+#: one input of several: a path (file or folder) or uploaded ``(bytes, name)``
+_Source = str | Path | tuple[bytes, str]
 
 
 def _load(source: str | Path | bytes, name: str | None, max_bytes: int) -> tuple[bytes, str]:
@@ -41,13 +45,13 @@ def _load(source: str | Path | bytes, name: str | None, max_bytes: int) -> tuple
     return data, label
 
 
-def _too_big(label: str, what: str, size: int, max_bytes: int) -> limits.LimitError:
-    return limits.LimitError(f"{label}: {what} is {size / 1e6:,.1f} MB, above the input size limit of "
+def _too_big(label: str, what: str, size: int, max_bytes: int) -> LimitError:
+    return LimitError(f"{label}: {what} is {size / 1e6:,.1f} MB, above the input size limit of "
                              f"{max_bytes / 1e6:,.0f} MB ({limits.INPUT_MB.env}). {limits.INPUT_MB.hint()}")
 
 
-def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: int | None = None
-           ) -> Workload | dict:
+def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, max_bytes: int | None = None
+           ) -> Workload | dict[str, Any]:
     """One parser on one input, within the limits: size (gzip decompression bounded), rows, kernels, time."""
     max_bytes = max_bytes or max_input_bytes()
     limits.tick()
@@ -67,8 +71,20 @@ def _parse(f: Format, data: bytes, label: str, context: dict | None, max_bytes: 
     return out
 
 
+def _workload(out: Workload | dict[str, Any]) -> Workload:
+    """A workload format's parse (only a companion format's parser returns a dict)."""
+    assert isinstance(out, Workload), "a workload format's parser returns a Workload"
+    return out
+
+
+def _companion(out: Workload | dict[str, Any]) -> dict[str, Any]:
+    """A companion format's parse: context for the other inputs (:attr:`Format.companion`)."""
+    assert isinstance(out, dict), "a companion format's parser returns a dict"
+    return out
+
+
 def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = None, *,
-         max_bytes: int | None = None, context: dict | None = None) -> Workload:
+         max_bytes: int | None = None, context: dict[str, Any] | None = None) -> Workload:
     """Read one workload from a path or bytes; ``fmt`` forces a format, else it is detected.
 
     Within :mod:`roofcore.limits`: ``max_bytes`` (default ``ROOFCORE_MAX_INPUT_MB``), rows, kernels, JSON
@@ -80,27 +96,30 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
         return _read(source, name, fmt, max_bytes, context)
 
 
-def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_bytes: int, context: dict | None
-          ) -> Workload:
+def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_bytes: int,
+          context: dict[str, Any] | None) -> Workload:
+    src: _Source
     if isinstance(source, bytes):
         data, label = _load(source, name, max_bytes)
-        whole, size = True, len(data)
+        whole, size, src = True, len(data), (data, label)
     else:  # a large file: its format detected on its head, then read whole or mapped (_opened)
         data, label, size, whole = _head(source, max_bytes, name, filemap.MAP_MIN_BYTES)
+        src = source
     f = get_format(fmt) if fmt else detect(data, label, max_bytes)
-    with _opened(_Input(source, label, f, data if whole else None, size), max_bytes) as data:
+    with _opened(_Input(src, label, f, data if whole else None, size), max_bytes) as data:
         if f.companion:
             hint = "load it together with the workload file it belongs to."
-            measured = merge_measured(_parse(f, data, label, context, max_bytes).get("measured_hardware") or ())
+            parsed = _companion(_parse(f, data, label, context, max_bytes))
+            measured = merge_measured(parsed.get("measured_hardware") or ())
             if measured:  # measured ceilings: also a device to analyse any workload against
                 hint = (f"load it together with a workload (e.g. pmc_perf.csv), or use it as a device: `roofline "
                         f"analyze WORKLOAD --catalog {label} --hardware {measured[0].id}`.")
             raise InputError(where=label, text=f"this is {f.description[0].lower() + f.description[1:]}, not a "
                              "workload.", hint=hint)
-        return _parse(f, data, label, context, max_bytes)
+        return _workload(_parse(f, data, label, context, max_bytes))
 
 
-def read_many(sources: Iterable[str | Path | tuple[bytes, str]], fmt: str | None = None, *,
+def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
               max_bytes: int | None = None,
               on_error: Callable[[str, RoofcoreError], None] | None = None,
               workers: int | None = None, executor: Executor | None = None,
@@ -146,20 +165,20 @@ _HEAD = 1 << 20  #: bytes read to detect the format of one of several files (the
 
 @dataclass
 class _Input:
-    source: str | Path | tuple[bytes, str]
+    source: _Source
     label: str
     fmt: Format
     data: bytes | None  #: None: a large file of several, read when it is parsed
     size: int
 
 
-def _natural(p: Path) -> list:
+def _natural(p: Path) -> list[int | str]:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", p.name)]
 
 
-def _expand_folders(sources: list) -> list[tuple[object, bool]]:
+def _expand_folders(sources: list[_Source]) -> list[tuple[_Source, bool]]:
     """``(source, from a folder)`` for every input, a folder's files in its place."""
-    out: list[tuple[object, bool]] = []
+    out: list[tuple[_Source, bool]] = []
     for s in sources:
         if isinstance(s, tuple) or not Path(s).is_dir():
             out.append((s, False))
@@ -198,7 +217,7 @@ def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int 
     return head, name or display_path(p), size, False
 
 
-def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int,
+def _read_many(items: list[tuple[_Source, bool]], fmt: str | None, max_bytes: int,
                on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
                executor: Executor | None, pairs: Mapping[str, str] | None = None) -> Workload:
     inputs: list[_Input] = []
@@ -226,13 +245,13 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
             if on_error is None:
                 raise
             on_error(label, e)
-    context: dict = {}
-    measured: list = []  # measured ceilings (roofline.csv, ERT roofline.json): devices that go with the workload
+    context: dict[str, Any] = {}
+    measured: list[Hardware] = []  # measured ceilings (roofline.csv, ERT roofline.json): devices that go with the workload
     for i in inputs:
         if i.fmt.companion:
-            out = dict(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes))
-            measured.extend(out.pop("measured_hardware", ()))
-            context.update(out)
+            ctx = dict(_companion(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes)))
+            measured.extend(ctx.pop("measured_hardware", ()))
+            context.update(ctx)
     jobs = [i for i in inputs if not i.fmt.companion]
     workloads = []
     for i, got in zip(jobs, _parse_all(jobs, context, max_bytes, workers, executor), strict=True):
@@ -252,7 +271,8 @@ def _read_many(items: list[tuple[object, bool]], fmt: str | None, max_bytes: int
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
         from ..catalog import display_path
 
-        folders = ", ".join(sorted({display_path(Path(s).parent) for s, in_folder in items if in_folder}))
+        folders = ", ".join(sorted({display_path(Path(s).parent) for s, in_folder in items
+                                    if in_folder and not isinstance(s, tuple)}))
         raise InputError(where=folders, text=f"no profile among the folder's files: {'; '.join(left_out[:3])}"
                          + (f" and {len(left_out) - 3} more." if len(left_out) > 3 else "."),
                          hint="point at the folder of the profiles themselves, or name the files.")
@@ -292,22 +312,25 @@ def _joined(workloads: list[Workload], pairs: Mapping[str, str] | None) -> Workl
 
 
 def _data(i: _Input, max_bytes: int) -> bytes:
-    return i.data if i.data is not None else _load(i.source, i.label, max_bytes)[0]
+    if i.data is not None:
+        return i.data
+    assert not isinstance(i.source, tuple), "uploaded bytes are kept until they are parsed"
+    return _load(i.source, i.label, max_bytes)[0]
 
 
 @contextlib.contextmanager
 def _opened(i: _Input, max_bytes: int) -> Iterator[bytes]:
     """The input's data for its parse: a read-only map of a large file whose format reads one (closed after the
     parse; :mod:`roofcore.filemap`), else its bytes."""
-    if i.data is None and i.fmt.mapped and i.size >= filemap.MAP_MIN_BYTES:
+    if i.data is None and i.fmt.mapped and i.size >= filemap.MAP_MIN_BYTES and not isinstance(i.source, tuple):
         with filemap.mapped(i.source) as m:
             if m is not None and len(m) <= max_bytes and m[:2] != GZIP_MAGIC:  # else: changed since; read it
-                yield m
+                yield m  # type: ignore[misc]  # the parsers read a map as bytes (len, slices, find: filemap)
                 return
     yield _data(i, max_bytes)
 
 
-def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int | None,
+def _parse_all(jobs: list[_Input], context: dict[str, Any], max_bytes: int, workers: int | None,
                executor: Executor | None) -> list[Workload | RoofcoreError]:
     """Each job's workload (with its rank), or the error that refused it: in worker processes where that pays
     (several files read from disk, together large), else here one after the other, each file's bytes let go once
@@ -319,7 +342,7 @@ def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int |
         for i in jobs:
             try:
                 with _opened(i, max_bytes) as data:
-                    out.append(with_rank(_parse(i.fmt, data, i.label, context, max_bytes), i.label))
+                    out.append(with_rank(_workload(_parse(i.fmt, data, i.label, context, max_bytes)), i.label))
             except RoofcoreError as e:
                 out.append(e)
             i.data = None
@@ -336,7 +359,8 @@ def _parse_all(jobs: list[_Input], context: dict, max_bytes: int, workers: int |
                 if id(i) in futures:
                     out.append(futures[id(i)].result())
                 else:  # uploaded bytes: read here while the workers read the files
-                    out.append(with_rank(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes), i.label))
+                    parsed = _workload(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes))
+                    out.append(with_rank(parsed, i.label))
             except RoofcoreError as e:
                 out.append(e)
         return out
@@ -387,8 +411,8 @@ def _plain_main() -> Iterator[None]:
         sys.modules["__main__"] = main
 
 
-def read_file(source: str | Path | tuple[bytes, str], fmt: str | None = None, *, max_bytes: int | None = None,
-              context: dict | None = None, timeout_s: float | None = None) -> Workload:
+def read_file(source: _Source, fmt: str | None = None, *, max_bytes: int | None = None,
+              context: dict[str, Any] | None = None, timeout_s: float | None = None) -> Workload:
     """One file's workload, with its ``rank`` where the file name or the trace says (:func:`with_rank`).
 
     A plain top-level function of picklable arguments: :func:`read_many` maps it over worker processes, and a
@@ -401,7 +425,8 @@ def read_file(source: str | Path | tuple[bytes, str], fmt: str | None = None, *,
         return _read_with_rank(source, fmt, max_bytes, context)
 
 
-def _read_with_rank(source, fmt: str | None, max_bytes: int | None, context: dict | None) -> Workload:
+def _read_with_rank(source: _Source, fmt: str | None, max_bytes: int | None, context: dict[str, Any] | None
+                    ) -> Workload:
     if isinstance(source, tuple):
         w = read(source[0], source[1], fmt, max_bytes=max_bytes, context=context)
     else:

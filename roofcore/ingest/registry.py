@@ -6,14 +6,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from .. import filemap, limits
 from ..errors import InputError
 from ..models import Workload
 from .compression import GZIP_MAGIC, gunzip_chunks
 
-Parser = Callable[..., "Workload | dict"]  # (data: bytes, name: str, context: Mapping | None) -> Workload
+Parser = Callable[..., "Workload | dict[str, Any]"]  # (data: bytes, name: str, context: Mapping | None) -> Workload
 Sniffer = Callable[[str, str], bool]
+_P = TypeVar("_P", bound=Parser)  #: a parser as it is registered: its own signature kept
 
 
 @dataclass(frozen=True)
@@ -43,14 +45,14 @@ def max_input_bytes() -> int:
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
-                    gzip: bool = False, mapped: bool = False, role: str = ""):
+                    gzip: bool = False, mapped: bool = False, role: str = "") -> Callable[[_P], _P]:
     """Decorator registering ``parse`` under ``name``; a duplicate name is an error. ``mapped``: the parser
     reads a large file given by path from a memory map (``len``, slices, ``find``; see :mod:`roofcore.filemap`).
     ``role``: ``"timeline"``, ``"counters"`` or ``"either"`` for the timeline + counters join (``Format.role``)."""
     if role not in ("", "timeline", "counters", "either"):
         raise ValueError(f"format {name!r}: role must be timeline, counters or either, not {role!r}")
 
-    def deco(parse: Parser) -> Parser:
+    def deco(parse: _P) -> _P:
         if name in FORMATS:
             raise ValueError(f"format {name!r} is already registered")
         FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped, role)
@@ -77,7 +79,7 @@ _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "
 def _blank(data: bytes) -> bool:
     if not filemap.is_mapped(data):
         return not data or data.isspace()  # no copy of a large input
-    return all(p.isspace() for p in filemap.pieces(data, 1 << 20))  # stops at the first piece with text
+    return all(bytes(p).isspace() for p in filemap.pieces(data, 1 << 20))  # a map's pieces: bytes (no copy)
 
 
 def check_binary(data: bytes, name: str) -> None:
