@@ -16,6 +16,7 @@ the text clear of lines and marks, :mod:`.layers` turns them into one panel's Ve
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 # The names below are imported from their modules when first used (PEP 562): the Overview's bars
 # (:mod:`.bars`) need no Altair, and `from roofcore.charts import ...` of one name imports only its module.
@@ -34,7 +35,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)

@@ -8,19 +8,22 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from typing import Any
 
 from .look import _AUTOSIZE, _THEME_VIEW, LOOK, bound_colors
 
 
-def _dataset_name(rows: list[dict]) -> str:
+def _dataset_name(rows: list[dict[str, Any]]) -> str:
     """The name Altair gives an inline dataset (so both specs are the same)."""
     return "data-" + hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
-def bound_share_spec(share: dict[str, float], *, width: int = 320, height: int | None = None) -> dict:
+def bound_share_spec(share: dict[str, float], *, width: int = 320, height: int | None = None
+                     ) -> dict[str, Any]:
     """Horizontal bars: fraction of time per bound (``Analysis.summary()['time_share_by_bound']``)."""
-    rows = [{"bound": b, "share": float(v), "label": f"{float(v):.0%}" if float(v) >= 0.01 else "<1%"}
-            for b, v in share.items()]
+    rows: list[dict[str, Any]] = [
+        {"bound": b, "share": float(v), "label": f"{float(v):.0%}" if float(v) >= 0.01 else "<1%"}
+        for b, v in share.items()]
     dom, rng = bound_colors([r["bound"] for r in rows])
     x = {"axis": {"format": "%"}, "field": "share", "scale": {"domain": [0, 1]}, "title": "Share of time",
          "type": "quantitative"}

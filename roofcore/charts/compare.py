@@ -3,6 +3,8 @@ matched by name (:func:`roofline_compare`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -87,7 +89,8 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
                              shade=hw if key else None, shade_ceiling=key, color_domain=color_domain, multi=False,
                              size_dom=size_dom)
         layers += _arrow_layers(pairs, x_dom, y_dom, width=width, height=height)
-        chart: dict = {"layer": layers, "width": width, "height": height, "title": f"{hw.name}: before → after"}
+        chart: dict[str, Any] = {"layer": layers, "width": width, "height": height,
+                                 "title": f"{hw.name}: before → after"}
         if build.views:
             chart["params"] = [_legend_param("bound", build.views)]
     finally:
@@ -98,9 +101,10 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
                           x_domain=x_dom, y_domain=y_dom, datasets=build.datasets)
 
 
-def _arrow_layers(pairs: pd.DataFrame, x_dom, y_dom, *, width: int, height: int) -> list[dict]:
+def _arrow_layers(pairs: pd.DataFrame, x_dom: tuple[float, float], y_dom: tuple[float, float], *, width: int,
+                  height: int) -> list[dict[str, Any]]:
     """An arrow per matched kernel (a rule, an arrowhead at its middle) and a grey ring on each old point."""
-    layers: list[dict] = []
+    layers: list[dict[str, Any]] = []
     x, y = _scales(x_dom, y_dom)
     arrows = pairs.rename(columns={"intensity_old": "x", "perf_old": "y", "intensity_new": "x2",
                                    "perf_new": "y2"})[["name", "x", "y", "x2", "y2", "speedup"]]

@@ -4,6 +4,7 @@ the kernels' numbers beside their marks, each drawn over a white halo; placed by
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,8 @@ def ceiling_groups(segs: pd.DataFrame, first: frozenset[str] = frozenset()) -> p
     cols = ["device_id", "y", "device", "x", "x2", "text", "first", "shared"]
     if c.empty:
         return pd.DataFrame(columns=cols)
-    groups: dict[tuple, dict] = {}  # by device and peak, in order of appearance (a few rows: no groupby)
+    # by device and peak, in order of appearance (a few rows: no groupby)
+    groups: dict[tuple[str, float], dict[str, Any]] = {}
     for dev, dev_id, x, x2, y, label, value in zip(*(c[k].tolist() for k in (
             "device", "device_id", "x", "x2", "y", "label", "value")), strict=True):
         g = groups.setdefault((dev_id, y), {"device_id": dev_id, "y": y, "device": dev, "x": x, "x2": x2,
@@ -113,7 +115,8 @@ def ceiling_groups(segs: pd.DataFrame, first: frozenset[str] = frozenset()) -> p
             g["labels"].append(label)
     for (_dev_id, _y), v in groups.items():
         v["first"] = any(f"compute:{k}" in first for k in c.loc[(c["device_id"] == _dev_id) & (c["y"] == _y), "name"])
-    by_text: dict[str, dict] = {}  # one label per text: devices with the same ceilings at the same peak share it
+    # one label per text: devices with the same ceilings at the same peak share it
+    by_text: dict[str, dict[str, Any]] = {}
     for v in groups.values():
         text = " / ".join(v["labels"]) + " · " + v["value"]
         got = by_text.setdefault(text, {**v, "text": text, "devices": []})
@@ -174,7 +177,7 @@ def roof_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = fro
     return pd.DataFrame(rows, columns=[*cols, "below", "shared"])
 
 
-def _labels(data: pd.DataFrame, enc: dict, role: str, **mark) -> list[dict]:
+def _labels(data: pd.DataFrame, enc: dict[str, Any], role: str, **mark: Any) -> list[dict[str, Any]]:
     """Text drawn twice: a white halo underneath keeps it readable over lines and kernel marks."""
     data = _src(data)
     halo = {"data": data, "mark": {"type": "text", "stroke": "white", "strokeWidth": 3, "strokeJoin": "round",
@@ -183,7 +186,8 @@ def _labels(data: pd.DataFrame, enc: dict, role: str, **mark) -> list[dict]:
     return [halo, {"data": data, "mark": {"type": "text", **mark}, "description": role, "encoding": enc}]
 
 
-def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, float], x: dict, y: dict) -> list[dict]:
+def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, float], x: dict[str, Any],
+                  y: dict[str, Any]) -> list[dict[str, Any]]:
     """Layers that print each numbered kernel's number (``points["number"] > 0``) beside its mark, as "#n".
 
     Each number takes the first spot around its mark, nearest first, that overlaps no other number and
@@ -225,7 +229,7 @@ def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, 
         rows.append((10 ** (cx / placer.px + placer.lx0), 10 ** (cy / placer.py + placer.ly0), text))
         if ring:
             leaders.append((10 ** (X / placer.px + placer.lx0), 10 ** (Y / placer.py + placer.ly0), *rows[-1][:2]))
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     if leaders:
         lines = pd.DataFrame(leaders, columns=["x", "y", "x2", "y2"])
         out.append({"data": _src(lines), "mark": {"type": "rule", "strokeWidth": 0.8, "color": "#475569"},

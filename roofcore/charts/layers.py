@@ -4,13 +4,14 @@ kernel marks, and the labels, each layer a Vega-Lite dict whose data is a named 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
-from ..models import Hardware
+from ..models import Hardware, Link, MemoryLevel
 from ..units import fmt_bandwidth, fmt_intensity, fmt_rate
 from .labels import (
     _labels,
@@ -62,7 +63,7 @@ LABEL_AVOID_MARKS = 600
 _MUTED = {"fontSize": 11, "color": "#475569"}
 
 
-def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | dict:
+def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | dict[str, Any]:
     """The panel's title; with highlighted kernels, a subtitle naming the roof or ceiling that binds them, so a
     small chart says it even where its line has no room for a label."""
     if not len(points) or "hl" not in points.columns or not points["hl"].any():
@@ -85,10 +86,11 @@ def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | di
             "subtitleColor": HIGHLIGHT_COLOR, "subtitleFontSize": 12}
 
 
-def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *, x_dom, y_dom, width, height,
+def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *,
+                x_dom: tuple[float, float], y_dom: tuple[float, float], width: int, height: int,
                 color_by: ColorBy, all_ceilings: bool, achievable: bool, hierarchical: bool, shade: Hardware | None,
                 color_domain: tuple[list[str], list[str]], multi: bool, size_dom: tuple[float, float],
-                orient: str = "right", shade_ceiling: str | None = None) -> list[dict]:
+                orient: str = "right", shade_ceiling: str | None = None) -> list[dict[str, Any]]:
     """The layers of one roofline panel (one device, or several overlaid): regions, roofs, ridges, kernels, labels.
 
     ``shade``: the device whose memory-/compute-bound regions are shaded (None: no regions), split at the ridge
@@ -96,8 +98,8 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     Layers are built in drawing order, and each layer's data is named in that order (:func:`.spec._src`)."""
     x, y = _scales(x_dom, y_dom)
     names = [h.name for h in hws]
-    layers: list[dict] = []
-    labels: list[dict] = []
+    layers: list[dict[str, Any]] = []
+    labels: list[dict[str, Any]] = []
     placer = _Placer(x_dom, y_dom, width, height)
     if len(points):
         # labels steer clear of the largest marks; thousands of small ones cost more than they would change
@@ -119,7 +121,8 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     if len(points):
         levels: dict[str, str] = {}
         for h in hws:
-            for res in (*h.levels, *h.links):
+            resources: tuple[MemoryLevel | Link, ...] = (*h.levels, *h.links)
+            for res in resources:
                 levels.setdefault(res.name, res.display)
         layers.extend(_kernel_layers(points, x, y, color_by=color_by, color_domain=color_domain, multi=multi,
                                      hierarchical=hierarchical, names=names, size_dom=size_dom, orient=orient,
@@ -131,7 +134,8 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     return layers + labels
 
 
-def _roofs(hws: Sequence[Hardware], points: pd.DataFrame, x_dom, y_dom, *, all_ceilings: bool, achievable: bool
+def _roofs(hws: Sequence[Hardware], points: pd.DataFrame, x_dom: tuple[float, float],
+           y_dom: tuple[float, float], *, all_ceilings: bool, achievable: bool
            ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
     """Every device's roof and ceiling segments, its ridges against the ceiling most of its kernels' time runs
     on, and that ceiling's key by device id."""
@@ -147,12 +151,13 @@ def _roofs(hws: Sequence[Hardware], points: pd.DataFrame, x_dom, y_dom, *, all_c
     return pd.concat(segs, ignore_index=True), pd.concat(ridges, ignore_index=True), mains
 
 
-def _regions(shade: Hardware, key: str, placer: _Placer, x: dict, y: dict, *, x_dom, y_dom, height: int,
-             achievable: bool) -> tuple[list[dict], list[dict]]:
+def _regions(shade: Hardware, key: str, placer: _Placer, x: dict[str, Any], y: dict[str, Any], *,
+             x_dom: tuple[float, float], y_dom: tuple[float, float], height: int,
+             achievable: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The memory- and compute-bound regions of ``shade``, split at its off-chip ridge against ceiling ``key``,
     and their annotations (the sides' names and the ridge's figure): (region layers, annotation layers)."""
-    layers: list[dict] = []
-    labels: list[dict] = []
+    layers: list[dict[str, Any]] = []
+    labels: list[dict[str, Any]] = []
     r = min(max(shade.ridge(key, achievable=achievable)[shade.offchip.name], x_dom[0]), x_dom[1])
     ceil = shade.ceiling_map[key]
     ridge_text = f"ridge {fmt_intensity(r)} ({ceil.precision.value} {ceil.unit.value})"
@@ -166,12 +171,15 @@ def _regions(shade: Hardware, key: str, placer: _Placer, x: dict, y: dict, *, x_
     sides = (("← memory-bound", r / 1.12, "right", 0), ("compute-bound →", r * 1.12, "left", 0))
     # the ridge's figure centred over the boundary, else over the compute side, else left out (the diamonds
     # and the shading's edge still show it): at the lowest height where no roof or label crosses them
-    base, texts = None, sides
+    base: float | None = None
+    texts: tuple[tuple[str, float, str, int], ...] = sides
     for texts in ((*sides, (ridge_text, r, "center", 16)), (*sides, (ridge_text, r * 1.12, "left", 16)), sides):
         base = _annotation_height(placer, texts)
         if base is not None:
             break
-    for text, tx, align, up in texts if base is not None else ():
+    if base is None:
+        return layers, labels
+    for text, tx, align, up in texts:
         ty = y_dom[0] * 10 ** ((base + up) * line_px)
         placer.block(tx, ty, text, align)
         role = "ridge_label" if up else f"region_label_{align}"
@@ -180,12 +188,13 @@ def _regions(shade: Hardware, key: str, placer: _Placer, x: dict, y: dict, *, x_
     return layers, labels
 
 
-def _one_device_roof() -> dict:
+def _one_device_roof() -> dict[str, Any]:
     """The colour of one device's roof lines and their keys: fixed (links purple), no scale."""
     return {"condition": {"test": "(datum.kind === 'link')", "value": LINK_COLOR}, "value": ROOF_COLOR}
 
 
-def _roof_layers(seg: pd.DataFrame, rid: pd.DataFrame, x: dict, y: dict, names: list[str], multi: bool) -> list[dict]:
+def _roof_layers(seg: pd.DataFrame, rid: pd.DataFrame, x: dict[str, Any], y: dict[str, Any], names: list[str],
+                 multi: bool) -> list[dict[str, Any]]:
     """The roof and ceiling lines (theoretical solid, achievable dashed) and the ridge diamonds."""
     if multi:
         line_color, quiet = _device_colour(names, legend=True), _device_colour(names)
@@ -194,9 +203,10 @@ def _roof_layers(seg: pd.DataFrame, rid: pd.DataFrame, x: dict, y: dict, names: 
     tip = [_tip("device", "Device"), _tip("name", "Roof"), _tip("value", "Value"), _tip("source", "Source")]
     if len(seg) and (seg["derivation"] != "–").any():  # how a figure was worked out: a median's spread over GPUs
         tip.append(_tip("derivation", "Derivation"))
-    layers = [{"data": _src(seg[~seg["achievable"]]), "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
-               "description": "roofs",
-               "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "color": line_color, "tooltip": tip}}]
+    layers: list[dict[str, Any]] = [
+        {"data": _src(seg[~seg["achievable"]]), "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
+         "description": "roofs",
+         "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "color": line_color, "tooltip": tip}}]
     ach = seg[seg["achievable"]]
     if len(ach):
         layers.append({"data": _src(ach), "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [6, 4],
@@ -213,10 +223,10 @@ def _roof_layers(seg: pd.DataFrame, rid: pd.DataFrame, x: dict, y: dict, names: 
     return layers
 
 
-def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: dict, y: dict, names: list[str],
-                 multi: bool) -> list[dict]:
+def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: dict[str, Any],
+                 y: dict[str, Any], names: list[str], multi: bool) -> list[dict[str, Any]]:
     """The ceiling and roof labels, along their lines where every one has room, else as keys (text layers)."""
-    labels: list[dict] = []
+    labels: list[dict[str, Any]] = []
     # several devices: each label in its device's colour; one said for devices whose lines coincide, neutral
     text_color = {**_device_colour(names), "condition": {"test": "datum.shared", "value": ROOF_COLOR}} if multi \
         else {"value": ROOF_COLOR}
@@ -225,7 +235,8 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: di
     build = _BUILD.get()
     keys: list[tuple[str, pd.DataFrame]] = []
 
-    def inline_or_key(place, expected: int, entries: pd.DataFrame, role: str, title: str) -> pd.DataFrame:
+    def inline_or_key(place: Callable[[], pd.DataFrame], expected: int, entries: pd.DataFrame, role: str,
+                      title: str) -> pd.DataFrame:
         """Labels along their lines when every one has room; else all of them in a key, top to bottom (lines too
         close to label one by one); else (no room for a key either) the inline ones, the rest named below."""
         before, said = placer.labels.copy(), len(build.unlabelled) if build else 0
@@ -268,8 +279,10 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: di
     return labels
 
 
-def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_domain, multi, hierarchical, names,
-                   size_dom, orient: str = "right", levels: dict[str, str] | None = None) -> list[dict]:
+def _kernel_layers(points: pd.DataFrame, x: dict[str, Any], y: dict[str, Any], *, color_by: ColorBy,
+                   color_domain: tuple[list[str], list[str]], multi: bool, hierarchical: bool,
+                   names: list[str], size_dom: tuple[float, float], orient: str = "right",
+                   levels: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The kernel marks (and, in the hierarchical view, the rules joining a kernel's marks and a ring on the mark
     of the level that binds it). ``levels``: level or link name -> display name, in hierarchy order, for the
     legend's order and one tooltip line per level ("Intensity at L2")."""
@@ -288,7 +301,7 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
     tooltip, calc = _kernel_tooltip(levels)
     data = _kernel_data(points, levels, hierarchical)
     highlight = "hl" in data.columns  # roofline(highlight=...): named kernels emphasised, the rest faded
-    layers: list[dict] = []
+    layers: list[dict[str, Any]] = []
     if hierarchical:
         span = data.groupby(["device_id", "kid"], sort=False).agg(
             x=("x", "min"), x2=("x", "max"), y=("y", "first"), device=("device", "first"),
@@ -300,7 +313,7 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
                            "encoding": {"x": x, "x2": _X2, "y": y,
                                         "color": _nominal(field, scale=cscale, legend=None),
                                         "opacity": _opacity_by_legend(0.55, 0.06)}})
-    style: dict = {}
+    style: dict[str, Any] = {}
     if multi:  # the first device's marks filled, the others hollow: coinciding marks stay visible
         style = {"stroke": _nominal(field, scale=cscale, legend=None),
                  "fillOpacity": {"condition": {"test": f"(datum.device === {_js(names[0])})", "value": 0.85},
@@ -341,8 +354,8 @@ def _kernel_layers(points: pd.DataFrame, x: dict, y: dict, *, color_by, color_do
     return layers
 
 
-def _shape(points: pd.DataFrame, *, multi: bool, hierarchical: bool, names, orient: str, levels: dict[str, str]
-           ) -> dict:
+def _shape(points: pd.DataFrame, *, multi: bool, hierarchical: bool, names: Sequence[str], orient: str,
+           levels: dict[str, str]) -> dict[str, Any]:
     """The marks' shape: by device when several are overlaid, by level in the hierarchical view, else circles."""
     if multi:
         return _nominal("device", "Device", legend={"orient": "right"}, scale={"domain": list(names)})
@@ -354,7 +367,7 @@ def _shape(points: pd.DataFrame, *, multi: bool, hierarchical: bool, names, orie
     return {"value": "circle"}
 
 
-def _kernel_tooltip(levels: dict[str, str]) -> tuple[list[dict], dict[str, str]]:
+def _kernel_tooltip(levels: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The kernel marks' tooltip lines and the Vega expressions that format their fields (``t_*``)."""
     tooltip = [
         _tip("name", "Kernel"), _tip("device", "Device"), _tip("count", "Launches", "quantitative", ","),

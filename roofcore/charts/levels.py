@@ -58,7 +58,7 @@ def _steps(a: Analysis, hw_id: str, by: str, window: float | None) -> pd.DataFra
 
 
 def trajectory_chart(a: Analysis, *, hw_id: str | None = None, by: str = "step", window: float | None = None,
-                     width: int = 620, height: int = 400) -> alt.Chart:
+                     width: int = 620, height: int = 400) -> alt.LayerChart | alt.FacetChart:
     """Steps (or windows) in time order on the roofline, joined, the first and last labelled, coloured by phase;
     a step whose roofline is known for under half its time is left off the path and listed under the chart."""
     hw = a.result(hw_id or a.hardware[0].id).hardware

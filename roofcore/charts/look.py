@@ -5,7 +5,7 @@ Constants (and :func:`bound_colors`) only, so that every chart reads the same pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 #: neutral roof colours for one device; per-device colours when several are overlaid (none reuse point hues)
 #: what colours a roofline's kernel marks: the resource that bounds each, or its group
@@ -57,7 +57,7 @@ def bound_colors(bounds: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 #: the shared look of every chart (Vega-Lite config): axis, legend and title fonts and colours, the view's frame
-LOOK = {
+LOOK: dict[str, dict[str, Any]] = {
     "axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal", "labelColor": "#334155",
              "titleColor": "#1e293b"},
     "legend": {"labelFontSize": 12, "titleFontSize": 12},
@@ -66,4 +66,13 @@ LOOK = {
 }
 #: what Altair's default theme adds to every chart's config (kept, so both kinds of chart look the same)
 _THEME_VIEW = {"continuousWidth": 300, "continuousHeight": 300}
-_AUTOSIZE = {"type": "pad", "contains": "padding"}
+
+
+class _AutoSize(TypedDict):
+    """Vega-Lite's autosize, as its Literal values (so Altair's ``AutoSizeParams`` takes it as keywords)."""
+
+    type: Literal["pad"]
+    contains: Literal["padding"]
+
+
+_AUTOSIZE: _AutoSize = {"type": "pad", "contains": "padding"}

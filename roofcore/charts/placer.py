@@ -4,9 +4,14 @@ roof and ceiling lines and of the kernel marks (all in pixel space, y up, obstac
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 #: label geometry in pixels (12 px text): average glyph width, line height, gap to the line
 _CHAR_PX, _LINE_PX, _GAP_PX = 6.7, 14.0, 3.0
@@ -20,7 +25,8 @@ class _Placer:
     the fewest kernel marks (but never another label), or is left out.
     """
 
-    def __init__(self, x_dom, y_dom, width: int, height: int) -> None:
+    def __init__(self, x_dom: tuple[float, float], y_dom: tuple[float, float], width: int,
+                 height: int) -> None:
         self.lx0, self.ly0 = math.log10(x_dom[0]), math.log10(y_dom[0])
         self.px = width / math.log10(x_dom[1] / x_dom[0])
         self.py = height / math.log10(y_dom[1] / y_dom[0])
@@ -30,7 +36,7 @@ class _Placer:
         self.lines = np.empty((0, 3))  # roof and ceiling lines alone: a roof's label never strikes through one
         self.below = 0.0  # px of keys set under the x axis so far (label_key_below)
 
-    def xy(self, x, y) -> tuple[np.ndarray, np.ndarray]:
+    def xy(self, x: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return ((np.log10(np.asarray(x, dtype=np.float64)) - self.lx0) * self.px,
                 (np.log10(np.asarray(y, dtype=np.float64)) - self.ly0) * self.py)
 
@@ -47,18 +53,18 @@ class _Placer:
         self.points = np.vstack([self.points, pts])
         self.lines = np.vstack([self.lines, pts])
 
-    def add_points(self, x, y, r) -> None:
+    def add_points(self, x: ArrayLike, y: ArrayLike, r: ArrayLike) -> None:
         px, py = self.xy(x, y)
         ok = np.isfinite(px) & np.isfinite(py)
         self.points = np.vstack([self.points, np.column_stack([px[ok], py[ok], np.asarray(r, dtype=np.float64)[ok]])])
 
-    def _box_circles(self, s0: float, s1: float, n_mid: float, theta: float) -> np.ndarray:
+    def _box_circles(self, s0: float, s1: float, n_mid: float, theta: float) -> NDArray[np.float64]:
         ss = np.arange(s0, s1 + 1, _LINE_PX / 2)
         c, sn = math.cos(theta), math.sin(theta)
         return np.column_stack([ss * c - n_mid * sn, ss * sn + n_mid * c, np.full(len(ss), _LINE_PX / 2)])
 
-    def _hit_counts(self, obs: np.ndarray, theta: float, ts: np.ndarray, length: float, n_lo: float,
-                    n_hi: float) -> np.ndarray:
+    def _hit_counts(self, obs: NDArray[np.float64], theta: float, ts: NDArray[np.float64], length: float,
+                    n_lo: float, n_hi: float) -> NDArray[np.intp]:
         """Per candidate start ``t`` along direction ``theta``: how many obstacles the box [t, t + length] ×
         [n_lo, n_hi] overlaps. Sorted ends and binary search: every candidate at once, no loop."""
         if not len(obs):
@@ -73,8 +79,9 @@ class _Placer:
         # subset of those with s - r < t + length, so count the first set and take the second away
         return np.searchsorted(lo, ts + length, side="left") - np.searchsorted(hi, ts, side="right")
 
-    def place(self, x0, y0, x1, y1, text: str, *, above: bool = True, start: float = 0.0, reverse: bool = False,
-              strict: bool = True, avoid_lines: bool = False) -> tuple[float, float] | None:
+    def place(self, x0: float, y0: float, x1: float, y1: float, text: str, *, above: bool = True,
+              start: float = 0.0, reverse: bool = False, strict: bool = True, avoid_lines: bool = False
+              ) -> tuple[float, float] | None:
         """Anchor (data coordinates, the label's left end on the line) of ``text`` along the segment
         (x0, y0)-(x1, y1), scanning from ``start`` (a fraction of the way; from the far end if ``reverse``).
 
@@ -116,7 +123,7 @@ class _Placer:
         ax, ay = best * c - n0 * sn, best * sn + n0 * c  # on the line; the mark's dy lifts the text off it
         return 10 ** (ax / self.px + self.lx0), 10 ** (ay / self.py + self.ly0)
 
-    def block(self, x, y, text: str, align: str) -> None:
+    def block(self, x: float, y: float, text: str, align: str) -> None:
         """Reserve the box of a fixed horizontal label (region and ridge annotations)."""
         (X,), (Y,) = self.xy([x], [y])
         length = len(text) * _CHAR_PX
@@ -147,14 +154,16 @@ class _Placer:
         return None if best is None else (best[1], best[2])
 
 
-def _box_hits(obs: np.ndarray, x0: np.ndarray, x1: np.ndarray, y0: float, y1: float) -> np.ndarray:
+def _box_hits(obs: NDArray[np.float64], x0: NDArray[np.float64], x1: NDArray[np.float64], y0: float, y1: float
+              ) -> NDArray[np.intp]:
     """Per box [x0, x1] × [y0, y1] (px, one row of boxes): how many obstacle circles (x, y, r) it overlaps."""
     if not len(obs):
         return np.zeros(len(x0), dtype=np.int64)
     ox, oy, r = obs[:, 0][None, :], obs[:, 1][None, :], obs[:, 2][None, :]
     dx = np.maximum(np.maximum(x0[:, None] - ox, ox - x1[:, None]), 0.0)
     dy = np.maximum(np.maximum(y0 - oy, oy - y1), 0.0)
-    return (dx * dx + dy * dy < r * r).sum(axis=1)
+    hits: NDArray[np.intp] = (dx * dx + dy * dy < r * r).sum(axis=1)
+    return hits
 
 
 def _hits(placer: _Placer, box: tuple[float, float, float, float]) -> int:
@@ -167,7 +176,7 @@ def _hits(placer: _Placer, box: tuple[float, float, float, float]) -> int:
     return int((dx * dx + dy * dy < obs[:, 2] ** 2).sum())
 
 
-def _annotation_height(placer: _Placer, texts) -> float | None:
+def _annotation_height(placer: _Placer, texts: Sequence[tuple[str, float, str, float]]) -> float | None:
     """The lowest height (px above the x axis, from 8 px up to mid-chart) where the region and ridge annotations
     (text, x, align, px above the others) cross no roof or ceiling line and no label; None when there is none."""
     boxes = []

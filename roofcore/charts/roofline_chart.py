@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,19 @@ from .spec import _BUILD, RooflineFigure, VegaLiteSpec, _Build, _finish, _legend
 
 #: roofline(numbers=...): the frame column that carries each kernel's number through the selection
 _NUMBER_COL = "_roofcore_number"
+
+
+class _Panel(TypedDict):
+    """What the panels of one roofline share (keywords of :func:`.layers._layers_for`)."""
+
+    color_by: ColorBy
+    all_ceilings: bool
+    achievable: bool
+    hierarchical: bool
+    color_domain: tuple[list[str], list[str]]
+    size_dom: tuple[float, float]
+    x_dom: tuple[float, float]
+    y_dom: tuple[float, float]
 
 
 def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_by: ColorBy = "bound",
@@ -77,9 +91,9 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
         notes.append("A measured kernel has the same intensity and achieved rate on every device (measured where it "
                      "ran), so read it against each device's roofs: above a roof means that device could not have "
                      "been the one.")
-    panel = {"color_by": color_by, "all_ceilings": all_ceilings, "achievable": achievable,
-             "hierarchical": hierarchical, "color_domain": color_domain, "size_dom": size_dom, "x_dom": x_dom,
-             "y_dom": y_dom}
+    panel: _Panel = {"color_by": color_by, "all_ceilings": all_ceilings, "achievable": achievable,
+                     "hierarchical": hierarchical, "color_domain": color_domain, "size_dom": size_dom,
+                     "x_dom": x_dom, "y_dom": y_dom}
     build = _Build()
     token = _BUILD.set(build)
     try:
@@ -179,7 +193,7 @@ def _drawable(points: pd.DataFrame, notes: list[str], *, flops: np.ndarray, tota
 
 
 def _overlay(sub: Analysis, hws: list[Hardware], points: pd.DataFrame, notes: list[str], *, width: int,
-             height: int, **panel) -> dict:
+             height: int, **panel: Unpack[_Panel]) -> dict[str, Any]:
     """One chart with every device's roofs, the first device's regions shaded (where they agree with its marks)."""
     multi = len(hws) > 1
     key, why = shading(sub, hws[0], points)
@@ -187,8 +201,8 @@ def _overlay(sub: Analysis, hws: list[Hardware], points: pd.DataFrame, notes: li
                          shade_ceiling=key, multi=multi, **panel)
     if not key:
         notes.append(f"No memory/compute shading: {why}.")
-    chart: dict = {"layer": layers, "width": width, "height": height,
-                   "title": _title(hws[0].name if not multi else " vs ".join(h.name for h in hws), hws, points)}
+    title = _title(hws[0].name if not multi else " vs ".join(h.name for h in hws), hws, points)
+    chart: dict[str, Any] = {"layer": layers, "width": width, "height": height, "title": title}
     if multi:
         # roofs coloured by device and marks by bound: two colour scales; the device legend shows shapes
         chart["resolve"] = {"scale": {"color": "independent", "stroke": "independent"},
@@ -199,7 +213,7 @@ def _overlay(sub: Analysis, hws: list[Hardware], points: pd.DataFrame, notes: li
 
 
 def _facets(sub: Analysis, hws: list[Hardware], points: pd.DataFrame, notes: list[str], *, width: int,
-            height: int, **panel) -> dict:
+            height: int, **panel: Unpack[_Panel]) -> dict[str, Any]:
     """One panel per device, same axes, two a row (as wide as one overlaid chart), legends below."""
     panels = []
     pw = max(320, int(width * 0.5))  # two panels a row, legends below: as wide as one overlaid chart

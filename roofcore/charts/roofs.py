@@ -7,16 +7,17 @@ each roof's ``rate(achievable)``), never worked out again here."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
-from ..models import Hardware
+from ..models import Ceiling, Hardware, Link, MemoryLevel
 from ..units import fmt_bandwidth, fmt_intensity, fmt_rate
 
 
-def shown_ceilings(hw: Hardware, used: Sequence[str] = (), *, all_ceilings: bool = False) -> list:
+def shown_ceilings(hw: Hardware, used: Sequence[str] = (), *, all_ceilings: bool = False) -> list[Ceiling]:
     """The compute ceilings to draw: all of them, or the default and those the kernels run on."""
     if all_ceilings:
         return list(hw.ceilings)
@@ -69,15 +70,15 @@ def shading(analysis: Analysis, hw: Hardware, points: pd.DataFrame) -> tuple[str
                   "regions split at that ridge would contradict")
 
 
-def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], y_dom: tuple[float, float],
-                  *, achievable: bool = True) -> pd.DataFrame:
+def roof_segments(hw: Hardware, ceilings: Sequence[Ceiling], x_dom: tuple[float, float],
+                  y_dom: tuple[float, float], *, achievable: bool = True) -> pd.DataFrame:
     """Line segments of every memory-level and link roof and of the given compute ceilings (log-space ends), each
     with its figure's source and derivation ("–" when none; a device of several GPUs: their median and spread).
 
     Diagonal roofs ``y = β·x`` run from the bottom/left edge up to the highest drawn ceiling; ceilings run
     from the fastest memory roof to the right edge. Achievable (measured) figures give extra dashed rows.
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     top = max(c.peak for c in ceilings)
     top_ach = max(c.rate(achievable=True) for c in ceilings)
     fastest = max(lv.bandwidth for lv in hw.levels)
@@ -85,7 +86,7 @@ def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], 
     x0, x1 = x_dom
     y0 = y_dom[0]
 
-    def diag(res, kind: str, beta: float, pi: float, ach: bool):
+    def diag(res: MemoryLevel | Link, kind: str, beta: float, pi: float, ach: bool) -> None:
         xs = max(x0, y0 / beta)
         xe = min(x1, pi / beta)
         if xe <= xs:
@@ -117,12 +118,15 @@ def roof_segments(hw: Hardware, ceilings: Sequence, x_dom: tuple[float, float], 
     return pd.DataFrame(rows)
 
 
-def ridge_points(hw: Hardware, ceiling: str, x_dom, y_dom) -> pd.DataFrame:
+def ridge_points(hw: Hardware, ceiling: str, x_dom: tuple[float, float], y_dom: tuple[float, float]
+                 ) -> pd.DataFrame:
     """Where each memory-level and link roof meets ``ceiling`` (FLOP/byte), inside the axes."""
     c = hw.ceiling_map[ceiling]
     ridges = hw.ridge(ceiling)
     rows = []
-    for res, kind in [*((lv, "memory") for lv in hw.levels), *((lk, "link") for lk in hw.links)]:
+    resources: list[tuple[MemoryLevel | Link, str]] = [*((lv, "memory") for lv in hw.levels),
+                                                       *((lk, "link") for lk in hw.links)]
+    for res, kind in resources:
         x = ridges[res.name]
         if x_dom[0] <= x <= x_dom[1]:
             rows.append({"device": hw.name, "device_id": hw.id, "x": x, "y": c.peak, "kind": kind,

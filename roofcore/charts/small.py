@@ -16,7 +16,8 @@ from .look import DEVICE_COLORS, bound_colors
 from .spec import _finish
 
 
-def bound_share_chart(share: dict[str, float], *, width: int = 320, height: int | None = None) -> alt.Chart:
+def bound_share_chart(share: dict[str, float], *, width: int = 320, height: int | None = None
+                      ) -> alt.LayerChart | alt.FacetChart:
     """Horizontal bars: fraction of time per bound (``Analysis.summary()['time_share_by_bound']``)."""
     df = pd.DataFrame({"bound": list(share), "share": [float(v) for v in share.values()]})
     dom, rng = bound_colors(df["bound"].tolist())
@@ -38,7 +39,7 @@ MATMUL_SIZES = tuple(2 ** i for i in range(4, 17))
 
 def matmul_intensity_chart(hws: Sequence[Hardware], sizes: Sequence[float] | None = None,
                            dtypes: Sequence[str] = ("fp32", "bf16", "fp8"), *, ridge_dtype: str = "bf16",
-                           width: int = 640, height: int = 360) -> alt.Chart:
+                           width: int = 640, height: int = 360) -> alt.LayerChart | alt.FacetChart:
     """Off-chip intensity of an ``N×N×N`` matmul against ``N`` (log–log), one line per dtype, with each
     device's ridge point (``ridge_dtype`` matrix ceiling ÷ off-chip bandwidth) as a labelled horizontal rule.
 
@@ -77,7 +78,7 @@ def matmul_intensity_chart(hws: Sequence[Hardware], sizes: Sequence[float] | Non
                                   legend=alt.Legend(orient="top-left")),
         tooltip=[alt.Tooltip("dtype:N"), alt.Tooltip("n:Q", title="N", format=","),
                  alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.1f")])
-    layers: list = [dtype_line]
+    layers: list[alt.Chart] = [dtype_line]
     if len(ridge):
         dev = alt.Color("device:N", scale=alt.Scale(domain=ridge["device"].tolist(),
                                                     range=list(DEVICE_COLORS[:len(ridge)]) or ["#334155"]),
@@ -92,12 +93,14 @@ def matmul_intensity_chart(hws: Sequence[Hardware], sizes: Sequence[float] | Non
             y=alt.Y("ridge:Q", scale=alt.Scale(type="log", domain=y_dom)), text="label:N",
             color=dev)
         layers += [rules, text]
-    chart = alt.layer(*layers).resolve_scale(color="independent").properties(
+    # typed: Altair's resolve_scale returns Any to a checker
+    chart: alt.LayerChart | alt.FacetChart = alt.layer(*layers).resolve_scale(color="independent").properties(
         width=width, height=height, title=f"Square matmul intensity vs size; dashed: each device's {ridge_dtype} ridge")
     return _finish(chart)
 
 
-def projection_chart(totals: pd.DataFrame, *, width: int = 520, height: int | None = None) -> alt.Chart:
+def projection_chart(totals: pd.DataFrame, *, width: int = 520, height: int | None = None
+                     ) -> alt.LayerChart | alt.FacetChart:
     """Horizontal bars of a projection's per-device estimate (``device``, ``t_roof_s``, ``estimate_s`` columns, as
     :func:`roofcore.views.projection_totals` gives), labelled with the time; Σ t_roof as a tick."""
     df = totals.copy()

@@ -15,12 +15,16 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from .look import _AUTOSIZE, _THEME_VIEW, DEVICE_COLORS, LOOK
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 AXIS_X = "Arithmetic intensity (FLOP/byte)"
 AXIS_Y = "Performance (FLOP/s)"
@@ -37,10 +41,10 @@ class VegaLiteSpec:
 
     __slots__ = ("_spec",)
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: dict[str, Any]) -> None:
         self._spec = spec
 
-    def to_dict(self, validate: bool = True) -> dict:
+    def to_dict(self, validate: bool = True) -> dict[str, Any]:
         """A copy of the spec; ``validate`` checks it against the Vega-Lite schema (raises if it is invalid)."""
         out = copy.deepcopy(self._spec)
         if validate:
@@ -49,14 +53,14 @@ class VegaLiteSpec:
 
 
 @cache
-def _vega_lite_schema() -> dict:
+def _vega_lite_schema() -> dict[str, Any]:
     """The Vega-Lite JSON schema of the installed Altair (the version :data:`alt.SCHEMA_URL` names)."""
     from altair.vegalite.schema import load_schema
 
     return load_schema()
 
 
-def _validate(spec: dict) -> None:
+def _validate(spec: dict[str, Any]) -> None:
     """Check a spec (without its datasets) against the Vega-Lite schema Altair ships."""
     from altair.utils.schemapi import validate_jsonschema
 
@@ -79,19 +83,19 @@ class RooflineFigure:
     datasets: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: row positions (in the analysis drawn) of the kernels with a mark, for counting them as every page does
     #: (roofcore.counting); None where the figure does not say (a comparison)
-    rows: np.ndarray | None = None
+    rows: NDArray[np.intp] | None = None
 
     @property
     def caption(self) -> str:
         return " ".join(self.notes)
 
-    def spec(self, *, arrow: bool = False) -> dict:
+    def spec(self, *, arrow: bool = False) -> dict[str, Any]:
         """The Vega-Lite spec with its datasets as DataFrames, or as Arrow IPC stream bytes with ``arrow``
         (what ``st.vega_lite_chart`` sends to the browser: converting once lets every rerun reuse it).
 
         A copy (the caller may change it), not validated: :meth:`to_dict`, which the exports and the tests
         use, validates the same spec."""
-        data: dict = dict(self.datasets)
+        data: dict[str, pd.DataFrame | bytes] = dict(self.datasets)
         if arrow:
             import pyarrow as pa
 
@@ -103,7 +107,7 @@ class RooflineFigure:
                 data[name] = sink.getvalue().to_pybytes()
         return {**self.chart.to_dict(validate=False), "datasets": data}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The Vega-Lite spec as plain JSON values (for export and inspection); NaN and ±inf become null."""
         return {**self.chart.to_dict(), "datasets": {k: json.loads(v.to_json(orient="records", double_precision=15))
                                                      for k, v in self.datasets.items()}}
@@ -122,7 +126,7 @@ class _Build:
 _BUILD: ContextVar[_Build | None] = ContextVar("roofcore_chart_build", default=None)
 
 
-def _src(df: pd.DataFrame) -> dict:
+def _src(df: pd.DataFrame) -> dict[str, Any]:
     """A layer's data by name: the frame stays a DataFrame until the spec is exported or sent."""
     build = _BUILD.get()
     if build is None:
@@ -171,7 +175,8 @@ def _decades(dom: tuple[float, float]) -> list[float]:
     return [10.0 ** e for e in range(lo, hi + 1)]
 
 
-def _scales(x_dom, y_dom) -> tuple[dict, dict]:
+def _scales(x_dom: tuple[float, float], y_dom: tuple[float, float]
+            ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Log axes with a tick and grid line per decade; x below 1 reads 0.01, 0.1 (not 10m, 100m)."""
     x = {"field": "x", "type": "quantitative",
          "scale": {"type": "log", "domain": [float(v) for v in x_dom], "nice": False},
@@ -183,12 +188,12 @@ def _scales(x_dom, y_dom) -> tuple[dict, dict]:
     return x, y
 
 
-def _nominal(name: str, title: str | None = None, **props) -> dict:
+def _nominal(name: str, title: str | None = None, **props: Any) -> dict[str, Any]:
     """A nominal field channel (``title`` and any other channel properties as given)."""
     return {"field": name, "type": "nominal", **({"title": title} if title is not None else {}), **props}
 
 
-def _tip(name: str, title: str, kind: str = "nominal", fmt: str | None = None) -> dict:
+def _tip(name: str, title: str, kind: str = "nominal", fmt: str | None = None) -> dict[str, Any]:
     return {"field": name, "type": kind, "title": title, **({"format": fmt} if fmt else {})}
 
 
@@ -197,7 +202,7 @@ def _js(value: str) -> str:
     return repr(value)
 
 
-def _device_colour(device_names: Sequence[str], *, legend: bool = False) -> dict:
+def _device_colour(device_names: Sequence[str], *, legend: bool = False) -> dict[str, Any]:
     """Roof colour per device when several are overlaid (only the roof lines carry the legend)."""
     return _nominal("device", "Roofs", scale={"domain": list(device_names),
                                               "range": list(DEVICE_COLORS[:len(device_names)])},
@@ -209,12 +214,12 @@ _ANGLE = {"field": "angle", "type": "quantitative", "scale": None}
 _X2, _Y2 = {"field": "x2"}, {"field": "y2"}
 
 
-def _opacity_by_legend(selected: float, other: float) -> dict:
+def _opacity_by_legend(selected: float, other: float) -> dict[str, Any]:
     """Opacity ``selected`` for marks the legend selection picks (all, before any click), else ``other``."""
     return {"condition": {"param": LEGEND_PARAM, "value": selected}, "value": other}
 
 
-def _legend_param(field: str, views: Sequence[str]) -> dict:
+def _legend_param(field: str, views: Sequence[str]) -> dict[str, Any]:
     """The legend selection: click an entry (a bound or a group) to highlight its kernels in ``views``."""
     return {"name": LEGEND_PARAM, "select": {"type": "point", "fields": [field]}, "bind": "legend",
             "views": list(views)}
@@ -227,7 +232,18 @@ def _legend_param(field: str, views: Sequence[str]) -> dict:
 CONFIG = alt.Config.from_dict(copy.deepcopy(LOOK))
 
 
-def _finish(chart, **props):
+_Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
+
+
+@overload
+def _finish(chart: dict[str, Any], **props: Any) -> dict[str, Any]: ...
+
+
+@overload
+def _finish(chart: _Chart, **props: Any) -> _Chart: ...
+
+
+def _finish(chart: dict[str, Any] | alt.TopLevelMixin, **props: Any) -> dict[str, Any] | alt.TopLevelMixin:
     """Keep the size the chart was given (autosize pad) and apply :data:`LOOK`: to a Vega-Lite dict (a new dict
     with the schema URL) or to an Altair chart (in one copy of it)."""
     if isinstance(chart, dict):
@@ -239,7 +255,7 @@ def _finish(chart, **props):
 # ----------------------------------------------------------------------------------------------- export
 
 
-def _json(chart: RooflineFigure | alt.TopLevelMixin) -> dict:
+def _json(chart: RooflineFigure | alt.TopLevelMixin) -> dict[str, Any]:
     return chart.to_dict()
 
 
