@@ -6,11 +6,14 @@
     >>> a.summary("h100-sxm")["t_roof_s"]  # doctest: +SKIP
 """
 
+from __future__ import annotations
+
 __version__ = "0.2.0"  #: as pyproject.toml's version (tests/test_changelog.py checks)
 
 import importlib
 import sys
 import types
+from typing import Any
 
 # The public names are imported when first used (PEP 562), so that `roofline --help` and the commands that need
 # neither pandas nor the readers start at once; `from roofcore import analyze` works as before.
@@ -28,7 +31,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     elif not name.startswith("__"):

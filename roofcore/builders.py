@@ -84,11 +84,11 @@ class Item:
 def workload_from(items: Sequence[Item | Kernel], *, name: str, builder: str, meta: Mapping[str, str] | None = None
                   ) -> Workload:
     """A workload frame from kernels (one row each), with the ``weight_bytes`` column."""
-    items = [it if isinstance(it, Item) else Item(it) for it in items]
-    if not items:
+    packed = [it if isinstance(it, Item) else Item(it) for it in items]
+    if not packed:
         raise InputError(where=f"builder:{builder}", expected="at least one kernel", found="none")
-    n = len(items)
-    ks = [it.kernel for it in items]
+    n = len(packed)
+    ks = [it.kernel for it in packed]
     levels = list(dict.fromkeys(level for k in ks for level in k.bytes))
     columns: dict[str, object] = {
         "name": [k.name for k in ks],
@@ -99,7 +99,7 @@ def workload_from(items: Sequence[Item | Kernel], *, name: str, builder: str, me
         "group": [k.group for k in ks],
         "source": [f"builder:{builder}"] * n,
         "row": [str(i + 1) for i in range(n)],
-        "weight_bytes": np.array([it.weight_bytes for it in items], dtype=np.float64),
+        "weight_bytes": np.array([it.weight_bytes for it in packed], dtype=np.float64),
     }
     for level in levels:
         columns[f"bytes_{level}"] = np.array([k.bytes.get(level, 0.0) for k in ks], dtype=np.float64)

@@ -16,6 +16,7 @@ NCCL's bus bytes per rank and direction). Without link bytes it says they are un
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ _COMM_GROUP = re.compile(r"^(?:c10d::|nccl:|record_param_comms|_c10d_functional:
 def comm_rows(frame: pd.DataFrame) -> np.ndarray:
     """Which rows of a workload frame are communication (see the module docstring)."""
     names = frame["name"].astype(str)
-    rows = names.str.contains(_COMM_KERNEL).to_numpy(bool).copy()
+    rows: np.ndarray = names.str.contains(_COMM_KERNEL).to_numpy(bool).copy()
     if "group" in frame.columns:
         groups = frame["group"].astype(object).where(frame["group"].notna(), "").astype(str)
         rows = rows | groups.str.contains(_COMM_GROUP).to_numpy(bool)
@@ -54,7 +55,7 @@ def link_columns(frame: pd.DataFrame) -> list[str]:
 _LINK_NAMES = {"nvlink", "ici", "xgmi", "dcn", "roce", "ethernet", "infiniband", "ib", "network", "upi", "cxl"}
 
 
-def communication(frame: pd.DataFrame, hw: Hardware, achievable: bool = False) -> dict | None:
+def communication(frame: pd.DataFrame, hw: Hardware, achievable: bool = False) -> dict[str, Any] | None:
     """Communication's time and its link roof share on ``hw`` (None when the workload has no communication):
     ``time_s``, ``time_share`` (of the measured time), ``rows``, ``link`` (name), ``link_label``,
     ``link_bandwidth`` (B/s), ``link_bytes`` (Σ over rows with them), ``roof_share`` (None when unknown)."""
@@ -68,7 +69,7 @@ def communication(frame: pd.DataFrame, hw: Hardware, achievable: bool = False) -
     link = hw.link_map.get(links[0]) if links else None
     if link is None:  # the device has none of the workload's links: its first scale-up link, for the label
         link = next((lk for lk in hw.links if lk.name not in _HOST_LINKS), None)
-    out: dict = {"time_s": comm_t, "time_share": comm_t / total if total > 0 else None, "rows": int(rows.sum()),
+    out: dict[str, Any] = {"time_s": comm_t, "time_share": comm_t / total if total > 0 else None, "rows": int(rows.sum()),
                  "link": link.name if link else None, "link_label": link.display if link else None,
                  "link_bandwidth": link.rate(achievable) if link else None, "link_bytes": None, "roof_share": None}
     if link is not None and f"bytes_{link.name}" in frame.columns:
@@ -81,7 +82,7 @@ def communication(frame: pd.DataFrame, hw: Hardware, achievable: bool = False) -
     return out
 
 
-def communication_text(summary: dict) -> str:
+def communication_text(summary: dict[str, Any]) -> str:
     """``"Communication: 19.5% of the measured time (73 kernels), at 34% of the NVLink 5 roof (900 GB/s per
     direction)."``; empty when the summary has no communication."""
     c = summary.get("communication")

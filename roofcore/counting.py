@@ -19,7 +19,7 @@ import pandas as pd
 #: the columns that make rows one kernel (roofcore.ingest.aggregate sums rows alike in them)
 KERNEL_KEYS = ("name", "precision", "unit", "group")
 #: the codes of the last frames counted (id → (the frame, weakly; its codes)): pages count one frame many times
-_CODES: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+_CODES: dict[int, tuple[weakref.ref[pd.DataFrame], np.ndarray]] = {}
 _KEEP = 8
 
 

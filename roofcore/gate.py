@@ -16,6 +16,7 @@ import heapq
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,7 +65,7 @@ class Verdict:
     reasons: tuple[str, ...]  #: which test failed: "time", "efficiency"
     roofline: str  #: the roofline reading of the change (see :func:`roofline_reason`)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         def num(v: float) -> float | None:
             return float(v) if v == v and math.isfinite(v) else None
 
@@ -136,7 +137,7 @@ class GateResult:
         cols = {c: t[c].to_numpy()[order].tolist() for c in _COLUMNS}
         return tuple(_verdict(dict(zip(cols, values, strict=True))) for values in zip(*cols.values(), strict=True))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         regressed = bool(self.exit_code)
         return {"schema_version": 1, "status": "fail" if regressed else "pass", "exit_code": self.exit_code,
                 "hardware": self.hardware.id, "baseline": self.baseline, "current": self.current,
@@ -152,7 +153,7 @@ _COLUMNS = ("name", "judged", "regressed", "slower", "further", "time_before_s",
             "bound_before", "bound_after", "flops_before", "flops_after", "bytes_hbm_before", "bytes_hbm_after")
 
 
-def _verdict(r: dict) -> Verdict:
+def _verdict(r: dict[str, Any]) -> Verdict:
     """One row of :attr:`GateResult.table` as a :class:`Verdict` (its roofline reading written here)."""
     reasons = tuple(x for x, on in (("time", r["slower"]), ("efficiency", r["further"])) if on)
     b_before, b_after = _bound(r["bound_before"]), _bound(r["bound_after"])

@@ -49,7 +49,8 @@ class Limit:
 
     def value(self) -> float:
         """The configured value (``0`` = no limit); a malformed variable is an error that names it."""
-        return settings.BY_NAME[self.env].value()
+        setting: settings.Setting[float] = settings.BY_NAME[self.env]
+        return setting.value()
 
     def hint(self) -> str:
         cli = " or --max-input-mb (CLI)" if self.key == "input_mb" else ""

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from .models import Ceiling, Figure, Hardware, Link, MemoryLevel
+from .models import Ceiling, DeviceKind, Figure, Hardware, Link, MemoryLevel
 from .units import fmt_si
 
 #: the GPU's index in a measured device's id (``mi300x-gpu3-measured``)
@@ -52,7 +52,7 @@ def merge_measured(devices: Iterable[Hardware]) -> tuple[Hardware, ...]:
     """One device per model, in the order the models first appear: a model measured once is its device as it
     was, one measured on several GPUs a :class:`MedianDevice`. A device given twice (equal) counts once; a
     :class:`MedianDevice` counts as its members."""
-    groups: dict[tuple, list[Hardware]] = {}
+    groups: dict[tuple[str, str, DeviceKind], list[Hardware]] = {}
     for hw in devices:
         for one in hw.members if isinstance(hw, MedianDevice) else (hw,):
             group = groups.setdefault((model_id(one), one.vendor, one.kind), [])
@@ -74,8 +74,8 @@ def median_device(members: Sequence[Hardware]) -> MedianDevice:
     links = [_link(words, [m.link_map[n] for m in members if n in m.link_map])
              for n in dict.fromkeys(lk.name for m in members for lk in m.links)]
     keys = [c.key for c in ceilings]
-    spread = "; ".join(f"{_display(x)} {_spread_of(x)}"
-                       for x in (*levels, *ceilings, *links) if _spread_of(x))
+    figures: tuple[Ceiling | MemoryLevel | Link, ...] = (*levels, *ceilings, *links)
+    spread = "; ".join(f"{_display(x)} {_spread_of(x)}" for x in figures if _spread_of(x))
     notes = (f"The median of {words.count()} of one model{words.which()}, figure by figure: each figure is the median "
              f"of the {words.noun} that measured it." + (f" Spread, lowest–highest: {spread}." if spread else ""))
     same_notes = {m.notes for m in members}
@@ -177,7 +177,7 @@ def _median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
-def _achievable(words: _Words, items: Sequence, unit: str) -> tuple[float | None, Figure | None]:
+def _achievable(words: _Words, items: Sequence[Ceiling | MemoryLevel | Link], unit: str) -> tuple[float | None, Figure | None]:
     got = [(x.achievable, x.achievable_figure or x.figure) for x in items if x.achievable]
     if not got:
         return None, None

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, RoofcoreError
 
@@ -198,7 +198,7 @@ class Hardware:
     aliases: tuple[str, ...] = ()  #: names profilers report for this device
     unverified: bool = False
     origin: str = ""  #: the catalog file it came from
-    sources: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    sources: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         if not self.ceilings:
@@ -233,14 +233,16 @@ class Hardware:
     @property
     def figures(self) -> tuple[Figure, ...]:
         """Every catalog figure of the device: its ceilings', then its levels', then its links'."""
-        return tuple(x.figure for x in (*self.ceilings, *self.levels, *self.links))
+        resources: tuple[Ceiling | MemoryLevel | Link, ...] = (*self.ceilings, *self.levels, *self.links)
+        return tuple(x.figure for x in resources)
 
     def ridge(self, ceiling: str | None = None, *, achievable: bool = False) -> dict[str, float]:
         """Ridge points (FLOP/byte) of ``ceiling`` (default: the device default) against every level and link."""
         c = self.ceiling_map[ceiling or self.default_ceiling]
         pi = c.rate(achievable)
         out = {}
-        for res in (*self.levels, *self.links):
+        bandwidths: tuple[MemoryLevel | Link, ...] = (*self.levels, *self.links)
+        for res in bandwidths:
             beta = res.rate(achievable)
             out[res.name] = pi / beta
         return out
@@ -330,7 +332,7 @@ class RuntimeEntries:
             out[e.name] = e
         return RuntimeEntries(tuple(out.values()))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """``{"count", "time_s", "entries": [{"name", "kind", "count", "time_s"}]}``; unknown times are null."""
         def t(x: float) -> float | None:
             return None if math.isnan(x) else x

@@ -103,6 +103,7 @@ def _ends_name(text: str, i: int) -> bool:
 def _token(args: Iterable[str], base: str) -> str:
     """The first identifier in ``args`` that names an operation the base name does not already say."""
     low_base = base.lower()
+    ident: str
     for text in args:
         for ident in _IDENT.findall(text):
             low = ident.lower()

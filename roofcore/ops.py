@@ -85,22 +85,25 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import InputError, UnitError
 from .models import DTYPE_SIZE, OFFCHIP, Kernel, canonical_dtype, canonical_level
 from .units import Dimension, parse
 
 OpBuilder = Callable[..., Kernel]
+_Builder = TypeVar("_Builder", bound=OpBuilder)
 OPS: dict[str, OpBuilder] = {}
 #: required and optional parameters per op, for messages and docs
 OP_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
-def register_op(name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()):
+def register_op(
+    name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> Callable[[_Builder], _Builder]:
     """Add an op builder to :data:`OPS` (a duplicate name is an error)."""
 
-    def deco(fn: OpBuilder) -> OpBuilder:
+    def deco(fn: _Builder) -> _Builder:
         if name in OPS:
             raise ValueError(f"op {name!r} is already registered")
         OPS[name] = fn

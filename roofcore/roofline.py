@@ -22,7 +22,7 @@ from enum import IntFlag
 
 import numpy as np
 
-from .models import Hardware
+from .models import Hardware, Link, MemoryLevel
 
 
 class Flag(IntFlag):
@@ -98,7 +98,8 @@ class DeviceResult:
     rate_roof: np.ndarray | None = None
 
     def peak(self) -> np.ndarray:
-        return self.peaks[self.ceiling_code]
+        peak: np.ndarray = self.peaks[self.ceiling_code]
+        return peak
 
     def time_of(self, resource: str) -> np.ndarray:
         """Seconds each kernel needs on ``resource`` ("compute", a level or a link name); NaN unknown or absent."""
@@ -124,10 +125,8 @@ def evaluate(inp: Inputs, hw: Hardware, *, achievable: bool = False) -> DeviceRe
     names, kinds, bws, times = ["compute"], ["compute"], [np.nan], [_time(inp.flops, 1.0) / peak]
     lm, km = hw.level_map, hw.link_map
     lacking: list[str] = []
-    present = {}
-    for res in (*hw.levels, *hw.links):
-        if res.name in inp.byte_cols:
-            present[res.name] = res
+    bandwidths: tuple[MemoryLevel | Link, ...] = (*hw.levels, *hw.links)
+    present = {res.name: res for res in bandwidths if res.name in inp.byte_cols}
     for name, res in present.items():
         beta = res.rate(achievable)
         names.append(name)
@@ -201,7 +200,7 @@ def roof_known(inp: Inputs, hw: Hardware, names: list[str] | None = None,
     n = len(inp.flops)
     flops_known = ~np.isnan(inp.flops)
     off = inp.byte_cols.get(hw.offchip.name)
-    known = flops_known & (np.zeros(n, dtype=bool) if off is None else ~np.isnan(off))
+    known: np.ndarray = flops_known & (np.zeros(n, dtype=bool) if off is None else ~np.isnan(off))
     moves = flops_known & (inp.flops == 0) & ~known
     if moves.any():
         links = {x.name for x in hw.links}

@@ -43,7 +43,7 @@ def shown(text: object) -> str:
 
 def has_bidi(text: str | None) -> bool:
     """Whether ``text`` holds a bidirectional formatting character (:func:`shown` escapes them)."""
-    return bool(text) and _BIDI.search(text) is not None
+    return text is not None and _BIDI.search(text) is not None
 
 
 def fit(text: object, limit: int) -> str | None:

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
 
 from .models import Workload
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 #: the What-if steps in the order the Planner applies them
 WHATIF_KINDS = ("fuse", "precision", "batch", "shard", "comm_fraction")
 
 
-def apply_steps(workload: Workload, steps: Sequence[dict]) -> Workload:
+def apply_steps(workload: Workload, steps: Sequence[dict[str, Any]]) -> Workload:
     """``workload`` through What-if ``steps`` in order; each step is a scenario step (``{"name": ..., KIND: value}``
     with KIND one of :data:`WHATIF_KINDS`), parsed exactly as :func:`roofcore.plan.run_scenario` parses it."""
     from . import plan
@@ -31,7 +35,7 @@ def apply_steps(workload: Workload, steps: Sequence[dict]) -> Workload:
 FUSE_MAX = 32
 
 
-def _named(frame, rows: Sequence[int], shown: int = 4) -> str:
+def _named(frame: pd.DataFrame, rows: Sequence[int], shown: int = 4) -> str:
     names = [f"{i}: {frame['name'].iat[i]}" for i in rows[:shown]]
     return ", ".join(names) + (f" and {len(rows) - shown} more" if len(rows) > shown else "")
 
@@ -68,7 +72,7 @@ def fuse_problem(workload: Workload, picks: Sequence[int]) -> str | None:
     return None
 
 
-def batch_units(steps: Sequence[dict]) -> float:
+def batch_units(steps: Sequence[dict[str, Any]]) -> float:
     """How many times the base's work a run of the What-if ``steps`` does: the product of their whole-workload
     batch factors (a batch step limited to some kernels changes no unit)."""
     units = 1.0
@@ -81,7 +85,7 @@ def batch_units(steps: Sequence[dict]) -> float:
     return units
 
 
-def _clean_value(v):
+def _clean_value(v: object) -> object:
     if isinstance(v, np.integer):
         return int(v)
     if isinstance(v, float | np.floating):
@@ -89,7 +93,7 @@ def _clean_value(v):
     return v
 
 
-def inline_kernels(workload: Workload) -> list[dict]:
+def inline_kernels(workload: Workload) -> list[dict[str, Any]]:
     """The workload's kernels as inventory YAML entries (totals over launches; unknown values left out)."""
     f = workload.frame
     cols = ["name", "count", "flops", *workload.byte_columns,
@@ -97,7 +101,7 @@ def inline_kernels(workload: Workload) -> list[dict]:
             "precision", "unit", "group"]
     out = []
     for rec in f[[c for c in cols if c in f]].to_dict("records"):
-        k = {}
+        k: dict[str, Any] = {}
         for c, v in rec.items():
             v = _clean_value(v)
             if v is None or (isinstance(v, float) and v != v):
@@ -107,13 +111,14 @@ def inline_kernels(workload: Workload) -> list[dict]:
     return out
 
 
-def scenario_yaml(name: str, base: dict, hardware: Sequence[str], steps: Sequence[dict], *,
+def scenario_yaml(name: str, base: dict[str, Any], hardware: Sequence[str], steps: Sequence[dict[str, Any]], *,
                   measured_on: str | None = None, price_per_hour: dict[str, float] | None = None) -> str:
     """A scenario document (``roofline plan`` and the Planner's Scenario tab read it back)."""
-    doc: dict = {"name": name, "base": base, "hardware": list(hardware)}
+    doc: dict[str, Any] = {"name": name, "base": base, "hardware": list(hardware)}
     if measured_on:
         doc["measured_on"] = measured_on
     if price_per_hour:
         doc["price_per_hour"] = {k: float(v) for k, v in price_per_hour.items()}
     doc["steps"] = [dict(s) for s in steps]
-    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
+    text: str = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
+    return text

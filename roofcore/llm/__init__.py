@@ -8,6 +8,8 @@ holds the per-class efficiencies (defaults with sources, or fitted on a profile)
 static-batch plan, :mod:`.serving` simulates serving.
 """
 
+from __future__ import annotations
+
 from .calibration import DEFAULTS, Calibration, ClassFit, calibrate_file, fit, op_class
 from .config import ModelConfig, from_hf, load_model, presets
 from .costing import CLASSES, KV_PRECISIONS, KV_READS, WEIGHT_PRECISIONS, Quant, quant, step_ops

@@ -12,29 +12,27 @@ works without it.
     >>> store.open(run.id, ada).workload()                               # doctest: +SKIP
 """
 
+from __future__ import annotations
+
 from ..safetext import shown
-from .identity import Owner, owner_from_claims
+from .identity import EVERYONE, Owner, Viewer, owner_from_claims
 from .repository import (
     DEFAULT_PROJECT,
-    EVERYONE,
     MAX_FILES,
     PATH_ENV,
     URL_ENV,
-    FileInfo,
     NotAllowed,
     Protected,
-    RunInfo,
     RunNotFound,
     RunStore,
-    SavedRun,
     StoreError,
-    Viewer,
     database_url,
     default_path,
     new_id,
     open_store,
     redact,
 )
+from .values import FileInfo, RunInfo, SavedRun
 
 __all__ = ["DEFAULT_PROJECT", "EVERYONE", "MAX_FILES", "PATH_ENV", "URL_ENV", "FileInfo", "NotAllowed", "Owner",
            "Protected", "RunInfo", "RunNotFound", "RunStore", "SavedRun", "StoreError", "Viewer", "database_url",

@@ -12,7 +12,9 @@ import pandas as pd
 
 from ..models import Hardware, Workload
 from ..plan import by_name, evaluate
-from .repository import EVERYONE, RunInfo, RunStore, Viewer
+from .identity import EVERYONE, Viewer
+from .repository import RunStore
+from .values import RunInfo
 
 
 @dataclass(frozen=True)
