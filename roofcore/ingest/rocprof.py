@@ -25,15 +25,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+import pandas as pd
+
 from ..models import Workload
 from . import ceilings, rocprof_compute, rocprof_v1, rocprof_v2, rocprofv3  # noqa: F401  (registration)
 from .ceilings import parse_roofline
+from .rocprof_common import no_time_warning
 from .rocprof_common import read_fast as _read_fast
 from .rocprof_common import read_records as _read_records
 from .rocprof_compute import parse_compute, parse_dispatch_info, parse_kernel_top, parse_sysinfo
 from .rocprof_v1 import parse_hiptrace, parse_stats, parse_v1
 from .rocprof_v2 import parse_v2
-from .rocprofv3 import join_traces, parse_agent_info, parse_json, parse_trace, parse_v3
+from .rocprofv3 import V3_NO_TIME, parse_agent_info, parse_json, parse_trace, parse_v3
 
 #: per-kernel-name summaries: redundant next to the per-dispatch rows of the same run
 SUMMARIES = ("rocprof-v1-stats", "rocprof-compute-kernel-top")
@@ -48,6 +52,74 @@ def _same_run(summary: Workload, detail: Workload) -> bool:
 
     return role_of(detail) != "counters" or any(f in SAME_RUN.get(s, ()) for s in summary.formats
                                                 for f in detail.formats)
+
+
+def join_traces(workloads: list[Workload]) -> list[Workload]:
+    """Counter collections without times (rocprofv3 0.x) get the times of the kernel traces read with them.
+
+    Rows are matched by dispatch id (by agent and id where an id repeats across agents or processes); a pair whose
+    kernel names differ is not joined (two runs), which a warning counts. Trace rows that match no counter row are
+    kept as time-only rows.
+    """
+    counts = [w for w in workloads if w.formats == ("rocprof-v3",) and w.frame["time_s"].isna().all()]
+    traces = [w for w in workloads if w.formats == ("rocprof-v3-trace",)]
+    if not counts or not traces:
+        return workloads
+    taken = {id(w) for w in (*counts, *traces)}  # by identity: workloads hold frames, which do not compare
+    out = [w for w in workloads if id(w) not in taken]
+    tf = pd.concat([t.frame for t in traces], ignore_index=True, sort=False)
+    used = np.zeros(len(tf), dtype=bool)
+    joined: list[Workload] = []
+    for c in counts:
+        key = c.meta.get("row_id")
+        ok_traces = [t.meta.get("row_id") == key for t in traces]
+        if not all(ok_traces):
+            out.append(c)
+            continue
+        cf = c.frame.copy()
+        ckey, tkey = _keys(cf), _keys(tf)
+        if ckey[1].duplicated().any() or tkey[1].duplicated().any():
+            ckey, tkey = ckey[0] + "/" + ckey[1], tkey[0] + "/" + tkey[1]
+        else:
+            ckey, tkey = ckey[1], tkey[1]
+        index = {k: i for i, k in enumerate(tkey) if not used[i]}
+        pos = np.array([index.get(k, -1) for k in ckey], dtype=np.int64)
+        hit = pos >= 0
+        same = np.zeros(len(cf), dtype=bool)
+        same[hit] = (cf["name"].astype(str).to_numpy()[hit] == tf["name"].astype(str).to_numpy()[pos[hit]])
+        time = cf["time_s"].to_numpy(dtype=np.float64).copy()
+        time[same] = tf["time_s"].to_numpy(dtype=np.float64)[pos[same]]
+        cf["time_s"] = time
+        used[pos[same]] = True
+        drop = no_time_warning(c.name, ("Start_Timestamp", "End_Timestamp"), V3_NO_TIME)
+        warn = [x for x in c.warnings if x != drop]
+        names = ", ".join(t.name for t in traces)
+        if (hit & ~same).any():
+            warn.append(f"{c.name}: {int((hit & ~same).sum())} dispatch(es) have another kernel name in {names} "
+                        "(another run?): not joined, their times are unknown.")
+        if (~hit).any():
+            warn.append(f"{c.name}: {int((~hit).sum())} of {len(cf)} dispatch(es) are not in {names}: their times "
+                        "are unknown.")
+        joined.append(replace(c, frame=cf, warnings=tuple(warn)))
+    if not joined:
+        return workloads
+    rest = tf[~used]
+    t_warn = [x for t in traces for x in t.warnings if len(rest) or not x.startswith(f"{t.name}: no FLOP or byte")]
+    first = joined[0]
+    frame = pd.concat([first.frame, rest], ignore_index=True, sort=False) if len(rest) else first.frame
+    merged = replace(first, frame=frame, name=" + ".join([first.name, *(t.name for t in traces)]),
+                     sources=(*first.sources, *(s for t in traces for s in t.sources)),
+                     formats=("rocprof-v3", "rocprof-v3-trace"), skipped=(*first.skipped,
+                                                                          *(s for t in traces for s in t.skipped)),
+                     warnings=(*first.warnings, *t_warn))
+    return [merged, *joined[1:], *out]
+
+
+def _keys(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(agent number, row id) as text: ``Agent 1``, ``GPU 1`` and ``1`` are the same agent."""
+    gpu = frame["gpu"] if "gpu" in frame.columns else pd.Series([""] * len(frame))
+    agent = gpu.astype(str).str.extract(r"(\d+)\s*$")[0].fillna("")
+    return agent.reset_index(drop=True), frame["row"].astype(str).str.strip().reset_index(drop=True)
 
 
 def reconcile(workloads: list[Workload]) -> list[Workload]:

@@ -11,16 +11,23 @@ caller reads it with the stdlib, whose messages stay the reference.
 from __future__ import annotations
 
 import codecs
+from typing import Any, TypeVar
 
 import msgspec
 
 _Scalar = int | float | str | None
 _Maybe = _Scalar | msgspec.UnsetType
 _UNSET = msgspec.UNSET
+_T = TypeVar("_T")
 
-_Args = msgspec.defstruct(
-    "_Args", [(k, _Maybe, _UNSET) for k in ("Name", "name", "BeginNs", "EndNs", "dev_id", "args")],
-    rename={"dev_id": "dev-id"}, gc=False)
+
+class _Args(msgspec.Struct, rename={"dev_id": "dev-id"}, gc=False):
+    Name: _Maybe = _UNSET
+    name: _Maybe = _UNSET
+    BeginNs: _Maybe = _UNSET
+    EndNs: _Maybe = _UNSET
+    dev_id: _Maybe = _UNSET
+    args: _Maybe = _UNSET
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -29,7 +36,7 @@ class _Event(msgspec.Struct, gc=False):
     pid: _Maybe = _UNSET
     ts: _Maybe = _UNSET
     dur: _Maybe = _UNSET
-    args: _Args | msgspec.UnsetType | None = _UNSET  # type: ignore[valid-type]
+    args: _Args | msgspec.UnsetType | None = _UNSET
 
 
 class _Trace(msgspec.Struct, gc=False):
@@ -39,7 +46,7 @@ class _Trace(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(_Trace)
 
 
-def decode_whole(decoder: msgspec.json.Decoder, data: bytes):
+def decode_whole(decoder: msgspec.json.Decoder[_T], data: bytes) -> _T | None:
     """``data`` (a leading BOM dropped) decoded by ``decoder``, or None where the stdlib reader must read it: text
     that is not UTF-8 (msgspec does not check the strings it skips) or that does not decode to the typed form."""
     body = data[3:] if data[:3] == codecs.BOM_UTF8 else data
@@ -54,10 +61,11 @@ def decode_whole(decoder: msgspec.json.Decoder, data: bytes):
         return None
 
 
-def hiptrace_events(data: bytes) -> list[dict] | None:
+def hiptrace_events(data: bytes) -> list[dict[str, Any]] | None:
     """The trace's events as dicts of the keys the reader uses, or None where the stdlib must read the file."""
     doc = decode_whole(_DECODER, data)
     events = None if doc is None else doc.traceEvents
     if events is None:
         return None
-    return msgspec.to_builtins(events)
+    out: list[dict[str, Any]] = msgspec.to_builtins(events)
+    return out

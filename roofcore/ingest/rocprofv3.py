@@ -3,7 +3,7 @@
 - ``rocprof-v3``: ``<pid>_counter_collection.csv``, long (one row per dispatch × counter): pivoted by dispatch
   (process, agent, dispatch id); a counter listed several times for one dispatch (per-instance rows) is summed.
   Early versions (0.x) have no timestamps: the time stays unknown unless the kernel trace of the same run is read
-  with it (:func:`join_traces`).
+  with it (:func:`.rocprof.join_traces`).
 - ``rocprof-v3-trace``: ``<pid>_kernel_trace.csv`` (``Kind,Agent_Id,Queue_Id,…,Dispatch_Id,Kernel_Id,Kernel_Name,
   Correlation_Id,Start_Timestamp,End_Timestamp,…``; later versions add ``Stream_Id``, ``Thread_Id`` and write
   ``Agent_Id`` as ``Agent 1`` or ``GPU 0``): one time-only row per dispatch, columns found by name.
@@ -24,7 +24,9 @@ Counters become FLOPs and bytes as in :mod:`.rocprof_common` (calc_ai).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,7 +51,6 @@ from .rocprof_common import (
     ids_and_names,
     load_json,
     no_header,
-    no_time_warning,
     parse_wide,
     read_roles,
     to_floats,
@@ -71,7 +72,7 @@ V3_NO_TIME = ("load the kernel_trace.csv of the same run (rocprofv3 --kernel-tra
 
 @register_format("rocprof-v3", "rocprofv3 *_counter_collection.csv (long: one row per dispatch × counter)",
                  header_sniffer(V3_HEADER), priority=20, role="counters")
-def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_v3(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Pivot by dispatch (process, agent, dispatch id); repeated counters of a dispatch are summed."""
     text = check_text(data, source)
     at = find_header(text, V3_HEADER)
@@ -81,7 +82,7 @@ def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
             "pid": ("Process_Id",), "start": ("Start_Timestamp",), "end": ("End_Timestamp",),
             "cname": ("Counter_Name",), "cvalue": ("Counter_Value",), "wave": ("Wave_Front_Size",)}
     table, roles = read_roles(text, at, source, spec)
-    if any(roles[r] is None for r in ("ids", "name", "cname", "cvalue")):
+    if roles["ids"] is None or roles["name"] is None or roles["cname"] is None or roles["cvalue"] is None:
         raise no_header(text, source, V3_EXPECTED, V3_HINT)
     found, c_codes, c_uniq, skipped = _v3_rows(table, roles, source)
     keep = found.keep
@@ -102,7 +103,7 @@ def parse_v3(data: bytes, source: str, context: dict | None = None) -> Workload:
             return None
         return np.sum([mats[i] for i in plan], axis=0) if len(plan) > 1 else mats[plan[0]]
 
-    times = tuple(None if roles[r] is None else table.columns[roles[r]][first] for r in ("start", "end"))
+    times = tuple(None if (p := roles[r]) is None else table.columns[p][first] for r in ("start", "end"))
     waves = table.columns[roles["wave"]][first] if roles["wave"] is not None else None
     w = finish("rocprof-v3", source, context, ids, names, gpus, get, times, ("Start_Timestamp", "End_Timestamp"),
                skipped, problems, waves, no_time=V3_NO_TIME)
@@ -121,9 +122,11 @@ def _v3_rows(table: Table, roles: dict[str, int | None], source: str) -> tuple[I
         raise InputError(where=source, expected="at least one counter row", found="a header only",
                          hint="the profiled program launched no kernels, or no counter could be collected; "
                               "check rocprofv3's output and the --pmc names (rocprofv3 --list-avail).")
-    found = ids_and_names(table, roles["ids"], roles["name"], table.header[roles["ids"]], source)
+    id_at, name_at, cname_at = roles["ids"], roles["name"], roles["cname"]
+    assert id_at is not None and name_at is not None and cname_at is not None  # parse_v3 refused the file else
+    found = ids_and_names(table, id_at, name_at, table.header[id_at], source)
     keep, bad_rows = found.keep, found.skipped
-    c_codes, c_uniq = factorize_text(table.columns[roles["cname"]])
+    c_codes, c_uniq = factorize_text(table.columns[cname_at])
     no_name = np.array([u == "" or u.lower() in NA for u in c_uniq], dtype=bool)[c_codes] & keep
     for i in np.flatnonzero(no_name):
         bad_rows.append(skip(source, f"line {table.lines[i]}", "the counter name is empty"))
@@ -141,8 +144,8 @@ def _dispatches(table: Table, roles: dict[str, int | None], codes: np.ndarray,
     """(dispatch code per kept row, first row of each dispatch): one dispatch = (process, agent, dispatch id), the
     codes combined pairwise so they cannot overflow."""
     for role in ("gpu", "pid"):
-        if roles[role] is not None:
-            other = factorize_text(table.columns[roles[role]][keep])[0]
+        if (p := roles[role]) is not None:
+            other = factorize_text(table.columns[p][keep])[0]
             codes = pd.factorize(other.astype(np.int64) * (int(codes.max()) + 1) + codes)[0]
     codes = pd.factorize(codes)[0]
     return codes, np.flatnonzero(keep)[np.unique(codes, return_index=True)[1]]
@@ -189,82 +192,15 @@ TRACE = Layout(
 
 @register_format("rocprof-v3-trace", "rocprofv3 kernel_trace.csv (--kernel-trace): time per dispatch, no counters",
                  header_sniffer(TRACE.header), priority=20, role="timeline")
-def parse_trace(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_trace(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     w = parse_wide(data, source, context, TRACE)
     text = check_text(data, source)
     at = find_header(text, TRACE.header)
+    assert at is not None  # parse_wide refused a file without the header
     line = text[at[0]:text.find("\n", at[0]) if "\n" in text[at[0]:] else len(text)]
     row_id = "Dispatch_Id" if re.search(r"\bDispatch_Id\b", line) else "Correlation_Id"
     # a marker trace read beside it gives each dispatch its ROCTx range (.roctx)
     return from_trace(replace(w, meta={**w.meta, "row_id": row_id}), text, at, source, context, TRACE)
-
-
-def join_traces(workloads: list[Workload]) -> list[Workload]:
-    """Counter collections without times (rocprofv3 0.x) get the times of the kernel traces read with them.
-
-    Rows are matched by dispatch id (by agent and id where an id repeats across agents or processes); a pair whose
-    kernel names differ is not joined (two runs), which a warning counts. Trace rows that match no counter row are
-    kept as time-only rows.
-    """
-    counts = [w for w in workloads if w.formats == ("rocprof-v3",) and w.frame["time_s"].isna().all()]
-    traces = [w for w in workloads if w.formats == ("rocprof-v3-trace",)]
-    if not counts or not traces:
-        return workloads
-    taken = {id(w) for w in (*counts, *traces)}  # by identity: workloads hold frames, which do not compare
-    out = [w for w in workloads if id(w) not in taken]
-    tf = pd.concat([t.frame for t in traces], ignore_index=True, sort=False)
-    used = np.zeros(len(tf), dtype=bool)
-    joined = []
-    for c in counts:
-        key = c.meta.get("row_id")
-        ok_traces = [t.meta.get("row_id") == key for t in traces]
-        if not all(ok_traces):
-            out.append(c)
-            continue
-        cf = c.frame.copy()
-        ckey, tkey = _keys(cf), _keys(tf)
-        if ckey[1].duplicated().any() or tkey[1].duplicated().any():
-            ckey, tkey = ckey[0] + "/" + ckey[1], tkey[0] + "/" + tkey[1]
-        else:
-            ckey, tkey = ckey[1], tkey[1]
-        index = {k: i for i, k in enumerate(tkey) if not used[i]}
-        pos = np.array([index.get(k, -1) for k in ckey], dtype=np.int64)
-        hit = pos >= 0
-        same = np.zeros(len(cf), dtype=bool)
-        same[hit] = (cf["name"].astype(str).to_numpy()[hit] == tf["name"].astype(str).to_numpy()[pos[hit]])
-        time = cf["time_s"].to_numpy(dtype=np.float64).copy()
-        time[same] = tf["time_s"].to_numpy(dtype=np.float64)[pos[same]]
-        cf["time_s"] = time
-        used[pos[same]] = True
-        drop = no_time_warning(c.name, ("Start_Timestamp", "End_Timestamp"), V3_NO_TIME)
-        warn = [x for x in c.warnings if x != drop]
-        names = ", ".join(t.name for t in traces)
-        if (hit & ~same).any():
-            warn.append(f"{c.name}: {int((hit & ~same).sum())} dispatch(es) have another kernel name in {names} "
-                        "(another run?): not joined, their times are unknown.")
-        if (~hit).any():
-            warn.append(f"{c.name}: {int((~hit).sum())} of {len(cf)} dispatch(es) are not in {names}: their times "
-                        "are unknown.")
-        joined.append(replace(c, frame=cf, warnings=tuple(warn)))
-    if not joined:
-        return workloads
-    rest = tf[~used]
-    t_warn = [x for t in traces for x in t.warnings if len(rest) or not x.startswith(f"{t.name}: no FLOP or byte")]
-    first = joined[0]
-    frame = pd.concat([first.frame, rest], ignore_index=True, sort=False) if len(rest) else first.frame
-    merged = replace(first, frame=frame, name=" + ".join([first.name, *(t.name for t in traces)]),
-                     sources=(*first.sources, *(s for t in traces for s in t.sources)),
-                     formats=("rocprof-v3", "rocprof-v3-trace"), skipped=(*first.skipped,
-                                                                          *(s for t in traces for s in t.skipped)),
-                     warnings=(*first.warnings, *t_warn))
-    return [merged, *joined[1:], *out]
-
-
-def _keys(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """(agent number, row id) as text: ``Agent 1``, ``GPU 1`` and ``1`` are the same agent."""
-    gpu = frame["gpu"] if "gpu" in frame.columns else pd.Series([""] * len(frame))
-    agent = gpu.astype(str).str.extract(r"(\d+)\s*$")[0].fillna("")
-    return agent.reset_index(drop=True), frame["row"].astype(str).str.strip().reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------- agent_info.csv
@@ -275,7 +211,7 @@ AGENT_HEADER = re.compile(r'^(?=[^\n]*"?\bNode_Id\b)(?=[^\n]*\bAgent_Type\b)(?=[
 
 @register_format("rocprof-v3-agent-info", "rocprofv3's agent_info.csv (the CPUs and GPUs of the run: name, arch, CUs), "
                  "context for its kernel trace or counters", header_sniffer(AGENT_HEADER), priority=20, companion=True)
-def parse_agent_info(data: bytes, source: str, context: dict | None = None) -> dict:
+def parse_agent_info(data: bytes, source: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"rocprof_agents": {"gpus": [{node_id, logical_node_id, name, product_name, cu_count}], "source": …}}``."""
     text = check_text(data, source)
     at = find_header(text, AGENT_HEADER)
@@ -298,7 +234,7 @@ JSON_BARE = ("the JSON holds kernel times only: collect counters in the same run
              "SQ_INSTS_VALU_FMA_F32 … --output-format json -- app).")
 
 
-def _listed(v: object) -> object:
+def _listed(v: object) -> Iterable[object]:
     """A table's records (a list, or a mapping's keys); nothing for null or a scalar."""
     return v if isinstance(v, list | dict) else ()
 
@@ -332,7 +268,7 @@ def _symbols(raw: object) -> dict[str, str]:
 @register_format("rocprof-v3-json", "rocprofv3 --output-format json (rocprofiler-sdk-tool): kernel dispatches with "
                  "their times and counters, copies", lambda head, name: '"rocprofiler-sdk-tool"' in head, priority=25,
                  role="either")
-def parse_json(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_json(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One row per kernel dispatch (and per copy); see the module docstring."""
     from .rocprofv3_decode import records
 
@@ -371,7 +307,13 @@ def parse_json(data: bytes, source: str, context: dict | None = None) -> Workloa
     return with_rows(w, frame, warn)
 
 
-def _json_records(data: bytes, source: str) -> tuple[dict, list, dict]:
+#: one dispatch of the JSON: ``name``, ``gpu``, ``start``, ``end`` (text), ``counters`` (name -> value summed)
+_Row = dict[str, Any]
+#: ``(rows by (process, dispatch id), copies, GPU names by agent label)``
+_Records = tuple[dict[tuple[str, str], _Row], list[dict[str, Any]], dict[str, tuple[str, str]]]
+
+
+def _json_records(data: bytes, source: str) -> _Records:
     """Rows by (process, dispatch id), copies and GPU names of every process record, read with the stdlib."""
     doc = load_json(data, source, JSON_HINT)
     tools = doc.get("rocprofiler-sdk-tool") if isinstance(doc, dict) else None
@@ -379,8 +321,8 @@ def _json_records(data: bytes, source: str) -> tuple[dict, list, dict]:
     if not isinstance(tools, list) or not any(isinstance(t, dict) for t in tools):
         raise InputError(where=source, expected='a "rocprofiler-sdk-tool" list of process records',
                          found=type(tools).__name__, hint=JSON_HINT)
-    rows: dict[tuple[str, str], dict] = {}  # (process, dispatch id) -> row
-    copies: list[dict] = []
+    rows: dict[tuple[str, str], _Row] = {}  # (process, dispatch id) -> row
+    copies: list[dict[str, Any]] = []
     gpu_names: dict[str, tuple[str, str]] = {}
     for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
         _tool_records(str(p), tool, rows, copies, gpu_names)
@@ -389,7 +331,7 @@ def _json_records(data: bytes, source: str) -> tuple[dict, list, dict]:
     return rows, copies, gpu_names
 
 
-def _tool_records(p: str, tool: dict, rows: dict[tuple[str, str], dict], copies: list[dict],
+def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], _Row], copies: list[dict[str, Any]],
                   gpu_names: dict[str, tuple[str, str]]) -> None:
     """One process record's dispatches (into ``rows`` by (process, dispatch id): name, agent, times, counters
     summed), copies and GPU names."""
@@ -397,11 +339,11 @@ def _tool_records(p: str, tool: dict, rows: dict[tuple[str, str], dict], copies:
     symbols = _symbols(tool.get("kernel_symbols"))
     counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in _listed(tool.get("counters"))
                 if isinstance(c, dict)}
-    buffers = tool.get("buffer_records") if isinstance(tool.get("buffer_records"), dict) else {}
-    callbacks = tool.get("callback_records") if isinstance(tool.get("callback_records"), dict) else {}
+    buffers = b if isinstance(b := tool.get("buffer_records"), dict) else {}
+    callbacks = c if isinstance(c := tool.get("callback_records"), dict) else {}
     labels: dict[str, str] = {}  # agent handle -> label, worked out once per agent
 
-    def row(info: object) -> dict | None:
+    def row(info: object) -> _Row | None:
         if not isinstance(info, dict) or not _int_text(info.get("dispatch_id")):
             return None
         key = (p, _int_text(info["dispatch_id"]))
@@ -460,12 +402,12 @@ def _json_counters(dicts: list[dict[str, float]], ids: np.ndarray) -> tuple[Coun
     return plan, mats, problems
 
 
-def _agent_type(agent: dict) -> str:
+def _agent_type(agent: dict[str, Any]) -> str:
     t = agent.get("type")
     return {1: "cpu", 2: "gpu", "1": "cpu", "2": "gpu"}.get(t, str(t or "").lower().removeprefix("rocprofiler_agent_type_"))
 
 
-def _agent_label(agent: dict, handle: str) -> str:
+def _agent_label(agent: dict[str, Any], handle: str) -> str:
     """``GPU <n>`` by the agent's logical node id (as rocprofv3's CSV names agents), else its handle."""
     for key in ("logical_node_type_id", "logical_node_id", "node_id"):
         v = agent.get(key)
@@ -474,7 +416,7 @@ def _agent_label(agent: dict, handle: str) -> str:
     return handle
 
 
-def _json_copies(copies: list[dict], source: str) -> tuple[pd.DataFrame, list[str]]:
+def _json_copies(copies: list[dict[str, Any]], source: str) -> tuple[pd.DataFrame, list[str]]:
     m = len(copies)
     if not m:
         return make_frame({}, 0), []

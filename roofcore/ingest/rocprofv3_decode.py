@@ -12,12 +12,21 @@ stay the reference.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import msgspec
 
 from .. import limits
 from ..errors import LimitError
 from .rocprof_decode import decode_whole
 
+if TYPE_CHECKING:
+    from .rocprofv3 import _Records, _Row
+
+    _RawOrNone = msgspec.Raw | None
+else:
+    _RawOrNone = msgspec.Raw  # msgspec refuses a union with Raw; an absent key leaves the field None
 _Scalar = int | float | str | None
 
 
@@ -72,15 +81,17 @@ class _Callbacks(msgspec.Struct, gc=False):
 
 
 class _Tool(msgspec.Struct, gc=False):
-    agents: msgspec.Raw = None
-    counters: msgspec.Raw = None
-    kernel_symbols: msgspec.Raw = None
+    agents: _RawOrNone = None
+    counters: _RawOrNone = None
+    kernel_symbols: _RawOrNone = None
     buffer_records: _Buffers | None = None
     callback_records: _Callbacks | None = None
 
 
-_Doc = msgspec.defstruct("_Doc", [("tools", list[_Tool] | _Tool | None, None)],
-                         rename={"tools": "rocprofiler-sdk-tool"})
+class _Doc(msgspec.Struct, rename={"tools": "rocprofiler-sdk-tool"}):
+    tools: list[_Tool] | _Tool | None = None
+
+
 _DECODER = msgspec.json.Decoder(_Doc)
 _ANY = msgspec.json.Decoder()
 
@@ -89,7 +100,7 @@ class _Skip(Exception):
     """Read it with the stdlib instead."""
 
 
-def records(data: bytes) -> tuple[dict, list, dict] | None:
+def records(data: bytes) -> _Records | None:
     """``(rows, copies, gpu_names)`` as :func:`.rocprofv3._tool_records` fills them for every process record, or
     None where the stdlib reader must read the file."""
     from .rocprofv3 import _agent_label, _handle, _int_text, _listed, _symbols
@@ -101,8 +112,8 @@ def records(data: bytes) -> tuple[dict, list, dict] | None:
     tools = [tools] if isinstance(tools, _Tool) else tools
     if not tools:
         return None
-    rows: dict[tuple[str, str], dict] = {}
-    copies: list[dict] = []
+    rows: dict[tuple[str, str], _Row] = {}
+    copies: list[dict[str, Any]] = []
     gpu_names: dict[str, tuple[str, str]] = {}
     try:
         for p, tool in enumerate(tools):
@@ -110,7 +121,7 @@ def records(data: bytes) -> tuple[dict, list, dict] | None:
             symbols = _symbols(_table(tool.kernel_symbols))
             counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in _listed(_table(tool.counters))
                         if isinstance(c, dict)}
-            ids = (agents, symbols, counters, {}, rows, gpu_names, str(p), _handle, _int_text, _agent_label)
+            ids: _Ids = (agents, symbols, counters, {}, rows, gpu_names, str(p), _handle, _int_text, _agent_label)
             _dispatches(tool, ids)
             _copies(tool, agents, copies, _handle, _int_text, _agent_label)
     except _Skip:
@@ -138,11 +149,18 @@ def _hid(v: object) -> str:
     return "" if h is None else str(h)
 
 
-def _dispatches(tool: _Tool, ids: tuple) -> None:
+#: what a tool's dispatches are read with: its agents, kernel names and counter names by id, agent labels (filled
+#: as found), the rows and GPU names filled, the process, and rocprofv3's _handle, _int_text and _agent_label
+_Ids = tuple[dict[str, dict[str, Any]], dict[str, str], dict[str, str], dict[str, str], dict[tuple[str, str], "_Row"],
+             dict[str, tuple[str, str]], str, Callable[[object], str], Callable[[object], str],
+             Callable[[dict[str, Any], str], str]]
+
+
+def _dispatches(tool: _Tool, ids: _Ids) -> None:
     """Rows by (process, dispatch id): name, agent label, times, counters summed (as the stdlib reader)."""
     agents, symbols, counters, labels, rows, gpu_names, p, _handle, _int_text, _agent_label = ids
 
-    def row(info: _Info | None) -> dict | None:
+    def row(info: _Info | None) -> _Row | None:
         if info is None:
             return None
         did = info.dispatch_id
@@ -155,7 +173,7 @@ def _dispatches(tool: _Tool, ids: tuple) -> None:
             r = rows[key] = new(info)
         return r
 
-    def new(info: _Info) -> dict:
+    def new(info: _Info) -> _Row:
         handle = _hid(info.agent_id)
         label = labels.get(handle)
         if label is None:
@@ -185,13 +203,15 @@ def _dispatches(tool: _Tool, ids: tuple) -> None:
         for rec in cc.records or ():
             name = counters.get(_hid(rec.counter_id), "")
             v = rec.value
-            if name and type(v) in (int, float):
+            if name and isinstance(v, int | float) and type(v) in (int, float):
                 into[name] = into.get(name, 0.0) + float(v)
             elif name:  # present but not a number: -inf marks it bad (NaN means absent)
                 into[name] = float("-inf")
 
 
-def _copies(tool: _Tool, agents: dict, copies: list, _handle, _int_text, _agent_label) -> None:
+def _copies(tool: _Tool, agents: dict[str, dict[str, Any]], copies: list[dict[str, Any]],
+            _handle: Callable[[object], str], _int_text: Callable[[object], str],
+            _agent_label: Callable[[dict[str, Any], str], str]) -> None:
     from .rocprofv3 import _agent_type
 
     buffers = tool.buffer_records
