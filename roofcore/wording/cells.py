@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring_ascii as _enc
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 _STR = pa.string()
+_T = TypeVar("_T")
 Esc = Callable[[str], str] | None  #: how text is escaped for its destination (None: plain text)
 
 
@@ -35,7 +40,8 @@ class Col:
 
     __slots__ = ("_arrow", "codes", "texts")
 
-    def __init__(self, texts: list[str], codes: np.ndarray, _arrow: dict | None = None) -> None:
+    def __init__(self, texts: list[str], codes: np.ndarray,
+                 _arrow: dict[tuple[Esc | str, int], pa.Array | NDArray[np.bool_]] | None = None) -> None:
         self.texts, self.codes = texts, codes
         self._arrow = {} if _arrow is None else _arrow
 
@@ -69,7 +75,8 @@ class Col:
         return out
 
     def tolist(self) -> list[str]:
-        return np.asarray([*self.texts, ""], dtype=object)[self.codes].tolist()
+        out: list[str] = np.asarray([*self.texts, ""], dtype=object)[self.codes].tolist()
+        return out
 
 
 def _escape_all(texts: list[str], esc: Callable[[str], str]) -> list[str]:
@@ -115,18 +122,18 @@ def _strs(values: np.ndarray) -> Col:
     return Col(texts + list(seen), codes)
 
 
-def merge_runs(items: Sequence[object], n: int, limit: int | None = None) -> list[object]:
+def merge_runs(items: Sequence[_T | str | Col], n: int, limit: int | None = None) -> list[_T | str | Col]:
     """``items`` with every run of constant texts and :class:`Col` s of the same ``n`` rows (already escaped for
     their destination) joined into one item: a text, or a :class:`Col` of the run's distinct combinations (a row's
     template, written once per combination; Arrow then joins fewer, longer pieces). Two columns are merged only
     where that makes at most ``limit`` distinct texts (a text is always merged). Other items are kept."""
-    out: list[object] = []
+    out: list[_T | str | Col] = []
     texts: list[str] | None = None  # the run so far: its distinct texts, and their codes (None: constant)
     codes: np.ndarray | None = None
     for it in [*items, None]:
         if isinstance(it, str):
             texts = [t + it for t in texts] if texts is not None else [it]
-        elif isinstance(it, Col) and (codes is None or len(it.texts) == 1 or limit is None
+        elif isinstance(it, Col) and (codes is None or texts is None or len(it.texts) == 1 or limit is None
                                       or len(it.texts) * len(texts) <= limit):
             base = texts if texts is not None else [""]
             key = (codes if codes is not None else np.zeros(n, dtype=np.int64)) * len(it.texts) + it.codes
@@ -134,6 +141,7 @@ def merge_runs(items: Sequence[object], n: int, limit: int | None = None) -> lis
             m = len(it.texts)
             texts = [base[u // m] + it.texts[u % m] for u in uniq.tolist()]
         elif isinstance(it, Col):  # too many combinations: the run ends here and a new one starts with it
+            assert texts is not None and codes is not None  # a run of columns (else the branch above took it)
             out.append(Col(texts, codes))
             texts, codes = list(it.texts), it.codes
         else:
@@ -149,14 +157,14 @@ def merge_runs(items: Sequence[object], n: int, limit: int | None = None) -> lis
 
 #: a part of a row's text: text the same on every row (escaped for its destination), a :class:`Col` (escaped),
 #: an Arrow scalar or array (taken as it is), or a function of the escape that builds such an array
-Part = str | Col | pa.Scalar | pa.Array | Callable[[Esc], pa.Array]
+Part: TypeAlias = str | Col | pa.Scalar | pa.Array | Callable[[Esc], pa.Array]
 
 
 def _join(parts: Sequence[Part], n: int, esc: Esc = None) -> pa.Array:
     """Row-wise concatenation of ``parts`` (one pass of Arrow's string kernel)."""
     if n == 0:
         return pa.array([], _STR)
-    args: list = []
+    args: list[pa.Scalar | pa.Array] = []
     arrays = False
     for p in parts:
         if isinstance(p, str):

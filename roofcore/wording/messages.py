@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -11,26 +12,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, DeviceResult, Flag
-from .cells import Col, Esc, _const, _escape_all, _join, _scatter, _special, _strs, merge_runs
+from .cells import Col, Esc, Part, _const, _escape_all, _join, _scatter, _special, _strs, merge_runs
 from .formatting import _f0, _g3, _pct, _si, _time
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ..models import Hardware
+
 #: the rows of one device's table a message recipe is for (ascending), and the parts of those rows' messages
-Segment = tuple[np.ndarray, list]
+Segment: TypeAlias = "tuple[NDArray[np.int64], list[Part]]"
+#: a part of a message as a recipe writes it: constant text, a :class:`~.cells.Col`, or the levels a row lacks
+Piece: TypeAlias = "str | Col | _Listed"
+#: a segment of a recipe: its rows, and the pieces of their messages (a :data:`Segment` once escaped)
+Recipe: TypeAlias = "tuple[NDArray[np.int64], list[Piece]]"
 
 
-def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Segment]]:
+def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Recipe]]:
     """Per flag set on some rows of ``tab`` (one device's rows), how its messages are written: segments of rows
     with the parts of their messages. Each message is one sentence with the numbers behind the flag; the numbers
     are formatted once per distinct value, and nothing is joined yet (the destination escapes and joins)."""
     mask = np.asarray(tab["flags_mask"].to_numpy(), dtype=np.int64)
     hw = r.hardware
-    out: dict[Flag, list[Segment]] = {}
+    out: dict[Flag, list[Recipe]] = {}
 
     def rows(bit: Flag) -> np.ndarray:
         return np.flatnonzero(mask & int(bit))
 
     def col(name: str, idx: np.ndarray) -> np.ndarray:
-        return tab[name].to_numpy()[idx]
+        values: NDArray[Any] = tab[name].to_numpy()[idx]
+        return values
 
     if len(i := rows(Flag.ABOVE_ROOF)):
         out[Flag.ABOVE_ROOF] = _above_roof(tab, i, hw)
@@ -77,7 +88,8 @@ class _Listed:
 
     __slots__ = ("has", "levels", "pieces")
 
-    def __init__(self, levels: tuple[str, ...], has: list[np.ndarray], pieces: Callable[[str, np.ndarray], list]):
+    def __init__(self, levels: tuple[str, ...], has: list[NDArray[np.float64]],
+                 pieces: Callable[[str, NDArray[np.float64]], list[Part]]) -> None:
         self.levels, self.has, self.pieces = levels, has, pieces
 
     def slice(self, lo: int, hi: int) -> _Listed:
@@ -86,7 +98,7 @@ class _Listed:
     def __call__(self, esc: Esc) -> pa.Array:
         m = len(self.has[0]) if self.has else 0
         seen = np.zeros(m, dtype=bool)
-        arrays = []
+        arrays: list[pa.Array] = []
         for lv, b in zip(self.levels, self.has, strict=True):
             here = b > 0
             sep = Col(["", ", "], seen.astype(np.int64))
@@ -97,7 +109,7 @@ class _Listed:
         return arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, "")
 
 
-def _above_roof(tab: pd.DataFrame, i: np.ndarray, hw) -> list[Segment]:
+def _above_roof(tab: pd.DataFrame, i: NDArray[np.int64], hw: Hardware) -> list[Recipe]:
     """Why a kernel beats its roof, most likely cause first (FLOPs, bytes, units, precision, scope):
     one segment per cause."""
     n = len(i)
@@ -116,13 +128,14 @@ def _above_roof(tab: pd.DataFrame, i: np.ndarray, hw) -> list[Segment]:
             with np.errstate(divide="ignore", invalid="ignore"):
                 bw[sel] = np.where(t[sel] > 0, b / t[sel], np.nan)
     ceiling = _strs(tab["ceiling"].to_numpy()[i])
-    head = ["Measured ", _time(t), " beats the roofline minimum ", _time(tab["t_roof_s"].to_numpy()[i]), " (",
-            _g3(eff), "× the roof), so an input is wrong: "]
+    head: list[Piece] = [
+        "Measured ", _time(t), " beats the roofline minimum ", _time(tab["t_roof_s"].to_numpy()[i]), " (",
+        _g3(eff), "× the roof), so an input is wrong: "]
     with np.errstate(invalid="ignore"):
         two = (eff >= 1.8) & (eff <= 2.2)
         case = np.where(compute, np.where(two, 0, 1),
                         np.where(eff >= 500, 2, np.where(two & (hw.scope.value == "die"), 3, 4)))
-    causes: list[list] = [
+    causes: list[list[Piece]] = [
         ["most likely the precision or unit (", ceiling, " assumed; a 2× gap is the next precision, FP16 accumulate, "
          "or a 2:4-sparse rate) or FLOPs counted twice."],
         ["most likely the FLOP count or its unit, or the precision (", ceiling, " assumed)."],
@@ -131,7 +144,7 @@ def _above_roof(tab: pd.DataFrame, i: np.ndarray, hw) -> list[Segment]:
         ["most likely the ", level, " bytes are undercounted (traffic counted at another level, or bytes per launch "
          "with time over all launches) — achieved ", _si(bw, "B/s"), " vs the roof."],
     ]
-    out = []
+    out: list[Recipe] = []
     for c, cause in enumerate(causes):
         sub = np.flatnonzero(case == c)
         if len(sub):
@@ -139,7 +152,7 @@ def _above_roof(tab: pd.DataFrame, i: np.ndarray, hw) -> list[Segment]:
     return out
 
 
-def _plain(segments: list[Segment]) -> tuple[np.ndarray, pa.Array]:
+def _plain(segments: list[Recipe]) -> tuple[NDArray[np.int64], pa.Array]:
     """One flag's messages as plain text: the rows (ascending) and their messages."""
     if len(segments) == 1:
         idx, parts = segments[0]
@@ -162,20 +175,21 @@ def flag_messages(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, np.ndarray]:
     return out
 
 
-def above_roof_messages(tab: pd.DataFrame, i: np.ndarray, hw) -> list[str]:
+def above_roof_messages(tab: pd.DataFrame, i: NDArray[np.int64], hw: Hardware) -> list[str]:
     """The above-roof message of rows ``i`` of one device's table, in the order of ``i``."""
     i = np.asarray(i, dtype=np.int64)
     order = np.argsort(i, kind="stable")
     _, msgs = _plain(_above_roof(tab, i[order], hw))
     out = np.empty(len(i), dtype=object)
     out[order] = msgs.to_numpy(zero_copy_only=False)
-    return out.tolist()
+    texts: list[str] = out.tolist()
+    return texts
 
 
-def flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict]]:
+def flag_lists(tab: pd.DataFrame, r: DeviceResult) -> list[list[dict[str, str]]]:
     """``[{code, message}]`` per row, flags in :class:`Flag` order (the app's and ``to_json()``'s shape)."""
     msgs = flag_messages(tab, r)
-    out: list[list[dict]] = [[] for _ in range(len(tab))]
+    out: list[list[dict[str, str]]] = [[] for _ in range(len(tab))]
     for bit in Flag:
         if bit in msgs:
             code = FLAG_CODES[bit]
@@ -200,7 +214,7 @@ class _Built:
         return self.listed(self.esc)
 
 
-def _escaped(p: object, esc: Esc) -> object:
+def _escaped(p: Piece, esc: Esc) -> str | Col | _Built:
     if isinstance(p, _Listed):
         return _Built(p, esc)
     if esc is None:
@@ -208,8 +222,8 @@ def _escaped(p: object, esc: Esc) -> object:
     return esc(p) if isinstance(p, str) else Col(_escape_all(p.texts, esc), p.codes)
 
 
-def flag_segments(recipes: dict[Flag, list[Segment]], n: int, esc: Esc, before: Callable[[Flag], str], after: str,
-                  sep: str) -> list[Segment]:
+def flag_segments(recipes: dict[Flag, list[Recipe]], n: int, esc: Esc, before: Callable[[Flag], str],
+                  after: str, sep: str) -> list[Segment]:
     """The flag messages of ``n`` rows readied for one destination: per segment (in :class:`Flag` order), its rows
     and the parts of their texts, the message escaped with ``esc`` between ``before(flag)`` and ``after`` (text as
     it is written) and ``sep`` before a row's second and later flags; constant texts merged into the columns beside
@@ -218,8 +232,8 @@ def flag_segments(recipes: dict[Flag, list[Segment]], n: int, esc: Esc, before: 
     out: list[Segment] = []
     for bit in (b for b in Flag if b in recipes):
         for idx, parts in recipes[bit]:
-            items = [Col(["", sep], earlier[idx].astype(np.int64)), before(bit), *(_escaped(p, esc) for p in parts),
-                     after]
+            items: list[Part] = [Col(["", sep], earlier[idx].astype(np.int64)), before(bit),
+                                 *(_escaped(p, esc) for p in parts), after]
             out.append((idx, merge_runs(items, len(idx), limit=4096)))
         for idx, _ in recipes[bit]:
             earlier[idx] = True
@@ -231,7 +245,7 @@ def flag_cells(segments: list[Segment], lo: int, hi: int, *, csv: bool = False) 
     (row-aligned, "" where the segment's flag is absent; the caller joins them into its rows); and (for ``csv``)
     whether a row's text needs CSV quotes (the separators and codes hold no character that needs them)."""
     n = hi - lo
-    pieces = []
+    pieces: list[pa.Array] = []
     special = np.zeros(n, dtype=bool)
     for idx, items in segments:
         a, b = (int(k) for k in np.searchsorted(idx, (lo, hi)))
