@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ def kernel_history(items: Sequence[tuple[RunInfo, Workload]], hw: Hardware, *, a
     return assemble(hw.id, [run_rows(info, w, hw, achievable=achievable) for info, w in items])
 
 
-def run_rows(info: RunInfo, w: Workload, hw: Hardware, *, achievable: bool = False) -> tuple[pd.DataFrame, dict]:
+def run_rows(info: RunInfo, w: Workload, hw: Hardware, *, achievable: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One run's part of a :class:`History` on ``hw``: its rows of ``kernels`` and its row of ``runs``. A run never
     changes, so a caller may keep this per run id, device and options and :func:`assemble` any window of runs."""
     tab = evaluate(by_name(w), hw, achievable=achievable).table(hw.id, messages=False)
@@ -51,7 +52,7 @@ def run_rows(info: RunInfo, w: Workload, hw: Hardware, *, achievable: bool = Fal
     return frame, row
 
 
-def assemble(hw_id: str, parts: Sequence[tuple[pd.DataFrame, dict]]) -> History:
+def assemble(hw_id: str, parts: Sequence[tuple[pd.DataFrame, dict[str, Any]]]) -> History:
     """The :class:`History` of runs given as :func:`run_rows` parts (any order: oldest first by time, then id)."""
     parts = sorted(parts, key=lambda p: (p[1]["created_at"], p[1]["run_id"]))
     cols = ["run_id", "run", "created_at", "kernel", "time_s", "t_roof_s", "efficiency", "bound"]

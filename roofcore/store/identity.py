@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import and_, or_, true
+from sqlalchemy import ColumnElement, and_, or_, true
 
 from ..errors import InputError
 from ..safetext import clean
@@ -103,7 +103,7 @@ class Viewer:
         return cls(owner, login=True, email=email)
 
     def owns(self, owner: Owner | None) -> bool:
-        return (self.login and owner is not None and not owner.legacy
+        return (self.login and owner is not None and not owner.legacy and self.user is not None
                 and (owner.issuer, owner.subject) == (self.user.issuer, self.user.subject))
 
     def can_see(self, owner: Owner | None, visibility: str) -> bool:
@@ -113,9 +113,9 @@ class Viewer:
         """Whether the rule lets this viewer delete the run (a protected run is refused anyway: RunStore.delete)."""
         return not self.login or owner is None or self.owns(owner)
 
-    def visible(self):
+    def visible(self) -> ColumnElement[bool]:
         """The same rule as :meth:`can_see`, as a SQL condition on :class:`RunRow`."""
-        if not self.login:
+        if not self.login or self.user is None:  # a signed-in viewer has a user (__post_init__)
             return true()
         return or_(RunRow.visibility == "project", RunRow.owner.is_(None),
                    and_(RunRow.owner_issuer == self.user.issuer, RunRow.owner_subject == self.user.subject))

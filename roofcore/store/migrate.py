@@ -15,7 +15,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
 from ..errors import InputError
 
@@ -24,7 +24,7 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _LOCK_KEY = 0x526F6F66  # "Roof"
 
 
-def _config(connection=None) -> Config:
+def _config(connection: Connection | None = None) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection"] = connection
@@ -33,7 +33,10 @@ def _config(connection=None) -> Config:
 
 def head() -> str:
     """The latest revision the shipped scripts define."""
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    rev = ScriptDirectory.from_config(_config()).get_current_head()
+    if rev is None:  # the shipped scripts always define one
+        raise RuntimeError(f"no migration scripts in {MIGRATIONS}")
+    return rev
 
 
 def current(engine: Engine) -> str | None:
@@ -42,7 +45,7 @@ def current(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def known(conn) -> None:
+def known(conn: Connection) -> None:
     """Raise :class:`InputError` when the database is at a revision these scripts do not define: migrated by a
     newer roofcore, or another application's ``alembic_version`` (Alembic would fail with "Can't locate
     revision")."""

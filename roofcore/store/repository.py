@@ -16,15 +16,19 @@ import hashlib
 import os
 import re
 import secrets
+import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import Engine, create_engine, delete, event, func, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, Connection, CursorResult, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.sql import Select
 
 from .. import settings
 from ..errors import InputError, RoofcoreError
@@ -120,18 +124,18 @@ def _engine(url: str) -> Engine:
                          "install the team extra (pip install 'roofcore[team]').") from None
 
 
-def _sqlite(u) -> Engine:
+def _sqlite(u: URL) -> Engine:
     """SQLite with real transactions: Python's driver would begin them lazily and never before DDL, so it is
     switched to autocommit and each transaction begins explicitly, a writing one with ``BEGIN IMMEDIATE`` (it
     takes the write lock at once and waits for it: concurrent saves queue instead of failing half-way)."""
     path = u.database
     memory = not path or path == ":memory:" or u.query.get("mode") == "memory"
-    if not memory:
+    if path and not memory:
         Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(u, hide_parameters=True, connect_args={"timeout": 60, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_conn, _record) -> None:
+    def _connect(dbapi_conn: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA foreign_keys=ON")
@@ -140,7 +144,7 @@ def _sqlite(u) -> Engine:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn) -> None:
+    def _begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("roofcore_write") else "BEGIN")
 
     return engine
@@ -175,7 +179,7 @@ def _utc(t: dt.datetime) -> dt.datetime:
 _IN_CHUNK = 500
 
 
-def _visible(viewer: Viewer, project: str | None):
+def _visible(viewer: Viewer, project: str | None) -> Select[RunRow]:
     """The runs ``viewer`` may see (in ``project``), as a query on :class:`RunRow`."""
     q = select(RunRow).where(viewer.visible())
     return q if project is None else q.where(RunRow.project == clean(project, "project", 100, where="list"))
@@ -269,8 +273,9 @@ class RunStore:
             raise InputError(where="save", text="no files to save: upload a profile first.")
         if len(files) > MAX_FILES:
             raise InputError(where="save", expected=f"at most {MAX_FILES} files in one run", found=f"{len(files)}")
-        options = {**(options or {}), "format": fmt or (options or {}).get("format")}
-        workload = read_many(files, fmt=options["format"] or None)  # strict: an unreadable file saves nothing
+        chosen = fmt or (options or {}).get("format")
+        options = {**(options or {}), "format": chosen}
+        workload = read_many(files, fmt=str(chosen) if chosen else None)  # strict: an unreadable file saves nothing
         run_id = new_id()
         rows, size, stored = [], 0, 0
         for i, (data, fname) in enumerate(files):
@@ -395,11 +400,12 @@ class RunStore:
         return self._mark(run_id, {"baseline_used_at": _utc(when or dt.datetime.now(dt.UTC))},
                           "record the run as a gate's baseline")
 
-    def _mark(self, run_id: str, values: dict, what: str) -> RunInfo:
+    def _mark(self, run_id: str, values: Mapping[str, object], what: str) -> RunInfo:
         if not isinstance(run_id, str) or not _ID.fullmatch(run_id):
             raise RunNotFound(run_id)
         with self._db(what), self._write() as s, s.begin():
-            if s.execute(update(RunRow).where(RunRow.id == run_id).values(**values)).rowcount != 1:
+            done = cast(CursorResult[Any], s.execute(update(RunRow).where(RunRow.id == run_id).values(**values)))
+            if done.rowcount != 1:  # an UPDATE's result is a CursorResult (Session.execute is typed as Result)
                 raise RunNotFound(run_id)
         return self.info(run_id)
 
@@ -408,13 +414,13 @@ class RunStore:
         whose label is ``viewer``'s *verified* e-mail to ``viewer``'s issuer and subject; how many. Once bound they
         are that user's alone (see :mod:`roofcore.store.identity`). A viewer without a verified e-mail claims
         nothing."""
-        if not viewer.login or not viewer.email:
+        if not viewer.login or not viewer.email or viewer.user is None:  # signed in: a user (Viewer.__post_init__)
             return 0
         q = (update(RunRow).where(RunRow.owner_subject.is_(None), RunRow.owner.is_not(None),
                                   func.lower(RunRow.owner) == viewer.email.strip().lower())
              .values(owner_issuer=viewer.user.issuer, owner_subject=viewer.user.subject))
         with self._db("take over the runs saved under your e-mail"), self._write() as s, s.begin():
-            return int(s.execute(q).rowcount or 0)
+            return int(cast(CursorResult[Any], s.execute(q)).rowcount or 0)
 
 
 # ------------------------------------------------------------------------------------------- shared stores

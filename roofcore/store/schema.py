@@ -5,6 +5,7 @@ must match the latest one (``tests/test_store.py`` checks it)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -37,7 +38,7 @@ class RunRow(Base):
     id: Mapped[str] = mapped_column(String(64), primary_key=True)  #: secrets.token_urlsafe: unguessable
     project: Mapped[str] = mapped_column(String(100))
     name: Mapped[str] = mapped_column(String(200))
-    tags: Mapped[list] = mapped_column(JSON, default=list)
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list)
     #: what lists show for the owner (None: saved without one, e.g. by a pipeline). Never used for access: the
     #: owner is (owner_issuer, owner_subject); a label without them is a legacy owner (see roofcore.store.identity)
     owner: Mapped[str | None] = mapped_column(String(320), nullable=True)
@@ -49,11 +50,11 @@ class RunRow(Base):
     baseline_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     visibility: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))  #: UTC
-    devices: Mapped[list] = mapped_column(JSON, default=list)  #: catalog ids, in the order chosen
-    custom_devices: Mapped[dict] = mapped_column(JSON, default=dict)  #: id -> catalog YAML (session devices)
-    options: Mapped[dict] = mapped_column(JSON, default=dict)  #: format, combine, achievable, page
+    devices: Mapped[list[str]] = mapped_column(JSON, default=list)  #: catalog ids, in the order chosen
+    custom_devices: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)  #: id -> catalog YAML (session devices)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  #: format, combine, achievable, page
     kernels: Mapped[int] = mapped_column(Integer)  #: rows read when saved (the analysis is recomputed on open)
-    formats: Mapped[list] = mapped_column(JSON, default=list)
+    formats: Mapped[list[str]] = mapped_column(JSON, default=list)
     profiled_on: Mapped[str | None] = mapped_column(String(200), nullable=True)  #: the device the profile names
     size: Mapped[int] = mapped_column(BigInteger)  #: bytes of the files as uploaded
     stored: Mapped[int] = mapped_column(BigInteger)  #: bytes of the files as stored (compressed)

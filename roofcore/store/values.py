@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..ingest import read_many
 from ..models import Workload
@@ -57,7 +58,7 @@ class RunInfo:
         """The query string that opens this run in the app (``?run=<id>``)."""
         return f"?run={self.id}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "project": self.project, "name": self.name, "tags": list(self.tags),
                 "owner": None if self.owner is None else {"label": self.owner.label, "issuer": self.owner.issuer,
                                                           "subject": self.owner.subject},
