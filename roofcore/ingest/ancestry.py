@@ -91,7 +91,8 @@ def truncate(values: np.ndarray, depth: int) -> np.ndarray:
 
     codes, uniq = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
     cut = np.array([SEP.join(p.split(SEP)[:depth]) for p in uniq] + [None], dtype=object)
-    return cut[codes]
+    res: np.ndarray = cut[codes]
+    return res
 
 
 def nvtx_path(values: np.ndarray | None, sep: str) -> np.ndarray | None:
@@ -103,4 +104,5 @@ def nvtx_path(values: np.ndarray | None, sep: str) -> np.ndarray | None:
 
     codes, uniq = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
     joined = np.array([SEP.join(x for x in str(p).split(sep) if x) or None for p in uniq] + [None], dtype=object)
-    return joined[codes]
+    res: np.ndarray = joined[codes]
+    return res

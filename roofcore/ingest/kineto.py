@@ -39,12 +39,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from .. import filemap, limits
 from ..errors import InputError
 from ..models import Workload
 from . import check_binary, max_input_bytes, register_format
 from .compression import gunzip_chunks
+from .kineto_args import DTYPES, Result
 from .kineto_build import CPU_OPS_HINT, FORMAT, SHAPES_HINT, _build
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point, name_precision
 from .kineto_events import (
@@ -60,7 +62,7 @@ from .kineto_events import (
     scan,
 )
 from .kineto_link import innermost
-from .kineto_ops import DTYPES, OPS, Result, op_cost
+from .kineto_ops import OPS, op_cost
 
 __all__ = ["CATS", "CPU_OPS_HINT", "DTYPES", "FORMAT", "K_CPUOP", "K_KERNEL", "K_MEMCPY", "K_MEMSET", "K_RANGE",
            "K_RUNTIME", "OPS", "SHAPES_HINT", "TENSOR_FLOPS_PER_INST", "Result", "counter_point", "innermost",
@@ -91,7 +93,7 @@ def _sniff(head: str, name: str) -> bool:
     return found and not _HIP_TRACE.search(head)
 
 
-def _chunks(data: bytes, source: str, context: dict) -> Iterator[bytes]:
+def _chunks(data: bytes, source: str, context: dict[str, Any]) -> Iterator[bytes | memoryview]:
     """The input as byte pieces: gzip decompressed as a stream (bounded), plain data as views of ``data`` (copies
     of a mapped file's pieces, its pages let go once read: :mod:`roofcore.filemap`)."""
     if data[:2] == GZIP_MAGIC:
@@ -111,7 +113,7 @@ def _check_head(data: bytes, source: str) -> None:
 @register_format(FORMAT, "PyTorch profiler trace (Kineto export_chrome_trace JSON, plain or .gz): GPU kernels, "
                  "FLOPs/bytes from recorded shapes or CUPTI counters", _sniff, priority=20, gzip=True, mapped=True,
                  role="timeline")
-def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One row per GPU kernel, memcpy and memset event (or CUPTI range); see the module docstring.
 
     ``context``: ``max_bytes`` bounds gzip decompression (default: the input limit);
@@ -132,17 +134,17 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     return _build(sc, source, context)
 
 
-def _checked_chunks(data: bytes, source: str, context: dict) -> Iterator[bytes]:
+def _checked_chunks(data: bytes, source: str, context: dict[str, Any]) -> Iterator[bytes | memoryview]:
     """The input's pieces (:func:`_chunks`), a gzip's binary content refused on its first decompressed piece."""
     chunks = _chunks(data, source, context)
     if data[:2] == GZIP_MAGIC:
         first = next(chunks, b"")
-        _check_head(first, source)
+        _check_head(bytes(first), source)  # gzip's pieces are bytes already
         chunks = _chain(first, chunks)
     return chunks
 
 
-def _decoded(data: bytes, source: str, context: dict) -> Scan | None:
+def _decoded(data: bytes, source: str, context: dict[str, Any]) -> Scan | None:
     """The events through the compiled decoder (:mod:`.kineto_decode`); None where the scanner must read them."""
     from .kineto_decode import Fallback
     from .kineto_decode import scan as decode
@@ -157,6 +159,6 @@ def _decoded(data: bytes, source: str, context: dict) -> Scan | None:
         return None
 
 
-def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+def _chain(first: bytes | memoryview, rest: Iterator[bytes | memoryview]) -> Iterator[bytes | memoryview]:
     yield first
     yield from rest

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -59,8 +59,9 @@ def _arg(ts: list[_T | None], i: int) -> _T | None:
 
 
 def _concrete(concrete: object, i: int) -> str | None:
-    if isinstance(concrete, list) and i < len(concrete) and isinstance(concrete[i], str) and concrete[i].strip():
-        return concrete[i].strip()
+    v = concrete[i] if isinstance(concrete, list) and i < len(concrete) else None
+    if isinstance(v, str) and v.strip():
+        return v.strip()
     return None
 
 
@@ -82,7 +83,11 @@ def _truthy(text: str | None) -> bool | None:
 
 #: an op result: (FLOPs, bytes, precision, unit, assumed): ``assumed`` True is the convolution geometry guess
 #: (stride 1, 'same' padding); a text is the warning that names another guess (e.g. a tensor list's dtype)
-Result = tuple[float, float, str | None, str, bool | str]
+Result = tuple[float, float, str | None, str, bool | str] | tuple[float, float, str | None, str, bool | str,
+                                                                 dict[str, float]]
+#: a cost formula (:data:`.kineto_ops.OPS`): ``(tensors, concrete, name)``, or with ``(extra, ctx)`` after them
+#: (``wants_context``), or ``(dims, types, concrete, name)`` (:data:`.kineto_ops.RAW_OPS`)
+CostFn = Callable[..., Result | None]
 
 
 def _broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...] | None:

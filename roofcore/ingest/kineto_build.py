@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -56,15 +58,15 @@ class _Events:
     """The GPU events as columns, and the per-row results the steps fill in."""
 
     n: int
-    ev_idx: tuple
+    ev_idx: Sequence[int]
     kind: np.ndarray
     names: list[str]
     ts: np.ndarray
     dur: np.ndarray
     nbytes: np.ndarray
-    corr_raw: tuple
-    ext_raw: tuple
-    dev_raw: list
+    corr_raw: Sequence[object]
+    ext_raw: Sequence[object]
+    dev_raw: list[int | None]
     reasons: dict[int, str]
     op_of: np.ndarray = field(init=False)
     flops: np.ndarray = field(init=False)
@@ -84,10 +86,11 @@ class _Events:
 
     @property
     def is_kernel(self) -> np.ndarray:
-        return self.kind == K_KERNEL
+        res: np.ndarray = self.kind == K_KERNEL
+        return res
 
 
-def _build(sc: Scan, source: str, context: dict) -> Workload:
+def _build(sc: Scan, source: str, context: dict[str, Any]) -> Workload:
     warnings: list[str] = []
     if not sc.gpu and not sc.ranges:
         _no_gpu_events(sc, source)
@@ -118,10 +121,10 @@ def _events(sc: Scan) -> _Events:
     """The GPU events' columns; a missing or unusable name, ``ts`` or ``dur`` records why its row is left out."""
     kernels = sc.gpu
     reasons: dict[int, str] = {}
-    cols = transpose(kernels, 9) if kernels else [()] * 9
+    cols: Sequence[Sequence[Any]] = transpose(kernels, 9) if kernels else [()] * 9
     ev_idx, kind, names, ts_raw, dur_raw, corr_raw, ext_raw, dev_raw, bytes_raw = cols
     try:  # names repeat: each distinct one checked once
-        bad: set | None = {nm for nm in set(names) if type(nm) is not str or not nm.strip()}
+        bad: set[object] | None = {nm for nm in set(names) if type(nm) is not str or not nm.strip()}
     except TypeError:  # an unhashable name (a JSON array)
         bad = None
     for k, nm in enumerate(names) if bad is None or bad else ():
@@ -236,7 +239,7 @@ def _memory_events(ev: _Events) -> None:
     ev.b_pcie[mk[host]] = b[host]
 
 
-def _ranges(sc: Scan, ev: _Events, context: dict, source: str, warnings: list[str]) -> pd.DataFrame | None:
+def _ranges(sc: Scan, ev: _Events, context: dict[str, Any], source: str, warnings: list[str]) -> pd.DataFrame | None:
     """CUPTI range counters onto the kernels of the same name and order; the rows of a ranges-only trace."""
     if not sc.ranges:
         return None
@@ -356,9 +359,10 @@ def _workload(sc: Scan, ev: _Events, rows: np.ndarray, keep: np.ndarray, skipped
     device, meta = _device(sc, np.array(ev.dev_raw, dtype=object)[keep] if n else np.zeros(0, dtype=object), warnings)
     meta["profiler"] = "PyTorch profiler (Kineto trace)"
     dist = sc.top.get("distributedInfo")  # {"backend": "nccl", "rank": 3, "world_size": 8} in a job's rank traces
-    for key in ("rank", "world_size") if isinstance(dist, dict) else ():
-        if type(dist.get(key)) is int and dist[key] >= 0:
-            meta[key] = str(dist[key])
+    if isinstance(dist, dict):
+        for key in ("rank", "world_size"):
+            if type(dist.get(key)) is int and dist[key] >= 0:
+                meta[key] = str(dist[key])
     # shapes: the ops' own Input Dims where there are ops (the evidence), else what the trace says it recorded
     meta["record_shapes"] = "true" if any_shapes or (not sc.ops and sc.top.get("record_shapes") == 1) else "false"
     if not sc.ops:  # nothing links a kernel to its launching op (roofcore.ingest.kineto_hint)
@@ -398,10 +402,10 @@ def _n(k: int, word: str, plural: str | None = None) -> str:
     return f"{k:,} {word if k == 1 else (plural or word + ('es' if word.endswith('ch') else 's'))}"
 
 
-def _range_rows(sc: Scan, points: list[dict], r_names: list[str], source: str, warnings: list[str]) -> pd.DataFrame:
+def _range_rows(sc: Scan, points: list[dict[str, Any]], r_names: list[str], source: str, warnings: list[str]) -> pd.DataFrame:
     """Rows from CUPTI ranges alone (range profiler without kernel tracing)."""
     m = len(points)
-    group = np.full(m, None, dtype=object)
+    group: np.ndarray = np.full(m, None, dtype=object)
     launches = sorted((r for r in sc.runtime if isinstance(r[4], str) and "LaunchKernel" in r[4]),
                       key=lambda r: r[2] if type(r[2]) in (int, float) else math.inf)
     if launches and len(launches) == m and sc.ops:
@@ -413,7 +417,8 @@ def _range_rows(sc: Scan, points: list[dict], r_names: list[str], source: str, w
         at = innermost(threads[: len(o_pid)], start, end, threads[len(o_pid):],
                        _numbers(l_ts, "ts", None, negative_ok=True))
         op_names = np.array([nm if type(nm) is str else None for nm in o_name], dtype=object)
-        group = np.where(at >= 0, op_names[np.maximum(at, 0)], None)
+        group = op_names[np.maximum(at, 0)]  # a copy (fancy indexing)
+        group[at < 0] = None
     elif launches:
         warnings.append(f"{_n(m, 'CUPTI counter range')} but {_n(len(launches), 'kernel launch')}: ranges are not "
                         "linked to their ops (user-defined ranges?).")
@@ -438,7 +443,7 @@ def _device(sc: Scan, dev_ids: np.ndarray, warnings: list[str]) -> tuple[str | N
     """The device the kernels ran on (``deviceProperties``): its name, and its compute capability and SM count
     (NVIDIA) or architecture and CU count (ROCm)."""
     props = sc.top.get("deviceProperties")
-    by_id = {}
+    by_id: dict[int, dict[str, Any]] = {}
     if isinstance(props, list):
         for p in props:
             if isinstance(p, dict) and type(p.get("id")) is int:

@@ -44,7 +44,7 @@ import re
 
 from .. import ops
 from ..models import OFFCHIP
-from .kineto_args import _T, Result, _arg, _concrete
+from .kineto_args import _T, CostFn, Result, _arg, _concrete
 
 #: args of ``record_param_comms`` events kept beside Input Dims (kineto_events' signature ``extra``)
 EXTRA_ARGS = ("Collective name", "Group size", "In msg nelems", "Out msg nelems", "dtype")
@@ -151,7 +151,7 @@ def _tensor_collective(kind: str, group_at: int | None = None, scale_gather: boo
 
 _record_param_comms.wants_context = True  # type: ignore[attr-defined]
 
-OPS: dict[str, object] = {
+OPS: dict[str, CostFn] = {
     "record_param_comms": _record_param_comms,
     **{f"nccl:{c}": _record_param_comms for c in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                                    "broadcast", "_allgather_base", "_reduce_scatter_base",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,8 @@ def name_precision(name: str) -> str | None:
     return next((prec for key, prec in _NAME_PRECISION if key in low), None)
 
 
-def counter_point(args: dict, name: str = "", tensor_factor: float = TENSOR_FLOPS_PER_INST) -> dict[str, object]:
+def counter_point(args: dict[str, Any], name: str = "", tensor_factor: float = TENSOR_FLOPS_PER_INST
+                  ) -> dict[str, object]:
     """FLOPs, bytes, time, precision and unit of one CUPTI range from its counters (docs/formats.md).
 
     Tensor precision from ``sm__ops_path_tensor_src_<p>_*`` counter names, else from the kernel name.

@@ -22,6 +22,7 @@ import codecs
 import json
 import re
 from collections.abc import Container, Iterator
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -29,6 +30,7 @@ from .. import limits
 from ..errors import LimitError
 from .kineto_events import (
     _COMM_ARGS,
+    _SCAN,
     CATS,
     K_CPUOP,
     K_MEMSET,
@@ -38,6 +40,9 @@ from .kineto_events import (
     Scan,
     _signature,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: the bytes of one decoded piece: per-call costs amortised, and few structs alive at once (a 1M-event trace's peak
 #: memory: 4 MB pieces 476 MB, 512 kB 401 MB; its time the same)
@@ -54,7 +59,6 @@ _SPLIT = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
 _END = re.compile(rb"\}[ \t\r\n]*\]")
 _WS = re.compile(r"[ \t\r\n]*")
 _BLANK = re.compile(rb"[ \t\r\n]*")
-_JSON = json.JSONDecoder()
 
 
 class Fallback(Exception):
@@ -71,7 +75,7 @@ _Args = msgspec.defstruct(
     gc=False)
 
 
-def _raws(a: object) -> tuple:
+def _raws(a: object) -> tuple[msgspec.Raw | None, ...]:
     """An op's raw recorded inputs (and a collective's extra args), in :data:`_SIG_KEYS`' order."""
     return tuple(getattr(a, f"s{k}") for k in range(len(_SIG_KEYS)))
 
@@ -93,7 +97,7 @@ class _RawArgs(msgspec.Struct, gc=False):
     """An event's category and raw ``args`` (CUPTI ranges keep all their counters)."""
 
     cat: _Scalar = None
-    args: msgspec.Raw = None
+    args: msgspec.Raw = None  # type: ignore[assignment]  # msgspec: Raw | None is no decodable type
 
 
 _EVENTS = msgspec.json.Decoder(list[_Event])
@@ -105,22 +109,22 @@ class _Input:
     """The input as one growing buffer: a whole file (bytes or a map, pages released as read) or decompressed
     pieces appended as needed and dropped once decoded."""
 
-    def __init__(self, data: object, chunks: Iterator[bytes] | None) -> None:
+    def __init__(self, data: bytes, chunks: Iterator[bytes | memoryview] | None) -> None:
         self.chunks = chunks
-        self.buf = data if chunks is None else bytearray()
+        self.buf: bytes | bytearray = data if chunks is None else bytearray()
         self.final = chunks is None
         self.base = 0  # bytes dropped before buf[0] (gzip)
 
     def more(self) -> bool:
         """Append the next piece; False at the end."""
-        if self.final:
+        if self.final or self.chunks is None:  # no chunks: final from the start
             return False
-        piece = next(self.chunks, None)  # type: ignore[arg-type]
+        piece = next(self.chunks, None)
         if piece is None:
             self.final = True
             return False
         limits.tick()
-        self.buf += piece  # type: ignore[operator]
+        self.buf += piece
         return True
 
     def drop(self, upto: int) -> int:
@@ -130,12 +134,13 @@ class _Input:
 
             filemap.release(self.buf, 0, upto)
             return upto
-        del self.buf[:upto]  # type: ignore[attr-defined]
+        assert isinstance(self.buf, bytearray)  # chunks: the buffer grows (__init__)
+        del self.buf[:upto]
         self.base += upto
         return 0
 
 
-def scan(data: object, chunks: Iterator[bytes] | None, source: str, costed: Container[str] = ()) -> Scan:
+def scan(data: bytes, chunks: Iterator[bytes | memoryview] | None, source: str, costed: Container[str] = ()) -> Scan:
     """The events of a trace (:class:`.kineto_events.Scan`) from ``data`` (bytes or a map) or, where ``chunks``
     is given, from its decompressed pieces; :class:`Fallback` where the scanner must read it."""
     src = _Input(data, chunks)
@@ -158,6 +163,12 @@ def _depth(text: bytes) -> None:
 
 
 # --------------------------------------------------------------------------------------------- head and tail
+
+
+def _ws(s: str, i: int) -> int:
+    """The position after the blanks at ``i`` (:data:`_WS` matches everywhere)."""
+    m = _WS.match(s, i)
+    return m.end() if m else i
 
 
 def _text(raw: bytes, final: bool) -> str:
@@ -193,37 +204,37 @@ def _head(src: _Input, out: Scan) -> tuple[int, bool]:
 def _parse_head(s: str, out: Scan) -> tuple[str, int, bool] | None:
     """``(s, position after "[", bare)``, or None where ``s`` ends first; :class:`Fallback` for anything but an
     object holding ``traceEvents`` (or a bare array)."""
-    i = _WS.match(s).end()
+    i = _ws(s, 0)
     if i < len(s) and s[i] == "[":
         return s, i + 1, True
     if i >= len(s) or s[i] != "{":
         raise Fallback
     top: dict[str, object] = {}
-    i = _WS.match(s, i + 1).end()
+    i = _ws(s, i + 1)
     while True:
         if i >= len(s):
             return None
         if s[i] != '"':
             raise Fallback
-        key, i = _JSON.scan_once(s, i)
-        i = _WS.match(s, i).end()
+        key, i = _SCAN(s, i)
+        i = _ws(s, i)
         if s[i] != ":":
             raise Fallback
-        i = _WS.match(s, i + 1).end()
+        i = _ws(s, i + 1)
         if key == "traceEvents":
             if s[i] != "[":
                 raise Fallback
             out.top.update(top)
             return s, i + 1, False
-        top[key], i = _JSON.scan_once(s, i)
+        top[key], i = _SCAN(s, i)
         if i >= len(s):
             return None
-        i = _WS.match(s, i).end()
+        i = _ws(s, i)
         if i >= len(s):
             return None
         if s[i] != ",":
             raise Fallback
-        i = _WS.match(s, i + 1).end()
+        i = _ws(s, i + 1)
 
 
 def _tail(src: _Input, i: int, bare: bool, out: Scan) -> None:
@@ -233,20 +244,20 @@ def _tail(src: _Input, i: int, bare: bool, out: Scan) -> None:
     raw = bytes(src.buf[i:])
     _depth(raw)
     s = _text(raw, True)
-    j = _WS.match(s).end()
+    j = _ws(s, 0)
     try:
         if not bare:
             while s[j] == ",":
-                j = _WS.match(s, j + 1).end()
-                key, j = _JSON.scan_once(s, j)
-                j = _WS.match(s, j).end()
+                j = _ws(s, j + 1)
+                key, j = _SCAN(s, j)
+                j = _ws(s, j)
                 if s[j] != ":" or key == "traceEvents" or key in out.top:
                     raise Fallback
-                out.top[key], j = _JSON.scan_once(s, _WS.match(s, j + 1).end())
-                j = _WS.match(s, j).end()
+                out.top[key], j = _SCAN(s, _ws(s, j + 1))
+                j = _ws(s, j)
             if s[j] != "}":
                 raise Fallback
-            j = _WS.match(s, j + 1).end()
+            j = _ws(s, j + 1)
     except (StopIteration, json.JSONDecodeError, IndexError, RecursionError):
         raise Fallback from None
     if j < len(s):
@@ -261,7 +272,8 @@ def _events(src: _Input, i: int, b: _Bucket) -> int:
     while True:
         while len(src.buf) - i < 64 and src.more():
             pass
-        j = _BLANK.match(src.buf, i).end()  # type: ignore[union-attr]
+        blank = _BLANK.match(src.buf, i)
+        j = blank.end() if blank else i
         if j < len(src.buf):
             break
         if src.final:
@@ -308,8 +320,8 @@ class _Bucket:
         self.is_costed: dict[object, bool] = {}
         self.names: dict[str, str] = {}
         self.memo: dict[str, int] = {}
-        self.raw_memo: dict[tuple, int] = {}
-        self.cols: dict[str, list | None] = {k: [] for k in ARRAYS}
+        self.raw_memo: dict[tuple[object, ...], int] = {}
+        self.cols: dict[str, list[np.ndarray] | None] = {k: [] for k in ARRAYS}
 
     def finish(self) -> None:
         """The arrays of every piece joined (:data:`ARRAYS`; one whose values were not all numbers is left out)."""
@@ -331,14 +343,15 @@ class _Bucket:
             got = (_ints(pid), _ints(tid), _numbers(ts, "ts", None, negative_ok=True),
                    _ints(last) if names[3] == "rt_corr" else _numbers(last, "dur", None))
             for name, arr in zip(names, got, strict=True):
+                col = cols[name]
                 if arr is None:
                     cols[name] = None
-                elif cols[name] is not None:
-                    cols[name].append(arr)  # type: ignore[union-attr]
+                elif col is not None:
+                    col.append(arr)
 
-    def decode(self, buf: object, a: int, z: int) -> bool:
+    def decode(self, buf: bytes | bytearray, a: int, z: int) -> bool:
         """Bucket the events in ``buf[a:z]`` (whole events); False where that text does not decode."""
-        piece = b"".join((b"[", buf[a:z], b"]"))  # type: ignore[index]
+        piece = b"".join((b"[", buf[a:z], b"]"))
         try:
             evs = _EVENTS.decode(piece)
         except UnicodeDecodeError:  # msgspec 0.18 raises it for invalid UTF-8 in a field it reads: the scanner says it
@@ -354,7 +367,7 @@ class _Bucket:
         self._bucket(evs, piece)
         return True
 
-    def _bucket(self, evs: list, piece: bytes) -> None:
+    def _bucket(self, evs: list[_Event], piece: bytes) -> None:
         out, cats, names = self.out, CATS, self.names
         intern = names.setdefault
         gpu, runtime, ops, marks = out.gpu.append, out.runtime.append, out.ops.append, out.marks.append
@@ -406,15 +419,16 @@ class _Bucket:
         if ranges:
             self._ranges(ranges, piece, idx - len(evs))
 
-    def _signature(self, nm: object, a: object) -> int:
-        """The op's signature index (:func:`.kineto_events._signature`), decoded once per distinct raw text."""
+    def _signature(self, nm: object, a: Any) -> int:
+        """The op's signature index (:func:`.kineto_events._signature`), decoded once per distinct raw text; ``a``:
+        an ``_Args`` struct (made by ``msgspec.defstruct``: no static type)."""
         costed = self.is_costed.get(nm)
         if costed is None:
             costed = self.is_costed[nm] = nm.__class__ is str and nm in self.costed
         if not costed:
             return -1
         t, c = a.s1, a.s2
-        key = (nm, bytes(a.s0), None if t is None else bytes(t), None if c is None else bytes(c))
+        key: tuple[object, ...] = (nm, bytes(a.s0), None if t is None else bytes(t), None if c is None else bytes(c))
         if a.s3 is not None:  # a collective: its extra args too
             key += tuple(None if r is None else bytes(r) for r in _raws(a)[3:])
         res = self.raw_memo.get(key)
@@ -429,7 +443,7 @@ class _Bucket:
             res = self.raw_memo[key] = _signature(nm, args, self.memo, self.out.signatures)  # type: ignore[arg-type]
         return res
 
-    def _ranges(self, ranges: list[tuple], piece: bytes, first: int) -> None:
+    def _ranges(self, ranges: list[tuple[int, _Scalar]], piece: bytes, first: int) -> None:
         """CUPTI ranges keep every counter of their ``args``: the piece decoded again for those."""
         raw = _RAW_EVENTS.decode(piece)
         for idx, nm in ranges:

@@ -12,19 +12,25 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Callable, Container, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import limits
 from ..errors import InputError
 
+if TYPE_CHECKING:
+    import numpy as np
+
 EXPORT_HINT = "export the trace again with prof.export_chrome_trace(path)."
 
 _DECODER = json.JSONDecoder()
+#: the stdlib's C scanner: ``(value, end)`` of the JSON value at a position (StopIteration where none starts)
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # set in __init__
 _WS = re.compile(r"[ \t\n\r]*")
 _COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 
 K_KERNEL, K_MEMCPY, K_MEMSET, K_RUNTIME, K_CPUOP, K_RANGE = range(6)
-CATS = {
+CATS: dict[object, int] = {  # any JSON value looked up (a string that is no category, a number: None)
     "kernel": K_KERNEL, "Kernel": K_KERNEL, "gpu_memcpy": K_MEMCPY, "Memcpy": K_MEMCPY,
     "gpu_memset": K_MEMSET, "Memset": K_MEMSET,
     "cuda_runtime": K_RUNTIME, "Runtime": K_RUNTIME, "cuda_driver": K_RUNTIME, "xpu_runtime": K_RUNTIME,
@@ -37,6 +43,9 @@ CATS = {
 #: ``nn.Module: ...``, profiled with_modules / with_stack)
 MARKS = {"user_annotation": "annotation", "gpu_user_annotation": "gpu_annotation", "python_function": "module"}
 MODULE_PREFIX = "nn.Module: "
+#: an op's signature (:attr:`Scan.signatures`): name, Input Dims, Input type, Concrete Inputs (as decoded) and a
+#: collective's extra args ((key, value) pairs)
+Signature = tuple[str, Any, Any, Any, tuple[tuple[str, Any], ...]]
 
 
 class _Truncated(Exception):  # internal control flow: the text ends inside a value
@@ -51,7 +60,7 @@ class _Text:
     ``offset`` / ``lines`` count the characters and newlines dropped so far (for error positions).
     """
 
-    def __init__(self, chunks: Iterator[bytes], source: str) -> None:
+    def __init__(self, chunks: Iterator[bytes | memoryview], source: str) -> None:
         self.chunks = chunks
         self.source = source
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
@@ -104,17 +113,17 @@ class Scan:
     """Flat lists of the events the parser needs, filled in one pass over the text."""
 
     def __init__(self) -> None:
-        self.gpu: list[tuple] = []  # (index, kind, name, ts, dur, correlation, external id, device, bytes)
-        self.runtime: list[tuple] = []  # (pid, tid, ts, correlation, name)
-        self.ops: list[tuple] = []  # (pid, tid, ts, dur, name, external id, signature index, has shapes)
-        self.ranges: list[tuple] = []  # (index, name, args)
+        self.gpu: list[tuple[Any, ...]] = []  # (index, kind, name, ts, dur, correlation, external id, device, bytes)
+        self.runtime: list[tuple[Any, ...]] = []  # (pid, tid, ts, correlation, name)
+        self.ops: list[tuple[Any, ...]] = []  # (pid, tid, ts, dur, name, external id, signature index, has shapes)
+        self.ranges: list[tuple[Any, ...]] = []  # (index, name, args)
         #: duration (ph X) ranges of :data:`MARKS`' categories: (kind, pid, tid, ts, dur, name), in file order
-        self.marks: list[tuple] = []
+        self.marks: list[tuple[Any, ...]] = []
         #: numbers of ``ops`` and ``runtime`` as arrays, where the decoder made them (names: kineto_decode.ARRAYS)
-        self.arrays: dict[str, object] = {}
+        self.arrays: dict[str, np.ndarray] = {}
         #: distinct (op name, Input Dims, Input type, Concrete Inputs, extra args) of ops with a cost formula, costed once
-        self.signatures: list[tuple] = []
-        self.top: dict[str, object] = {}
+        self.signatures: list[Signature] = []
+        self.top: dict[str, Any] = {}  # JSON values
         self.events = 0
         self.not_objects = 0
         self.truncated_at: int | None = None
@@ -129,7 +138,7 @@ def _kind(v: object) -> str:
 
 def _value(tx: _Text, i: int) -> tuple[object, int]:
     """One JSON value at ``i`` (reading further windows while it is cut off by the window's end)."""
-    scan = _DECODER.scan_once
+    scan = _SCAN
     while True:
         try:
             value, j = scan(tx.s, i)
@@ -149,16 +158,22 @@ def _value(tx: _Text, i: int) -> tuple[object, int]:
         raise tx.error(pos, msg)
 
 
+def _blank_end(s: str, i: int) -> int:
+    """The position after the blanks at ``i`` (:data:`_WS` matches everywhere)."""
+    m = _WS.match(s, i)
+    return m.end() if m else i
+
+
 def _skip_ws(tx: _Text, i: int) -> int:
     """Position of the next non-blank character (reading further windows); ``len(tx.s)`` at the very end."""
     while True:
-        i = _WS.match(tx.s, i).end()
+        i = _blank_end(tx.s, i)
         if i < len(tx.s) or tx.final:
             return i
         i = tx.more(i)
 
 
-def scan(chunks: Iterator[bytes], source: str, costed: Container[str] = ()) -> Scan:
+def scan(chunks: Iterator[bytes | memoryview], source: str, costed: Container[str] = ()) -> Scan:
     """The events of a trace (see :class:`Scan`), read from text pieces; ``costed``: CPU op names whose
     recorded inputs are kept (those with a cost formula)."""
     out = Scan()
@@ -215,7 +230,7 @@ def _scan_object(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
             if key == "traceEvents":
                 raise InputError(where=f"{tx.source}: $.traceEvents", expected="a list of trace events",
                                  found=_kind(value), hint=EXPORT_HINT)
-            out.top[key] = value
+            out.top[cast(str, key)] = value  # a property name: the value at '"' is a string
         i = _skip_ws(tx, i)
         if i >= len(tx.s):
             raise _Truncated(tx.offset + i)
@@ -234,12 +249,12 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
     flat list; an event cut by the end of the window is decoded again once the next window is read. The rare
     counts (entries that are no object, string times, empty objects) go to ``out`` directly.
     """
-    scan, comma, cats = _DECODER.scan_once, _COMMA.match, CATS
-    intern = {}.setdefault  # one string object per distinct name
+    scan, comma, cats = _SCAN, _COMMA.match, CATS
+    intern = dict[str, str]().setdefault  # one string object per distinct name
     gpu, runtime, ops, ranges = out.gpu.append, out.runtime.append, out.ops.append, out.ranges.append
     signatures = out.signatures
     memo: dict[str, int] = {}
-    empty: dict = {}
+    empty: dict[str, Any] = {}
     idx = out.events
     i = _skip_ws(tx, i)
     s, n = tx.s, len(tx.s)
@@ -309,7 +324,7 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
         out.events = idx
 
 
-def _mark(e: dict, cat: str, marks: list[tuple]) -> None:
+def _mark(e: dict[str, Any], cat: str, marks: list[tuple[Any, ...]]) -> None:
     """A range of :data:`MARKS` (python_function ones only for nn.Modules) onto ``marks``."""
     kind, nm = MARKS[cat], e.get("name")
     if kind != "module" or (type(nm) is str and nm.startswith(MODULE_PREFIX)):
@@ -321,7 +336,7 @@ def _read_on(tx: _Text, i: int, ex: StopIteration | json.JSONDecodeError) -> int
     ends inside the event: truncated)."""
     if not tx.final:
         i = tx.more(i)
-        return _WS.match(tx.s, i).end()
+        return _blank_end(tx.s, i)
     pos, msg = (ex.value, "Expecting value") if isinstance(ex, StopIteration) else (ex.pos, ex.msg)
     if pos >= len(tx.s.rstrip()) or msg.startswith("Unterminated string"):
         raise _Truncated(tx.offset + pos) from None
@@ -332,7 +347,7 @@ def _read_on(tx: _Text, i: int, ex: StopIteration | json.JSONDecodeError) -> int
 _COMM_ARGS = ("Collective name", "Group size", "In msg nelems", "Out msg nelems", "dtype")
 
 
-def _signature(nm: str, a: dict, memo: dict[str, int], signatures: list) -> int:
+def _signature(nm: str, a: dict[str, Any], memo: dict[str, int], signatures: list[Signature]) -> int:
     """The index of a CPU op's (name, input dims, types, concrete inputs, extra) in ``signatures``, added once;
     ``extra``: a collective's args beside its inputs (``record_param_comms``: :data:`_COMM_ARGS`), else ()."""
     dims, types, conc = a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")
@@ -348,7 +363,7 @@ def _signature(nm: str, a: dict, memo: dict[str, int], signatures: list) -> int:
 def _close(tx: _Text, i: int) -> tuple[int, bool]:
     """After an event not followed by a comma: ``(after "]", True)`` at the array's end, ``(i, False)`` once more
     text is read; anything else is an error."""
-    i = _WS.match(tx.s, i).end()
+    i = _blank_end(tx.s, i)
     if i >= len(tx.s):
         if tx.final:
             raise _Truncated(tx.offset + i)

@@ -6,16 +6,20 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
+from typing import Any, Protocol, TypeAlias, cast, overload
 
 import numpy as np
 import pandas as pd
 
+#: a column of event values: the decoder's array, or the values as read
+Values: TypeAlias = np.ndarray | Sequence[object]
+
 # --------------------------------------------------------------------------------------------- numbers
 
 
-def _numbers(values: Sequence[object], what: str, reasons: dict[int, str] | None, *, negative_ok: bool = False
+def _numbers(values: Values, what: str, reasons: dict[int, str] | None, *, negative_ok: bool = False
              ) -> np.ndarray:
     """Floats (NaN for missing); a present but non-numeric, non-finite or negative value records a reason."""
     try:
@@ -47,18 +51,18 @@ def _as_float(v: object) -> float | None:
     if type(v) not in (int, float, str):
         return None
     try:
-        return float(v)  # type: ignore[arg-type]
+        return float(cast("int | float | str", v))  # its type checked above
     except (ValueError, OverflowError):
         return None
 
 
-def transpose(rows: Sequence[tuple], width: int) -> list[list]:
+def transpose(rows: Sequence[tuple[Any, ...]], width: int) -> list[list[Any]]:
     """The columns of a list of equal-length tuples: ``zip(*rows)`` without handing every row over as an argument
     (on 250,000 rows one C-level map per column takes ~0.1 s where ``zip(*rows)`` takes ~1 s)."""
     return [list(map(itemgetter(k), rows)) for k in range(width)]
 
 
-def _ints(values: Sequence[object]) -> np.ndarray | None:
+def _ints(values: Values) -> np.ndarray | None:
     """The values as int64 when every one is a JSON integer that fits (the usual case, read at C speed), else
     None. An int64 array (the decoder's columns) is returned as it is."""
     if isinstance(values, np.ndarray):
@@ -71,7 +75,7 @@ def _ints(values: Sequence[object]) -> np.ndarray | None:
         return None
 
 
-def _ids(values: Sequence[object]) -> pd.Index:
+def _ids(values: Values) -> pd.Index:
     """Correlation / External ids as an index (ints stay ints; anything unhashable becomes missing)."""
     ints = _ints(values)
     if ints is not None:
@@ -137,56 +141,68 @@ def _climb(ptr: np.ndarray, parent: np.ndarray, end: np.ndarray, at: np.ndarray)
         active = active[ptr[active] >= 0]
 
 
-def _valid_ids(values: Sequence[object]) -> np.ndarray:
+def _valid_ids(values: Values) -> np.ndarray:
     """Which ids are usable for linking (JSON integers or strings)."""
     if set(map(type, values)) <= {int, str}:
         return np.ones(len(values), dtype=bool)
     return np.array([type(v) in (int, str) for v in values], dtype=bool)
 
 
-def _thread_codes(pids: Sequence[object], tids: Sequence[object]) -> np.ndarray:
-    def codes(vals: Sequence[object]) -> np.ndarray:
+def _thread_codes(pids: Values, tids: Values) -> np.ndarray:
+    def codes(vals: Values) -> np.ndarray:
         ints = _ints(vals)  # codes in order of first appearance either way
         clean = ints if ints is not None else np.array([v if type(v) in (int, str) else None for v in vals],
                                                        dtype=object)
         c, _ = pd.factorize(clean, use_na_sentinel=False)
-        return c.astype(np.int64)
+        res: np.ndarray = c.astype(np.int64)
+        return res
 
     pc, tc = codes(pids), codes(tids)
-    return pc * (int(tc.max(initial=0)) + 1) + tc
+    res: np.ndarray = pc * (int(tc.max(initial=0)) + 1) + tc
+    return res
 
 
 # --------------------------------------------------------------------------------------------- columns
 
 
-def _column(arrays: dict, rows: list[tuple]):
+class _Col(Protocol):
+    """:func:`_column`'s ``col``: an array where ``convert`` is given, else an array or a list."""
+
+    @overload
+    def __call__(self, name: str, k: int, convert: Callable[[list[Any]], np.ndarray]) -> np.ndarray: ...
+    @overload
+    def __call__(self, name: str, k: int) -> np.ndarray | list[Any]: ...
+
+
+def _column(arrays: dict[str, np.ndarray], rows: list[tuple[Any, ...]]) -> _Col:
     """``col(name, k, convert)``: the decoder's array ``name`` where it made one, else column ``k`` of ``rows``
     (through ``convert``)."""
-    def col(name: str, k: int, convert=None):
+    def col(name: str, k: int, convert: Callable[[list[Any]], np.ndarray] | None = None) -> np.ndarray | list[Any]:
         got = arrays.get(name)
         if got is not None:
             return got
         values = list(map(itemgetter(k), rows))
         return convert(values) if convert else values
-    return col
+    return cast(_Col, col)  # the overloads: with ``convert``, an array either way
 
 
-def _joined(a: object, b: object) -> object:
+def _joined(a: Values, b: Values) -> np.ndarray | list[object]:
     """Two columns one after the other (arrays joined as arrays)."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return np.concatenate([a, b])
-    return list(a) + list(b)  # type: ignore[call-overload]
+    return list(a) + list(b)
 
 
-def _differ(a: tuple, b: tuple) -> np.ndarray:
+def _differ(a: Values, b: Values) -> np.ndarray:
     """``a[i] != b[i]`` per position (vectorised where both are integers)."""
     ia, ib = _ints(a), _ints(b)
     if ia is not None and ib is not None:
-        return ia != ib
+        res: np.ndarray = ia != ib
+        return res
     return np.array([x != y for x, y in zip(a, b, strict=True)], dtype=bool)
 
 
-def _texts(values: tuple) -> np.ndarray:
+def _texts(values: Values) -> np.ndarray:
     """Names as an object array, None where a value is no string."""
     if set(map(type, values)) == {str}:
         return np.array(values, dtype=object)

@@ -39,10 +39,23 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from .. import ops
 from ..errors import InputError
-from .kineto_args import _T, DTYPES, Result, _arg, _broadcast, _concrete, _ints, _result, _tensors, _truthy  # noqa: F401
+from .kineto_args import (  # noqa: F401
+    _T,
+    DTYPES,
+    CostFn,
+    Result,
+    _arg,
+    _broadcast,
+    _concrete,
+    _ints,
+    _result,
+    _tensors,
+    _truthy,
+)
 
 
 def _matmul_like(a: _T | None, b: _T | None, extra: Sequence[_T | None] = ()) -> Result | None:
@@ -70,39 +83,39 @@ def _matmul_like(a: _T | None, b: _T | None, extra: Sequence[_T | None] = ()) ->
     return None  # both batched but broadcast against each other ([2,1,..] @ [1,3,..]): not in ops' formulas
 
 
-def _mm(ts, concrete, name):
+def _mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     a, b = _arg(ts, 0), _arg(ts, 1)
     if a is None or b is None or len(a.shape) != 2 or len(b.shape) != 2:
         return None
     return _matmul_like(a, b)
 
 
-def _addmm(ts, concrete, name):
+def _addmm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     a, b = _arg(ts, 1), _arg(ts, 2)
     if a is None or b is None or len(a.shape) != 2 or len(b.shape) != 2:
         return None
     return _matmul_like(a, b, [_arg(ts, 0)])
 
 
-def _bmm(ts, concrete, name):
+def _bmm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     a, b = _arg(ts, 0), _arg(ts, 1)
     if a is None or b is None or len(a.shape) != 3 or len(b.shape) != 3 or a.shape[0] != b.shape[0]:
         return None
     return _matmul_like(a, b)
 
 
-def _baddbmm(ts, concrete, name):
+def _baddbmm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     a, b = _arg(ts, 1), _arg(ts, 2)
     if a is None or b is None or len(a.shape) != 3 or len(b.shape) != 3 or a.shape[0] != b.shape[0]:
         return None
     return _matmul_like(a, b, [_arg(ts, 0)])
 
 
-def _matmul(ts, concrete, name):
+def _matmul(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     return _matmul_like(_arg(ts, 0), _arg(ts, 1))
 
 
-def _linear(ts, concrete, name):
+def _linear(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     x, w = _arg(ts, 0), _arg(ts, 1)
     if x is None or w is None or not x.shape or len(w.shape) not in (1, 2):
         return None
@@ -122,7 +135,7 @@ _CONV_ARGS = {
 }
 
 
-def _conv(ts, concrete, name):
+def _conv(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     x, w = _arg(ts, 0), _arg(ts, 1)
     if x is None or w is None or len(w.shape) < 3:
         return None
@@ -189,7 +202,7 @@ def _conv(ts, concrete, name):
     return float(flops), float(nbytes), x.prec, "matrix", assumed
 
 
-def _conv_backward(ts, concrete, name):
+def _conv_backward(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     gout, x, w = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
     if gout is None or x is None or w is None or len(w.shape) < 3 or len(gout.shape) != len(x.shape):
         return None
@@ -214,7 +227,7 @@ def _conv_backward(ts, concrete, name):
     return float(flops), float(nbytes), x.prec, "matrix", False
 
 
-def _conv_backward_input(ts, concrete, name):
+def _conv_backward_input(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """PyTorch ≤ 1.10: ``(self_size, grad_output, weight, padding, stride, dilation, groups, ...)``. FLOPs are
     the forward's, 2·numel(grad_output)·(C/groups)·∏kernel, whatever the stride; the grad input's size is
     ``self_size`` where recorded, else assumed equal to the grad output's spatial size (flagged)."""
@@ -228,7 +241,7 @@ def _conv_backward_input(ts, concrete, name):
     return float(flops), float(gout.bytes + w.bytes + gin * gout.size), gout.prec, "matrix", assumed
 
 
-def _conv_backward_weight(ts, concrete, name):
+def _conv_backward_weight(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """PyTorch ≤ 1.10: ``(weight_size, grad_output, self, ...)``: forward FLOPs, 2·numel(grad_output)·∏weight[1:];
     unknown when ``weight_size`` is not recorded (no ``Concrete Inputs``)."""
     gout, x = _arg(ts, 1), _arg(ts, 2)
@@ -239,7 +252,7 @@ def _conv_backward_weight(ts, concrete, name):
     return float(flops), float(gout.bytes + x.bytes + math.prod(size) * gout.size), gout.prec, "matrix", False
 
 
-def _elementwise(ts, concrete, name):
+def _elementwise(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     tensors = [t for t in ts if t is not None]
     if not tensors:
         return None
@@ -252,28 +265,28 @@ def _elementwise(ts, concrete, name):
     return float(out), float(nbytes), tensors[0].prec, "vector", False
 
 
-def _copy(ts, concrete, name):
+def _copy(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     dst, src = _arg(ts, 0), _arg(ts, 1)
     if dst is None or src is None:
         return None
     return 0.0, float(dst.bytes + src.bytes), None, "vector", False
 
 
-def _fill(ts, concrete, name):
+def _fill(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     dst = _arg(ts, 0)
     if dst is None:
         return None
     return 0.0, float(dst.bytes), None, "vector", False
 
 
-def _softmax(ts, concrete, name):
+def _softmax(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     x = _arg(ts, 0)
     if x is None or x.prec is None or not x.numel:
         return None
     return _result(ops.softmax(1, x.numel, x.prec))  # FLOPs and bytes depend on the element count only
 
 
-def _layer_norm(ts, concrete, name):
+def _layer_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``(input, normalized_shape, weight, bias, eps)``: hidden = ∏normalized_shape (or the weight's size);
     without a weight (``elementwise_affine=False``) the normalisation alone."""
     x, wt = _arg(ts, 0), _arg(ts, 2)
@@ -284,7 +297,7 @@ def _layer_norm(ts, concrete, name):
     return _result(ops.layernorm(x.numel // hidden, hidden, x.prec, affine=wt is not None))
 
 
-def _rms_norm(ts, concrete, name):
+def _rms_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     x, wt = _arg(ts, 0), _arg(ts, 2)
     shape = _ints(_concrete(concrete, 1), len(re.findall(r"-?\d+", _concrete(concrete, 1) or "")))
     hidden = math.prod(shape) if shape else (wt.numel if wt is not None else (x.shape[-1] if x and x.shape else 0))
@@ -293,7 +306,7 @@ def _rms_norm(ts, concrete, name):
     return _result(ops.rmsnorm(x.numel // hidden, hidden, x.prec))
 
 
-def _embedding(ts, concrete, name):
+def _embedding(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     table, idx = _arg(ts, 0), _arg(ts, 1)
     if table is None or idx is None or table.prec is None or len(table.shape) != 2 or not table.shape[0]:
         return None
@@ -309,7 +322,7 @@ _ATTENTION = {
 }
 
 
-def _attention(ts, concrete, name):
+def _attention(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     q, k = _arg(ts, 0), _arg(ts, 1)
     layout, at = _ATTENTION[name]
     causal = _truthy(_concrete(concrete, at))
@@ -333,7 +346,7 @@ _ELEMENTWISE = (
     "hardtanh", "elu", "maximum", "minimum", "where", "threshold", "threshold_backward", "gelu_backward",
     "sigmoid_backward", "tanh_backward", "silu_backward", "mish",
 )
-OPS: dict[str, object] = {
+OPS: dict[str, CostFn] = {
     "aten::mm": _mm, "aten::addmm": _addmm, "aten::bmm": _bmm, "aten::baddbmm": _baddbmm,
     "aten::matmul": _matmul, "aten::linear": _linear,
     **dict.fromkeys(_CONV_ARGS, _conv), "aten::convolution_backward": _conv_backward,
@@ -349,7 +362,7 @@ OPS: dict[str, object] = {
 
 #: op families in their own modules, called with the raw ``(dims, types, concrete, name)`` (tensor lists need
 #: them): one import and update per module
-RAW_OPS: dict[str, object] = {}
+RAW_OPS: dict[str, CostFn] = {}
 from .kineto_ops_grad import OPS as _GRAD  # noqa: E402
 from .kineto_ops_train import OPS as _TRAIN  # noqa: E402
 
@@ -358,8 +371,8 @@ RAW_OPS.update(_GRAD)
 OPS.update(RAW_OPS)
 
 
-def op_cost(name: str, dims: object, types: object, concrete: object = None, extra: tuple = (),
-            ctx: dict | None = None) -> Result | None:
+def op_cost(name: str, dims: object, types: object, concrete: object = None,
+            extra: tuple[tuple[str, Any], ...] = (), ctx: dict[str, Any] | None = None) -> Result | None:
     """FLOPs, bytes, precision and unit of one ``cpu_op`` from its recorded inputs (None: no formula fits);
     ``extra``: other args of the event ((key, value) pairs, :data:`.kineto_comm.EXTRA_ARGS`) and ``ctx`` the
     trace's context (:func:`.kineto_comm.group_context`), for the formulas that want them (collectives)."""
@@ -369,10 +382,10 @@ def op_cost(name: str, dims: object, types: object, concrete: object = None, ext
     try:
         raw = RAW_OPS.get(name)
         if raw is not None:
-            return raw(dims, types, concrete, name)  # type: ignore[operator]
+            return raw(dims, types, concrete, name)
         if getattr(fn, "wants_context", False):
-            return fn(_tensors(dims, types), concrete, name, extra, ctx)  # type: ignore[operator]
-        return fn(_tensors(dims, types), concrete, name)  # type: ignore[operator]
+            return fn(_tensors(dims, types), concrete, name, extra, ctx)
+        return fn(_tensors(dims, types), concrete, name)
     except (ValueError, TypeError, OverflowError, IndexError, ZeroDivisionError):
         return None
 

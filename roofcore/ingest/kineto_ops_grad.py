@@ -61,7 +61,7 @@ import numpy as np
 
 from .. import ops
 from ..errors import InputError
-from .kineto_args import _T, _arg, _concrete, _ints, _tensors, _truthy
+from .kineto_args import _T, CostFn, Result, _arg, _concrete, _ints, _tensors, _truthy
 
 #: the warning for batch norms costed as training without a recorded flag (kineto_build prefixes "318 ops: ")
 BN_TRAINING_GUESS = ("batch norm with no 'training' flag recorded (no 'Concrete Inputs'; PyTorch < 2.1): costed "
@@ -82,7 +82,7 @@ def _vectors(ts: list[_T | None], first: int, last: int, channels: int) -> float
     return float(sum(t.bytes for t in ts[first:last + 1] if t is not None and t.numel == channels))
 
 
-def _batch_norm(dims, types, concrete, name):
+def _batch_norm(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(input, weight, bias, running_mean, running_var, training, momentum, eps)``."""
     ts = _tensors(dims, types)
     x = _arg(ts, 0)
@@ -104,7 +104,7 @@ def _batch_norm(dims, types, concrete, name):
     return float(7 * n), float(2 * n * x.size + vec + stats), x.prec, "vector", guess
 
 
-def _batch_norm_backward(dims, types, concrete, name):
+def _batch_norm_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """cudnn/miopen: ``(input, grad_output, weight, running_mean, running_var, save_mean, save_var, ...)``;
     native: ``(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, ...)``."""
     ts = _tensors(dims, types)
@@ -116,7 +116,7 @@ def _batch_norm_backward(dims, types, concrete, name):
     return float(11 * n), float(3 * n * a.size + vec), a.prec, "vector", False
 
 
-def _norm_backward(dims, types, concrete, name):
+def _norm_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)``,
     ``_fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask)``."""
     ts = _tensors(dims, types)
@@ -139,7 +139,7 @@ def _norm_backward(dims, types, concrete, name):
     return float(flops), float(nbytes), x.prec, "vector", False
 
 
-def _cudnn_conv_backward(dims, types, concrete, name):
+def _cudnn_conv_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, grad_output, weight, padding, stride, dilation, groups, ..., output_mask)``: both gradients
     (or per the last argument's mask), FLOPs as the forward's each."""
     ts = _tensors(dims, types)
@@ -165,7 +165,7 @@ _ATTN_BWD = {
 }
 
 
-def _attention_backward(dims, types, concrete, name):
+def _attention_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     layout, at, pos = _ATTN_BWD[name]
     go, q, k, v, o, lse = (_arg(ts, i) for i in pos)
@@ -195,7 +195,7 @@ def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
     return out
 
 
-def _pool(dims, types, concrete, name):
+def _pool(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``max_poolNd_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)``,
     ``avg_poolNd(self, kernel_size, stride, padding, ceil_mode, ...)``."""
     ts = _tensors(dims, types)
@@ -221,7 +221,7 @@ def _pool(dims, types, concrete, name):
     return float(out * math.prod(kern)), float(nbytes), x.prec, "vector", False
 
 
-def _adaptive_pool(dims, types, concrete, name):
+def _adaptive_pool(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     x = _arg(ts, 0)
     size = _ints(_concrete(concrete, 1), 2)
@@ -232,7 +232,7 @@ def _adaptive_pool(dims, types, concrete, name):
     return float(x.numel), float(nbytes), x.prec, "vector", False
 
 
-def _pool_backward(dims, types, concrete, name):
+def _pool_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(grad_output, self, ...)``: grad input of ``self``'s size; max pools read their indices (last arg)."""
     ts = _tensors(dims, types)
     g, x = _arg(ts, 0), _arg(ts, 1)
@@ -254,7 +254,7 @@ def _pool_backward(dims, types, concrete, name):
     return float(flops), float(nbytes), g.prec, "vector", False
 
 
-def _embedding_backward(dims, types, concrete, name):
+def _embedding_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     g, idx = _arg(ts, 0), _arg(ts, 1)
     rows = _ints(_concrete(concrete, 2), 1)
@@ -264,7 +264,7 @@ def _embedding_backward(dims, types, concrete, name):
     return float(g.numel), float(g.bytes + idx.bytes + rows[0] * hidden * g.size), g.prec, "vector", False
 
 
-OPS: dict[str, object] = {
+OPS: dict[str, CostFn] = {
     **dict.fromkeys(("aten::cudnn_batch_norm", "aten::native_batch_norm", "aten::miopen_batch_norm",
                      "aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training"), _batch_norm),
     **dict.fromkeys(("aten::cudnn_batch_norm_backward", "aten::native_batch_norm_backward",

@@ -73,7 +73,7 @@ import re
 
 import numpy as np
 
-from .kineto_args import _T, DTYPES, _arg, _concrete, _ints, _tensors
+from .kineto_args import _T, DTYPES, CostFn, Result, _arg, _concrete, _ints, _tensors
 
 _TENSOR_LIST = "TensorList"
 #: the warning for a tensor list's assumed element size (list_dtypes prefixes "3 ops: ")
@@ -149,7 +149,7 @@ _FOREACH_FLOPS = {
 }
 
 
-def _foreach(dims, types, concrete, name):
+def _foreach(dims: object, types: object, concrete: object, name: str) -> Result | None:
     base = name.removeprefix("aten::_foreach_").rstrip("_")
     lists = [s for s in _lists(dims, types) if s is not None]
     if not lists or any(len(s) != len(lists[0]) for s in lists):
@@ -169,7 +169,7 @@ def _nonzero(text: str | None) -> bool:
         return False
 
 
-def _fused_adam(dims, types, concrete, name):
+def _fused_adam(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, ...)``."""
     ls = _lists(dims, types)
     p, g, m, v = (ls[i] if i < len(ls) else None for i in range(4))
@@ -183,7 +183,7 @@ def _fused_adam(dims, types, concrete, name):
     return _listed((13 + 2 * _nonzero(_concrete(concrete, 9))) * n, (4 + extra + 3 + extra) * n)
 
 
-def _fused_sgd(dims, types, concrete, name):
+def _fused_sgd(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, grads, momentum_buffer_list, weight_decay, momentum, lr, ...)``."""
     ls = _lists(dims, types)
     p, g = (ls[i] if i < len(ls) else None for i in range(2))
@@ -195,7 +195,7 @@ def _fused_sgd(dims, types, concrete, name):
     return _listed((2 + 3 * has_buf + 2 * _nonzero(_concrete(concrete, 3))) * n, (2 + has_buf + 1 + has_buf) * n)
 
 
-def _amp_unscale(dims, types, concrete, name):
+def _amp_unscale(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ls = _lists(dims, types)
     grads = ls[0] if ls else None
     if grads is None:
@@ -203,7 +203,7 @@ def _amp_unscale(dims, types, concrete, name):
     return _listed(_numel(grads), 2 * _numel(grads))  # + found_inf and inv_scale: 8 B, not counted
 
 
-def _amp_update_scale(dims, types, concrete, name):
+def _amp_update_scale(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     scale, tracker, found = (_arg(ts, i) for i in range(3))
     if scale is None or tracker is None or found is None:
@@ -237,7 +237,7 @@ def _reduced_out(x: _T, dims: object, types: object, concrete: object, at: int) 
     return math.prod(s for i, s in enumerate(x.shape) if i not in axes)
 
 
-def _reduce(dims, types, concrete, name):
+def _reduce(dims: object, types: object, concrete: object, name: str) -> Result | None:
     op = name.removeprefix("aten::")
     ts = _tensors(dims, types)
     x = _arg(ts, 0)
@@ -268,7 +268,7 @@ def _reduce(dims, types, concrete, name):
     return float(_REDUCE_FLOPS[op] * x.numel), float(nbytes), x.prec, "vector", False
 
 
-def _max_min(dims, types, concrete, name):
+def _max_min(dims: object, types: object, concrete: object, name: str) -> Result | None:
     if len(_tensors(dims, types)) > 1 and _arg(_tensors(dims, types), 1) is not None:
         from .kineto_ops import _elementwise
 
@@ -276,7 +276,7 @@ def _max_min(dims, types, concrete, name):
     return _reduce(dims, types, concrete, name)
 
 
-def _softmax_backward(dims, types, concrete, name):
+def _softmax_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     g, y = _arg(ts, 0), _arg(ts, 1)
     if g is None or y is None or g.prec is None or g.shape != y.shape:
@@ -293,7 +293,7 @@ def _nll_rows(x: _T, target: _T) -> int | None:
     return target.numel
 
 
-def _nll_forward(dims, types, concrete, name):
+def _nll_forward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, target, weight, reduction, ignore_index)``; reduction 0 is ``none``."""
     ts = _tensors(dims, types)
     x, target, weight = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
@@ -309,7 +309,7 @@ def _nll_forward(dims, types, concrete, name):
     return float(flops), float(nbytes), x.prec, "vector", False
 
 
-def _nll_backward(dims, types, concrete, name):
+def _nll_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(grad_output, self, target, weight, reduction, ignore_index, total_weight)``."""
     ts = _tensors(dims, types)
     g, x, target, weight = (_arg(ts, i) for i in range(4))
@@ -322,7 +322,7 @@ def _nll_backward(dims, types, concrete, name):
     return float(rows), float(nbytes), x.prec, "vector", False
 
 
-def _index_select(dims, types, concrete, name):
+def _index_select(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, dim, index)``: ``index`` rows along ``dim``."""
     ts = _tensors(dims, types)
     x, idx = _arg(ts, 0), _arg(ts, 2)
@@ -336,7 +336,7 @@ def _index_select(dims, types, concrete, name):
     return 0.0, float(2 * out * x.size + idx.bytes), x.prec, "vector", False
 
 
-def _gather(dims, types, concrete, name):
+def _gather(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, dim, index, sparse_grad)``: the output has the index's shape."""
     ts = _tensors(dims, types)
     x, idx = _arg(ts, 0), _arg(ts, 2)
@@ -345,7 +345,7 @@ def _gather(dims, types, concrete, name):
     return 0.0, float(2 * idx.numel * x.size + idx.bytes), x.prec, "vector", False
 
 
-def _scatter(dims, types, concrete, name):
+def _scatter(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, dim, index, src|value, ...)``: ``_add``/``_reduce`` and ``index_add`` add; out-of-place copies self."""
     ts = _tensors(dims, types)
     x, idx, src = _arg(ts, 0), _arg(ts, 2), _arg(ts, 3)
@@ -364,7 +364,7 @@ def _scatter(dims, types, concrete, name):
     return float(moved if adds else 0), float(nbytes), x.prec, "vector", False
 
 
-def _cat(dims, types, concrete, name):
+def _cat(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(tensors, dim)``: every input read, the output written; sized by the kernel name (:func:`list_dtypes`)."""
     ls = _lists(dims, types)
     if not ls or ls[0] is None or not ls[0]:
@@ -372,7 +372,7 @@ def _cat(dims, types, concrete, name):
     return 0.0, math.nan, None, "vector", False, {LIST_ELEMENTS: float(2 * _numel(ls[0]))}
 
 
-def _rotary(dims, types, concrete, name):
+def _rotary(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     pos, q, k, cache = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2), _arg(ts, 4)
     head = _ints(_concrete(concrete, 3), 1)
@@ -387,7 +387,7 @@ def _rotary(dims, types, concrete, name):
     return float(3 * rotated), float(nbytes), q.prec, "vector", False
 
 
-def _dropout(dims, types, concrete, name):
+def _dropout(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     x = _arg(ts, 0)
     if x is None:
@@ -400,7 +400,7 @@ def _dropout(dims, types, concrete, name):
     return float(2 * x.numel), float(2 * x.bytes + x.numel), x.prec, "vector", False  # + the bool mask
 
 
-def _masked_fill(dims, types, concrete, name):
+def _masked_fill(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     x, mask, value = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
     if x is None or mask is None:
@@ -408,7 +408,7 @@ def _masked_fill(dims, types, concrete, name):
     return 0.0, float(2 * x.bytes + mask.bytes + (value.bytes if value is not None else 0)), x.prec, "vector", False
 
 
-def _mse(dims, types, concrete, name):
+def _mse(dims: object, types: object, concrete: object, name: str) -> Result | None:
     ts = _tensors(dims, types)
     back = name.endswith("_backward")
     g = _arg(ts, 0) if back else None
@@ -425,7 +425,7 @@ def _mse(dims, types, concrete, name):
 _FOREACH_NAMES = [f"aten::_foreach_{b}{s}" for b in _FOREACH_FLOPS for s in ("", "_")
                   if not (b in ("zero", "copy") and s == "")]
 #: called with the raw ``(Input Dims, Input type, Concrete Inputs, name)``: tensor lists need the raw dims
-OPS: dict[str, object] = {
+OPS: dict[str, CostFn] = {
     **dict.fromkeys(_FOREACH_NAMES, _foreach),
     "aten::_fused_adam_": _fused_adam, "aten::_fused_adamw_": _fused_adam, "aten::_fused_adam": _fused_adam,
     "aten::_fused_adamw": _fused_adam, "aten::_fused_sgd_": _fused_sgd, "aten::_fused_sgd": _fused_sgd,

@@ -10,22 +10,25 @@ the ops costed per instance rather than per signature.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from .kineto_args import _tensors
+from .kineto_args import Result, _tensors
+from .kineto_events import Signature
 from .kineto_serve import instance_results
 
 
-def is_rocm(top: dict) -> bool:
+def is_rocm(top: dict[str, Any]) -> bool:
     """A ROCm trace: HIP / roctracer versions at the top, or an AMD ``gcnArchName`` among the devices."""
     props = top.get("deviceProperties")
     return any(k in top for k in ("hip_runtime_version", "roctracer_version", "hip_driver_version")) or (
         isinstance(props, list) and any(isinstance(p, dict) and "gcnArchName" in p for p in props))
 
 
-def per_instance(op_rows: list, signatures: list, op_of: np.ndarray, names: list[str], res_of_op: np.ndarray,
-                 results: list) -> np.ndarray:
+def per_instance(op_rows: list[tuple[Any, ...]], signatures: list[Signature], op_of: np.ndarray, names: list[str],
+                 res_of_op: np.ndarray, results: list[Result | None]) -> np.ndarray:
     """Ops costed per instance: their results appended to ``results``, their ops pointed at them."""
     found = instance_results(op_rows, signatures, op_of, names, _tensors)
     if not found:
@@ -37,7 +40,7 @@ def per_instance(op_rows: list, signatures: list, op_of: np.ndarray, names: list
     return res_of_op
 
 
-def links_and_notes(results: list, rk: np.ndarray, ops_k: np.ndarray, share: np.ndarray, costed: np.ndarray,
+def links_and_notes(results: list[Result | None], rk: np.ndarray, ops_k: np.ndarray, share: np.ndarray, costed: np.ndarray,
                     extra: dict[str, np.ndarray], n: int, link: str, warnings: list[str]) -> None:
     """The link bytes of the costed kernels (``rk``: their result index, ``ops_k``: their op, ``share``: their
     share of it) into ``extra["bytes_<link>"]``; one warning per distinct text among their results."""

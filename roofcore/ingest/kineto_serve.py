@@ -63,13 +63,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import ops
 from ..errors import InputError
-from .kineto_args import _T, Result, _arg, _concrete, _truthy
+from .kineto_args import _T, CostFn, Result, _arg, _concrete, _truthy
+
+if TYPE_CHECKING:
+    from .kineto_events import Signature
 
 #: c10 ScalarType codes as ``Concrete Inputs`` print a dtype argument → bytes per element, precision
 SCALAR_TYPES: dict[int, tuple[float, str | None]] = {
@@ -101,7 +105,7 @@ def _out_dtype(concrete: object, at: int, default: float) -> float:
     return spec[0] if spec else default
 
 
-def _scaled_mm(ts, concrete, name):
+def _scaled_mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``aten::_scaled_mm(self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum)``."""
     a, b = _arg(ts, 0), _arg(ts, 1)
     if a is None or b is None or len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
@@ -113,7 +117,7 @@ def _scaled_mm(ts, concrete, name):
     return 2.0 * m * n * k, float(a.bytes + b.bytes + extra + out), prec, "matrix", False
 
 
-def _cutlass_scaled_mm(ts, concrete, name):
+def _cutlass_scaled_mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """vLLM ``_C::cutlass_scaled_mm(out[M,N], a[M,K], b[K,N], a_scales, b_scales, bias)`` and
     ``_C::cutlass_scaled_fp4_mm(out[M,N], a[M,K/2], b[N,K/2], a_sf, b_sf, alpha)``."""
     out, a, b = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
@@ -129,7 +133,7 @@ def _cutlass_scaled_mm(ts, concrete, name):
         "matrix", False
 
 
-def _grouped_mm(ts, concrete, name):
+def _grouped_mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``aten::_grouped_mm(mat_a, mat_b, offs, bias, out_dtype)``; ``_scaled_grouped_mm(mat_a, mat_b, scale_a,
     scale_b, offs, bias, scale_result, out_dtype, use_fast_accum)``."""
     scaled = "scaled" in name
@@ -170,7 +174,7 @@ def moe_cost(tokens: float, hidden: float, inter: float, experts: float, topk: f
     return flops, float(nbytes), prec, "matrix", note
 
 
-def _fused_experts(ts, concrete, name):
+def _fused_experts(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``(hidden_states[T,H], w1[E,(1+g)I,H'], w2[E,H,I'], topk_weights[T,k], topk_ids[T,k], ...)``."""
     x, w1, w2, tw, ti = (_arg(ts, i) for i in range(5))
     if x is None or w1 is None or w2 is None or ti is None or len(x.shape) != 2 or len(w1.shape) != 3 \
@@ -231,7 +235,7 @@ def _rows(x: _T, w: _T | None) -> tuple[int, int] | None:
     return x.numel // hidden, hidden
 
 
-def _rms_norm(ts, concrete, name):
+def _rms_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """vLLM ``_C::rms_norm(out, input, weight, eps)``; ``rms_norm_static_fp8_quant(out, input, weight, scale,
     eps)``; SGLang ``sgl_kernel::rmsnorm(output, input, weight, eps)``."""
     out, x, w = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
@@ -243,7 +247,7 @@ def _rms_norm(ts, concrete, name):
     return float(flops), float(nbytes), x.prec, "vector", False
 
 
-def _fused_add_rms_norm(ts, concrete, name):
+def _fused_add_rms_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``_C::fused_add_rms_norm(input, residual, weight, eps)``; ``sgl_kernel::fused_add_rmsnorm``;
     ``_C::fused_add_rms_norm_static_fp8_quant(out, input, residual, weight, scale, eps)``."""
     quant = "quant" in name
@@ -258,7 +262,7 @@ def _fused_add_rms_norm(ts, concrete, name):
     return float(flops), float(nbytes), x.prec, "vector", False
 
 
-def _act_and_mul(ts, concrete, name):
+def _act_and_mul(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``(out[..,d], input[..,2d], ...)``: 2 FLOPs per output element."""
     out, x = _arg(ts, 0), _arg(ts, 1)
     if out is None or x is None or x.prec is None or x.numel != 2 * out.numel:
@@ -266,7 +270,7 @@ def _act_and_mul(ts, concrete, name):
     return 2.0 * out.numel, float(x.bytes + out.bytes), x.prec, "vector", False
 
 
-def _quant(ts, concrete, name):
+def _quant(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``(out, input, scale(s), ...)``: static 1 FLOP per element, dynamic 2 (and a whole-tensor pass first)."""
     out, x = _arg(ts, 0), _arg(ts, 1)
     if out is None or x is None or x.prec is None:
@@ -278,7 +282,7 @@ def _quant(ts, concrete, name):
     return float(x.numel * (2 if dynamic else 1)), float(nbytes), x.prec, "vector", False
 
 
-def _reshape_and_cache(ts, concrete, name):
+def _reshape_and_cache(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``(key[T,Hkv,D], value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale)``."""
     k, v, kc, _, slots = (_arg(ts, i) for i in range(5))
     if k is None or v is None or kc is None:
@@ -289,7 +293,7 @@ def _reshape_and_cache(ts, concrete, name):
     return flops, float(nbytes), k.prec, "vector", False
 
 
-def _unified_attention(ts, concrete, name):
+def _unified_attention(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     q = _arg(ts, 0)
     return math.nan, math.nan, (q.prec if q is not None else None), "matrix", ATTENTION_UNKNOWN
 
@@ -328,7 +332,7 @@ def _attend(b: int, h: int, q_len: int, kv_len: int, d: int, hkv: int, causal: b
     return flops, float(kern.bytes["hbm"])
 
 
-def _flash_forward(ts, concrete, name):
+def _flash_forward(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``flash_attn::_flash_attn_forward(q[B,S,H,d], k[B,Skv,Hkv,d], v, dropout_p, softmax_scale, causal,
     window_size_left, window_size_right, ...)``."""
     q, k = _arg(ts, 0), _arg(ts, 1)
@@ -340,7 +344,7 @@ def _flash_forward(ts, concrete, name):
     return (got[0], got[1], q.prec, "matrix", False) if got else None
 
 
-def _varlen_attention(ts, concrete, name):
+def _varlen_attention(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """``flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     dropout_p, softmax_scale, causal, ...)``."""
     q, k, cu = _arg(ts, 0), _arg(ts, 1), _arg(ts, 3)
@@ -361,7 +365,7 @@ def _varlen_attention(ts, concrete, name):
 #: fused MoE ops that carry their weights and top-k ids as arguments
 FUSED_EXPERTS = ("vllm::inplace_fused_experts", "vllm::outplace_fused_experts", "vllm::rocm_aiter_fused_moe")
 
-OPS: dict[str, object] = {
+OPS: dict[str, CostFn] = {
     "aten::_scaled_mm": _scaled_mm, "_C::cutlass_scaled_mm": _cutlass_scaled_mm,
     "_C::cutlass_scaled_fp4_mm": _cutlass_scaled_mm,
     "aten::_grouped_mm": _grouped_mm, "aten::_scaled_grouped_mm": _grouped_mm,
@@ -391,7 +395,7 @@ MOE_FORWARD = frozenset({"vllm::moe_forward", "vllm::moe_forward_shared"})
 ALLOCS = frozenset({"aten::empty", "aten::empty_strided"})
 
 
-def _alloc(sig: tuple) -> tuple[tuple[int, ...], int] | None:
+def _alloc(sig: Signature) -> tuple[tuple[int, ...], int] | None:
     """``aten::empty(size, dtype, ...)`` / ``empty_strided(size, stride, dtype, ...)``: (shape, ScalarType code)."""
     conc = sig[3] if len(sig) > 3 else None
     at = 2 if sig[0].endswith("empty_strided") else 1
@@ -402,16 +406,17 @@ def _alloc(sig: tuple) -> tuple[tuple[int, ...], int] | None:
     return (tuple(int(d) for d in dims), int(code)) if dims and all(int(d) >= 0 for d in dims) else None
 
 
-def instance_results(op_rows: Sequence[tuple], signatures: Sequence[tuple], op_of: Sequence[int],
-                     kernel_names: Sequence[str], tensors) -> dict[int, Result | None]:
+def instance_results(op_rows: Sequence[tuple[Any, ...]], signatures: Sequence[Signature],
+                     op_of: np.ndarray | Sequence[int], kernel_names: Sequence[str],
+                     tensors: Callable[[object, object], list[_T | None]]) -> dict[int, Result | None]:
     """Per MoE op instance (an index into ``op_rows``, the scan's ``(pid, tid, ts, dur, name, ext, res, shapes)``),
     its result from :func:`moe_forward_cost`: allocations are the ``aten::empty`` ops on its thread within its
     time span, kernels those it launched (``op_of``). ``tensors``: dims, types → argument tensors."""
     moe = [i for i, r in enumerate(op_rows) if type(r[4]) is str and r[4] in MOE_FORWARD and r[6] >= 0]
     if not moe:
         return {}
-    allocs: dict[tuple, list[tuple[float, tuple]]] = {}
-    fused: dict[tuple, list[float]] = {}  # fused-experts ops: a MoE op around one has its GEMMs costed there
+    allocs: dict[tuple[object, object], list[tuple[float, tuple[tuple[int, ...], int]]]] = {}
+    fused: dict[tuple[object, object], list[float]] = {}  # fused-experts ops: a MoE op around one has its GEMMs costed there
     for r in op_rows:
         if r[4] in ALLOCS and r[6] >= 0 and type(r[2]) in (int, float):
             a = _alloc(signatures[r[6]])

@@ -20,10 +20,10 @@ own C++ extension, so the op that carries the shapes is TE's, not an aten matmul
 from __future__ import annotations
 
 from .. import ops
-from .kineto_args import _arg, _concrete, _truthy
+from .kineto_args import _T, CostFn, Result, _arg, _concrete, _truthy
 
 
-def _te_gemm(ts, concrete, name):
+def _te_gemm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """Transformer Engine 1.x ``tex_ts::te_gemm_ts(A, A_scale_inv, A_fp8_tensor, A_type, transa, B, B_scale_inv,
     B_fp8_tensor, B_type, transb, D, D_scale, D_type, D_amax, bias, bias_type, pre_gelu_out, grad, workspace,
     workspaceSize, accumulate, use_split_accumulator)``: ``D = op(A)·op(B)``; K is the dimension A and B share
@@ -47,7 +47,7 @@ def _te_gemm(ts, concrete, name):
 _TE_LINEAR = {"_Linear": (0, 1, None, 4), "_LayerNormLinear": (3, 0, 1, 7)}
 
 
-def _te_linear(ts, concrete, name):
+def _te_linear(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """TE 2.x ``_Linear`` / ``_LayerNormLinear`` forward: ``y = x·Wᵀ`` (+ the layer norm of ``x`` first):
     :func:`roofcore.ops.matmul` on ``[∏x[:-1], in] @ [in, out]`` (+ :func:`roofcore.ops.layernorm`'s FLOPs and the
     norm's parameters read); FP8 when the ``fp8`` flag says so (inputs cast inside the op: 1 byte each)."""
@@ -66,7 +66,7 @@ def _te_linear(ts, concrete, name):
     return float(flops), float(nbytes), prec, "matrix", False
 
 
-def _layernorm_mlp(ts, concrete, name):
+def _layernorm_mlp(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     """TE 2.x ``_LayerNormMLP`` forward, its tensors found by shape (see the module docstring)."""
     x = _arg(ts, 0)
     if x is None or x.prec is None or len(x.shape) < 2:
@@ -89,6 +89,6 @@ def _layernorm_mlp(ts, concrete, name):
     return float(flops), float(nbytes), prec, "matrix", False
 
 
-OPS: dict[str, object] = {
+OPS: dict[str, CostFn] = {
     "tex_ts::te_gemm_ts": _te_gemm, **dict.fromkeys(_TE_LINEAR, _te_linear), "_LayerNormMLP": _layernorm_mlp,
 }

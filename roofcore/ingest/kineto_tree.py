@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .ancestry import SEP, containing, paths, range_paths
-from .kineto_link import _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost
+from .kineto_link import Values, _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost, transpose
+
+if TYPE_CHECKING:
+    from .kineto_build import _Events
+    from .kineto_events import Scan
 
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 _MODULE_PREFIX = "nn.Module: "
@@ -59,7 +64,7 @@ def _phase_of(path: str | None) -> str | None:
     return None
 
 
-def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
+def ancestry_columns(sc: Scan, ev: _Events) -> dict[str, np.ndarray]:
     """The ancestry columns (one value per GPU event of ``ev``) from the scan ``sc``: see the module docstring.
     Empty where the trace has neither ranges nor ops to nest in (only ``start_s`` then)."""
     n = ev.n
@@ -102,7 +107,7 @@ def ancestry_columns(sc, ev) -> dict[str, np.ndarray]:
     return out
 
 
-def _op_column(ev, op_names: list) -> np.ndarray:
+def _op_column(ev: _Events, op_names: list[object]) -> np.ndarray:
     """Per GPU event its launching op's name (None: none found); one look-up per distinct op."""
     out = np.full(ev.n, None, dtype=object)
     has = np.flatnonzero(ev.op_of >= 0)
@@ -113,7 +118,7 @@ def _op_column(ev, op_names: list) -> np.ndarray:
     return out
 
 
-def _backward_ops(op_names: list) -> np.ndarray:
+def _backward_ops(op_names: list[object]) -> np.ndarray:
     """The indices of autograd's backward ops (``autograd::engine::evaluate_function: ...``, ``...Backward0``)."""
     if not op_names:
         return np.zeros(0, dtype=np.int64)
@@ -124,26 +129,28 @@ def _backward_ops(op_names: list) -> np.ndarray:
     return np.flatnonzero(hit[codes])
 
 
-def _runtime_columns(sc) -> tuple:
+def _runtime_columns(sc: Scan) -> tuple[Values, Values, Values, Values]:
     """The launches' pid, tid, ts and correlation: the decoder's arrays where it made them, else from the tuples."""
     arrays = getattr(sc, "arrays", None) or {}
     if all(k in arrays for k in ("rt_pid", "rt_tid", "rt_ts", "rt_corr")):
         return arrays["rt_pid"], arrays["rt_tid"], arrays["rt_ts"], arrays["rt_corr"]
     if not sc.runtime:
         return [], [], [], []
-    return tuple(list(c) for c in list(zip(*sc.runtime, strict=True))[:4])
+    pid, tid, ts, corr = transpose(sc.runtime, 4)
+    return pid, tid, ts, corr
 
 
-def _joined(*parts) -> object:
+def _joined(*parts: Values) -> np.ndarray | list[object]:
     """Columns one after the other: one int64 array where every part is integers, else one list."""
     ints = [p if isinstance(p, np.ndarray) and p.dtype == np.int64 else _ints(p) if len(p) else
             np.zeros(0, dtype=np.int64) for p in parts]
-    if all(x is not None for x in ints):
-        return np.concatenate(ints)
+    arrays = [x for x in ints if x is not None]
+    if len(arrays) == len(ints):
+        return np.concatenate(arrays)
     return [v for p in parts for v in (p.tolist() if isinstance(p, np.ndarray) else p)]
 
 
-def _launches(ev, r_thr: np.ndarray, r_ts: list, r_corr: list) -> tuple[np.ndarray, np.ndarray]:
+def _launches(ev: _Events, r_thr: np.ndarray, r_ts: Values, r_corr: Values) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU event the thread and time of its runtime launch (time NaN where none is found)."""
     q_thr = np.full(ev.n, -1, dtype=np.int64)
     q_time = np.full(ev.n, np.nan)
@@ -168,7 +175,9 @@ def _launches(ev, r_thr: np.ndarray, r_ts: list, r_corr: list) -> tuple[np.ndarr
     return q_thr, q_time
 
 
-def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time, op_names) -> np.ndarray | None:
+def _steps(sc: Scan, ev: _Events, marks: list[tuple[Any, ...]], m_start: np.ndarray, m_end: np.ndarray,
+           m_name: list[str], is_step: np.ndarray, kinds: np.ndarray, m_thr: np.ndarray, q_time: np.ndarray,
+           op_names: list[object]) -> np.ndarray | None:
     """Per GPU event its step: the ProfilerStep range (annotation, or 2021's Operator) holding its launch, else
     (no steps in the trace) the outermost annotation; events without a launch by their GPU time."""
     names = np.array([*m_name, None], dtype=object)
@@ -180,7 +189,7 @@ def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time,
         starts = _numbers([sc.ops[k][2] for k in op_steps], "ts", None, negative_ok=True)
         ends = starts + np.nan_to_num(_numbers([sc.ops[k][3] for k in op_steps], "dur", None))
         sel = np.arange(len(op_steps))
-    step_names = _STEP
+    step_names: re.Pattern[str] | None = _STEP
     if not sel.size:  # no steps: the outermost annotations
         ann = np.flatnonzero(kinds == "annotation")
         if not ann.size:
@@ -190,7 +199,7 @@ def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time,
         sel = np.array(roots, dtype=np.int64)
         step_names = None
     at = containing(starts[sel], ends[sel], q_time)
-    step = np.where(at >= 0, names[sel[np.maximum(at, 0)]], None)
+    step: np.ndarray = names[sel[np.maximum(at, 0)]]  # a copy (fancy indexing)
     step[at < 0] = None
     gpu = [m for m in marks if m[0] == "gpu_annotation" and type(m[5]) is str
            and (step_names.match(m[5]) if step_names else True)]
@@ -204,7 +213,7 @@ def _steps(sc, ev, marks, m_start, m_end, m_name, is_step, kinds, m_thr, q_time,
     return step if (step != None).any() else None  # noqa: E711
 
 
-def _op_steps(op_names: list) -> list[int]:
+def _op_steps(op_names: list[object]) -> list[int]:
     """The indices of the ops named ``ProfilerStep#N`` (2021's schema), one regex test per distinct name."""
     if not op_names:
         return []
@@ -214,7 +223,8 @@ def _op_steps(op_names: list) -> list[int]:
     return np.flatnonzero(hit[codes]).tolist()
 
 
-def _phases(sc, back, b_thr, nvtx, q_thr, q_time, step) -> np.ndarray | None:
+def _phases(sc: Scan, back: np.ndarray, b_thr: np.ndarray, nvtx: np.ndarray | None, q_thr: np.ndarray,
+            q_time: np.ndarray, step: np.ndarray | None) -> np.ndarray | None:
     """Per GPU event the phase its annotations name, else ``backward`` inside autograd's backward ops, else (in a
     step with backward kernels) :data:`FORWARD_GUESS`."""
     n = len(q_time)
@@ -236,7 +246,7 @@ def _phases(sc, back, b_thr, nvtx, q_thr, q_time, step) -> np.ndarray | None:
     return phase if (phase != None).any() else None  # noqa: E711
 
 
-def keep_both(extra: dict, rows: np.ndarray, formula: dict[str, np.ndarray], counters: dict[str, np.ndarray]) -> None:
+def keep_both(extra: dict[str, np.ndarray], rows: np.ndarray, formula: dict[str, np.ndarray], counters: dict[str, np.ndarray]) -> None:
     """Where CUPTI counters replaced an op formula's FLOPs or bytes (``rows``), both kept as ``formula_<col>`` and
     ``counter_<col>`` columns (roofcore.hierarchy.sources compares them per op); nothing where no row has both."""
     for col, f in formula.items():

@@ -29,9 +29,12 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TypeVar, overload
 
 from .. import ops
-from .kineto_args import _T, Result
+from .kineto_args import _T, CostFn, Result
+
+_D = TypeVar("_D")
 
 #: FLOPs per element of the kernel's iteration space per fused aten op; 0: views, copies, indexing, conversion
 _PER_ELEMENT: dict[str, float] = {
@@ -130,14 +133,21 @@ def is_triton(name: str) -> bool:
     return name.startswith("triton_") and _NAME.match(name) is not None
 
 
-class OpTable(dict):
+class OpTable(dict[str, CostFn]):
     """Op name → cost function, where Triton launches (``triton_poi_...``: names made per kernel) match by their
     prefix: ``name in table`` and ``table.get(name)`` see them (the scan keeps such ops' shapes)."""
 
     def __contains__(self, name: object) -> bool:
         return dict.__contains__(self, name) or (type(name) is str and name.startswith("triton_"))
 
-    def get(self, name, default=None):  # type: ignore[override]
+    @overload
+    def get(self, name: str, default: None = None, /) -> CostFn | None: ...
+    @overload
+    def get(self, name: str, default: CostFn, /) -> CostFn: ...
+    @overload
+    def get(self, name: str, default: _D, /) -> CostFn | _D: ...
+
+    def get(self, name: str, default: object = None, /) -> object:
         fn = dict.get(self, name)
         if fn is None and type(name) is str and is_triton(name):
             return triton_cost
