@@ -13,6 +13,7 @@ code), :mod:`.coverage` (what a roofline cannot place: unknown FLOPs or bytes, a
 
 from __future__ import annotations
 
+from ..counting import plural
 from ..ingest.pseudo import runtime_line
 from .coverage import ChartGaps, chart_gaps, collect_commands, data_movement, note_and_script
 from .detail import kernel_detail
@@ -59,7 +60,6 @@ from .summary import (
     kernel_counts,
     micro_kernel_note,
     overview_metrics,
-    plural,
 )
 
 __all__ = [

@@ -11,10 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
-from ..counting import kernel_counts, rows_are_launches
+from ..counting import kernel_counts, plural, rows_are_launches
 from ..models import Workload
 from ..roofline import Flag
-from .summary import plural
 
 #: warnings that say FLOPs or bytes are unknown and how to collect them (the import's own, with the exact options)
 _MISSING_NOTE = re.compile(r"unknown|no (CUDA-core )?(FLOP|byte|off-chip)|no counters for", re.IGNORECASE)
@@ -34,16 +33,17 @@ def collect_commands(workload: Workload) -> list[str]:
 
     The import's warnings say it where the format knows (the ncu metrics, the PyTorch profiler's arguments,
     the rocprof counters); a command for the format family is added where none of them gives it whole."""
-    from ..ingest import kineto, ncu
+    from ..ingest import kineto
     from ..ingest.kineto_hint import unknown_flops_hint
+    from ..ingest.ncu_metrics import PROFILE_COMMAND
 
     out = [w for w in dict.fromkeys(workload.warnings) if _MISSING_NOTE.search(w) and _HOW_NOTE.search(w)]
     said = " ".join(out)
     fams = {f.split("-")[0] for f in workload.formats}
-    metrics = ncu.PROFILE_COMMAND.split(" --metrics ", 1)[1].split()[0]
+    metrics = PROFILE_COMMAND.split(" --metrics ", 1)[1].split()[0]
     if fams & {"ncu", "nsys", "nvprof"} and metrics not in said:
         out.append(("Nsight Systems records kernel times only; for FLOPs and bytes profile the same kernels with "
-                    "Nsight Compute: " if "nsys" in fams else "Profile with Nsight Compute: ") + ncu.PROFILE_COMMAND)
+                    "Nsight Compute: " if "nsys" in fams else "Profile with Nsight Compute: ") + PROFILE_COMMAND)
     hint = unknown_flops_hint(workload) if "pytorch" in fams else ""
     if hint and not (hint in said or kineto.SHAPES_HINT in said or kineto.CPU_OPS_HINT in said):
         out.append("PyTorch profiler: " + hint + ".")  # as the trace allows: no record_shapes once it has shapes

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
 from ..analyze import Analysis
+from ..models import Link, MemoryLevel
 from ..units import fmt_bandwidth, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 from .kernels import subset
 from .summary import Metric
 
 
-def kernel_detail(analysis: Analysis, row: int) -> dict[str, dict]:
+def kernel_detail(analysis: Analysis, row: int) -> dict[str, dict[str, Any]]:
     """Everything about one kernel on each device: headline numbers, per-resource times and its flags.
 
     Per resource: the bytes (or FLOPs) it moves, the kernel's intensity against it, its rate, and the time it
     needs (``bytes / β``, ``FLOPs / π``); the largest is the roofline time and names the bound.
     """
     sub = subset(analysis, [row])
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for r in sub.results:
         hw = r.hardware
         rec = sub.table(hw.id, messages=True).iloc[0]
@@ -28,7 +30,8 @@ def kernel_detail(analysis: Analysis, row: int) -> dict[str, dict]:
         rows = [{"Resource": f"compute ({rec['ceiling'] or 'no ceiling'})", "Amount": fmt_flops(flops),
                  "Intensity": "", "Rate": fmt_rate(peak),
                  "Time": fmt_time(flops / peak if peak and not math.isnan(peak) else float("nan"))}]
-        for res in (*hw.levels, *hw.links):
+        resources: tuple[MemoryLevel | Link, ...] = (*hw.levels, *hw.links)
+        for res in resources:
             col = f"bytes_{res.name}"
             if col not in rec.index:
                 continue

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from ..catalog import Catalog
-from ..models import Hardware, Precision
+from ..models import Figure, Hardware, Precision
 from ..units import fmt_bandwidth, fmt_bytes, fmt_intensity, fmt_rate
 
 
@@ -33,13 +33,13 @@ def effective_catalog(base: Catalog, custom: Iterable[tuple[Hardware, bool]]) ->
     return cat
 
 
-def _tags(fig) -> str:
+def _tags(fig: Figure) -> str:
     tags = [t for t, on in (("measured", fig.measured), ("derived", bool(fig.derivation)),
                             ("unverified", fig.unverified)) if on]
     return ", ".join(tags)
 
 
-def _derived(rows: list[dict], figures: list) -> pd.DataFrame:
+def _derived(rows: list[dict[str, str]], figures: list[Figure]) -> pd.DataFrame:
     """The rows, with a Derivation column before Source where a figure says how it was worked out (a device of
     several GPUs: the median and its spread, "median of 8 GPUs (devices 0–7): 4.24–4.26 TB/s")."""
     frame = pd.DataFrame(rows)

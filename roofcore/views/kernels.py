@@ -4,16 +4,19 @@ filters over it, the kernels to look at first, the detail picker's choices, and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from .. import counting
-from ..analyze import Analysis, analyze
+from ..analyze import Analysis
 from ..models import Workload
 from ..roofline import FLAG_CODES
 from ..units import fmt_intensity, fmt_pct, fmt_rate, fmt_time
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 
 def skipped_frame(workload: Workload) -> pd.DataFrame:
@@ -23,10 +26,8 @@ def skipped_frame(workload: Workload) -> pd.DataFrame:
 
 
 def subset(analysis: Analysis, rows: Sequence[int] | np.ndarray) -> Analysis:
-    """The same analysis for a few kernels (row positions): the engine run again on just them, cheap and exact."""
-    w = analysis.workload
-    sub = replace(w, frame=w.frame.iloc[np.asarray(rows, dtype=np.int64)].reset_index(drop=True))
-    return analyze(sub, analysis.hardware, achievable=analysis.achievable)
+    """The same analysis for a few kernels (row positions): :meth:`Analysis.take`, nothing evaluated again."""
+    return analysis.take(rows)
 
 
 def time_key(analysis: Analysis, hw_id: str) -> np.ndarray:
@@ -86,7 +87,8 @@ def flag_codes(mask: np.ndarray) -> np.ndarray:
         hit = (m & int(bit)) != 0
         if hit.any():
             out[hit] = out[hit] + np.where(out[hit] == "", code, ", " + code)
-    return out.to_numpy()
+    codes: NDArray[np.object_] = out.to_numpy()
+    return codes
 
 
 def kernel_table(analysis: Analysis, hw_ids: Sequence[str]) -> pd.DataFrame:

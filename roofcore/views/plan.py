@@ -4,12 +4,17 @@ against its base, a scenario's variants, and the comparison of two runs."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
 from ..units import fmt_cost, fmt_money, fmt_pct, fmt_time
+
+if TYPE_CHECKING:
+    from ..plan import Comparison, Projection, ScenarioResult
 
 
 def _fmt_x(v: float | None) -> str:
@@ -22,7 +27,7 @@ def _costs(v: float | None) -> dict[str, str]:
     return {"Cost per run": fmt_money(v), "Cost at scale": fmt_cost(v, at_least=1000)}
 
 
-def projection_frame(p) -> pd.DataFrame:
+def projection_frame(p: Projection) -> pd.DataFrame:
     """A :class:`roofcore.plan.Projection`'s per-device totals for display (times, speedups and cost formatted)."""
     rows = []
     for t in p.totals:
@@ -36,13 +41,13 @@ def projection_frame(p) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def projection_totals(p) -> pd.DataFrame:
+def projection_totals(p: Projection) -> pd.DataFrame:
     """Per device the Σ t_roof and estimate in seconds (numbers, for the Planner's bar chart)."""
     return pd.DataFrame([{"device": t.hardware, "t_roof_s": t.t_roof_s, "estimate_s": t.estimate_s}
                          for t in p.totals])
 
 
-def _why_unknown(summary: dict) -> str:
+def _why_unknown(summary: dict[str, Any]) -> str:
     """Why a Σ t_roof is unknown (an :meth:`Analysis.summary` with ``t_roof_s`` None), said in the cell instead of
     "–": which kernels lack FLOPs or bytes, else that none has a roof on the device."""
     cov = summary["coverage"]
@@ -78,7 +83,7 @@ def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.
     return pd.DataFrame(rows)
 
 
-def scenario_frame(result) -> pd.DataFrame:
+def scenario_frame(result: ScenarioResult) -> pd.DataFrame:
     """A :class:`roofcore.plan.ScenarioResult` as one row per variant × device (formatted)."""
     rows = []
     for v in result.variants:
@@ -89,7 +94,7 @@ def scenario_frame(result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def comparison_frame(c) -> pd.DataFrame:
+def comparison_frame(c: Comparison) -> pd.DataFrame:
     """A :class:`roofcore.plan.Comparison`'s matched kernels, most time saved first (times formatted)."""
     t = c.table.assign(saved=(c.table["time_old"] - c.table["time_new"]).abs())
     t = t.sort_values("saved", ascending=False, kind="stable")
@@ -102,10 +107,10 @@ def comparison_frame(c) -> pd.DataFrame:
                          "Bound after": _known(t["bound_new"], str)})
 
 
-def _known(values: pd.Series, fmt) -> np.ndarray:
+def _known(values: pd.Series, fmt: Callable[[Any], str]) -> np.ndarray:
     """Each value formatted, and "unknown" where it is missing (None, NaN, infinite): a Compare cell never reads
     "None", "nan" or "–" for a time, speedup or bound no one knows."""
-    def one(v) -> str:
+    def one(v: Any) -> str:
         if v is None or (isinstance(v, float) and not math.isfinite(v)):
             return "unknown"
         return fmt(v)
@@ -113,7 +118,7 @@ def _known(values: pd.Series, fmt) -> np.ndarray:
     return np.array([one(v) for v in values.to_numpy(dtype=object)], dtype=object)
 
 
-def unmatched_frames(c) -> tuple[pd.DataFrame, pd.DataFrame]:
+def unmatched_frames(c: Comparison) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The kernels of a :class:`roofcore.plan.Comparison` found in one run only (before, after), each with its
     time (measured, else roofline) and share of its run's time, longest first: what pairing by hand would add."""
     out = []

@@ -4,6 +4,7 @@ metrics of one device, the share of time per kind of bound, and the caveat for a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def count_of(w: Workload, rows: np.ndarray, of: np.ndarray | None = None) -> str
     return counting.count_of(w.frame, rows, of)
 
 
-def bound_kind_shares(summary: dict) -> dict[str, float]:
+def bound_kind_shares(summary: dict[str, Any]) -> dict[str, float]:
     """Time share per bound kind (``memory``, ``compute``, ``link``, ``unknown``), fractions summing to 1."""
     out: dict[str, float] = {}
     for bound, share in summary["time_share_by_bound"].items():
@@ -79,7 +80,7 @@ def coverage_counts(a: Analysis, hw_id: str) -> dict[str, str]:
             "missing_bytes": some((flags & int(Flag.MISSING_BYTES)) != 0), "rates_only": some(rated)}
 
 
-def overview_metrics(summary: dict, counts: dict[str, str] | None = None) -> list[Metric]:
+def overview_metrics(summary: dict[str, Any], counts: dict[str, str] | None = None) -> list[Metric]:
     """The Overview's headline numbers for one device, formatted with units; ``counts`` (:func:`coverage_counts`)
     says how many kernels the headline covers as the sidebar counts them."""
     basis = "measured time" if summary["share_basis"] == "measured" else "roofline time"
