@@ -17,15 +17,20 @@ mostly unknown or outliers (:mod:`.timeline`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ingest.ancestry import SEP
 from .grouping import COLUMNS, LEVELS, OUTSIDE, group, parse_by
 from .timeline import MIN_COVERAGE, OUTLIER_FACTOR, flag_steps
+
+if TYPE_CHECKING:
+    from ..models import Workload
 
 #: the frame columns that carry ancestry
 ANCESTRY = ("step", "module", "op", "nvtx", "phase", "start_s")
 
 
-def levels_of(workload) -> list[str]:
+def levels_of(workload: Workload) -> list[str]:
     """The levels this workload has data for (``kernel`` always; ``op`` where a reader linked ops; the others where
     at least one kernel has an ancestor at that level)."""
     f = workload.frame

@@ -18,12 +18,22 @@ from __future__ import annotations
 import math
 import re
 import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 
 from ..errors import RoofcoreError
 from ..ingest.ancestry import SEP, truncate
+
+if TYPE_CHECKING:
+    from ..analyze import Analysis
+
+_T = TypeVar("_T")
+#: the values the sums read, each with its known mask; the byte level names; per kernel the bound index; the bound
+#: labels; per kernel the bound's weight (:func:`_values`)
+_PerKernel = tuple[dict[str, tuple[np.ndarray, np.ndarray]], list[str], np.ndarray, list[str], np.ndarray]
 
 #: the group of kernels without an ancestor at the level asked for
 OUTSIDE = "outside"
@@ -53,9 +63,9 @@ def parse_by(by: str) -> tuple[str, int | None]:
     return level, None
 
 
-def _factor(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list]:
+def _factor(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[Any]]:
     """A text column's codes (-1: missing) and distinct values, computed once per frame (frames are read-only)."""
-    def build() -> tuple[np.ndarray, list]:
+    def build() -> tuple[np.ndarray, list[Any]]:
         codes, uniq = pd.factorize(frame[col].to_numpy(dtype=object), use_na_sentinel=True)
         return codes.astype(np.int64), list(uniq)
 
@@ -63,8 +73,9 @@ def _factor(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list]:
 
 
 def codes_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: float | None = None
-             ) -> tuple[np.ndarray, list]:
-    """Per kernel the index of its group at ``level`` in the returned keys (-1: outside)."""
+             ) -> tuple[np.ndarray, list[Any]]:
+    """Per kernel the index of its group at ``level`` in the returned keys (-1: outside): a text column's values
+    (paths for tree levels), or window numbers."""
     n = len(frame)
     if level == "window":
         if not window or not window > 0:
@@ -75,9 +86,9 @@ def codes_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: 
         if not ok.any():
             return codes, []
         idx = np.floor((start[ok] - start[ok].min()) / window).astype(np.int64)
-        uniq, inv = np.unique(idx, return_inverse=True)
+        windows, inv = np.unique(idx, return_inverse=True)
         codes[ok] = inv
-        return codes, uniq.tolist()
+        return codes, windows.tolist()
     col = COLUMNS[level]
     if level == "op" and col not in frame.columns:
         col = "group"
@@ -98,19 +109,19 @@ def codes_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: 
 def keys_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: float | None = None) -> np.ndarray:
     """Per kernel its group key at ``level`` (None: outside)."""
     codes, uniq = codes_of(frame, level, depth, window)
-    return np.array([*uniq, None], dtype=object)[codes]
+    keys: np.ndarray = np.array([*uniq, None], dtype=object)[codes]
+    return keys
 
 
-def _per_kernel(a, hw_id: str | None) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], list[str], np.ndarray,
-                                               list[str]]:
+def _per_kernel(a: Analysis, hw_id: str | None) -> _PerKernel:
     """The per-kernel values the sums read, each with the mask of the kernels where it is known (masks shared
     between values, counted once), the byte level names, the bound index per kernel and its labels; once per
     analysis and device."""
-    hw_id = hw_id or a.hardware[0].id
-    return _memo(a, ("per_kernel", hw_id), lambda: _values(a, hw_id))
+    hw = hw_id or a.hardware[0].id
+    return _memo(a, ("per_kernel", hw), lambda: _values(a, hw))
 
 
-def _values(a, hw_id: str) -> tuple:
+def _values(a: Analysis, hw_id: str) -> _PerKernel:
     r = a.result(hw_id)
     f = a.workload.frame
     t = f["time_s"].to_numpy(dtype=np.float64)
@@ -137,10 +148,10 @@ def _values(a, hw_id: str) -> tuple:
     return v, levels, idx, labels, bound_w
 
 
-_MEMO: dict[int, tuple[weakref.ref, dict]] = {}
+_MEMO: dict[int, tuple[weakref.ref[object], dict[object, object]]] = {}
 
 
-def _memo(obj: object, key: object, build):
+def _memo(obj: object, key: object, build: Callable[[], _T]) -> _T:
     """``build()`` once per live object (by identity; the entry goes with the object) and key."""
     k = id(obj)
     entry = _MEMO.get(k)
@@ -152,7 +163,7 @@ def _memo(obj: object, key: object, build):
         entry = _MEMO[k] = (ref, {})
     if key not in entry[1]:
         entry[1][key] = build()
-    return entry[1][key]
+    return cast(_T, entry[1][key])  # one key, one build: the value build() made
 
 
 def _sums(codes: np.ndarray, g: int, v: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -167,7 +178,7 @@ def _sums(codes: np.ndarray, g: int, v: dict[str, tuple[np.ndarray, np.ndarray]]
     return out
 
 
-def group(a, by: str = "op", window: float | None = None, hw_id: str | None = None) -> pd.DataFrame:
+def group(a: Analysis, by: str = "op", window: float | None = None, hw_id: str | None = None) -> pd.DataFrame:
     """One row per group of ``a``'s kernels at level ``by`` on device ``hw_id`` (default the first); see the module
     docstring. ``window`` (seconds) groups by time windows of the kernels' start instead."""
     level, depth = ("window", None) if window is not None else parse_by(by)
@@ -202,7 +213,8 @@ def _weights(codes: np.ndarray, idx: np.ndarray, k: int, g: int, w: np.ndarray) 
     return np.bincount(codes * k + idx, weights=w, minlength=g * k).reshape(g, k)
 
 
-def _tree(uniq: list, leaf: dict[str, np.ndarray], bmat: np.ndarray) -> tuple[list, np.ndarray, dict, np.ndarray]:
+def _tree(uniq: list[str], leaf: dict[str, np.ndarray], bmat: np.ndarray
+          ) -> tuple[list[str], np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """Every prefix of every path as a node; each node's sums over its subtree; each node's leaf row (-1: none)."""
     node_of: dict[str, int] = {}
     pairs_leaf, pairs_node = [], []
@@ -224,7 +236,7 @@ def _tree(uniq: list, leaf: dict[str, np.ndarray], bmat: np.ndarray) -> tuple[li
     return list(node_of), self_rows, sums, tb
 
 
-def _known(s: dict, k: str) -> np.ndarray:
+def _known(s: dict[str, np.ndarray], k: str) -> np.ndarray:
     return np.where(s["#" + k] > 0, s[k], np.nan)
 
 
@@ -233,7 +245,8 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where((den > 0) & ~np.isnan(num), num / den, np.nan)
 
 
-def _frame(level: str, nodes: list, s: dict, leaf: dict, self_rows: np.ndarray, levels: list[str],
+def _frame(level: str, nodes: list[Any], s: dict[str, np.ndarray], leaf: dict[str, np.ndarray],
+           self_rows: np.ndarray, levels: list[str],
            bmat: np.ndarray, labels: list[str], tree: bool) -> pd.DataFrame:
     """The rows: sums (known values), the covered kernels' point, bound and headroom, and the self columns."""
     names = [str(n).split(SEP)[-1] if isinstance(n, str) else str(n) for n in nodes]
@@ -243,7 +256,7 @@ def _frame(level: str, nodes: list, s: dict, leaf: dict, self_rows: np.ndarray, 
         "parent": pd.Series([SEP.join(str(n).split(SEP)[:-1]) or None if level in _TREES and n != OUTSIDE else None
                    for n in nodes], dtype=object),
         "launches": s["launches"].astype(np.int64),
-        "time_s": _known(s, "time_s"), "flops": _known(s, "flops"),
+        "time_s": (time_s := _known(s, "time_s")), "flops": _known(s, "flops"),
     }
     for lv in levels:
         cols[f"bytes_{lv}"] = _known(s, f"bytes_{lv}")
@@ -252,7 +265,7 @@ def _frame(level: str, nodes: list, s: dict, leaf: dict, self_rows: np.ndarray, 
     cols["covered_time_s"], cols["covered_flops"] = cov_t, _known(s, "cov_flops")
     for lv in levels:
         cols[f"covered_bytes_{lv}"] = _known(s, f"cov_b_{lv}")
-    cols["coverage"] = _ratio(np.nan_to_num(cov_t), cols["time_s"])
+    cols["coverage"] = _ratio(np.nan_to_num(cov_t), time_s)
     cols["achieved_flops_per_s"] = _ratio(_known(s, "cov_flops"), cov_t)
     cols["attainable_flops_per_s"] = _ratio(_known(s, "cov_flops"), cov_roof)
     cols["efficiency"] = _ratio(cov_roof, cov_t)
@@ -277,7 +290,7 @@ def _frame(level: str, nodes: list, s: dict, leaf: dict, self_rows: np.ndarray, 
     return out
 
 
-def _timing(out: pd.DataFrame, f: pd.DataFrame, codes: np.ndarray, uniq: list, level: str,
+def _timing(out: pd.DataFrame, f: pd.DataFrame, codes: np.ndarray, uniq: list[Any], level: str,
             window: float | None) -> pd.DataFrame:
     """Steps and windows in time order, with their start, end (GPU span of their kernels) and phase."""
     n = len(f)
@@ -297,7 +310,7 @@ def _timing(out: pd.DataFrame, f: pd.DataFrame, codes: np.ndarray, uniq: list, l
             span["phase"] = pd.Series(np.where(m.sum(axis=1) > 0, np.array(names, dtype=object)[m.argmax(axis=1)],
                                                None), dtype=object)
     out = out.merge(span, on="group", how="left")
-    if level == "window":
+    if level == "window" and window is not None:  # (codes_of refused a window level without one)
         t0 = np.nanmin(start) if ok.any() else 0.0
         idx = out["group"].where(out["group"] != OUTSIDE)
         out["start_s"] = np.where(idx.notna(), t0 + idx.astype(float) * float(window), out["start_s"])

@@ -8,6 +8,8 @@ median time per step, or an idle gap (the step's GPU span minus its busy time).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -41,12 +43,12 @@ def flag_steps(rows: pd.DataFrame, frame: pd.DataFrame, level: str = "step", win
     if slow.any():
         per, names = _per_step_kernel(frame, level, window, out["group"].tolist())
         median = np.median(per[inside], axis=0)  # the median step's time per kernel name
-        out.loc[slow, "differs"] = [_differs(i, out, per, median, names, inside) for i in np.flatnonzero(slow)]
+        out.loc[slow, "differs"] = [_differs(int(i), out, per, median, names, inside) for i in np.flatnonzero(slow)]
     return out
 
 
-def _per_step_kernel(frame: pd.DataFrame, level: str, window: float | None, groups: list
-                     ) -> tuple[np.ndarray, list]:
+def _per_step_kernel(frame: pd.DataFrame, level: str, window: float | None, groups: list[Any]
+                     ) -> tuple[np.ndarray, list[Any]]:
     """A (group × kernel name) matrix of measured time, rows in the order of ``groups`` (computed once)."""
     codes, uniq = codes_of(frame, level, None, window)
     ncodes, names = _factor(frame, "name")
@@ -59,7 +61,7 @@ def _per_step_kernel(frame: pd.DataFrame, level: str, window: float | None, grou
     return mat.reshape(len(groups), k), names
 
 
-def _differs(i: int, rows: pd.DataFrame, per: np.ndarray, median: np.ndarray, names: list, inside: np.ndarray
+def _differs(i: int, rows: pd.DataFrame, per: np.ndarray, median: np.ndarray, names: list[Any], inside: np.ndarray
              ) -> str:
     """What sets step ``i`` apart from the median step: launches, the kernel slower by the most, the idle gap."""
     said = []

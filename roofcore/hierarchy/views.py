@@ -4,6 +4,7 @@ of kernels sits ("in OAIAttention, one per TransformerBlock (36), op aten::addmm
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,9 @@ import pandas as pd
 from ..ingest.ancestry import SEP
 from ..models import Workload
 from .grouping import OUTSIDE
+
+if TYPE_CHECKING:
+    from ..analyze import Analysis
 
 _INSTANCE = re.compile(r"_\d+$")
 
@@ -48,9 +52,11 @@ def members(w: Workload, node: str, level: str = "module") -> np.ndarray:
     col = w.frame[level] if level in w.frame.columns else pd.Series([None] * len(w.frame))
     vals = col.to_numpy(dtype=object)
     if node == OUTSIDE:
-        return pd.isna(vals)
+        missing: np.ndarray = pd.isna(vals)
+        return missing
     s = pd.Series(vals, dtype=object)
-    return ((s == node) | s.str.startswith(node + SEP, na=False)).to_numpy(dtype=bool)
+    inside: np.ndarray = ((s == node) | s.str.startswith(node + SEP, na=False)).to_numpy(dtype=bool)
+    return inside
 
 
 def where_text(w: Workload, names: tuple[str, ...] | list[str]) -> str:
@@ -114,7 +120,7 @@ def group_table(rows: pd.DataFrame, tree: bool = False) -> pd.DataFrame:
     return out
 
 
-def node_contents(a, node: str, level: str = "module", hw_id: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def node_contents(a: Analysis, node: str, level: str = "module", hw_id: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ops and the kernels under ``node`` (itself and below): launches, time, known FLOPs and roof time summed,
     most time first."""
     hw_id = hw_id or a.hardware[0].id
