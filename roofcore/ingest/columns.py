@@ -22,17 +22,17 @@ class Header:
 
     _QUICK = 65536
 
-    def __init__(self, regex: re.Pattern, names: tuple[str, ...]):
+    def __init__(self, regex: re.Pattern[str], names: tuple[str, ...]) -> None:
         self.regex, self.pattern, self._names = regex, regex.pattern, tuple(n.lower() for n in names)
 
     def _absent(self, text: str) -> bool:
         head = text[:self._QUICK].lower()
         return len(text) <= self._QUICK and any(n not in head for n in self._names)
 
-    def search(self, text: str, *pos: int) -> re.Match | None:
+    def search(self, text: str, *pos: int) -> re.Match[str] | None:
         return None if not pos and self._absent(text) else self.regex.search(text, *pos)
 
-    def match(self, text: str, *pos: int) -> re.Match | None:
+    def match(self, text: str, *pos: int) -> re.Match[str] | None:
         return self.regex.match(text, *pos)
 
 
@@ -47,17 +47,18 @@ def header_with(*names: str, without: tuple[str, ...] = (), most: int | None = N
 
 
 class Either:
-    """The first header line any of several :class:`Header` finds (a format with more than one layout)."""
+    """The first header line any of several :class:`Header` (or patterns) finds (a format with more than one
+    layout)."""
 
-    def __init__(self, *headers: Header | Either):
+    def __init__(self, *headers: HeaderPattern) -> None:
         self.headers = headers
-        self.pattern = "|".join(h.pattern for h in headers)
+        self.pattern: str = "|".join(h.pattern for h in headers)
 
-    def search(self, text: str, *pos: int) -> re.Match | None:
+    def search(self, text: str, *pos: int) -> re.Match[str] | None:
         found = [m for h in self.headers if (m := h.search(text, *pos)) is not None]
         return min(found, key=lambda m: m.start(), default=None)
 
-    def match(self, text: str, *pos: int) -> re.Match | None:
+    def match(self, text: str, *pos: int) -> re.Match[str] | None:
         return next((m for h in self.headers if (m := h.match(text, *pos)) is not None), None)
 
 
@@ -125,4 +126,4 @@ def cut_short(line: str, name: str = "") -> bool:
 
 
 #: what finds a header line: a compiled pattern, or one found by column names
-HeaderPattern = re.Pattern | Header | Either
+HeaderPattern = re.Pattern[str] | Header | Either

@@ -21,6 +21,7 @@ import csv
 import io
 import re
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -66,11 +67,11 @@ def _compute_sniff(head: str, filename: str) -> bool:
 
 @register_format("rocprof-compute", "rocprof-compute (Omniperf) pmc_perf.csv: FLOPs, HBM/L2/L1/LDS bytes and time "
                  "per dispatch (load sysinfo.csv and roofline.csv with it)", _compute_sniff, priority=20, role="counters")
-def parse_compute(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_compute(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     w = parse_wide(data, source, context, COMPUTE)
     listed = context_dict(context, "rocprof_dispatch_info")
     total = listed.get("dispatches") if listed else None
-    if isinstance(total, int) and 0 < len(w) < total:
+    if listed and isinstance(total, int) and 0 < len(w) < total:
         w = replace(w, warnings=(*w.warnings, f"{source}: holds {len(w):,} of the {total:,} dispatches that "
                                  f"{listed.get('source', 'pmc_dispatch_info.csv')} lists (a subset, or a filtered "
                                  "run): totals cover only those."))
@@ -85,7 +86,7 @@ KERNEL_TOP_HEADER = header_with("Kernel_Name", "Count", "Sum(ns)")
 @register_format("rocprof-compute-kernel-top", "rocprof-compute pmc_kernel_top.csv: launches and total time per "
                  "kernel name, no counters", header_sniffer(KERNEL_TOP_HEADER), priority=20,
                  role="timeline")
-def parse_kernel_top(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_kernel_top(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One time-only row per kernel name: count = Count, time_s = Sum(ns) × 1e-9 (fractional ns kept)."""
     return parse_summary(data, source, "rocprof-compute-kernel-top", KERNEL_TOP_HEADER,
                          {"name": ("Kernel_Name",), "count": ("Count",), "total": ("Sum(ns)",)},
@@ -105,7 +106,7 @@ DISPATCH_INFO_HEADER = header_with("Dispatch_ID", "Kernel_Name", "GPU_ID", most=
 @register_format("rocprof-compute-dispatch-info", "rocprof-compute's list of dispatches (pmc_dispatch_info.csv: "
                  "dispatch id, kernel name, GPU; no time or counters), context for pmc_perf.csv",
                  header_sniffer(DISPATCH_INFO_HEADER), priority=21, companion=True)
-def parse_dispatch_info(data: bytes, source: str, context: dict | None = None) -> dict:
+def parse_dispatch_info(data: bytes, source: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"rocprof_dispatch_info": {"dispatches": n, "source": name}}``: how many dispatches the run had."""
     text = check_text(data, source)
     at = find_header(text, DISPATCH_INFO_HEADER)
@@ -138,7 +139,7 @@ SYSINFO_SCALED = {"hbm_bw": 1e9, "max_sclk": 1e6, "max_mclk": 1e6, "cur_sclk": 1
 @register_format("rocprof-compute-sysinfo", "The system description rocprof-compute writes (sysinfo.csv: GPU model, "
                  "arch, CUs, LDS banks), context for pmc_perf.csv", header_sniffer(SYSINFO_HEADER), priority=20,
                  companion=True)
-def parse_sysinfo(data: bytes, source: str, context: dict | None = None) -> dict:
+def parse_sysinfo(data: bytes, source: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"rocprof_sysinfo": {...}}``: every column as text, numbers in base units.
 
     Integers: lds_banks_per_cu, cu_per_gpu, num_xcd, simd_per_cu, se_per_gpu, wave_size, … (None when absent or
@@ -180,10 +181,10 @@ def parse_sysinfo(data: bytes, source: str, context: dict | None = None) -> dict
         if key in info:
             raw = str(info[key])
             try:
-                v = float(raw) * scale
+                value = float(raw) * scale
             except ValueError:
-                v = float("nan")
-            info[key] = v if np.isfinite(v) and v > 0 else None
+                value = float("nan")
+            info[key] = value if np.isfinite(value) and value > 0 else None
             if info[key] is None and raw.lower() not in NA:
                 notes.append(f"{source}: {key} {raw!r} is not a positive number; left unknown.")
     if not info.get("gpu_series"):

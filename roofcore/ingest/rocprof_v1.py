@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,7 +75,7 @@ def _v1_sniff(head: str, filename: str) -> bool:
 
 @register_format("rocprof-v1", "rocprof v1 results.csv (Index,KernelName,gpu-id,…) and rocprof-compute per-pass "
                  "CSVs (Dispatch_ID,Kernel_Name,GPU_ID,queue-id,…): counters per dispatch", _v1_sniff, priority=20, role="either")
-def parse_v1(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_v1(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     text = check_text(data, source)
     at = find_header(text, V1.header)
     per_pass = at is not None and bool(_PER_PASS.match(text, at[0]))
@@ -105,7 +106,7 @@ def _not_kernels(names: np.ndarray, source: str) -> None:
 @register_format("rocprof-v1-stats", "rocprof --stats summary (results.stats.csv; rocprofv3 kernel_stats.csv): "
                  "calls and total time per kernel name, no counters", header_sniffer(STATS_HEADER), priority=20,
                  role="timeline")
-def parse_stats(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_stats(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One time-only row per kernel name: count = Calls, time_s = TotalDurationNs × 1e-9."""
     return parse_summary(data, source, "rocprof-v1-stats", STATS_HEADER,
                          {"name": ("Name",), "count": ("Calls",), "total": ("TotalDurationNs",)},
@@ -125,6 +126,8 @@ _DIRECTION = (("h2d", re.compile(r"HostToDevice|HtoD", re.I)), ("d2h", re.compil
 _KIND = {"0": "h2h", "1": "h2d", "2": "d2h", "3": "d2d", "4": "any"}  #: hipMemcpyKind; 4 = hipMemcpyDefault
 _SIZE = re.compile(r"\bsizeBytes\((\d+)\)")
 _KIND_ARG = re.compile(r"\bkind\((\d)\)")
+#: a kernel or copy event: its name, its ``args`` and the whole event
+_Event = tuple[str, dict[str, Any], dict[str, Any]]
 
 
 def _hiptrace_sniff(head: str, filename: str) -> bool:
@@ -143,9 +146,9 @@ def _num_text(v: object) -> str:
     return v.strip() if isinstance(v, str) else "" if v is None or isinstance(v, bool) else str(v)
 
 
-def _ns_texts(e: dict) -> tuple[str, str]:
+def _ns_texts(e: dict[str, Any]) -> tuple[str, str]:
     """Begin and end of an event in ns, as text: args BeginNs/EndNs, else ts/dur (µs)."""
-    args = e.get("args") if isinstance(e.get("args"), dict) else {}
+    args = a if isinstance(a := e.get("args"), dict) else {}
     begin, end = _num_text(args.get("BeginNs")), _num_text(args.get("EndNs"))
     if begin and end:
         return begin, end
@@ -165,7 +168,7 @@ def _begin(text: str) -> float:
 
 @register_format("rocprof-v1-hiptrace", "rocprof --hip-trace results.json (Chrome trace with string times, not "
                  "Kineto): kernel times and copies with their bytes", _hiptrace_sniff, priority=25, role="timeline")
-def parse_hiptrace(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_hiptrace(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Kernels with their times (no counters) and copies with FLOPs 0 and their bytes; see the module docstring."""
     from .rocprof_decode import hiptrace_events
 
@@ -180,13 +183,15 @@ def parse_hiptrace(data: bytes, source: str, context: dict | None = None) -> Wor
     lanes: dict[str, str] = {}
     for e in events:
         if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            args = a if isinstance(a := e.get("args"), dict) else {}
             lanes[_num_text(e.get("pid"))] = str(args.get("name", ""))
-    kernels, copies, calls = [], [], []
+    kernels: list[_Event] = []
+    copies: list[_Event] = []
+    calls: list[tuple[str, dict[str, Any]]] = []
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X":
             continue
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        args = a if isinstance(a := e.get("args"), dict) else {}
         name = str(args.get("Name") or e.get("name") or "").strip()
         lane = lanes.get(_num_text(e.get("pid")), "").upper()
         if "API" in lane or (not lane and ("args" in args or name.startswith(("hip", "hsa_")))):
@@ -213,19 +218,21 @@ def parse_hiptrace(data: bytes, source: str, context: dict | None = None) -> Wor
     return with_rows(w, frame, warn)
 
 
-def _copies(copies: list, calls: list, source: str) -> tuple[pd.DataFrame, list[str]]:
+def _copies(copies: list[_Event], calls: list[tuple[str, dict[str, Any]]], source: str
+            ) -> tuple[pd.DataFrame, list[str]]:
     """Copy rows (FLOPs 0), each given the size of the hipMemcpy call that issued it; see the module docstring."""
     m = len(copies)
     if not m:
         return make_frame({}, 0), []
-    sized = []  # (begin, direction, bytes or NaN) of the hipMemcpy calls whose direction is known
+    sized: list[tuple[float, str, float]] = []  # (begin, direction, bytes or NaN) of the hipMemcpy calls whose direction is known
     for name, args in calls:
         text = str(args.get("args", ""))
-        size = _SIZE.search(text)
+        size_arg = _SIZE.search(text)
         kind = _KIND_ARG.search(text)
         direction = _KIND.get(kind.group(1)) if kind else _direction(name)
         if direction:
-            sized.append((_begin(_num_text(args.get("BeginNs"))), direction, float(size.group(1)) if size else np.nan))
+            sized.append((_begin(_num_text(args.get("BeginNs"))), direction,
+                          float(size_arg.group(1)) if size_arg else np.nan))
     sized.sort(key=lambda c: c[0])
     spans = [_ns_texts(c[2]) for c in copies]
     begins = np.array([_begin(s) for s, _ in spans])

@@ -4,6 +4,8 @@ Start_Timestamp,End_Timestamp,Correlation_ID,<counters>``, one row per dispatch 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..models import Workload
 from . import register_format
 from .rocprof_common import Layout, header_sniffer, header_with, parse_wide
@@ -19,5 +21,5 @@ V2 = Layout(
 
 @register_format("rocprof-v2", "rocprofv2 file-plugin CSV (Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,"
                  "Start_Timestamp,End_Timestamp,…): counters per dispatch", header_sniffer(V2.header), priority=20, role="either")
-def parse_v2(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_v2(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     return parse_wide(data, source, context, V2)

@@ -37,6 +37,7 @@ roofline.csv), :mod:`.wide` builds the workload of a wide counter file or a per-
 
 from __future__ import annotations
 
+from ..columns import header_with
 from .context import ROOFLINE_META, context_dict, context_meta
 from .counters import (
     ALL_COUNTERS,
@@ -70,7 +71,6 @@ from .table import (
     factorize_text,
     find_header,
     header_sniffer,
-    header_with,
     load_json,
     no_header,
     position,

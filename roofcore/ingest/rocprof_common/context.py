@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -20,12 +21,12 @@ ROOFLINE_META = {
 
 
 
-def context_dict(context: Mapping | None, key: str) -> dict | None:
+def context_dict(context: Mapping[str, Any] | None, key: str) -> dict[Any, Any] | None:
     v = context.get(key) if isinstance(context, Mapping) else None
     return v if isinstance(v, dict) else None
 
 
-def context_meta(context: Mapping | None, gpus: np.ndarray, meta: dict[str, str], warn: list[str]) -> str | None:
+def context_meta(context: Mapping[str, Any] | None, gpus: np.ndarray, meta: dict[str, str], warn: list[str]) -> str | None:
     """Device name and meta from sysinfo / roofline companions; returns the device name."""
     device = None
     info = context_dict(context, "rocprof_sysinfo")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,7 @@ class Counters:
 class Problems:
     """Cells that are not usable numbers, per counter: (count, first dispatch, first text)."""
 
-    by_counter: dict[str, list] = field(default_factory=dict)
+    by_counter: dict[str, list[Any]] = field(default_factory=dict)  #: [count, first dispatch, first text]
 
     def add(self, counter: str, bad: np.ndarray, ids: np.ndarray, text: np.ndarray) -> None:
         where = np.flatnonzero(bad)
@@ -129,7 +130,7 @@ def _numbers(values: np.ndarray, counter: str, ids: np.ndarray, problems: Proble
 
 @dataclass
 class Result:
-    columns: dict[str, object]
+    columns: dict[str, np.ndarray]
     warnings: list[str]
     meta: dict[str, str]
 
@@ -156,9 +157,15 @@ def _brace(names: list[str]) -> str:
     return ", ".join(out)
 
 
-def _sum_counters(get: Callable[[str], np.ndarray | None], names: tuple[str, ...]) -> tuple[list, list[str]]:
+def _sum_counters(get: Callable[[str], np.ndarray | None], names: tuple[str, ...]
+                  ) -> tuple[list[np.ndarray | None], list[str]]:
     got = [get(n) for n in names]
     return got, [n for n, g in zip(names, got, strict=True) if g is None]
+
+
+def _present(got: list[np.ndarray | None]) -> list[np.ndarray]:
+    """The arrays of a set of counters :func:`_sum_counters` found complete (none missing)."""
+    return [g for g in got if g is not None]
 
 
 
@@ -169,7 +176,7 @@ def derive(get: Callable[[str], np.ndarray | None], n: int, source: str, family:
     ``bare``: the hint for a file with no FLOP or byte counter at all (a trace, a per-pass file); it replaces the
     per-quantity warnings with one sentence.
     """
-    cols: dict[str, object] = {}
+    cols: dict[str, np.ndarray] = {}
     warn: list[str] = []
     meta: dict[str, str] = {}
     flops, precision, unit, no_flops = _flops(get, n, source, warn)
@@ -258,11 +265,12 @@ def _classify(valu: np.ndarray, mfma: np.ndarray, precision: np.ndarray, unit: n
         warn.append(f"{source}: {int(left_out.sum())} dispatch(es) also ran int8 MFMA ops (512 × "
                     "SQ_INSTS_VALU_MFMA_MOPS_I8), not counted in their FLOPs: they are integer ops, counted only "
                     "for kernels whose main work is int8.")
-    return v_tot + m_float + np.where(int8, i8, 0.0)
+    flops: np.ndarray = v_tot + m_float + np.where(int8, i8, 0.0)
+    return flops
 
 
 def _offchip(get: Callable[[str], np.ndarray | None], n: int, source: str, family: str | None, sysinfo_given: bool,
-             cols: dict[str, object], warn: list[str], meta: dict[str, str]) -> bool:
+             cols: dict[str, np.ndarray], warn: list[str], meta: dict[str, str]) -> bool:
     """``bytes_hbm`` into ``cols`` by the formula of the GPU's family (else of the counters present), else from
     the legacy FETCH_SIZE + WRITE_SIZE; True when the file has no off-chip counter at all."""
     mi200, miss200 = _sum_counters(get, MI200_COUNTERS)
@@ -283,11 +291,11 @@ def _offchip(get: Callable[[str], np.ndarray | None], n: int, source: str, famil
     legacy = [next((a for a in (get(x) for x in pair) if a is not None), None) for pair in LEGACY_COUNTERS]
     no_hbm = False
     if use == "MI200" and not miss200:
-        rd, rd32, wr, wr64 = mi200
+        rd, rd32, wr, wr64 = _present(mi200)
         hbm = rd32 * 32 + (rd - rd32) * 64 + wr64 * 64 + (wr - wr64) * 32
         meta["hbm_formula"] = "MI200 (TCC_EA_RDREQ/WRREQ, calc_ai)"
     elif use == "MI300" and not miss300:
-        bubble, rd, rd32, wr, wr64 = mi300
+        bubble, rd, rd32, wr, wr64 = _present(mi300)
         hbm = bubble * 128 + rd32 * 32 + (rd - bubble - rd32) * 64 + (wr - wr64) * 32 + wr64 * 64
         meta["hbm_formula"] = "MI300 (TCC_BUBBLE, TCC_EA0_RDREQ/WRREQ, calc_ai)"
     elif legacy[0] is not None and legacy[1] is not None:
@@ -302,7 +310,7 @@ def _offchip(get: Callable[[str], np.ndarray | None], n: int, source: str, famil
         else:
             no_hbm = True
             partial = [m for m, got in ((miss200, mi200), (miss300, mi300)) if len(m) < len(got)]
-            lack = f" (missing {', '.join(min(partial, key=len))})" if partial else ""
+            lack = f" (missing {', '.join(sorted(partial, key=len)[0])})" if partial else ""
             warn.append(f"{source}: no off-chip counters{lack}: HBM bytes are unknown. Hint: collect "
                         "TCC_EA_RDREQ(_32B)_sum and TCC_EA_WRREQ(_64B)_sum (MI200; TCC_EA0_* and TCC_BUBBLE_sum on "
                         "MI300), or FETCH_SIZE and WRITE_SIZE.")
@@ -311,7 +319,7 @@ def _offchip(get: Callable[[str], np.ndarray | None], n: int, source: str, famil
 
 
 def _on_chip(get: Callable[[str], np.ndarray | None], n: int, source: str, lds_banks: float | None,
-             sysinfo_given: bool, quiet_lds: bool, cols: dict[str, object], warn: list[str]) -> None:
+             sysinfo_given: bool, quiet_lds: bool, cols: dict[str, np.ndarray], warn: list[str]) -> None:
     """``bytes_l2``, ``bytes_l1`` and ``bytes_lds`` into ``cols`` where the file has their counters (LDS bytes need
     ``lds_banks_per_cu`` from sysinfo.csv too)."""
     got, lack = _sum_counters(get, L2_COUNTERS)
@@ -321,7 +329,8 @@ def _on_chip(get: Callable[[str], np.ndarray | None], n: int, source: str, lds_b
                         "unknown.")
             cols["bytes_l2"] = np.full(n, np.nan)
         else:
-            cols["bytes_l2"] = 64.0 * (got[0] + got[1] + got[2] + got[3])
+            tcp = _present(got)
+            cols["bytes_l2"] = 64.0 * (tcp[0] + tcp[1] + tcp[2] + tcp[3])
     l1 = get(L1_COUNTERS[0])
     if l1 is not None:
         cols["bytes_l1"] = 64.0 * l1
@@ -341,7 +350,8 @@ def _on_chip(get: Callable[[str], np.ndarray | None], n: int, source: str, lds_b
                             "this file.")
             cols["bytes_lds"] = np.full(n, np.nan)
         else:
-            cols["bytes_lds"] = _non_negative((got[0] - got[1]) * 4.0 * lds_banks, "LDS", source, warn)
+            active, conflict = _present(got)
+            cols["bytes_lds"] = _non_negative((active - conflict) * 4.0 * lds_banks, "LDS", source, warn)
 
 
 def _non_negative(values: np.ndarray, what: str, source: str, warn: list[str]) -> np.ndarray:

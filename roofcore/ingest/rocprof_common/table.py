@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,10 @@ from ... import limits
 from ...errors import InputError
 from ...models import Skipped
 from .. import check_text, skip
-from ..columns import HeaderPattern, header_with, is_open, rejoin  # noqa: F401 (header_with: for the rocprof readers)
+from ..columns import HeaderPattern, is_open, rejoin
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 DIGITS = r"\s*[0-9]{1,18}\s*"  # a timestamp or id as rocprof writes it (fits int64)
 
@@ -130,13 +134,13 @@ def read_fast(body: str, header: list[str], idx: list[int], first_line: int, sou
     return Table(header, columns, lines[ok], skipped)
 
 
-def read_records(reader, header: list[str], idx: list[int], first_line: int, source: str,
+def read_records(reader: Reader, header: list[str], idx: list[int], first_line: int, source: str,
                  text_col: int | None = None) -> Table:
     """Record by record, for a file with a CSV error part-way (what precedes the error is kept) or a kernel name
     (column ``text_col``) holding unquoted commas, put back into its column."""
     ncol = len(header)
     get = itemgetter(*idx) if len(idx) > 1 else (lambda r, i=idx[0]: (r[i],))
-    recs: list = []
+    recs: list[tuple[str, ...]] = []
     lines: list[int] = []
     skipped: list[Skipped] = []
     while True:
@@ -231,7 +235,8 @@ def to_floats(values: np.ndarray) -> np.ndarray:
     has_comma = text.str.contains(",", regex=False).to_numpy(dtype=bool)
     if has_comma.any():
         text = text.where(~has_comma, text.str.replace(",", "", regex=False))
-    return pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    floats: np.ndarray = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    return floats
 
 
 def quoted(*names: str) -> str:
@@ -252,7 +257,7 @@ def read_roles(text: str, at: tuple[int, int], source: str, roles: Mapping[str, 
 
 
 def position(header: list[str], names: tuple[str, ...]) -> int | None:
-    low = {}
+    low: dict[str, int] = {}
     for i, h in enumerate(header):
         low.setdefault(h.lower(), i)
     return next((low[n.lower()] for n in names if n.lower() in low), None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -71,7 +72,7 @@ def ids_and_names(table: Table, id_col: int, name_col: int, id_label: str, sourc
     return Ids(id_ok & name_ok, ids, names, id_codes, skipped)
 
 
-def parse_wide(data: bytes, source: str, context: dict | None, lay: Layout) -> Workload:
+def parse_wide(data: bytes, source: str, context: dict[str, Any] | None, lay: Layout) -> Workload:
     text = check_text(data, source)
     at = find_header(text, lay.header)
     if at is None:
@@ -134,9 +135,9 @@ def parse_wide(data: bytes, source: str, context: dict | None, lay: Layout) -> W
                   bare=lay.bare)
 
 
-def finish(fmt: str, source: str, context: dict | None, ids: np.ndarray, names: np.ndarray, gpus: np.ndarray | None,
-           get: Callable[[str], np.ndarray | None], times: tuple, time_cols: tuple[str, str],
-           skipped: list[Skipped], problems: Problems, waves: np.ndarray | None = None, *,
+def finish(fmt: str, source: str, context: dict[str, Any] | None, ids: np.ndarray, names: np.ndarray,
+           gpus: np.ndarray | None, get: Callable[[str], np.ndarray | None], times: tuple[np.ndarray | None, ...],
+           time_cols: tuple[str, str], skipped: list[Skipped], problems: Problems, waves: np.ndarray | None = None, *,
            bare: str | None = None, no_time: str | None = None) -> Workload:
     """The workload of ``n`` dispatches: counters by ``get(name)``, times from the ``times`` texts, context from the
     companions (sysinfo.csv, roofline.csv)."""
@@ -224,14 +225,14 @@ def parse_summary(data: bytes, source: str, fmt: str, header: HeaderPattern, rol
     if at is None:
         raise no_header(text, source, expected, how)
     table, pos = read_roles(text, at, source, roles)
-    if any(pos[r] is None for r in ("name", "count", "total")):
+    if pos["name"] is None or pos["count"] is None or pos["total"] is None:
         raise no_header(text, source, expected, how)
     if table.n == 0:
         raise InputError(where=source, expected="a row per kernel under the header", found="a header only",
                          hint="the profiled program launched no kernels; profile again.")
     codes, uniq = factorize_text(table.columns[pos["name"]])
     names = uniq[codes]
-    counts, total = (to_floats(table.columns[pos[r]]) for r in ("count", "total"))
+    counts, total = to_floats(table.columns[pos["count"]]), to_floats(table.columns[pos["total"]])
     ok = (names != "") & np.isfinite(counts) & (counts >= 1) & (counts == np.floor(counts)) & (counts < 2**53)
     skipped = list(table.skipped)
     for i in np.flatnonzero(~ok):
