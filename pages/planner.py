@@ -23,6 +23,7 @@ from roofcore import RoofcoreError, charts, plan, views, whatif
 from roofcore.builders import BUILDER_PARAMS, BUILDERS, build_workload
 from roofcore.limits import load_yaml
 from roofcore.models import DTYPE_SIZE
+from roofcore.output import analysis_document
 from roofcore.units import Dimension, fmt_si, parse
 
 page.start("pages/planner.py", "Planner")
@@ -312,7 +313,7 @@ with scenario_tab:
             if result.description:
                 st.caption(escape_markdown(result.description))
             st.dataframe(views.scenario_frame(result), hide_index=True, width="stretch", key="sc_table")
-            st.download_button("Download result JSON", lambda: json.dumps(result.to_json(), indent=1),
+            st.download_button("Download result JSON", lambda: json.dumps(result.to_json(analysis_document), indent=1),
                                file_name="scenario-result.json", mime="application/json", icon=":material/download:")
         except RoofcoreError as e:
             message("error", e)

@@ -1,7 +1,5 @@
 """Report: a preview of the HTML report and its downloads (HTML, PDF built only when clicked, CSV, JSON)."""
 
-import json
-
 import streamlit as st
 import yaml
 
@@ -11,7 +9,7 @@ from app.messages import message
 from roofcore import RoofcoreError, report
 from roofcore.advise import advise_all
 from roofcore.limits import load_yaml
-from roofcore.output import analysis_csv
+from roofcore.output import analysis_csv, analysis_json
 from roofcore.plan import run_scenario
 
 page.start("pages/report.py", "Report")
@@ -63,8 +61,7 @@ try:
     cols[2].download_button("CSV", lambda: analysis_csv(a).encode("utf-8"), "roofline-analysis.csv", "text/csv",
                             icon=":material/table_rows:", on_click="ignore")
     cols[3].download_button(
-        "JSON", lambda: json.dumps({**a.to_json(), "advice": [x.to_json() for x in advice.values()]},
-                                   indent=1, allow_nan=False).encode("utf-8"),
+        "JSON", lambda: analysis_json(a, {"advice": [x.to_json() for x in advice.values()]}).encode("utf-8"),
         "roofline-analysis.json", "application/json", icon=":material/data_object:", on_click="ignore")
     st.iframe(html, height=900)  # the page is escaped and has no script
 except RoofcoreError as e:

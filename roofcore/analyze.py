@@ -7,11 +7,13 @@ columns (intensities, achieved FLOP/s, efficiency, flag messages) are built on d
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from .communication import communication
@@ -85,12 +87,31 @@ def _codes(col: pd.Series) -> tuple[np.ndarray, list]:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """The per-kernel values derived from a device's roofline, computed once per analysis and device
+    (:meth:`Analysis.derived`) and read by the table, the JSON and CSV, the charts, the views and the report."""
+
+    #: the seconds the rates below are over: the measured time where > 0, 1 for a kernel placed by rates, else NaN
+    seconds: npt.NDArray[np.float64]
+    #: FLOP/s over those seconds (for a kernel placed by rates: its FLOP rate); NaN without them
+    achieved_flops_per_s: npt.NDArray[np.float64]
+    #: share of the roof reached: t_roof / measured time (rates: roof time per second measured); NaN untimed
+    efficiency: npt.NDArray[np.float64]
+    #: measured − roofline seconds where a time is given (a zero time too); NaN where either is unknown
+    headroom_s: npt.NDArray[np.float64]
+    #: "memory:hbm", "link:nvlink", "compute:bf16-matrix"; None where the bound is unknown
+    bound: npt.NDArray[np.object_]
+
+
+@dataclass(frozen=True)
 class Analysis:
     """A workload on one or more devices. ``results`` is aligned with ``hardware``."""
 
     workload: Workload
     results: tuple[DeviceResult, ...]
     achievable: bool = False  #: whether measured (achievable) ceilings replaced the theoretical peaks
+    #: :class:`Derived` per device id, made on first use (never passed on by ``replace``)
+    _derived: dict[str, Derived] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def hardware(self) -> list[Hardware]:
@@ -104,6 +125,52 @@ class Analysis:
 
     # ------------------------------------------------------------------------------------- per kernel
 
+    @cached_property
+    def timed(self) -> npt.NDArray[np.bool_]:
+        """Per kernel: has a measured time (> 0; a zero or unknown time is not one). The one meaning of "timed":
+        efficiency, achieved FLOP/s, the share basis and ``kernels_missing_time`` all read it."""
+        t = self.workload.frame["time_s"].to_numpy(dtype=np.float64)
+        return ~np.isnan(t) & (t > 0)
+
+    def derived(self, hw_id: str) -> Derived:
+        """Achieved FLOP/s, efficiency, headroom and bound label of every kernel on ``hw_id``, computed once."""
+        if hw_id not in self._derived:
+            self._derived[hw_id] = self._derive(self.result(hw_id))
+        return self._derived[hw_id]
+
+    def _by_rate_inputs(self, r: DeviceResult) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                                                        npt.NDArray[np.float64]]:
+        """FLOPs, seconds and roof seconds as the table divides them: a kernel placed by rates (no duration) takes
+        part as one second of its run (its FLOP rate, 1 s, its roof time per second measured)."""
+        f = self.workload.frame
+        flops, t = f["flops"].to_numpy(dtype=np.float64), f["time_s"].to_numpy(dtype=np.float64)
+        if r.rated is None:
+            return flops, t, r.t_roof
+        assert r.rate_roof is not None  # set with ``rated`` (_by_rates)
+        return (np.where(r.rated, _col(f, "flops_rate"), flops), np.where(r.rated, 1.0, t),
+                np.fmax(r.t_roof, r.rate_roof))
+
+    def _derive(self, r: DeviceResult) -> Derived:
+        w_flops, w_t, w_roof = self._by_rate_inputs(r)
+        t = self.workload.frame["time_s"].to_numpy(dtype=np.float64)
+        idx, labels = self.bound_labels(r.hardware.id)
+        bound = np.array(labels, dtype=object)[idx]
+        bound[idx == 0] = None  # slot 0: no bound
+        seconds = np.where((w_t > 0) & ~np.isnan(w_t), w_t, np.nan)  # timed, or placed by rates (one second)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return Derived(seconds=seconds, achieved_flops_per_s=w_flops / seconds, efficiency=w_roof / seconds,
+                           headroom_s=np.where(~np.isnan(t), t - r.t_roof, np.nan), bound=bound)
+
+    def take(self, rows: Sequence[int] | npt.NDArray[np.integer[Any]],
+             hw_ids: Sequence[str] | None = None) -> Analysis:
+        """The same analysis for some of its kernels (row positions, in that order) on ``hw_ids`` (default: every
+        device): the workload's rows and each device's arrays taken, nothing evaluated again."""
+        idx = np.asarray(rows, dtype=np.int64)
+        w = self.workload
+        sub = replace(w, frame=w.frame.iloc[idx].reset_index(drop=True))
+        results = self.results if hw_ids is None else tuple(self.result(h) for h in hw_ids)
+        return Analysis(workload=sub, results=tuple(_take(r, idx) for r in results), achievable=self.achievable)
+
     def table(self, hw_id: str | None = None, *, messages: bool = True) -> pd.DataFrame:
         """One row per kernel × device with every derived field (base units), JSON field names flattened."""
         results = [self.result(hw_id)] if hw_id else list(self.results)
@@ -112,6 +179,7 @@ class Analysis:
     def _device_table(self, r: DeviceResult, messages: bool) -> pd.DataFrame:
         f = self.workload.frame
         hw = r.hardware
+        d = self.derived(hw.id)
         flops = f["flops"].to_numpy(dtype=np.float64)
         t = f["time_s"].to_numpy(dtype=np.float64)
         peak = r.peak()
@@ -126,12 +194,10 @@ class Analysis:
         # kernels placed by rates (no duration) take part as one second of their run: FLOP/s, byte/s, 1 s
         rated = r.rated
 
-        def by_rate(col: str, other: np.ndarray) -> np.ndarray:
+        def by_rate(col: str, other: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
             return other if rated is None else np.where(rated, _col(f, col), other)
 
-        w_flops, w_t, w_roof = flops, t, r.t_roof
-        if rated is not None:
-            w_flops, w_t, w_roof = by_rate("flops_rate", flops), np.where(rated, 1.0, t), np.fmax(r.t_roof, r.rate_roof)
+        w_flops, _, w_roof = self._by_rate_inputs(r)
         with np.errstate(divide="ignore", invalid="ignore"):
             for col in self.workload.byte_columns:
                 name = col[len("bytes_"):]
@@ -143,10 +209,9 @@ class Analysis:
             out["t_roof_s"] = r.t_roof
             out["t_serial_s"] = r.t_serial
             out["attainable_flops_per_s"] = attainable(w_flops, w_roof)
-            timed = (w_t > 0) & ~np.isnan(w_t)
-            out["achieved_flops_per_s"] = np.where(timed, w_flops / w_t, np.nan)
-            out["efficiency"] = np.where(timed, w_roof / w_t, np.nan)
-            out["pct_peak_compute"] = np.where(timed, w_flops / w_t / peak, np.nan)
+            out["achieved_flops_per_s"] = d.achieved_flops_per_s
+            out["efficiency"] = d.efficiency
+            out["pct_peak_compute"] = d.achieved_flops_per_s / peak
             bw = np.array(r.bandwidths, dtype=np.float64)
             mem_bytes = np.full(len(f), np.nan)
             for i, name in enumerate(r.resources):
@@ -155,15 +220,9 @@ class Analysis:
                 sel = r.mem_idx == i
                 mem_bytes[sel] = by_rate(f"bandwidth_{name}", f[f"bytes_{name}"].to_numpy(dtype=np.float64))[sel]
             mem_bw = np.where(r.mem_idx > 0, bw[np.maximum(r.mem_idx, 0)], np.nan)
-            out["pct_peak_bandwidth"] = np.where(timed, mem_bytes / w_t / mem_bw, np.nan)
-            out["headroom_s"] = np.where(~np.isnan(t), t - r.t_roof, np.nan)
-        labels = np.array([f"{k}:{n}" for k, n in zip(r.resource_kinds, r.resources, strict=True)], dtype=object)
-        ceil_label = np.array([f"compute:{c}" if c else "compute:unknown" for c in r.ceilings] or ["compute:unknown"],
-                              dtype=object)
-        bound = np.where(r.bound_idx > 0, labels[np.maximum(r.bound_idx, 0)], None)
-        is_compute = r.bound_idx == 0
-        bound[is_compute] = ceil_label[r.ceiling_code[is_compute]]
-        out["bound"] = pd.Series(bound, dtype=object)  # object: pandas 3 would turn None into NaN in a str column
+            out["pct_peak_bandwidth"] = mem_bytes / d.seconds / mem_bw
+            out["headroom_s"] = d.headroom_s
+        out["bound"] = pd.Series(d.bound, dtype=object)  # object: pandas 3 would turn None into NaN in a str column
         out["binding_level"] = pd.Series(np.where(r.mem_idx > 0, np.array(r.resources, dtype=object)[
             np.maximum(r.mem_idx, 0)], None), dtype=object)
         out["flags_mask"] = r.flags
@@ -194,7 +253,7 @@ class Analysis:
         r = self.result(hw_id)
         f = self.workload.frame
         t = f["time_s"].to_numpy(dtype=np.float64)
-        timed = ~np.isnan(t) & (t > 0)
+        timed = self.timed
         known = ~np.isnan(r.t_roof)
         total_time = float(np.nansum(t)) if (~np.isnan(t)).any() else None
         t_roof_total = float(r.t_roof[known].sum()) if known.any() else None
@@ -252,25 +311,19 @@ class Analysis:
 
     # ------------------------------------------------------------------------------------- export
 
-    def to_json(self, *, kernels: bool = True) -> dict:
-        """The stable JSON contract (README "JSON output"): hardware, kernels, summary, skipped.
-
-        Built as dicts for the Python API; ``roofline analyze --json`` writes the same document column-wise
-        (:func:`roofcore.output.analysis_json`). ``kernels=False`` leaves the kernel list empty."""
+    def json_fields(self) -> dict[str, Any]:
+        """The JSON contract's fields but ``kernels`` (README "JSON output"), in its order: what
+        :func:`roofcore.output.analysis_json_chunks` (the one writer of the analysis JSON) writes around the kernel
+        records. Use :func:`roofcore.output.analysis_document` for the whole document as a dict."""
         from .catalog import hardware_to_json
         from .ingest.join import counter_summary
 
-        records = []
-        for r in self.results if kernels else ():
-            tab = self._device_table(r, messages=True)
-            records.extend(_records(tab, self.workload.byte_columns))
         return {
             "schema_version": 1,
             "workload": {"name": self.workload.name, "sources": list(self.workload.sources),
                          "formats": list(self.workload.formats), "kernels": len(self.workload)},
             "roofs": "achievable" if self.achievable else "theoretical",
             "hardware": [hardware_to_json(h) for h in self.hardware],
-            "kernels": records,
             "summary": [self.summary(h.id) for h in self.hardware],
             "skipped": [{"source": s.source, "row": s.row, "reason": s.reason} for s in self.workload.skipped],
             "warnings": list(self.workload.warnings),
@@ -279,6 +332,16 @@ class Analysis:
             # a timeline joined with counters of some launches: the share of its time they cover (ingest.join)
             **({"counters": counters} if (counters := counter_summary(self.workload)) else {}),
         }
+
+
+def _take(r: DeviceResult, idx: npt.NDArray[np.int64]) -> DeviceResult:
+    """A device's result for the kernels at ``idx`` (per-combo fields, ceilings and peaks, stay whole)."""
+    rated = r.rated[idx] if r.rated is not None else None
+    keep = rated is not None and bool(rated.any())
+    return replace(r, t_roof=r.t_roof[idx], t_serial=r.t_serial[idx], ceiling_code=r.ceiling_code[idx],
+                   bound_idx=r.bound_idx[idx], mem_idx=r.mem_idx[idx], flags=r.flags[idx],
+                   times=tuple(x[idx] for x in r.times), rated=rated if keep else None,
+                   rate_roof=r.rate_roof[idx] if keep and r.rate_roof is not None else None)
 
 
 def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achievable: bool = False) -> Analysis:
@@ -350,43 +413,4 @@ def _share(x: float) -> str:
     return f"{pct:.0f}%" if pct >= 10 else f"{pct:.2g}%" if pct >= 1 else f"{pct:.1g}%"
 
 
-def _num(v: object) -> float | None:
-    if v is None:
-        return None
-    x = float(v)
-    return None if math.isnan(x) else (x if math.isfinite(x) else None)
-
-
-def _records(tab: pd.DataFrame, byte_cols: list[str]) -> list[dict]:
-    names = [c[len("bytes_"):] for c in byte_cols]
-    cols = {c: tab[c].to_numpy() for c in tab.columns}
-    out = []
-    for i in range(len(tab)):
-        out.append({
-            "name": cols["name"][i], "hardware": cols["hardware"][i], "group": cols["group"][i],
-            "count": int(cols["count"][i]), "precision": cols["precision"][i], "unit": cols["unit"][i],
-            "ceiling": cols["ceiling"][i] or None,
-            "flops": _num(cols["flops"][i]),
-            "bytes": {n: _num(cols[f"bytes_{n}"][i]) for n in names},
-            "time_s": _num(cols["time_s"][i]),
-            "intensity": {n: (_num(cols[f"intensity_{n}"][i]) if math.isfinite(cols[f"intensity_{n}"][i]) or
-                              math.isnan(cols[f"intensity_{n}"][i]) else None) for n in names},
-            "t_roof_s": _num(cols["t_roof_s"][i]), "t_serial_s": _num(cols["t_serial_s"][i]),
-            "attainable_flops_per_s": _num(cols["attainable_flops_per_s"][i]),
-            "bound": cols["bound"][i], "binding_level": cols["binding_level"][i],
-            "achieved_flops_per_s": _num(cols["achieved_flops_per_s"][i]),
-            "efficiency": _num(cols["efficiency"][i]),
-            "pct_peak_compute": _num(cols["pct_peak_compute"][i]),
-            "pct_peak_bandwidth": _num(cols["pct_peak_bandwidth"][i]),
-            "headroom_s": _num(cols["headroom_s"][i]),
-            "flags": cols["flags"][i],
-            "source": cols["source"][i], "row": cols["row"][i],
-        })
-    for rec in out:
-        for k in ("group", "precision", "unit", "binding_level", "bound"):
-            if rec[k] is not None and not isinstance(rec[k], str):
-                rec[k] = None
-    return out
-
-
-__all__ = ["Analysis", "analyze", "coverage_text", "fmt_rate", "speedup_note"]
+__all__ = ["Analysis", "Derived", "analyze", "coverage_text", "fmt_rate", "speedup_note"]

@@ -24,7 +24,7 @@ from roofcore.ingest.join_commands import command_script, kernel_regex, targeted
 from roofcore.ingest.join_names import match_kernels, normalise_kernel_name, normalise_names
 from roofcore.ingest.ncu_metrics import ROOFLINE_METRICS
 from roofcore.models import Workload
-from roofcore.output import analysis_json
+from roofcore.output import analysis_document, analysis_json
 
 DATA = Path(__file__).parent / "data" / "join"
 
@@ -346,7 +346,7 @@ def test_cli_text_and_json_state_the_coverage():
     a = analyze(w, [load_catalogs().get("h100-sxm")])
     text = analysis_text(a)
     assert "\nCounters for 55% of the timeline's 10 ms (3 of 5 kernels); the rest is time only.\n" in text
-    doc = a.to_json(kernels=False)
+    doc = analysis_document(a, kernels=False)
     assert doc["counters"]["coverage"] == pytest.approx(0.55) and doc["counters"]["kernels_with_counters"] == 3
     assert doc["counters"]["commands"] == w.meta["counter_commands"].split("\n")
     assert '"counters": {' in analysis_json(a)
@@ -358,7 +358,7 @@ def test_cli_text_and_json_state_the_coverage():
 
 def test_json_of_a_timeline_alone_gives_the_commands():
     w = roofcore.read_many([DATA / "kern_sum.csv"])
-    doc = analyze(w, [load_catalogs().get("h100-sxm")]).to_json(kernels=False)
+    doc = analysis_document(analyze(w, [load_catalogs().get("h100-sxm")]), kernels=False)
     assert doc["counters"] == {"commands": w.meta["counter_commands"].split("\n")}
     assert doc["counters"]["commands"][1].startswith("METRICS=") and counter_headline(w) == ""
 

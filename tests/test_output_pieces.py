@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from roofhelpers import make_hw, workload_of
+from test_output import stdlib_json
 
 import roofcore
 import roofcore.output.columns as columns
@@ -84,7 +85,7 @@ def test_the_text_is_the_same_whatever_the_pieces_and_threads(monkeypatch, rows)
     monkeypatch.setenv("ROOFCORE_WORKERS", "1")  # one thread
     assert analysis_json(a) == whole_json and analysis_csv(a) == whole_csv
     doc = json.loads(whole_json)
-    assert doc["kernels"] == json.loads(json.dumps(a.to_json(), allow_nan=False))["kernels"]
+    assert doc["kernels"] == stdlib_json(a)["kernels"]
 
 
 @pytest.mark.parametrize("names", [["plain", "names", "only"], ["plain", "=formula", "x"], ["a,b", "c", "d"],

@@ -17,6 +17,7 @@ from roofhelpers import fast_hw, make_hw, workload_of
 
 from roofcore import InputError, analyze, load_catalogs, ops, plan, read
 from roofcore.models import Kernel
+from roofcore.output import analysis_document
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "examples" / "scenarios").glob("*.yaml"))
@@ -309,15 +310,15 @@ def test_compare_matches_by_name_and_lists_unmatched():
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
 def test_every_shipped_scenario_runs(catalog, path):
     r = plan.run_scenario(path, catalog)
-    doc = json.loads(json.dumps(r.to_json(), allow_nan=False))
+    doc = json.loads(json.dumps(r.to_json(analysis_document), allow_nan=False))
     assert doc["variants"][0]["name"] == "base" and len(doc["variants"]) >= 2
     assert plan.scenario_text(r).startswith("Scenario:")
 
 
 def test_scenario_json_has_the_analyze_fields(catalog):
     r = plan.run_scenario(ROOT / "examples" / "scenarios" / "elementwise_chain.yaml", catalog)
-    doc = r.to_json()
-    a = analyze(read(ROOT / "examples" / "transformer_block.yaml"), catalog.get("h100-sxm")).to_json()
+    doc = r.to_json(analysis_document)
+    a = analysis_document(analyze(read(ROOT / "examples" / "transformer_block.yaml"), catalog.get("h100-sxm")))
     for v in doc["variants"]:
         assert set(v["kernels"][0]) == set(a["kernels"][0])
         assert {"hardware", "t_roof_s", "estimate_s", "speedup_vs_base", "cost_per_run"} <= set(v["totals"][0])

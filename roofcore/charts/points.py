@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from ..analyze import Analysis, analyze
+from ..analyze import Analysis
 from ..models import Hardware
 from .look import SIZE_RANGE
 
@@ -77,7 +76,8 @@ def _levels_per_kernel(analysis: Analysis, hws: Sequence[Hardware]) -> int:
 
 def select_kernels(analysis: Analysis, hw_ids: Sequence[str], *, top_n: int | None = None, hierarchical: bool = False,
                    max_marks: int = MAX_MARKS) -> tuple[Analysis, bool]:
-    """The kernels to draw, as an analysis of just them (same engine, fewer rows): top by time, capped.
+    """The kernels to draw, as an analysis of just them (its rows of the results, nothing re-run): top by time,
+    capped.
 
     Returns ``(analysis_of_drawn_kernels, capped)``; ``capped`` is True when ``max_marks`` (not ``top_n``)
     left kernels out. Marks = kernels × devices (× levels in the hierarchical view).
@@ -107,8 +107,7 @@ def selected(analysis: Analysis, hw_ids: Sequence[str], *, top_n: int | None = N
         key = _time_key(frame, results)
         idx = np.argpartition(-key, keep - 1)[:keep]
         idx = idx[np.argsort(-key[idx], kind="stable")]
-    sub = replace(analysis.workload, frame=frame.iloc[idx].reset_index(drop=True))
-    return analyze(sub, hws, achievable=analysis.achievable), capped, idx
+    return analysis.take(idx, hw_ids), capped, idx  # its rows of the results: nothing evaluated again
 
 
 def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bool = False) -> pd.DataFrame:
@@ -125,7 +124,7 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
     for hw_id in hw_ids:
         hw = analysis.result(hw_id).hardware
         tab = analysis.table(hw_id, messages=False)
-        timed = tab["time_s"].gt(0).to_numpy()
+        timed = analysis.timed
         rated = ~timed & tab["achieved_flops_per_s"].notna().to_numpy()  # achieved FLOP/s without a duration
         y = np.where(timed | rated, tab["achieved_flops_per_s"], tab["attainable_flops_per_s"])
         size = np.where(timed, tab["time_s"], tab["t_roof_s"])

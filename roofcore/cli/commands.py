@@ -21,7 +21,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     result = run_scenario(args.scenario, _catalog(args))
     if args.json:
-        _emit(args, json.dumps(result.to_json(), indent=1, allow_nan=False))
+        from ..output import analysis_document
+
+        _emit(args, json.dumps(result.to_json(analysis_document), indent=1, allow_nan=False))
     else:
         _emit(args, scenario_text(result))
     return 0
@@ -78,9 +80,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if fmt is None:
         fmt = {".json": "json", ".csv": "csv", ".pdf": "pdf"}.get(os.path.splitext(args.output or "")[1].lower(), "html")
     if fmt == "json":
-        doc = a.to_json()
-        doc["advice"] = [x.to_json() for x in advise_all(a).values()]
-        _emit(args, json.dumps(doc, indent=1, allow_nan=False))
+        from ..output import analysis_json_chunks
+
+        _emit(args, analysis_json_chunks(a, {"advice": [x.to_json() for x in advise_all(a).values()]}))
         return 0
     if fmt == "csv":
         _emit(args, analysis_csv(a))

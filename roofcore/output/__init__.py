@@ -13,8 +13,9 @@ bitmask). Everything a user exports is a view of it, built here without a Python
   syntax and few-valued columns merged, :class:`~.columns.Rows`) is made once and each piece takes its rows of it;
   numbers keep the comma orjson wrote after them and rows of a flag are placed without copying their text.
 
-The JSON is the README's contract: the same keys and nulls as ``Analysis.to_json()`` (a test compares them on
-every sample), ASCII-escaped as ``json.dumps`` writes it.
+The JSON is the README's contract, written by one function (:func:`.json_out.analysis_json_chunks`; a test
+checks that nothing else builds it): ASCII-escaped as ``json.dumps`` writes it; :func:`.json_out.analysis_document`
+is the same document decoded into Python values.
 
 The package: :mod:`.columns` what the writers share (numbers, streaming), :mod:`.json_out` the JSON,
 :mod:`.csv_out` the CSV; under them :mod:`roofcore.wording` (:mod:`~roofcore.wording.cells` text columns and Arrow
@@ -28,7 +29,8 @@ from ..wording import Col, above_roof_messages, flag_lists, flag_messages, vfmt_
 from ..wording.formatting import _f0, _g3, _sig3  # noqa: F401 (the tests check them)
 from .columns import CHUNK_ROWS, finite_or_none  # noqa: F401
 from .csv_out import analysis_csv, analysis_csv_chunks, neutralise
-from .json_out import KERNEL_KEYS, analysis_json, analysis_json_chunks  # noqa: F401
+from .json_out import KERNEL_KEYS, analysis_document, analysis_json, analysis_json_chunks  # noqa: F401
 
-__all__ = ["above_roof_messages", "analysis_csv", "analysis_csv_chunks", "analysis_json", "analysis_json_chunks",
+__all__ = ["above_roof_messages", "analysis_csv", "analysis_csv_chunks", "analysis_document", "analysis_json",
+           "analysis_json_chunks",
            "flag_lists", "flag_messages", "neutralise", "vfmt_pct", "vfmt_si", "vfmt_time"]

@@ -1,14 +1,17 @@
-"""The analysis as JSON (the README's contract): the same keys and nulls as ``Analysis.to_json()``, ASCII-escaped
-as ``json.dumps`` writes it, the kernels one per line, encoded column-wise and streamed in pieces."""
+"""The analysis as JSON (the README's contract), the one writer of that document: ASCII-escaped as ``json.dumps``
+writes it, the kernels one per line, encoded column-wise and streamed in pieces; as Python values,
+:func:`analysis_document` decodes the same text."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from json.encoder import encode_basestring_ascii as _enc
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -16,6 +19,9 @@ from ..roofline import FLAG_CODES
 from ..wording import flag_cells
 from ..wording.cells import _STR, Col, Part, _esc_json, _join, _text_of, merge_runs
 from .columns import Rows, _ahead, _distinct, _pieces
+
+if TYPE_CHECKING:
+    from ..analyze import Analysis
 
 
 def _jdict(values, *, empty_is_null: bool = False) -> Col:
@@ -120,7 +126,7 @@ def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
 
 
 def _rows_json(rows: Rows, byte_names: list[str], lo: int, hi: int, end: str = "") -> pa.Array:
-    """Rows ``lo:hi`` as JSON objects (each followed by ``end``), keys and nulls as ``Analysis.to_json()``'s kernels."""
+    """Rows ``lo:hi`` as JSON objects (each followed by ``end``), keys and nulls of the JSON contract's kernels."""
     template = rows.whole(("json", tuple(byte_names), end), partial(_template, rows, byte_names, end))
     return _join(rows.parts(template, lo, hi, partial(_jflags, rows), _jdistinct), hi - lo)
 
@@ -130,42 +136,58 @@ def _jflags(rows: Rows, lo: int, hi: int) -> list[Part]:
     return flag_cells(rows.flags(_esc_json, _jcode, '"}', ", "), lo, hi)[0]
 
 
-def analysis_json_chunks(analysis, extra: dict | None = None, *, binary: bool = False
-                         ) -> Iterator[str | bytes | memoryview]:
-    """``Analysis.to_json()`` as JSON text in pieces, written column-wise: one kernel per line, the other keys
-    indented as ``json.dumps(indent=1)`` does. Streamed so a million kernels never sit in memory as one string;
-    ``binary`` gives the pieces as ASCII bytes (the kernels as Arrow's buffers, not copied)."""
-    return _pieces(_json_text(analysis, extra), binary, "ascii")
+def analysis_json_chunks(analysis: Analysis, extra: Mapping[str, Any] | None = None, *, binary: bool = False,
+                         kernels: bool = True) -> Iterator[str | bytes | memoryview]:
+    """The analysis JSON (README "JSON output"), in pieces: the one writer of that document, which the command
+    line, the app's downloads, the report and the planner all use. Written column-wise, one kernel per line, the
+    other keys (:meth:`Analysis.json_fields`, then ``extra``'s) indented as ``json.dumps(indent=1)`` does. Streamed
+    so a million kernels never sit in memory as one string; ``binary`` gives the pieces as ASCII bytes (the kernels
+    as Arrow's buffers, not copied). ``kernels=False`` leaves the kernel list empty."""
+    return _pieces(_json_text(analysis, extra, kernels), binary, "ascii")
 
 
-def _json_text(analysis, extra: dict | None) -> Iterator[str | memoryview]:
-    doc = analysis.to_json(kernels=False)
+def _json_text(analysis: Analysis, extra: Mapping[str, Any] | None, kernels: bool) -> Iterator[str | memoryview]:
+    doc = analysis.json_fields()
     if extra:
         doc.update(extra)
-    byte_names = analysis.workload.byte_names
+    keys = list(doc)
+    keys.insert(keys.index("hardware") + 1, "kernels")  # the contract's order: ..., hardware, kernels, summary, ...
     yield "{"
-    first_key = True
-    for k, v in doc.items():
-        yield ("\n " if first_key else ",\n ") + _enc(k) + ": "
-        first_key = False
-        if k != "kernels":
-            yield json.dumps(v, indent=1, allow_nan=False).replace("\n", "\n ")
-            continue
-        def pieces() -> Iterator[Callable[[], pa.Array]]:
-            for r in analysis.results:
-                rows = Rows(analysis._device_table(r, messages=False), r)
-                for lo, hi in rows.pieces():
-                    yield partial(_rows_json, rows, byte_names, lo, hi, ",\n")
-
-        started = False
-        for rows in _ahead(pieces()):
-            yield "[\n" if not started else ",\n"
-            yield _text_of(rows)[:-2]  # each row ends ",\n": not the last
-            started = True
-        yield "\n ]" if started else "[]"
+    for i, k in enumerate(keys):
+        yield ("\n " if i == 0 else ",\n ") + _enc(k) + ": "
+        if k == "kernels":
+            yield from _kernel_list(analysis) if kernels else ["[]"]
+        else:
+            yield json.dumps(doc[k], indent=1, allow_nan=False).replace("\n", "\n ")
     yield "\n}"
 
 
-def analysis_json(analysis, extra: dict | None = None) -> str:
+def _kernel_list(analysis: Analysis) -> Iterator[str | memoryview]:
+    """``[`` the kernel records, one a line, device after device ``]``: the only code that writes them."""
+    byte_names = analysis.workload.byte_names
+
+    def pieces() -> Iterator[Callable[[], pa.Array]]:
+        for r in analysis.results:
+            rows = Rows(analysis._device_table(r, messages=False), r)
+            for lo, hi in rows.pieces():
+                yield partial(_rows_json, rows, byte_names, lo, hi, ",\n")
+
+    started = False
+    for rows in _ahead(pieces()):
+        yield "[\n" if not started else ",\n"
+        yield _text_of(rows)[:-2]  # each row ends ",\n": not the last
+        started = True
+    yield "\n ]" if started else "[]"
+
+
+def analysis_json(analysis: Analysis, extra: Mapping[str, Any] | None = None) -> str:
     """:func:`analysis_json_chunks` joined into one string."""
-    return "".join(analysis_json_chunks(analysis, extra))
+    return "".join(str(x, "ascii") if not isinstance(x, str) else x for x in analysis_json_chunks(analysis, extra))
+
+
+def analysis_document(analysis: Analysis, extra: Mapping[str, Any] | None = None, *,
+                      kernels: bool = True) -> dict[str, Any]:
+    """The analysis JSON as Python values: :func:`analysis_json_chunks`'s text decoded, so the dict and the file
+    are one document (nulls for unknown numbers, the same keys in the same order)."""
+    doc: dict[str, Any] = orjson.loads(b"".join(analysis_json_chunks(analysis, extra, binary=True, kernels=kernels)))
+    return doc

@@ -5,7 +5,7 @@ YAML grammar is in ``examples/scenarios``."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,9 @@ class Variant:
     speedup_vs_base: Mapping[str, float | None]  #: per device: base t_roof (same device, else the base's first) / this t_roof
     speedup_vs_base_estimate: Mapping[str, float | None]  #: the same with the estimates (measured where known)
 
-    def to_json(self) -> dict:
-        a = self.analysis.to_json()
+    def to_json(self, document: Callable[[Analysis], Mapping[str, Any]]) -> dict:
+        """``document``: the analysis JSON as a dict (:func:`roofcore.output.analysis_document`, its one writer)."""
+        a = document(self.analysis)
         totals = []
         for t in self.projection.totals:
             d = t.to_json()
@@ -66,12 +67,13 @@ class ScenarioResult:
                 return v
         raise RoofcoreError(f"no variant {name!r} in scenario {self.name!r}")
 
-    def to_json(self) -> dict:
+    def to_json(self, document: Callable[[Analysis], Mapping[str, Any]]) -> dict:
+        """``document``: :func:`roofcore.output.analysis_document` (plan may not import the output layer)."""
         from ..catalog import hardware_to_json
 
         return {"schema_version": 1, "scenario": self.name, "source": self.source, "description": self.description,
                 "roofs": "theoretical", "hardware": [hardware_to_json(h) for h in self.hardware],
-                "base": self.variants[0].name, "variants": [v.to_json() for v in self.variants]}
+                "base": self.variants[0].name, "variants": [v.to_json(document) for v in self.variants]}
 
 
 @dataclass
