@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from .. import ops
 from ..models import OFFCHIP
@@ -89,7 +90,7 @@ def _link_cost(kind: str, size: float, n: int, prec: str | None, link: str, note
     return float(flops), float(hbm), prec, "vector", note, {"link": float(link_bytes)}
 
 
-def _group(ctx: dict | None, text: str | None = None) -> tuple[int | None, bool | str]:
+def _group(ctx: dict[str, Any] | None, text: str | None = None) -> tuple[int | None, bool | str]:
     """The group size: a recorded number (``text``), else the trace's one multi-rank group size (with the
     warning that says so), else unknown."""
     if text is not None and re.fullmatch(r"\d+", text):
@@ -110,11 +111,12 @@ def _tensor_bytes(ts: list[_T | None], at: int = 0) -> tuple[float, str | None] 
     return (t.bytes, t.prec) if t is not None else None
 
 
-def _record_param_comms(ts, concrete, name, extra=(), ctx=None):
+def _record_param_comms(ts: list[_T | None], concrete: object, name: str, extra: tuple[tuple[str, Any], ...] = (),
+                        ctx: dict[str, Any] | None = None) -> Result | None:
     """``record_param_comms`` / ``nccl:*``: size from In/Out msg nelems × dtype, group from ``Group size``."""
     args = dict(extra or ())
-    coll = args.get("Collective name") if isinstance(args.get("Collective name"), str) else name
-    kind = collective_kind(coll)
+    coll = args.get("Collective name")
+    kind = collective_kind(coll if isinstance(coll, str) else name)
     dt = args.get("dtype")
     spec = _COMM_DTYPES.get(dt.lower()) if isinstance(dt, str) else None
     n_in, n_out = args.get("In msg nelems"), args.get("Out msg nelems")
@@ -130,11 +132,12 @@ def _record_param_comms(ts, concrete, name, extra=(), ctx=None):
     return _link_cost(kind, msg, n, prec, (ctx or {}).get("link", "nvlink"), note) if n else None
 
 
-def _tensor_collective(kind: str, group_at: int | None = None, scale_gather: bool = False, at: int = 0):
+def _tensor_collective(kind: str, group_at: int | None = None, scale_gather: bool = False, at: int = 0) -> CostFn:
     """An op whose argument ``at`` is the tensor reduced / sent (``scale_gather``: the op's input is one rank's
     share of an all-gather, so the gathered size is ``n`` × it); ``group_at``: position of a recorded group size."""
 
-    def cost(ts, concrete, name, extra=(), ctx=None):
+    def cost(ts: list[_T | None], concrete: object, name: str, extra: tuple[tuple[str, Any], ...] = (),
+             ctx: dict[str, Any] | None = None) -> Result | None:
         tb = _tensor_bytes(ts, at)
         if tb is None:
             return None
@@ -187,7 +190,7 @@ COMM_OPS = frozenset(OPS) | {"c10d::allreduce_", "c10d::allgather_", "c10d::_all
                              "c10d::alltoall_base_", "c10d::broadcast_", "c10d::send", "c10d::recv_"}
 
 
-def group_context(dist: object, device_is_rocm: bool) -> dict:
+def group_context(dist: object, device_is_rocm: bool) -> dict[str, Any]:
     """The per-trace context of the collectives: the link name, process-group sizes by name and the one size of
     every multi-rank group (``distributedInfo.pg_config``; or ``world_size`` when the job has one group)."""
     ctx: dict[str, object] = {"link": "xgmi" if device_is_rocm else "nvlink", "groups": {}, "group_size": None}

@@ -56,12 +56,16 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import ops
 from ..errors import InputError
 from .kineto_args import _T, CostFn, Result, _arg, _concrete, _ints, _tensors, _truthy
+
+if TYPE_CHECKING:
+    from .kineto_events import Signature
 
 #: the warning for batch norms costed as training without a recorded flag (kineto_build prefixes "318 ops: ")
 BN_TRAINING_GUESS = ("batch norm with no 'training' flag recorded (no 'Concrete Inputs'; PyTorch < 2.1): costed "
@@ -91,6 +95,7 @@ def _batch_norm(dims: object, types: object, concrete: object, name: str) -> Res
     n, c = x.numel, x.shape[1]
     vec = _vectors(ts, 1, 4, c)
     guess: bool | str = False
+    training: bool | None = False
     if name.endswith("_no_training"):
         training = False
     else:
@@ -200,7 +205,10 @@ def _pool(dims: object, types: object, concrete: object, name: str) -> Result | 
     ``avg_poolNd(self, kernel_size, stride, padding, ceil_mode, ...)``."""
     ts = _tensors(dims, types)
     x = _arg(ts, 0)
-    nsp = int(re.search(r"pool(\d)d", name).group(1))
+    m = re.search(r"pool(\d)d", name)
+    if m is None:
+        return None
+    nsp = int(m.group(1))
     if x is None or len(x.shape) < nsp + 1:
         return None
     is_max = "max" in name
@@ -293,7 +301,7 @@ FROM_PARENT = {
 }
 
 
-def with_parent(child: tuple, parent: tuple) -> tuple | None:
+def with_parent(child: Signature, parent: Signature) -> Signature | None:
     """The child's signature with the sizes it did not record filled in from its parent's recorded shapes."""
     name, dims, types, conc, *rest = child
     spec = FROM_PARENT.get(name)
@@ -313,7 +321,7 @@ def with_parent(child: tuple, parent: tuple) -> tuple | None:
     return (name, dims, types, conc, *rest)
 
 
-def parent_context(ops_rows: list[tuple], signatures: list[tuple], res_of_op: np.ndarray) -> np.ndarray:
+def parent_context(ops_rows: list[tuple[Any, ...]], signatures: list[Signature], res_of_op: np.ndarray) -> np.ndarray:
     """``res_of_op`` with the ops of :data:`FROM_PARENT` pointing at signatures completed from their enclosing
     op (the innermost op of the parent's name on the same thread); new signatures are appended."""
     need = [i for i, r in enumerate(res_of_op) if r >= 0 and signatures[r][0] in FROM_PARENT]

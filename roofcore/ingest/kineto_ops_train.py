@@ -100,13 +100,13 @@ def name_dtype(kernel: str) -> tuple[float, str | None] | None:
     return (float(spec[0]), spec[1]) if spec else None
 
 
-def _listed(flops: float, elements: float) -> tuple:
+def _listed(flops: float, elements: float) -> Result:
     """A tensor-list result at the assumed 4 B per element, the elements moved kept for :func:`list_dtypes`."""
     size, prec = _ASSUMED
     return float(flops), float(elements * size), prec, "vector", False, {LIST_ELEMENTS: float(elements)}
 
 
-def list_dtypes(results: list, rk: np.ndarray, kernels: np.ndarray, share: np.ndarray, names: list[str],
+def list_dtypes(results: list[Result | None], rk: np.ndarray, kernels: np.ndarray, share: np.ndarray, names: list[str],
                 ops_k: np.ndarray, b_hbm: np.ndarray, precision: np.ndarray, warnings: list[str]) -> None:
     """In place: the bytes and precision of tensor-list kernels (``results[rk]`` with :data:`LIST_ELEMENTS`) from
     their names' element type; ``cat`` without one stays unknown, the others keep 4 B, said in one warning."""
@@ -114,7 +114,7 @@ def list_dtypes(results: list, rk: np.ndarray, kernels: np.ndarray, share: np.nd
     for j, (r, k) in enumerate(zip(rk, kernels, strict=True)):
         res = results[r] if r < len(results) else None
         extra = res[5] if res is not None and len(res) > 5 and isinstance(res[5], dict) else None
-        if extra is None or LIST_ELEMENTS not in extra:
+        if res is None or extra is None or LIST_ELEMENTS not in extra:
             continue
         found = name_dtype(names[k])
         if found is not None:
@@ -191,7 +191,7 @@ def _fused_sgd(dims: object, types: object, concrete: object, name: str) -> Resu
     if p is None or g is None or _numel(g) != _numel(p):
         return None
     n = _numel(p)
-    has_buf = bool(buf) and _numel(buf) == n
+    has_buf = bool(buf and _numel(buf) == n)
     return _listed((2 + 3 * has_buf + 2 * _nonzero(_concrete(concrete, 3))) * n, (2 + has_buf + 1 + has_buf) * n)
 
 
@@ -415,7 +415,7 @@ def _mse(dims: object, types: object, concrete: object, name: str) -> Result | N
     x, t = (_arg(ts, 1), _arg(ts, 2)) if back else (_arg(ts, 0), _arg(ts, 1))
     if x is None or t is None or (back and g is None):
         return None
-    if back:
+    if back and g is not None:
         return float(3 * x.numel), float(g.bytes + x.bytes + t.bytes + x.bytes), x.prec, "vector", False
     red = _ints(_concrete(concrete, 2), 1)
     out = x.numel if red == [0] else 1

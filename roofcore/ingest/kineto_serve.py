@@ -257,7 +257,8 @@ def _fused_add_rms_norm(ts: list[_T | None], concrete: object, name: str) -> Res
         return None
     rows, hidden = rh
     flops = ops.rmsnorm(rows, hidden, x.prec).flops + x.numel * (2 if quant else 1)
-    out = _arg(ts, 0).bytes if quant and _arg(ts, 0) is not None else x.bytes
+    first = _arg(ts, 0)
+    out = first.bytes if quant and first is not None else x.bytes
     nbytes = x.bytes + 2.0 * res.bytes + out + (w.bytes if w is not None else 0.0)
     return float(flops), float(nbytes), x.prec, "vector", False
 
@@ -312,11 +313,12 @@ def window_pairs(q_len: int, kv_len: int, causal: bool, left: int, right: int) -
 
 def _window(concrete: object, at: int) -> tuple[int, int]:
     left, right = _concrete(concrete, at), _concrete(concrete, at + 1)
-    ok = left is not None and right is not None and re.fullmatch(r"-?\d+", left) and re.fullmatch(r"-?\d+", right)
-    return (int(left), int(right)) if ok else (-1, -1)
+    if left is not None and right is not None and re.fullmatch(r"-?\d+", left) and re.fullmatch(r"-?\d+", right):
+        return int(left), int(right)
+    return -1, -1
 
 
-def _attend(b: int, h: int, q_len: int, kv_len: int, d: int, hkv: int, causal: bool, window: tuple[int, int],
+def _attend(b: int, h: int, q_len: float, kv_len: float, d: int, hkv: int, causal: bool, window: tuple[int, int],
             prec: str, kv_prec: str) -> tuple[float, float] | None:
     """FLOPs and bytes of ``b`` sequences of attention (:func:`roofcore.ops.flash_attention`, its pairs counted
     with the local window where one is set)."""
@@ -426,7 +428,7 @@ def instance_results(op_rows: Sequence[tuple[Any, ...]], signatures: Sequence[Si
             fused.setdefault((r[0], r[1]), []).append(float(r[2]))
     kernels: dict[int, list[str]] = {}
     of = np.asarray(op_of)
-    for k in np.flatnonzero(np.isin(of, moe)):  # the MoE ops' kernels, without a loop over every kernel
+    for k in np.flatnonzero(np.isin(of, moe)).tolist():  # the MoE ops' kernels, without a loop over every kernel
         kernels.setdefault(int(of[k]), []).append(kernel_names[k])
     out: dict[int, Result | None] = {}
     for i in moe:
