@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,7 @@ _GPU_TOKEN = re.compile(r"(?<![a-z0-9])(mi\d{2,3}[a-z]?|gfx\d{3}[a-z]?)(?![a-z0-
 @register_format("rocprof-compute-roofline", "A table of measured ceilings (HBM, L2, L1, LDS bandwidth and FLOP/s "
                  "per GPU) from rocprof-compute roofline.csv, context for pmc_perf.csv or a device to analyse against",
                  header_sniffer(ROOFLINE_HEADER), priority=20, companion=True)
-def parse_roofline(data: bytes, source: str, context: dict | None = None) -> dict:
+def parse_roofline(data: bytes, source: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"rocprof_roofline": {device: {column: value}}, "measured_hardware": [Hardware per device]}``.
 
     The table is in B/s and FLOP/s (file: GB/s, GFLOP/s; × 1e9); header typos are fixed (``hbmBwHigh`` →
@@ -103,7 +104,7 @@ def parse_roofline(data: bytes, source: str, context: dict | None = None) -> dic
     return {"rocprof_roofline": out, "measured_hardware": hardware}
 
 
-def _gpu_model(source: str, info: dict) -> str:
+def _gpu_model(source: str, info: dict[str, Any]) -> str:
     """The GPU's name for ids: the file's path or name (``…/MI200/roofline.csv``), else sysinfo's, else ``rocprof``."""
     hit = _GPU_TOKEN.search(source)
     if hit:
@@ -114,7 +115,8 @@ def _gpu_model(source: str, info: dict) -> str:
     return "rocprof"
 
 
-def _rocprof_device(dev: int, row: dict[str, float], model: str, source: str, info: dict) -> Hardware | None:
+def _rocprof_device(dev: int, row: dict[str, float], model: str, source: str, info: dict[str, Any]
+                    ) -> Hardware | None:
     base = PurePath(source).name
     src = f"{base}: rocprof-compute roofline.csv, empirical micro-benchmark"  # the device: in its id and name
 
@@ -157,7 +159,7 @@ def _ert_sniff(head: str, filename: str) -> bool:
 
 @register_format("ert-roofline", "The Empirical Roofline Toolkit's roofline.json: bandwidths and FLOP/s measured on "
                  "one machine, a device to analyse a workload against", _ert_sniff, priority=25, companion=True)
-def parse_ert(data: bytes, source: str, context: dict | None = None) -> dict:
+def parse_ert(data: bytes, source: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"measured_hardware": [Hardware]}``: GB/s per memory level and GFLOP/s per precision (× 1e9)."""
     doc = load_json(data, source, ERT_HINT)
     emp = doc.get("empirical") if isinstance(doc, dict) else None
@@ -204,7 +206,7 @@ def parse_ert(data: bytes, source: str, context: dict | None = None) -> dict:
         origin=source)]}
 
 
-def _metadata(part: object) -> list:
+def _metadata(part: object) -> list[Any]:
     meta = part.get("metadata") if isinstance(part, dict) else None
     if not isinstance(meta, dict):
         return []

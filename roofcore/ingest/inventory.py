@@ -26,6 +26,7 @@ import csv
 import io
 import re
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,9 @@ from ..limits import load_yaml, yaml_input_error
 from ..models import DTYPE_SIZE, Skipped, Workload, canonical_dtype, canonical_level
 from ..units import Dimension, parse
 from . import check_binary, check_text, decode_error, make_frame, register_format, skip
+
+if TYPE_CHECKING:
+    from ..models import Kernel
 
 TIME_COLUMNS = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9}
 #: optional split of the off-chip bytes: accepted spelling -> frame column (see the module docstring)
@@ -72,7 +76,7 @@ def _numeric(col: pd.Series, dim: Dimension, scale: float, column: str, source: 
              reasons: dict[int, str]) -> np.ndarray:
     """Column to float64 base units; cells that fail record a reason keyed by row position."""
     if pd.api.types.is_numeric_dtype(col.dtype):
-        values = col.to_numpy(dtype=np.float64, na_value=np.nan) * scale
+        values: np.ndarray = col.to_numpy(dtype=np.float64, na_value=np.nan) * scale
     else:
         text = col.astype("string").str.strip()
         values = pd.to_numeric(text.str.replace(",", "", regex=False), errors="coerce").to_numpy(
@@ -84,7 +88,7 @@ def _numeric(col: pd.Series, dim: Dimension, scale: float, column: str, source: 
                 has_unit = bool(re.search(r"[A-Za-zµμ]", cell)) and cell.lower() not in ("nan", "inf", "-inf")
                 values[i] = parse(cell, dim) if has_unit else parse(cell, dim) * scale
             except UnitError as e:
-                reasons.setdefault(i, f"{column}: expected {e.expected}, found {e.found}")
+                reasons.setdefault(int(i), f"{column}: expected {e.expected}, found {e.found}")
     bad = np.flatnonzero(values < 0)
     for i in bad:
         reasons.setdefault(int(i), f"{column}: expected a non-negative number, found {_show(col.iloc[i])}")
@@ -96,7 +100,7 @@ def _numeric(col: pd.Series, dim: Dimension, scale: float, column: str, source: 
 
 @register_format("inventory-csv", "Kernel inventory CSV: name, count, flops, bytes[_<level>], time_s|ms|us, "
                  "precision, unit, group", _sniff_csv, priority=-10)
-def parse_csv(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_csv(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     check_binary(data, source)
     try:
         with warnings.catch_warnings():
@@ -237,7 +241,7 @@ _KERNEL_KEYS = {"name", "count", "flops", "precision", "unit", "group", "match",
                 *SPLIT_COLUMNS}
 
 
-def _op_split(op: str, params: dict, kern) -> dict[str, float]:
+def _op_split(op: str, params: dict[str, Any], kern: Kernel) -> dict[str, float]:
     """Bytes written and weight bytes of one launch of a built-in op (see the module docstring)."""
 
     def size(key: str, default: str) -> float:
@@ -271,14 +275,14 @@ def _byte_key(level: str) -> str:
     return f"bytes_{canonical_level(level)}"
 
 
-def _kernel_row(k: dict, where: str) -> dict[str, object]:
+def _kernel_row(k: dict[Any, Any], where: str) -> dict[str, object]:
     if not isinstance(k.get("name"), str) or not k["name"].strip():
         raise InputError(where=f"{where}.name", expected="a kernel name", found=repr(k.get("name")))
     row: dict[str, object] = {"name": k["name"].strip()}
     count = k.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int | float) or count < 1 or int(count) != count:
         raise InputError(where=f"{where}.count", expected="a whole number of launches ≥ 1", found=repr(count))
-    row["count"] = int(count)
+    row["count"] = count = int(count)
     byte_keys = [key for key in k if isinstance(key, str) and _BYTES.match(key) and key not in SPLIT_COLUMNS]
     for key in [key for key in k if key in SPLIT_COLUMNS]:
         col = SPLIT_COLUMNS[key]
@@ -294,12 +298,12 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
             raise InputError(where=where, expected="either an op or flops/bytes", found="both",
                              hint="an op derives FLOPs and bytes from its shapes; drop one of the two.")
         params = {p: v for p, v in k.items() if p not in _KERNEL_KEYS}
-        kern = ops.build(str(k["op"]), params, name=row["name"], where=where)
-        row["flops"] = kern.flops * row["count"]
+        kern = ops.build(str(k["op"]), params, name=str(row["name"]), where=where)
+        row["flops"] = kern.flops * count
         for level, b in kern.bytes.items():
-            row[_byte_key(level)] = b * row["count"]
+            row[_byte_key(level)] = b * count
         for col, b in _op_split(str(k["op"]), params, kern).items():
-            row.setdefault(col, b * row["count"])
+            row.setdefault(col, b * count)
         row["precision"], row["unit"] = kern.precision, kern.unit
     else:
         unknown = [key for key in k if key not in _KERNEL_KEYS and key not in byte_keys]
@@ -349,7 +353,7 @@ def _kernel_row(k: dict, where: str) -> dict[str, object]:
 
 @register_format("inventory-yaml", "Kernel inventory YAML: kernels with numbers, or ops with shapes (matmul, "
                  "attention, conv2d, norms, collectives, ...: see the README)", _sniff_yaml, priority=-10)
-def parse_yaml(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_yaml(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     text = check_text(data, source)
     try:
         doc = load_yaml(text, source)

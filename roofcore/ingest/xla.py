@@ -41,6 +41,7 @@ import json
 import math
 import re
 from pathlib import PurePath
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -135,7 +136,7 @@ def _programs(doc: object, stem: str, source: str) -> tuple[list[tuple[str, str,
         if not doc:
             raise InputError(where=f"{source}: {prefix}", expected="a cost dict or a list of programs",
                              found="an empty list", hint=COST_HINT)
-        out = []
+        out: list[tuple[str, str, object]] = []
         for i, entry in enumerate(doc):
             if isinstance(entry, dict) and "cost" in entry:
                 name = entry.get("name")
@@ -162,7 +163,7 @@ def _programs(doc: object, stem: str, source: str) -> tuple[list[tuple[str, str,
                      found=f"a JSON {type(doc).__name__}", hint=COST_HINT)
 
 
-def _program_row(name: str, entry: object, notes: dict[str, list[str]]) -> dict[str, object]:
+def _program_row(name: str, entry: object, notes: dict[str, list[str]]) -> dict[str, str | float]:
     """One program's row; raises ValueError with a reason when it cannot be used."""
     if isinstance(entry, list) and len(entry) == 1 and isinstance(entry[0], dict):
         entry = entry[0]  # older JAX: [{...}]
@@ -179,7 +180,7 @@ def _program_row(name: str, entry: object, notes: dict[str, list[str]]) -> dict[
     if not _is_cost(cost):
         keys = ", ".join(map(str, list(cost)[:6])) or "none"
         raise ValueError(f"expected cost keys (flops, bytes accessed), found keys {keys}")
-    row: dict[str, object] = {"name": name}
+    row: dict[str, str | float] = {"name": name}
     if "flops" in cost:
         row["flops"] = _number(cost["flops"], "flops")
     else:
@@ -210,15 +211,15 @@ def _program_row(name: str, entry: object, notes: dict[str, list[str]]) -> dict[
     if (isinstance(count, bool) or not isinstance(count, (int, float)) or not 1 <= count <= MAX_COUNT
             or int(count) != count):
         raise ValueError(f"count: expected a whole number of executions ≥ 1, found {_show(count)}")
-    row["count"] = int(count)
+    row["count"] = count = int(count)
     for key in ("flops", "bytes_hbm", "transcendentals", "optimal_s", "time_s"):
-        row[key] = float(row[key]) * row["count"]  # type: ignore[arg-type]
+        row[key] = float(row[key]) * count
     return row
 
 
 @register_format(COST, "JAX compiled.cost_analysis() as JSON: flops and bytes accessed per program (XLA "
                  "estimates; add time_ms per program for measured times)", _sniff_cost, priority=15)
-def parse_cost(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_cost(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One row per compiled program (accepted shapes and fields in the module docstring)."""
     text = check_text(data, source)
     doc = _load_doc(text, source)
@@ -226,7 +227,7 @@ def parse_cost(data: bytes, source: str, context: dict | None = None) -> Workloa
     for suffix in (".json", ".txt"):
         stem = stem.removesuffix(suffix)
     entries, device = _programs(doc, stem or "program", source)
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, str | float]] = []
     skipped: list[Skipped] = []
     notes: dict[str, list[str]] = {"no_flops": [], "bad_optimal": []}
     for name, path, entry in entries:
@@ -301,7 +302,7 @@ def _sniff_xprof(head: str, name: str) -> bool:
 
 def _numbers(col: pd.Series, label: str, reasons: dict[int, str]) -> np.ndarray:
     text = col.astype("string").str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    values: np.ndarray = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = np.isnan(values) & text.fillna("").ne("").to_numpy() & ~text.fillna("").str.lower().isin(["nan"]).to_numpy()
     for i in np.flatnonzero(bad | np.isinf(values) | (values < 0)):
         reasons.setdefault(int(i), f"{label}: expected a non-negative number, found {_show(col.iloc[i])}")
@@ -311,8 +312,8 @@ def _numbers(col: pd.Series, label: str, reasons: dict[int, str]) -> np.ndarray:
 
 def _or_none(col: pd.Series) -> np.ndarray:
     """Text cells as an object array, empty cells as None."""
-    values = col.to_numpy(dtype=object)
-    return np.where(col.eq("").to_numpy(bool), None, values).astype(object)
+    values: np.ndarray = col.to_numpy(dtype=object)
+    return np.where(col.eq("").to_numpy(bool), np.array(None, dtype=object), values).astype(object)
 
 
 def _read_table(text: str, source: str, skipped_lines: int) -> pd.DataFrame:
@@ -343,7 +344,7 @@ def _read_table(text: str, source: str, skipped_lines: int) -> pd.DataFrame:
 
 @register_format(XPROF, "xprof Roofline Model tool CSV export: per-op time, FLOP rate and bandwidths (GiB/s)",
                  _sniff_xprof, priority=20)
-def parse_xprof(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_xprof(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One row per HLO op of one step record; ``context["xprof_step"]`` picks another Step than the default."""
     context = context or {}
     text = check_text(data, source)
@@ -374,7 +375,7 @@ def parse_xprof(data: bytes, source: str, context: dict | None = None) -> Worklo
     columns["precision"] = np.full(n, None if gpu else "bf16", dtype=object)
     matrix = (category.str.lower().str.contains(_MATRIX, regex=True)
               | op.str.lower().str.contains(_MATRIX, regex=True)).to_numpy()
-    columns["unit"] = np.where(matrix, "matrix", None).astype(object)
+    columns["unit"] = np.where(matrix, "matrix", np.array(None, dtype=object)).astype(object)
     if "Bound by" in frame.columns:
         columns["xprof_bound"] = _or_none(frame["Bound by"].astype(str).str.strip())
     columns["source"] = np.full(n, source, dtype=object)
@@ -419,7 +420,7 @@ def _pick_step(step: pd.Series, wanted: object, source: str) -> tuple[np.ndarray
     """(rows used, their label, the Step record chosen or None): the Step asked for, else the first of
     :data:`STEP_ORDER` present, else every numbered step."""
     steps = list(dict.fromkeys(step))
-    chosen = wanted if wanted in steps else next((s for s in STEP_ORDER if s in steps), None)
+    chosen = wanted if isinstance(wanted, str) and wanted in steps else next((s for s in STEP_ORDER if s in steps), None)
     if chosen is not None:
         return (step == chosen).to_numpy(), chosen, chosen
     sel = step.str.fullmatch(r"\d+").to_numpy()
