@@ -20,10 +20,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .costing import CLASSES
+
+if TYPE_CHECKING:
+    from ..analyze import Analysis
+    from ..catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class ClassFit:
     launches: int = 0
     spread: tuple[float, float] | None = None  #: p10, p90 of the kernels' own t_roof / time
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"efficiency": self.efficiency, "overhead_s": self.overhead_s, "source": self.source,
                 "kernels": list(self.kernels), "launches": self.launches,
                 "spread": list(self.spread) if self.spread else None}
@@ -80,7 +85,7 @@ class Calibration:
     def calibrated(self) -> bool:
         return self.origin != "defaults"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"origin": self.origin, "device": self.device, "classes": {c: self.fits[c].to_json() for c in CLASSES}}
 
 
@@ -124,7 +129,7 @@ def _fit_class(t_roof: np.ndarray, time: np.ndarray, launches: np.ndarray) -> tu
     return ratio, 0.0
 
 
-def fit(analysis, hw_id: str | None = None, *, label: str = "profile") -> Calibration:
+def fit(analysis: Analysis, hw_id: str | None = None, *, label: str = "profile") -> Calibration:
     """A :class:`Calibration` from an :class:`~roofcore.analyze.Analysis` of a measured workload on the device it ran
     on (``hw_id``; default the analysis's first device). Classes without usable kernels keep their default, and
     the source says so."""
@@ -160,7 +165,7 @@ def fit(analysis, hw_id: str | None = None, *, label: str = "profile") -> Calibr
     return Calibration(fits=fits, origin=label, device=hw)
 
 
-def calibrate_file(paths: Iterable[str], catalog, hw_ids: Iterable[str] = (), *, fmt: str | None = None) -> Calibration:
+def calibrate_file(paths: Iterable[str], catalog: Catalog, hw_ids: Iterable[str] = (), *, fmt: str | None = None) -> Calibration:
     """Read a profile (any supported export), analyse it on the device it ran on (else the first of ``hw_ids``), fit."""
     from ..analyze import analyze
     from ..errors import InputError

@@ -102,14 +102,14 @@ class ModelConfig:
         return self.kv_lora_rank + self.rope_head_dim if self.mla else 2 * self.kv_heads * self.head_dim
 
 
-def _first(cfg: dict, *keys: str, default: Any = None) -> Any:
+def _first(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
     for k in keys:
         if cfg.get(k) is not None:
             return cfg[k]
     return default
 
 
-def _int(cfg: dict, where: str, *keys: str, default: Any = None, minimum: int = 1) -> int:
+def _int(cfg: dict[str, Any], where: str, *keys: str, default: Any = None, minimum: int = 1) -> int:
     v = _first(cfg, *keys, default=default)
     if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v) or v < minimum:
         raise InputError(where=f"{where}: {keys[0]}", expected=f"a whole number ≥ {minimum}", found=repr(v),
@@ -175,10 +175,11 @@ def presets() -> list[str]:
 
 
 def preset_source(name: str) -> str:
-    return json.loads((PRESET_DIR / f"{name}.json").read_text(encoding="utf-8")).get("_source", "")
+    source: str = json.loads((PRESET_DIR / f"{name}.json").read_text(encoding="utf-8")).get("_source", "")
+    return source
 
 
-def load_model(spec: str | Path | dict, *, name: str | None = None) -> ModelConfig:
+def load_model(spec: str | Path | dict[str, Any], *, name: str | None = None) -> ModelConfig:
     """A preset name (``llama-2-7b``), a path to a ``config.json``, or a parsed config mapping."""
     if isinstance(spec, dict):
         return from_hf(spec, name=name or str(spec.get("_name", "model")))

@@ -27,12 +27,16 @@ with an fp16 scale and zero each: ``0.5 + 4/128`` bytes a weight, compute at fp1
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
 from ..models import DTYPE_SIZE, canonical_dtype
 from .config import ModelConfig
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 NVARS = 5  #: (1, T, S, P, R)
 CLASSES = ("matrix", "attention", "elementwise", "communication")
@@ -144,9 +148,10 @@ class OpTable:
 
 class _Builder:
     def __init__(self) -> None:
-        self.rows: list[tuple] = []
+        self.rows: list[tuple[str, int, float, np.ndarray, np.ndarray, np.ndarray, float, str, str, float]] = []
 
-    def add(self, name: str, cls: str, flops, nbytes, *, weights: float = 0.0, link=None, launches: float = 1.0,
+    def add(self, name: str, cls: str, flops: np.ndarray, nbytes: np.ndarray, *, weights: float = 0.0,
+            link: np.ndarray | None = None, launches: float = 1.0,
             precision: str = "fp16", unit: str = "vector", expert: float = 0.0, repeat: int = 1) -> None:
         if repeat <= 0:
             return
@@ -157,7 +162,7 @@ class _Builder:
                           expert * repeat))
 
 
-def _v(c=0.0, t=0.0, s=0.0, p=0.0, r=0.0) -> np.ndarray:
+def _v(c: float = 0.0, t: float = 0.0, s: float = 0.0, p: float = 0.0, r: float = 0.0) -> np.ndarray:
     return np.array([c, t, s, p, r], dtype=float)
 
 
@@ -291,19 +296,19 @@ def _uncosted(m: ModelConfig) -> tuple[str, ...]:
     return tuple(out)
 
 
-def step_x(tokens, seqs, pairs, kv_read) -> np.ndarray:
+def step_x(tokens: ArrayLike, seqs: ArrayLike, pairs: ArrayLike, kv_read: ArrayLike) -> np.ndarray:
     """Rows ``(1, T, S, P, R)`` for the step variables (scalars or arrays of one length)."""
     t, s, p, r = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (tokens, seqs, pairs, kv_read)))
     return np.stack([np.ones_like(t), t, s, p, r], axis=-1).reshape(-1, NVARS)
 
 
-def prefill_x(batch, length) -> np.ndarray:
+def prefill_x(batch: ArrayLike, length: ArrayLike) -> np.ndarray:
     """A prefill of ``batch`` prompts of ``length`` tokens (causal pairs ``L(L+1)/2`` each)."""
     b, n = np.asarray(batch, dtype=float), np.asarray(length, dtype=float)
     return step_x(b * n, b, b * n * (n + 1) / 2.0, b * n)
 
 
-def decode_x(batch, context) -> np.ndarray:
+def decode_x(batch: ArrayLike, context: ArrayLike) -> np.ndarray:
     """A decode step of ``batch`` sequences, each attending ``context`` keys (the new token included)."""
     b, s = np.asarray(batch, dtype=float), np.asarray(context, dtype=float)
     return step_x(b, b, b * s, b * s)

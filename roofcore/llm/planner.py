@@ -13,7 +13,9 @@ micro-batches: throughput is that of one batch; the memory per GPU is divided by
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,8 +70,8 @@ class DevicePlan:
     capacity_bytes: float | None
     fits: bool | None
     max_batch: int | None
-    prefill: dict
-    decode: dict
+    prefill: dict[str, Any]  #: :func:`~roofcore.llm.timing.phase_bound` of the prefill
+    decode: dict[str, Any]  #: and of the decode step (empty without one)
     crossover_batch: int | None  #: decode batch where the whole step turns compute-bound (None: never)
     crossover_batch_matmul: int | None  #: where the matmuls alone do
     all_reduce_s: dict[str, float]
@@ -79,11 +81,11 @@ class DevicePlan:
     points: dict[str, dict[str, float]]  #: per phase FLOPs, bytes, seconds (roofline points, per GPU)
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {k: _clean(v) for k, v in self.__dict__.items()}
 
 
-def _clean(v):
+def _clean(v: object) -> object:
     if isinstance(v, dict):
         return {k: _clean(x) for k, x in v.items()}
     if isinstance(v, list | tuple):
@@ -223,7 +225,7 @@ class LLMPlan:
     devices: list[DevicePlan]
     uncosted: tuple[str, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         p = self.model.params()
         return {"schema_version": 1,
                 "model": {"name": self.model.name, "source": self.model.source, "params": p["total"],
@@ -243,7 +245,8 @@ def plan(m: ModelConfig, q: Quant, hws: list[Hardware], s: Shape, cal: Calibrati
                    uncosted=step_ops(m, q, tp=s.tp, pp=s.pp, kv_reads=s.kv_reads).uncosted)
 
 
-def batch_sweep(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration, batches) -> dict[str, np.ndarray]:
+def batch_sweep(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration, batches: Iterable[float]
+                ) -> dict[str, np.ndarray | int]:
     """Per batch: TTFT, mean TPOT, output throughput (total; ``gpus`` to divide by), and the per-GPU prefill and
     decode roofline points (FLOPs, bytes; the decode step at the middle context) — the trajectory the app draws."""
     table = step_ops(m, q, tp=s.tp, pp=s.pp, kv_reads=s.kv_reads)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -79,13 +81,13 @@ def lengths_from_csv(data: str, where: str = "lengths CSV") -> tuple[Lengths, Le
         raise InputError(where=where, expected="columns named input… and output… (or prompt…, completion…)",
                          found=", ".join(cols) or "none")
     out = []
-    for col in pick:
+    for name in [c for c in pick if c is not None]:  # (both are)
         try:
-            vals = tuple(int(float(r[col])) for r in rows)
+            vals = tuple(int(float(r[name])) for r in rows)
         except (TypeError, ValueError):
-            raise InputError(where=f"{where}: {col}", expected="whole numbers of tokens", found="a non-number") from None
+            raise InputError(where=f"{where}: {name}", expected="whole numbers of tokens", found="a non-number") from None
         if min(vals) < 1:
-            raise InputError(where=f"{where}: {col}", expected="lengths ≥ 1", found=str(min(vals)))
+            raise InputError(where=f"{where}: {name}", expected="lengths ≥ 1", found=str(min(vals)))
         out.append(Lengths("values", values=vals))
     return out[0], out[1]
 
@@ -110,7 +112,7 @@ class ServingResult:
     kv_budget_bytes: float
     targets: dict[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -156,7 +158,7 @@ def simulate(m: ModelConfig, q: Quant, hw: Hardware, s: Shape, cal: Calibration,
         targets={"ttft_s": ttft_target_s, "tpot_s": tpot_target_s})
 
 
-def _events(cost, arrive: np.ndarray, lin: np.ndarray, lout: np.ndarray, need: np.ndarray, budget: float,
+def _events(cost: Callable[[np.ndarray], np.ndarray], arrive: np.ndarray, lin: np.ndarray, lout: np.ndarray, need: np.ndarray, budget: float,
             max_batch: int, where: str) -> tuple[np.ndarray, np.ndarray, int]:
     """The simulation's event loop (see the module docstring): each request's first-token and finish times, and the
     most requests that ran at once. The running set is kept in Python lists (at most ``max_batch``); the prefill
@@ -227,9 +229,9 @@ def _events(cost, arrive: np.ndarray, lin: np.ndarray, lout: np.ndarray, need: n
 
 
 def cheapest(m: ModelConfig, q: Quant, hws: list[Hardware], cal: Calibration, *, rate: float, inputs: Lengths,
-             outputs: Lengths, prices: dict[str, float], tps=(1, 2, 4, 8), requests: int = 500,
+             outputs: Lengths, prices: dict[str, float], tps: Sequence[int] = (1, 2, 4, 8), requests: int = 500,
              ttft_target_s: float = 2.0, tpot_target_s: float = 0.1, min_share: float = 0.99,
-             kv_reads: str = "grouped") -> list[dict]:
+             kv_reads: str = "grouped") -> list[dict[str, Any]]:
     """Each device × TP degree that holds the model, simulated at ``rate``: whether its p99 meets the targets
     (at least ``min_share`` of requests within both), its GPU count and cost per million output tokens; cheapest
     meeting the target first (by cost where prices are known, else by GPUs)."""

@@ -3,12 +3,14 @@ a collective ``K/λ/e + n·o`` on the link), with ``e``/``o`` the class's :class
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from ..models import Hardware
+from ..models import Ceiling, Hardware
 from .calibration import Calibration
 from .costing import CLASSES, OpTable
 
@@ -33,7 +35,7 @@ class Roofs:
     notes: tuple[str, ...]
 
 
-def _ceiling(hw: Hardware, precision: str, unit: str, notes: list[str]):
+def _ceiling(hw: Hardware, precision: str, unit: str, notes: list[str]) -> Ceiling:
     c = hw.resolve_ceiling(precision, unit)
     if c is not None and c.unit.value == unit:
         return c
@@ -50,7 +52,7 @@ def _ceiling(hw: Hardware, precision: str, unit: str, notes: list[str]):
 def roofs(hw: Hardware, table: OpTable, tp: int, pp: int) -> Roofs:
     """The roofs ``table``'s ops run against on ``hw``."""
     notes: list[str] = []
-    cache: dict[tuple[str, str], object] = {}
+    cache: dict[tuple[str, str], Ceiling] = {}
     peaks, names = [], []
     for prec, unit in zip(table.precision, table.unit, strict=True):
         key = (prec, unit)
@@ -92,7 +94,8 @@ class Times:
 
     @property
     def total(self) -> np.ndarray:
-        return self.seconds.sum(axis=1)
+        total: np.ndarray = self.seconds.sum(axis=1)
+        return total
 
 
 def op_times(table: OpTable, r: Roofs, cal: Calibration, x: np.ndarray) -> Times:
@@ -114,7 +117,7 @@ def op_times(table: OpTable, r: Roofs, cal: Calibration, x: np.ndarray) -> Times
                  bytes=nbytes)
 
 
-def phase_bound(t: Times, table: OpTable, r: Roofs, row: int = 0) -> dict:
+def phase_bound(t: Times, table: OpTable, r: Roofs, row: int = 0) -> dict[str, Any]:
     """What bounds one step: the time share of compute-, memory- and link-bound ops and of launch overhead, and the
     label of the largest (``compute:<ceiling>``, ``memory:hbm``, ``link:<name>`` or ``overhead``)."""
     sec = t.seconds[row]
@@ -124,13 +127,13 @@ def phase_bound(t: Times, table: OpTable, r: Roofs, row: int = 0) -> dict:
              "link": float(work[t.bound[row] == 2].sum()), "overhead": float(over.sum())}
     total = sum(share.values()) or 1.0
     share = {k: v / total for k, v in share.items()}
-    top = max(share, key=share.get)
+    top = max(share, key=share.__getitem__)
     if top == "compute":
         cmp = t.bound[row] == 0
         by: dict[str, float] = {}
         for i in np.flatnonzero(cmp):
             by[r.ceiling[i]] = by.get(r.ceiling[i], 0.0) + float(work[i])
-        label = f"compute:{max(by, key=by.get)}"
+        label = f"compute:{max(by, key=by.__getitem__)}"
     elif top == "memory":
         label = "memory:hbm"
     elif top == "link":
@@ -140,7 +143,7 @@ def phase_bound(t: Times, table: OpTable, r: Roofs, row: int = 0) -> dict:
     return {"bound": label, "share": share}
 
 
-def step_cost(table: OpTable, r: Roofs, cal: Calibration):
+def step_cost(table: OpTable, r: Roofs, cal: Calibration) -> Callable[[np.ndarray], np.ndarray]:
     """A fast ``x -> seconds per step`` (the sum of :func:`op_times`), for the serving simulation: the coefficients
     are divided by their roofs and efficiencies once, so a call is a few array operations."""
     eff, over = efficiencies(cal, r)
@@ -157,6 +160,7 @@ def step_cost(table: OpTable, r: Roofs, cal: Calibration):
         m = x @ bct
         if has_e:
             m = m + np.outer(table.touched(x[:, 1]), ec)
-        return np.maximum(x @ fct, m).sum(axis=1) + o.sum()
+        seconds: np.ndarray = np.maximum(x @ fct, m).sum(axis=1) + o.sum()
+        return seconds
 
     return cost
