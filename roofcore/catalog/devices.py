@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -139,7 +139,7 @@ class Catalog:
         found = self._by_model(raw, fits)
         return found if len(found) == 1 else []
 
-    def _by_model(self, raw: str, fits) -> list[str]:
+    def _by_model(self, raw: str, fits: Callable[[Hardware], bool]) -> list[str]:
         model, mem, form = _model(raw)
         found = []
         for hw in self:

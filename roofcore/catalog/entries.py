@@ -53,12 +53,12 @@ class _Ctx:
         except UnitError as e:
             raise CatalogError(where=e.where, expected=e.expected, found=e.found, hint=e.hint) from None
 
-    def figure(self, d: dict, path: str, *, key: str = "source") -> Figure:
+    def figure(self, d: dict[str, Any], path: str, *, key: str = "source") -> Figure:
         return Figure(source=self.source(d[key], f"{path}.{key}"), measured=bool(d.get("measured", False)),
                       unverified=bool(d.get("unverified", False)), derivation=d.get("derivation"),
                       notes=d.get("notes"))
 
-    def achievable(self, d: dict, dim: Dimension, path: str, ceiling: float) -> tuple[float | None, Figure | None]:
+    def achievable(self, d: dict[str, Any], dim: Dimension, path: str, ceiling: float) -> tuple[float | None, Figure | None]:
         if "achievable" not in d:
             return None, None
         value = self.qty(d["achievable"], dim, f"{path}.achievable")
@@ -76,7 +76,7 @@ class _Ctx:
                                found=repr(raw), hint="a prefix is probably wrong (T for G, P for T).")
 
 
-def _ceiling(ctx: _Ctx, d: dict, path: str) -> Ceiling:
+def _ceiling(ctx: _Ctx, d: dict[str, Any], path: str) -> Ceiling:
     fig = ctx.figure(d, path)
     raw = d["peak"]
     if isinstance(raw, str) and "spars" in raw.lower():
@@ -96,7 +96,7 @@ def _ceiling(ctx: _Ctx, d: dict, path: str) -> Ceiling:
                    sparse=sparse, achievable=ach, achievable_figure=ach_fig)
 
 
-def _level(ctx: _Ctx, d: dict, path: str, first: bool) -> MemoryLevel:
+def _level(ctx: _Ctx, d: dict[str, Any], path: str, first: bool) -> MemoryLevel:
     name = canonical_level(d["level"])
     if first and name != OFFCHIP:
         raise CatalogError(where=f"{ctx.file}: {path}.level", expected=f"the off-chip level '{OFFCHIP}' first",
@@ -117,7 +117,7 @@ def _level(ctx: _Ctx, d: dict, path: str, first: bool) -> MemoryLevel:
                        capacity_figure=cap_fig, achievable=ach, achievable_figure=ach_fig)
 
 
-def _link(ctx: _Ctx, d: dict, path: str) -> Link:
+def _link(ctx: _Ctx, d: dict[str, Any], path: str) -> Link:
     fig = ctx.figure(d, path)
     bw = ctx.qty(d["bandwidth"], Dimension.BANDWIDTH, f"{path}.bandwidth")
     ctx.implausible(bw, _PLAUSIBLE["link"], f"{path}.bandwidth", d["bandwidth"], "B/s")
@@ -135,7 +135,7 @@ def _unique(ctx: _Ctx, names: list[str], path: str, what: str) -> None:
         seen[n] = i
 
 
-def _device(ctx: _Ctx, d: dict, i: int, file_vendor: str | None) -> Hardware:
+def _device(ctx: _Ctx, d: dict[str, Any], i: int, file_vendor: str | None) -> Hardware:
     path = f"$.devices[{i}]"
     vendor = d.get("vendor") or file_vendor
     if not vendor:

@@ -16,7 +16,7 @@ def _q(value: float, unit: str) -> str:
     return f"{value:.6g} {unit}"
 
 
-def _fig(f: Figure) -> dict:
+def _fig(f: Figure) -> dict[str, Any]:
     out: dict[str, Any] = {"source": f.source}
     for k in ("measured", "unverified"):
         if getattr(f, k):
@@ -27,7 +27,7 @@ def _fig(f: Figure) -> dict:
     return out
 
 
-def hardware_to_yaml_dict(hw: Hardware) -> dict:
+def hardware_to_yaml_dict(hw: Hardware) -> dict[str, Any]:
     """The device in the catalog grammar (quantities as unit strings), for download and editing."""
     dev: dict[str, Any] = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind.value,
                            "scope": hw.scope.value}
@@ -46,7 +46,7 @@ def hardware_to_yaml_dict(hw: Hardware) -> dict:
             e["sparse"] = _q(c.sparse, "FLOP/s")
         if c.achievable:
             e["achievable"] = _q(c.achievable, "FLOP/s")
-            e["achievable_source"] = c.achievable_figure.source
+            e["achievable_source"] = (c.achievable_figure or c.figure).source
         dev["compute"].append(e | _fig(c.figure))
     dev["memory"] = [_path_entry("level", lv, lv.capacity) for lv in hw.levels]
     if hw.links:
@@ -63,7 +63,7 @@ def _path_entry(key: str, x: MemoryLevel | Link, capacity: float | None = None) 
         e["capacity"] = _q(capacity, "B")
     if x.achievable:
         e["achievable"] = _q(x.achievable, "B/s")
-        e["achievable_source"] = x.achievable_figure.source
+        e["achievable_source"] = (x.achievable_figure or x.figure).source
     return e | _fig(x.figure)
 
 
@@ -71,15 +71,18 @@ def hardware_to_yaml(hw: Hardware) -> str:
     import yaml
 
     doc = {"schema_version": SCHEMA_VERSION, "devices": [hardware_to_yaml_dict(hw)]}
-    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
+    text: str = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120)
+    return text
 
 
-def hardware_to_json(hw: Hardware) -> dict:
+def hardware_to_json(hw: Hardware) -> dict[str, Any]:
     """The stable JSON shape of a device (base units: FLOP/s, B/s, B; ridge in FLOP/B)."""
 
-    def fig(f: Figure | None) -> dict | None:
-        return None if f is None else {"source": f.source, "measured": f.measured, "unverified": f.unverified,
-                                       "derivation": f.derivation}
+    def fig(f: Figure) -> dict[str, Any]:
+        return {"source": f.source, "measured": f.measured, "unverified": f.unverified, "derivation": f.derivation}
+
+    def opt(f: Figure | None) -> dict[str, Any] | None:
+        return None if f is None else fig(f)
 
     return {
         "id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind.value, "scope": hw.scope.value,
@@ -87,13 +90,13 @@ def hardware_to_json(hw: Hardware) -> dict:
         "default_ceiling": hw.default_ceiling,
         "ceilings": [{"key": c.key, "precision": c.precision.value, "unit": c.unit.value, "peak_flops_per_s": c.peak,
                       "sparse_flops_per_s": c.sparse, "achievable_flops_per_s": c.achievable,
-                      **fig(c.figure), "achievable_figure": fig(c.achievable_figure)} for c in hw.ceilings],
+                      **fig(c.figure), "achievable_figure": opt(c.achievable_figure)} for c in hw.ceilings],
         "levels": [{"name": lv.name, "label": lv.display, "bandwidth_bytes_per_s": lv.bandwidth,
                     "capacity_bytes": lv.capacity, "achievable_bytes_per_s": lv.achievable,
-                    **fig(lv.figure), "achievable_figure": fig(lv.achievable_figure)} for lv in hw.levels],
+                    **fig(lv.figure), "achievable_figure": opt(lv.achievable_figure)} for lv in hw.levels],
         "links": [{"name": lk.name, "label": lk.display, "bandwidth_bytes_per_s_per_direction": lk.bandwidth,
                    "achievable_bytes_per_s": lk.achievable, **fig(lk.figure),
-                   "achievable_figure": fig(lk.achievable_figure)} for lk in hw.links],
+                   "achievable_figure": opt(lk.achievable_figure)} for lk in hw.links],
         "ridge": hw.ridge(),
         "ridge_by_ceiling": {c.key: hw.ridge(c.key) for c in hw.ceilings},
     }

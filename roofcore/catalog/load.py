@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import settings
 from ..errors import CatalogError
@@ -17,6 +17,9 @@ from ..models import Hardware
 from ..resources import data_dir
 from . import compiled
 from .entries import _Ctx, _device
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 #: the catalogs shipped with the project
 BUILTIN_DIR = data_dir("catalogs")
@@ -39,7 +42,7 @@ def display_path(path: Path | str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _validator():
+def _validator() -> Any:  # a jsonschema validator (jsonschema is untyped here)
     import jsonschema
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
@@ -55,7 +58,7 @@ def _json_path(parts: Iterable[Any]) -> str:
     return out
 
 
-def _schema_error(file: str, err) -> CatalogError:
+def _schema_error(file: str, err: ValidationError) -> CatalogError:
     """Turn a jsonschema error into our expected/found/hint message."""
     path = _json_path(err.absolute_path)
     where = f"{file}: {path}"

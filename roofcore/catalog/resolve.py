@@ -108,6 +108,9 @@ def _silicon(hw: Hardware) -> tuple[str | None, str | None]:
 class _Facts:
     """What the profile says: name, architecture, unit count, memory; and the catalog's devices of that arch."""
 
+    mem: float | None  #: bytes
+    mem_text: str
+
     def __init__(self, cat: Catalog, name: str | None, meta: Mapping[str, str] | None, units: int | None):
         self.cat, self.name, self.units = cat, name, units
         self.arch = arch_of(meta, name)
@@ -156,7 +159,7 @@ def _closest_of_silicon(f: _Facts, chip: str, line: str | None) -> list[Hardware
 
     pool = [hw for hw in f.same_arch if _silicon(hw)[1] == chip]
 
-    def key(hw: Hardware) -> tuple:
+    def key(hw: Hardware) -> tuple[bool, float, float]:
         return (line is not None and line_of(hw.name) != line,
                 abs((_UNITS.get(hw.id) or 0) - f.units) if f.units else 0,
                 abs((hw.offchip.capacity or 0) - f.mem) if f.mem else 0)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from .results import MeasureResult
@@ -23,12 +25,12 @@ def _capacity(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-def _measured(value: str, source: str = "M1") -> dict:
+def _measured(value: str, source: str = "M1") -> dict[str, Any]:
     # a measured device has no datasheet peak: the measurement is its roof and its achievable value alike
     return {"peak": value, "achievable": value, "source": source, "measured": True}
 
 
-def to_catalog_dict(result: MeasureResult, *, hw_id: str = "this-machine", name: str | None = None) -> dict:
+def to_catalog_dict(result: MeasureResult, *, hw_id: str = "this-machine", name: str | None = None) -> dict[str, Any]:
     """The result as a catalog document (``catalogs/README.md`` grammar); see :func:`to_catalog_yaml`."""
     compute = []
     for c in result.ceilings:
@@ -96,6 +98,7 @@ def to_catalog_yaml(result: MeasureResult, *, hw_id: str = "this-machine", name:
     """
     header = ("# Measured by `roofline measure` (roofcore.measure). Peak and achievable are both the measured value:\n"
               "# a measured device has no datasheet peak. Load it with `roofline --catalog FILE ...`.\n")
-    return header + yaml.safe_dump(to_catalog_dict(result, hw_id=hw_id, name=name), sort_keys=False,
-                                   allow_unicode=True, width=120)
+    body: str = yaml.safe_dump(to_catalog_dict(result, hw_id=hw_id, name=name), sort_keys=False,
+                               allow_unicode=True, width=120)
+    return header + body
 

@@ -7,7 +7,9 @@ import math
 import platform
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -73,7 +75,7 @@ def _gpu_time(fn: Callable[[], object], sync: Callable[[], object], trials: int)
     return best
 
 
-def _torch_measure(torch, quick: bool) -> GpuResult:
+def _torch_measure(torch: ModuleType, quick: bool) -> GpuResult:
     dev = torch.device("cuda")
     sync = torch.cuda.synchronize
     nbytes = (256 if quick else 1024) * 2**20
@@ -90,7 +92,7 @@ def _torch_measure(torch, quick: bool) -> GpuResult:
         try:
             x = torch.randn(n, n, device=dev).to(dtype)
             y = torch.randn(n, n, device=dev).to(dtype)
-            t = _gpu_time(lambda x=x, y=y: torch.matmul(x, y), sync, 5)
+            t = _gpu_time(partial(torch.matmul, x, y), sync, 5)
         except Exception:  # a precision this GPU does not run
             continue
         key = "tf32" if prec == "fp32" and tf32 else prec
@@ -98,7 +100,7 @@ def _torch_measure(torch, quick: bool) -> GpuResult:
     return GpuResult(backend="torch", name=torch.cuda.get_device_name(dev), bandwidth=bw, ceilings=tuple(ceilings))
 
 
-def _cupy_measure(cupy, quick: bool) -> GpuResult:
+def _cupy_measure(cupy: ModuleType, quick: bool) -> GpuResult:
     sync = cupy.cuda.Device().synchronize
     nbytes = (256 if quick else 1024) * 2**20
     src = cupy.ones(nbytes // 4, dtype=cupy.float32)

@@ -54,7 +54,7 @@ def bandwidth_sweep(sizes: list[int], *, min_time: float, trials: int,
         src = np.ones(n)
         dst = np.zeros(n)
 
-        def kernel(src=src, dst=dst):
+        def kernel(src: np.ndarray = src, dst: np.ndarray = dst) -> None:
             np.copyto(dst, src)
 
         calls = _calls_for(kernel, min_time)
@@ -78,7 +78,7 @@ def compute_sweep(precision: str, *, n: int, min_time: float, trials: int, max_f
     points = []
     k = 1
     while k <= max_fmas:
-        def kernel(k=k):
+        def kernel(k: int = k) -> None:
             for _ in range(k):
                 np.multiply(a, b, out=a)
                 np.add(a, c, out=a)
