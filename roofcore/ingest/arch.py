@@ -31,12 +31,17 @@ import re
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..models import Workload
 from .readers import unit_factor
+
+if TYPE_CHECKING:
+    from ..catalog import Catalog
+    from ..models import Hardware
 
 # ------------------------------------------------------------------------------------------- tables
 
@@ -349,15 +354,14 @@ def from_ncu(text: str) -> Evidence:
     ev = Evidence()
     best = None
     for launch, v in _ncu_values(text).items():
-        if v.get("# SMs") or v.get("device__attribute_multiprocessor_count") or v.get("launch__sm_count"):
-            sms = v.get("# SMs") or v.get("device__attribute_multiprocessor_count") or v.get("launch__sm_count")
+        if sms := v.get("# SMs") or v.get("device__attribute_multiprocessor_count") or v.get("launch__sm_count"):
             ev.meta.setdefault("sm_count", str(int(sms)))
         pct = next((v[k] for k in _PCT if k in v), None)
         rate = next((v[k] for k in _RATE if k in v), None)
         dur = next((v[k] for k in _DUR if k in v), None)
         if rate is None and dur:
-            parts = [v.get("dram__bytes.sum")] if "dram__bytes.sum" in v else [
-                v.get(f"dram__bytes{op}_{d}.sum") for op in ("", "_op") for d in ("read", "write")
+            parts = [v["dram__bytes.sum"]] if "dram__bytes.sum" in v else [
+                v[f"dram__bytes{op}_{d}.sum"] for op in ("", "_op") for d in ("read", "write")
                 if f"dram__bytes{op}_{d}.sum" in v]
             rate = sum(parts) / dur if parts and all(p is not None for p in parts) and len(parts) in (1, 2) else None
         if pct and rate and pct >= 10 and (best is None or pct > best[0]):
@@ -426,7 +430,7 @@ def infer(w: Workload, data: bytes | bytearray | memoryview | None = None) -> Wo
 _ARCH_KEYS = ("gpu_arch", "arch", "compute_capability", "arch_min")
 
 
-def by_bandwidth(devices: Iterable[object], meta: Mapping[str, str], rel: float = 0.05) -> list[str]:
+def by_bandwidth(devices: Iterable[Hardware], meta: Mapping[str, str], rel: float = 0.05) -> list[str]:
     """The ids of ``devices`` (catalog :class:`~roofcore.models.Hardware`) of the profile's compute capability whose
     off-chip bandwidth is within ``rel`` of the peak the profile implies (``dram_peak_bytes_per_s``), closest first;
     ``[]`` when the profile gives no such peak or no device fits. A second device within ``rel`` that is not clearly
@@ -450,7 +454,7 @@ def by_bandwidth(devices: Iterable[object], meta: Mapping[str, str], rel: float 
     return [f[2] for f in fits[:1]]
 
 
-def catalog_match(catalog, device: str | None, meta: Mapping[str, str]) -> tuple[list[str], str | None]:
+def catalog_match(catalog: Catalog, device: str | None, meta: Mapping[str, str]) -> tuple[list[str], str | None]:
     """The catalog device a profile ran on, and a note when its DRAM bandwidth picked it: the catalog's own answer
     (``Catalog.resolve``, else ``suggest``) where it is sure of it, else the one device of the profile's compute
     capability whose DRAM bandwidth the profile's implied peak picks out (:func:`by_bandwidth`), else the catalog's
@@ -472,6 +476,6 @@ def catalog_match(catalog, device: str | None, meta: Mapping[str, str]) -> tuple
                     "that fits it.")
 
 
-def catalog_ids(catalog, device: str | None, meta: Mapping[str, str]) -> list[str]:
+def catalog_ids(catalog: Catalog, device: str | None, meta: Mapping[str, str]) -> list[str]:
     """The ids of :func:`catalog_match`."""
     return catalog_match(catalog, device, meta)[0]

@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -128,7 +129,8 @@ def _first(cf: pd.DataFrame, col: str) -> dict[str, object]:
     if col not in cf:
         return {}
     v = cf[[col]].assign(name=cf["name"].astype(object).map(str)).dropna(subset=[col])
-    return v.groupby("name", sort=False)[col].first().to_dict()
+    first: dict[str, object] = v.groupby("name", sort=False)[col].first().to_dict()
+    return first
 
 
 def _pool(stats: dict[str, np.ndarray], rows: list[int], cols: list[str]) -> dict[str, float]:
@@ -261,7 +263,7 @@ def _with_coverage(w: Workload) -> Workload:
     return replace(w, meta=meta)
 
 
-def counter_summary(w: Workload) -> dict | None:
+def counter_summary(w: Workload) -> dict[str, Any] | None:
     """The join's coverage for JSON: ``{"coverage", "timeline_time_s", "kernels", "kernels_with_counters",
     "commands"}`` (``commands``: the lines of the shell script that collects the missing counters); for a timeline
     read alone, ``{"commands"}``; None where there is neither."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -221,7 +221,11 @@ def match_kernels(timeline: Iterable[str], counters: Iterable[str], pairs: Mappi
     return out
 
 
-def _index(names: list[str], key) -> dict[str, list[str]]:
+#: kernel name -> its parse (:func:`parse_name`), one side's
+_Parses = dict[str, Parsed]
+
+
+def _index(names: list[str], key: Callable[[str], str | None]) -> dict[str, list[str]]:
     idx: dict[str, list[str]] = {}
     for n in names:
         k = key(n)
@@ -230,19 +234,19 @@ def _index(names: list[str], key) -> dict[str, list[str]]:
     return idx
 
 
-def _same_name(todo, free, tp, cp) -> dict[str, list[str]]:
+def _same_name(todo: list[str], free: list[str], tp: _Parses, cp: _Parses) -> dict[str, list[str]]:
     have = set(free)
     return {t: [t] for t in todo if t in have}
 
 
-def _same_args(todo, free, tp, cp) -> dict[str, list[str]]:
+def _same_args(todo: list[str], free: list[str], tp: _Parses, cp: _Parses) -> dict[str, list[str]]:
     idx = _index(free, lambda c: cp[c].args if cp[c].args is not None and not cp[c].partial_args else None)
-    return {t: idx[tp[t].args] for t in todo if not tp[t].partial_args and tp[t].args in idx}
+    return {t: idx[a] for t in todo if not tp[t].partial_args and (a := tp[t].args) is not None and a in idx}
 
 
-def _same_key(todo, free, tp, cp) -> dict[str, list[str]]:
+def _same_key(todo: list[str], free: list[str], tp: _Parses, cp: _Parses) -> dict[str, list[str]]:
     idx = _index(free, lambda c: None if cp[c].partial else cp[c].key)
-    out = {}
+    out: dict[str, list[str]] = {}
     for t in todo:
         p = tp[t]
         cands = idx.get(p.key) if not p.partial else None
@@ -254,7 +258,7 @@ def _same_key(todo, free, tp, cp) -> dict[str, list[str]]:
     return out
 
 
-def _cut(todo, free, tp, cp) -> dict[str, list[str]]:
+def _cut(todo: list[str], free: list[str], tp: _Parses, cp: _Parses) -> dict[str, list[str]]:
     """A cut key is a prefix of the other side's key."""
     whole = sorted((cp[c].key, c) for c in free if not cp[c].partial)
     keys = [k for k, _ in whole]
@@ -264,7 +268,7 @@ def _cut(todo, free, tp, cp) -> dict[str, list[str]]:
         p = tp[t]
         if p.partial and p.key:
             i = bisect.bisect_left(keys, p.key)
-            cands = []
+            cands: list[str] = []
             while i < len(keys) and keys[i].startswith(p.key):
                 cands.append(whole[i][1])
                 i += 1
@@ -277,11 +281,11 @@ def _cut(todo, free, tp, cp) -> dict[str, list[str]]:
     return out
 
 
-def _function(todo, free, tp, cp) -> dict[str, list[str]]:
+def _function(todo: list[str], free: list[str], tp: _Parses, cp: _Parses) -> dict[str, list[str]]:
     """One side printed the function's name alone: it stands for that side's only kernel of that name."""
     bare = _index(free, lambda c: cp[c].base if cp[c].bare and not cp[c].partial else None)
     full = _index(free, lambda c: cp[c].base if not cp[c].partial else None)
-    out = {}
+    out: dict[str, list[str]] = {}
     for t in todo:
         p = tp[t]
         if p.partial:
@@ -292,7 +296,7 @@ def _function(todo, free, tp, cp) -> dict[str, list[str]]:
     return out
 
 
-def _settle(found: dict[str, list[str]], how: str, tp, cp, out: Matching, taken: set[str]) -> None:
+def _settle(found: dict[str, list[str]], how: str, tp: _Parses, cp: _Parses, out: Matching, taken: set[str]) -> None:
     """Accept the proposals that are one kernel on each side; the rest become ambiguous."""
     claims: dict[str, set[str]] = {}
     for t, cands in found.items():

@@ -173,7 +173,7 @@ def _chain(toks: list[_Tok], n: int, spelled: tuple[str, ...]) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _compiled(piece: str) -> re.Pattern:
+def _compiled(piece: str) -> re.Pattern[str]:
     return re.compile(piece, re.ASCII)
 
 
@@ -242,7 +242,11 @@ def kernel_regex(name: str, others: list[str] | tuple[str, ...] = ()) -> str:
 def _shortest(start: str, pieces: list[_Piece], own: tuple[str, ...], live: list[str]) -> tuple[str, ...] | None:
     """The first candidate (module docstring) of ``start`` and pieces of at most :data:`MAX_COMBINED` words, in
     their order, that selects the kernel among ``live`` (the rivals ``start`` lets through), or None."""
-    after = [_compiled(start).search(r).end() for r in live]  # where each rival's function name ends
+    after: list[int] = []  # where each rival's function name ends
+    for r in live:
+        m = _compiled(start).search(r)
+        assert m is not None  # the rivals start lets through
+        after.append(m.end())
     through: dict[str, int] = {}
 
     def passes(rx: str) -> int:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,11 +41,11 @@ import pandas as pd
 from ..errors import InputError
 from ..models import Workload
 from . import check_text, make_frame, nvprof_console, register_format
-from .columns import header_with
+from .columns import Header, header_with
 from .readers import is_quantity, refit, seconds
 
 
-def _header(*names: str) -> re.Pattern:
+def _header(*names: str) -> Header:
     """A header line with the columns ``names``, in any order, quoted as nvprof writes them or not (a spreadsheet's
     round-trip may move columns too; they are read by name)."""
     return header_with(*names)
@@ -93,17 +94,18 @@ def _count(cell: str) -> bool:
 
 #: per layout, what each column's cell must look like (None: text that may hold unquoted commas; absent: anything),
 #: to put a row whose kernel name held unquoted commas back into its columns (:func:`.readers.refit`)
-_KINDS = {_METRICS_HEADER.pattern: {"Kernel": None, "Metric Description": None, "Invocations": _count,
-                                    "Metric Name": lambda c: bool(re.fullmatch(r"\s*\w+\s*", c))},
-          _TRACE_HEADER.pattern: {"Name": None},
-          _SUMMARY_HEADER.pattern: {"Name": None, **dict.fromkeys(("Time(%)", "Time", "Calls", "Avg", "Min", "Max"),
-                                                                  lambda c: not c.strip() or is_quantity(c))}}
+_KINDS: dict[str, dict[str, Callable[[str], bool] | None]] = {
+    _METRICS_HEADER.pattern: {"Kernel": None, "Metric Description": None, "Invocations": _count,
+                              "Metric Name": lambda c: bool(re.fullmatch(r"\s*\w+\s*", c))},
+    _TRACE_HEADER.pattern: {"Name": None},
+    _SUMMARY_HEADER.pattern: {"Name": None, **dict.fromkeys(("Time(%)", "Time", "Calls", "Avg", "Min", "Max"),
+                                                            lambda c: not c.strip() or is_quantity(c))}}
 
 
 # ------------------------------------------------------------------------------------------ reading
 
 
-def _table(text: str, header: re.Pattern, source: str) -> tuple[list[str], list[list[str]], list[int]]:
+def _table(text: str, header: Header, source: str) -> tuple[list[str], list[list[str]], list[int]]:
     """``(header fields, data rows, their line numbers)``: the table from its header on, ``==<pid>==`` lines and
     program output (lines of another width) left out."""
     m = header.search(text)
@@ -336,13 +338,13 @@ def _times(text: str, source: str) -> Workload:
 
 @register_format("nvprof", "nvprof --csv --metrics (legacy CUDA profiler): FLOP and DRAM counts per kernel, no time",
                  _sniff_metrics, priority=20, role="counters")
-def parse_metrics(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_metrics(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an ``nvprof --csv --metrics`` export (or refuse one without counts); one row per kernel."""
     return _metrics(check_text(data, source), source)
 
 
 @register_format("nvprof-trace", "nvprof --csv --print-gpu-trace or the default summary: kernel times, no counters",
                  _sniff_trace, priority=20, role="timeline")
-def parse_times(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_times(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an ``nvprof --csv --print-gpu-trace`` (one row per launch) or summary (per kernel) export; time only."""
     return _times(check_text(data, source), source)
