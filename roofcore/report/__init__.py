@@ -18,6 +18,7 @@ reaches the page: file names are shown by their base name.
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING, NoReturn
 
 from ..analyze import Analysis
 from ..errors import RoofcoreError
@@ -42,6 +43,12 @@ from .page import (
 )
 from .sections import CHART_KERNELS, RECS_SHOWN, WARNINGS_SHOWN  # noqa: F401
 from .text import default_title, no_paths
+
+if TYPE_CHECKING:
+    from weasyprint import Page
+
+    from ..advise import Advice
+    from ..plan import ScenarioResult
 
 #: what to install when WeasyPrint or its system libraries are missing
 PDF_INSTALL_HINT = ('install WeasyPrint with `pip install "roofcore[pdf]"` and its libraries with '
@@ -79,9 +86,10 @@ def _check(paper: str, top: int) -> None:
         raise RoofcoreError(f"top must be 0 (every kernel) or more, not {top}.")
 
 
-def build_html(analysis: Analysis, *, title: str | None = None, scenario=None, date: str | _dt.date | None = None,
-               top: int = TOP, charts: bool = True, advice: dict | None = None, appendix: str | None = None,
-               paper: str = "a4", levels: Analysis | None = None) -> str:
+def build_html(analysis: Analysis, *, title: str | None = None, scenario: ScenarioResult | None = None,
+               date: str | _dt.date | None = None, top: int = TOP, charts: bool = True,
+               advice: dict[str, Advice] | None = None, appendix: str | None = None, paper: str = "a4",
+               levels: Analysis | None = None) -> str:
     """The report as one self-contained HTML page (no external URL; charts are inline SVG).
 
     ``scenario``: a :class:`roofcore.plan.ScenarioResult` whose variants are tabled. ``date``: shown under
@@ -99,7 +107,7 @@ def build_html(analysis: Analysis, *, title: str | None = None, scenario=None, d
                  appendix_html=_appendix_html(r, mode) if mode != "none" else "", levels=levels)
 
 
-def _no_fetch(url: str, *args, **kwargs):
+def _no_fetch(url: str, *args: object, **kwargs: object) -> NoReturn:
     raise ValueError(f"the report fetches nothing ({url[:60]})")
 
 
@@ -112,9 +120,10 @@ def pdf_available() -> str | None:
     return None
 
 
-def build_pdf(analysis: Analysis, *, title: str | None = None, scenario=None, date: str | _dt.date | None = None,
-              top: int = TOP, charts: bool = True, advice: dict | None = None, appendix: str | None = None,
-              paper: str = "a4", levels: Analysis | None = None) -> bytes:
+def build_pdf(analysis: Analysis, *, title: str | None = None, scenario: ScenarioResult | None = None,
+              date: str | _dt.date | None = None, top: int = TOP, charts: bool = True,
+              advice: dict[str, Advice] | None = None, appendix: str | None = None, paper: str = "a4",
+              levels: Analysis | None = None) -> bytes:
     """The report as PDF bytes: the page of :func:`build_html` (same arguments) rendered by WeasyPrint, with
     the appendix's rows drawn directly on pages the page reserves for them (no network: nothing is fetched).
     """
@@ -133,12 +142,14 @@ def build_pdf(analysis: Analysis, *, title: str | None = None, scenario=None, da
                  appendix_cls="appendix-pdf", levels=levels)
     doc = HTML(string=page, url_fetcher=_no_fetch).render()
     if lay is None:
-        return doc.write_pdf()
+        pdf: bytes = doc.write_pdf()
+        return pdf
     _check_reserved(doc.pages, lay)
-    return doc.write_pdf(finisher=_draw.finisher(lay))
+    pdf = doc.write_pdf(finisher=_draw.finisher(lay))
+    return pdf
 
 
-def _check_reserved(pages: list, lay: _draw.Layout) -> None:
+def _check_reserved(pages: list[Page], lay: _draw.Layout) -> None:
     """The appendix's reserved pages are the last ones, each starting where the layout expects (else the
     drawn rows would overlap the page's own text): a mismatch between style.css and :mod:`.appendix`."""
     g, px = lay.geometry, 0.75  # a CSS px is 0.75 pt
@@ -147,7 +158,8 @@ def _check_reserved(pages: list, lay: _draw.Layout) -> None:
     for i, (anchor, x, y) in enumerate(expected):
         page = reserved[i] if len(reserved) == len(expected) else None
         at = page.anchors.get(anchor) if page is not None else None
-        ok = (at is not None and abs(page.width * px - g.width) < 1 and abs(page.height * px - g.height) < 1
+        ok = (page is not None and at is not None and abs(page.width * px - g.width) < 1
+              and abs(page.height * px - g.height) < 1
               and abs(at[0] * px - x) < 1 and (at[1] * px <= lay.top(0) if y is None else abs(at[1] * px - y) < 1))
         if not ok:
             raise RoofcoreError(f"The PDF's appendix pages are not where they were laid out ({anchor} at {at}); "

@@ -17,6 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pydyf
 
 #: points per millimetre
 MM = 72 / 25.4
@@ -262,7 +266,8 @@ class _Placer:
     def __init__(self) -> None:
         self.width_of: dict[bytes, float] = {}
 
-    def __call__(self, col: Column, line: bytes, top: float, out: list, bold: bool = False) -> None:
+    def __call__(self, col: Column, line: bytes, top: float, out: list[tuple[float, float, bytes]],
+                 bold: bool = False) -> None:
         line = line.rstrip(b" ")
         if not line:
             return
@@ -345,7 +350,7 @@ def page_stream(lay: Layout, i: int) -> bytes:
     return b"\n".join(out)
 
 
-def _deref(pdf, value):
+def _deref(pdf: pydyf.PDF, value: Any) -> Any:
     """The object behind an indirect reference (b"12 0 R") of a :class:`pydyf.PDF`, or ``value`` itself."""
     if isinstance(value, bytes | str):
         return pdf.objects[int(value.split()[0])]
@@ -360,7 +365,7 @@ def finisher(lay: Layout) -> Callable[[object, object], None]:
     """
     import pydyf
 
-    def finish(document, pdf) -> None:
+    def finish(document: object, pdf: pydyf.PDF) -> None:
         kids = list(pdf.pages["Kids"][::3])
         targets = kids[len(kids) - len(lay.pages):]
         fonts = {}

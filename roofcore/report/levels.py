@@ -5,14 +5,24 @@ said, and their trajectory). One page at most: a few rows and two small charts."
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..analyze import Analysis
 from ..units import fmt_pct, fmt_rate, fmt_time
 from .sections import _FONT, _svg
 from .text import _e
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 #: rows of each table
 ROWS = 8
+
+
+class _Chart(Protocol):
+    """An Altair chart, as far as this section uses one (only :mod:`roofcore.charts` imports Altair)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 def title(a: Analysis) -> str | None:
@@ -34,7 +44,7 @@ def _depth(a: Analysis) -> str:
     return f"class:{next((d for d in range(1, top + 1) if (nodes['depth'] == d).sum() >= 3), top)}"
 
 
-def _table(rows, label: str) -> str:
+def _table(rows: pd.DataFrame, label: str) -> str:
     total = rows["self_time_s"].sum()
     head = "".join(f"<th>{h}</th>" for h in (label, "launches", "time", "share", "known", "achieved", "of roof",
                                              "bound"))
@@ -48,7 +58,7 @@ def _table(rows, label: str) -> str:
     return f'<table class="levels"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
-def _altair_svg(chart, n: int) -> str:
+def _altair_svg(chart: _Chart, n: int) -> str:
     """An Altair chart as inline SVG, ids made unique, in the report's font (as :func:`.sections._svg`)."""
     import vl_convert as vlc
 

@@ -5,6 +5,7 @@ top-kernels table and the appendix share."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -15,13 +16,18 @@ from ..names import short_names
 from ..units import fmt_bytes, fmt_flops, fmt_intensity, fmt_time
 from .text import _pct, _vfmt
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ..advise import Advice
+
 
 @dataclass
 class _Report:
     """What every section reads: the analysis, its advice, the ranking and numbering of kernels, short names."""
 
     a: Analysis
-    advice: dict
+    advice: dict[str, Advice]  #: per device id
     order: np.ndarray  #: workload rows by time (measured, else the mean roofline time over devices), largest first
     top: np.ndarray  #: the rows of the top-kernels table, in order (numbered 1, 2, ...)
     number: np.ndarray  #: per workload row, its number in the top-kernels table (0: not in it)
@@ -29,8 +35,9 @@ class _Report:
     tables: dict[str, pd.DataFrame]  #: per device id, Analysis.table (one row per workload row)
 
     @property
-    def names(self) -> np.ndarray:
-        return self.a.workload.frame["name"].astype(str).to_numpy()
+    def names(self) -> NDArray[np.object_]:
+        names: NDArray[np.object_] = self.a.workload.frame["name"].astype(str).to_numpy()
+        return names
 
     def label(self, name: str) -> str:
         """A kernel as the body names it: its numbers in the top table ("#2", "#1–#6", "#3, #7") and short name."""
@@ -43,7 +50,7 @@ class _Report:
         return ", ".join(f"#{n}" for n in nums[:3]) + (", …" if len(nums) > 3 else "") + f" {short}"
 
 
-def _model(a: Analysis, advice: dict, top: int) -> _Report:
+def _model(a: Analysis, advice: dict[str, Advice], top: int) -> _Report:
     f = a.workload.frame
     t = f["time_s"].to_numpy(dtype=np.float64)
     tables = {h.id: a.table(h.id, messages=False) for h in a.hardware}
@@ -59,7 +66,7 @@ def _model(a: Analysis, advice: dict, top: int) -> _Report:
     return _Report(a, advice, order, shown, number, short_names(names[order]), tables)
 
 
-def _report(a: Analysis, advice: dict | None, top: int) -> _Report:
+def _report(a: Analysis, advice: dict[str, Advice] | None, top: int) -> _Report:
     from ..advise import advise_all
 
     return _model(a, advise_all(a) if advice is None else advice, top)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,10 @@ from . import levels as _levels
 from .model import _kernel_columns, _Report
 from .sections import _assumptions, _inputs, _planning, _recommendations, _rooflines, _summary, _top_kernels
 from .text import _e, _escape_col, default_title
+
+if TYPE_CHECKING:
+    from ..analyze import Analysis
+    from ..plan import ScenarioResult
 
 #: the default appendix lists every kernel up to this many, else the top kernels (the CSV has them all)
 APPENDIX_ALL_MAX = 2000
@@ -77,8 +82,9 @@ def _appendix_pages(r: _Report, mode: str, rows: int, pages: int) -> str:
             + "".join(f'<div class="appendix-page" id="{_PAGE_ID}{i}"></div>' for i in range(1, pages)))
 
 
-def _page(r: _Report, *, title: str | None, scenario, date: str | _dt.date | None, charts: bool, paper: str,
-          mode: str, appendix_html: str, appendix_cls: str = "", levels=None) -> str:
+def _page(r: _Report, *, title: str | None, scenario: ScenarioResult | None, date: str | _dt.date | None,
+          charts: bool, paper: str, mode: str, appendix_html: str, appendix_cls: str = "",
+          levels: Analysis | None = None) -> str:
     """The HTML page with ``appendix_html`` as the appendix's content (``appendix_cls``: its section's class);
     ``levels``: the analysis whose hierarchy the "By module / By step" section draws (default: the report's own)."""
     la = levels if levels is not None else r.a

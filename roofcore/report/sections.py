@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -17,6 +18,10 @@ from ..units import fmt_bandwidth, fmt_factor, fmt_intensity, fmt_rate, fmt_time
 from ..views.summary import count_text, coverage_counts
 from .model import _bound_words, _kernel_columns, _Report
 from .text import _clip, _e, _escape_col, _money, _pct, _quotable, no_paths
+
+if TYPE_CHECKING:
+    from ..charts.spec import RooflineFigure
+    from ..plan import ScenarioResult
 
 #: recommendations listed per device (the rest are counted)
 RECS_SHOWN = 5
@@ -34,7 +39,7 @@ _FONT = "DejaVu Sans"
 
 
 
-def _svg(chart, n: int) -> str:
+def _svg(chart: RooflineFigure, n: int) -> str:
     """A chart as inline SVG: no XML prolog, ids made unique per chart, fonts named explicitly."""
     import vl_convert as vlc
 
@@ -53,7 +58,7 @@ def _svg(chart, n: int) -> str:
     return s
 
 
-def _inputs(r: _Report, scenario) -> str:
+def _inputs(r: _Report, scenario: ScenarioResult | None) -> str:
     w = r.a.workload
     files = ", ".join(no_paths(s) for s in w.sources) or "– (built in memory)"
     rows = [["Workload", _e(no_paths(w.name))],
@@ -132,7 +137,7 @@ def _summary(r: _Report) -> str:
         body = f"<p><strong>{_e(h.name)}.</strong> " + _e(_quotable(" ".join(sent))) + "</p>"
         adv = r.advice.get(h.id)
         acts = [x for x in (adv.items if adv else ()) if x.gain_s > 0][:3]
-        if acts:
+        if acts and adv is not None:  # acts imply an adv
             body += '<ol class="actions">' + "".join(
                 f"<li>{_e(_quotable(_renamed(r, x.title, x.kernels)))}: saves {fmt_time(x.gain_s)}"
                 f" ({_pct(x.gain_s / adv.workload_time_s) if adv.workload_time_s > 0 else '–'} of the time)</li>"
@@ -231,7 +236,7 @@ def _recommendations(r: _Report) -> str:
     return "\n".join(out)
 
 
-def _planning(scenario) -> str:
+def _planning(scenario: ScenarioResult) -> str:
     out = [f"<p>Scenario <strong>{_e(scenario.name)}</strong>"
            + (f": {_e(scenario.description)}" if scenario.description else "") + "</p>"]
     rows = []
@@ -261,7 +266,7 @@ def _source_id(h: Hardware, source: str) -> str:
     return sid if sid in h.sources else source
 
 
-def _assumptions(r: _Report, scenario) -> str:
+def _assumptions(r: _Report, scenario: ScenarioResult | None) -> str:
     a = r.a
     hws = {h.id: h for h in a.hardware}
     if scenario is not None:

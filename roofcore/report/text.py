@@ -66,7 +66,7 @@ def _quotable(text: str) -> str:
                     if -6 <= int(m.group(2)) <= 15 else m.group(0), text)
 
 
-def _vfmt(values: Iterable, fn: Callable[[float], str]) -> pd.Series:
+def _vfmt(values: Iterable[float], fn: Callable[[float], str]) -> pd.Series:
     """``fn`` over a column, called once per distinct value (NaN → "–")."""
     s = pd.Series(values, dtype="float64").reset_index(drop=True)
     uniq = pd.unique(s.dropna())
