@@ -96,7 +96,7 @@ def _devices(catalog: Catalog, default: list[str]) -> tuple[list, dict[str, floa
 
 
 def _calibration(a: Analysis | None, token: str | None) -> Calibration:
-    timed = a is not None and a.workload.frame["time_s"].notna().any()
+    timed = a is not None and bool(a.timed.any())
     use = st.toggle("Calibrate on the workload on screen", value=False, key="llm_calibrate", disabled=not timed,
                     help="Fit each op class's fraction of the roof and per-launch overhead on the loaded profile's "
                          "measured kernels (on the sidebar's first device, where it ran); otherwise the documented "

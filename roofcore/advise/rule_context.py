@@ -111,9 +111,8 @@ def context(analysis: Analysis, hw_id: str) -> Context:
     t = tab["time_s"].to_numpy(dtype=np.float64)
     roof = tab["t_roof_s"].to_numpy(dtype=np.float64)
     flags = r.flags.astype(np.int64)
-    timed = ~np.isnan(t) & (t > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eff = np.where(timed, roof / t, np.nan)
+    timed = analysis.timed
+    eff = np.where(timed, analysis.derived(hw_id).efficiency, np.nan)  # kernels placed by rates: untimed here
     above = (flags & int(Flag.ABOVE_ROOF)) != 0
     partial = (flags & int(Flag.MISSING_FLOPS | Flag.MISSING_BYTES | Flag.NO_CEILING | Flag.ZERO_TIME)) != 0
     trusted = ~np.isnan(roof) & (roof > 0) & ~above & ~partial

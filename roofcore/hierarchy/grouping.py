@@ -127,7 +127,7 @@ def _values(a: Analysis, hw_id: str) -> _PerKernel:
     t = f["time_s"].to_numpy(dtype=np.float64)
     fl = f["flops"].to_numpy(dtype=np.float64)
     troof = np.asarray(r.t_roof, dtype=np.float64)
-    timed = ~np.isnan(t) & (t > 0)
+    timed = a.timed
     covered = timed & ~np.isnan(troof) & ~np.isnan(fl)
     levels = [c[len("bytes_"):] for c in a.workload.byte_columns]
     every = np.ones(len(t), dtype=bool)

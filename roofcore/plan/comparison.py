@@ -66,7 +66,7 @@ def _side(a: Analysis, hw_id: str) -> pd.DataFrame:
         return _plain_side(a, hw_id)
     tab = a.table(hw_id, messages=False)
     t = tab["time_s"].to_numpy(dtype=np.float64)
-    timed = ~np.isnan(t) & (t > 0)
+    timed = a.timed
     off = f"intensity_{OFFCHIP}"
     return pd.DataFrame({
         "name": tab["name"].astype(str), "time": np.where(timed, t, tab["t_roof_s"]),
@@ -85,7 +85,7 @@ def _plain_side(a: Analysis, hw_id: str) -> pd.DataFrame:
     and the device result alone (the full table of a million kernels costs seconds)."""
     r, f = a.result(hw_id), a.workload.frame
     t, flops = f["time_s"].to_numpy(dtype=np.float64), f["flops"].to_numpy(dtype=np.float64)
-    timed = ~np.isnan(t) & (t > 0)
+    timed = a.timed
     hbm = f[HBM].to_numpy(dtype=np.float64) if HBM in f.columns else None
     idx, labels = a.bound_labels(hw_id)
     names = np.array([None, *labels[1:]], dtype=object)  # slot 0: no bound (the table's None)

@@ -43,10 +43,9 @@ def top_kernels(analysis: Analysis, hw_id: str, n: int = 10) -> tuple[pd.DataFra
     rows are tabulated, so this stays fast for a million kernels.
     """
     r = analysis.result(hw_id)
-    t = analysis.workload.frame["time_s"].to_numpy(dtype=np.float64)
-    timed = ~np.isnan(t)
+    timed = analysis.timed  # a zero time is no measurement: those rank with the untimed
     if timed.any():
-        key, basis = np.where(timed, t - r.t_roof, -np.inf), "headroom"
+        key, basis = np.where(timed, analysis.derived(hw_id).headroom_s, -np.inf), "headroom"
     else:
         key, basis = np.nan_to_num(r.t_roof, nan=-np.inf), "roofline time"
     k = min(n, len(key))

@@ -126,7 +126,7 @@ def unmatched_frames(c: Comparison) -> tuple[pd.DataFrame, pd.DataFrame]:
         f = a.workload.frame
         sel = f["name"].astype(str).isin(set(names)).to_numpy()
         t = f["time_s"].to_numpy(dtype=np.float64)[sel]
-        timed = ~np.isnan(t) & (t > 0)
+        timed = a.timed[sel]
         tt = np.where(timed, t, a.result(c.hardware).t_roof[sel])
         frame = pd.DataFrame({"Kernel": f["name"].astype(str).to_numpy()[sel], "_t": tt,
                               "Time": _known(pd.Series(tt), fmt_time),

@@ -123,7 +123,7 @@ def micro_kernel_note(analysis: Analysis, hw_id: str) -> str:
     f = analysis.workload.frame
     t = f["time_s"].to_numpy(dtype=np.float64)
     count = np.maximum(f["count"].to_numpy(dtype=np.float64), 1.0)
-    ok = ~np.isnan(t) & ~np.isnan(r.t_roof) & (t > 0)
+    ok = analysis.timed & ~np.isnan(r.t_roof)
     head = np.where(ok, np.maximum(t - r.t_roof, 0.0), 0.0)
     total = head.sum()
     small = ok & (t / count < MICRO_KERNEL_S)
