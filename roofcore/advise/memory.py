@@ -152,10 +152,10 @@ def offchip_reuse(ctx: Context) -> list[Recommendation]:
     b_off = ctx.tab[f"bytes_{off}"].to_numpy(dtype=np.float64)
     inner = np.zeros(n)
     most = np.full(n, None, dtype=object)  # the on-chip level that moves the most bytes
-    for lv in ctx.hw.levels[1:]:
-        if f"bytes_{lv.name}" in ctx.tab:
-            b = ctx.tab[f"bytes_{lv.name}"].to_numpy(dtype=np.float64)
-            most = np.where(b > inner, lv.name, most)
+    for level in ctx.hw.levels[1:]:
+        if f"bytes_{level.name}" in ctx.tab:
+            b = ctx.tab[f"bytes_{level.name}"].to_numpy(dtype=np.float64)
+            most = np.where(b > inner, level.name, most)
             inner = np.fmax(inner, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         reuse = inner / b_off

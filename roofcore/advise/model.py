@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class Recommendation:
     factors: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
     kind: str = field(default="roof", repr=False, compare=False)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, "title": self.title, "lever": self.lever.value, "hardware": self.hardware,
                 "kernels": list(self.kernels), "kernel_count": self.kernel_count, "name_count": self.name_count,
                 "reason": self.reason, "gain_s": self.gain_s, "standalone_gain_s": self.standalone_gain_s,
@@ -109,7 +110,7 @@ class Advice:
                      if self.known_share > 0 else "; no kernel's roofline is known")
         return text + "."
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"hardware": self.hardware, "workload_time_s": self.workload_time_s, "basis": self.basis,
                 "known_share": self.known_share, "total_gain_s": self.total_gain_s, "summary": self.summary(),
                 "items": [r.to_json() for r in self.items]}

@@ -79,7 +79,7 @@ def lower_precision(ctx: Context) -> list[Recommendation]:
         idx = np.flatnonzero(mask & (target == key))
         ratio = DTYPE_SIZE[q] / DTYPE_SIZE[p]
         for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
-            new = float(np.nansum(ctx.t_roof[s.idx] * factor[s.idx]))
+            new_s = float(np.nansum(ctx.t_roof[s.idx] * factor[s.idx]))
             side = f"{kind}-bound"
             at = "on its roof (no measured time)"
             if s.measured and kind == "memory":
@@ -95,10 +95,10 @@ def lower_precision(ctx: Context) -> list[Recommendation]:
             title = f"Move {s.who()} from {p} to {q} where numerics allow"
             if s.name is not None:
                 reason = (f"{s.who()} is {side} {at} in {p}: {q} {cut}, so its roof falls from {fmt_time(s.roof_s)} "
-                          f"to {fmt_time(new)}.")
+                          f"to {fmt_time(new_s)}.")
             else:
                 reason = (f"{s.names:,} {side} kernels ({s.stake()}) are at their roof in {p}: {q} {cut}, so their "
-                          f"roofs fall from {fmt_time(s.roof_s)} to {fmt_time(new)} in all.")
+                          f"roofs fall from {fmt_time(s.roof_s)} to {fmt_time(new_s)} in all.")
             out.append(_rec(ctx, "lower_precision", s, title=title, reason=reason, lever=Lever.PRECISION,
                             confidence=Confidence.MEDIUM, factor=factor))
     return out

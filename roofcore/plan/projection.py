@@ -69,7 +69,7 @@ class DeviceTotal:
     cross_vendor: bool
     bound_share: Mapping[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.__dict__.items()}
 
 
@@ -91,7 +91,7 @@ class Projection:
                 return t
         raise RoofcoreError(f"hardware {hw_id!r} is not in this projection")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         cols = ["name", "hardware", "count", "flops", "bytes_hbm", "t_roof_s", "bound", "time_s", "efficiency",
                 "projected_time_s", "estimate_s"]
         recs = []

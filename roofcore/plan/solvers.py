@@ -4,7 +4,8 @@ the sharded dimension at which communication stops binding, and the tile that re
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -91,7 +92,7 @@ def crossover_table(hws: Iterable[Hardware], *, d: float = 8192, f: float = 8192
     """Per device: ridge, square-matmul N (bf16) and the batch thresholds (bf16, int8 weights, full int8)."""
     rows = []
     for hw in hws:
-        def safe(fn, hw=hw, **kw):
+        def safe(fn: Callable[..., float], hw: Hardware = hw, **kw: Any) -> float:
             try:
                 return fn(hw, **kw)
             except InputError:

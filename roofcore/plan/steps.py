@@ -36,7 +36,7 @@ def _number(v: Any, where: str, *, lo: float = 0.0, strict: bool = True, hi: flo
     return float(v)
 
 
-def _load_doc(source: str | Path | Mapping) -> tuple[dict, str, Path]:
+def _load_doc(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str, Path]:
     import yaml
 
     if isinstance(source, Mapping):

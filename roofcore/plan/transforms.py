@@ -164,7 +164,7 @@ def _select(f: pd.DataFrame, kernels: Sequence[str | int] | str | int | None, wh
     return np.array(out, dtype=np.int64)
 
 
-def _mask(f: pd.DataFrame, kernels, where: str) -> np.ndarray:
+def _mask(f: pd.DataFrame, kernels: Sequence[str | int] | str | int | None, where: str) -> np.ndarray:
     m = np.zeros(len(f), dtype=bool)
     m[_select(f, kernels, where)] = True
     return m
