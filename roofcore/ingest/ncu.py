@@ -69,18 +69,19 @@ registers the two formats.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
 from .. import filemap
 from ..errors import InputError
-from ..models import Skipped, Workload
+from ..models import Hardware, Skipped, Workload
 from . import arch, check_binary, make_frame, register_format, skip
 from .ancestry import nvtx_path
 from .columns import is_open
 from .ncu_build import _derive
 from .ncu_canon import canonical, requoted
-from .ncu_metrics import (  # noqa: F401
+from .ncu_metrics import (
     _HEADER,
     FLOP_METRICS,
     LABELS,
@@ -97,10 +98,10 @@ from .ncu_metrics import (  # noqa: F401
 from .ncu_pages import (
     _details,
     _raw,
-    nvtx_range,  # noqa: F401
+    nvtx_range,
 )
 from .ncu_read import _split_header, _table, cut_row, release_arrow_memory
-from .readers import UNITS, unit_factor  # noqa: F401
+from .readers import UNITS, unit_factor
 
 # ------------------------------------------------------------------------------------------ parsing
 
@@ -207,9 +208,8 @@ def _read(data: bytes, unread: list[tuple[int, str]], source: str) -> Workload:
     frame = make_frame(cols, n)
     meta.update(profiler="Nsight Compute", ncu_page="details" if details else "raw")
     if cc:
-        major, minor = cc.split(".")
         meta["compute_capability"] = cc
-        meta["arch"] = f"sm_{major}{minor}"
+        meta["arch"] = "sm_" + cc.replace(".", "")  # cc: one dot (checked above)
     if la.rules:
         meta["ncu_rules"] = "; ".join(la.rules)[:1000]
     warnings = [*(f"ncu reported: {x}" for x in notes[:3]), *warnings]
@@ -218,7 +218,7 @@ def _read(data: bytes, unread: list[tuple[int, str]], source: str) -> Workload:
                     measured=_export_devices(data, source, device, cc or None))
 
 
-def _export_devices(data: bytes, source: str, device: str | None, cc: str | None) -> tuple:
+def _export_devices(data: bytes, source: str, device: str | None, cc: str | None) -> tuple[Hardware, ...]:
     """The device the export describes itself (its per-cycle peaks × clocks, a raw page's device attributes), as
     :func:`roofcore.ingest.ceilings.ncu_export_devices` builds it; reads only the first launch, and nothing past the
     header when the export carries none of those metrics."""
@@ -239,13 +239,17 @@ _SELF_ROOF_MARKERS = (b'.peak_sustained"', b'"device__attribute_clock_rate"')
 
 @register_format("ncu-details", "Nsight Compute CSV, details page (ncu --csv): one row per launch × metric",
                  _sniff_details, priority=20, mapped=True, role="counters")
-def parse_details(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_details(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an ``ncu --csv`` details export (or explain a failed run); one row per launch."""
     return _parse(data, source)
 
 
 @register_format("ncu-raw", "Nsight Compute CSV, raw page (ncu --csv --page raw): one row per launch, units row",
                  _sniff_raw, priority=20, mapped=True, role="counters")
-def parse_raw(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_raw(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an ``ncu --csv --page raw`` export; one row per launch."""
     return _parse(data, source)
+
+
+__all__ = ["FLOP_METRICS", "LABELS", "LEGACY", "OPS", "PROFILE_COMMAND", "ROOFLINE_METRICS", "UNITS", "WANTED",
+           "nvtx_range", "parse_details", "parse_raw", "unit_factor"]

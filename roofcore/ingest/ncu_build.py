@@ -135,24 +135,25 @@ def _tensor_flops(la: _Launches, n: int, cuda: np.ndarray | None, cc_text: str |
     for name, v in m.items():
         t = _TENSOR_OPS.match(name)
         if t:
-            fam = families.setdefault(t.group(2), {})
+            family = families.setdefault(t.group(2), {})
             key = (t.group(4) or "all") + ("" if t.group(1) == "sm" else "_smsp")
-            fam[key] = v
+            family[key] = v
     tensor = None
     tensor_prec = None
     tensor_used = np.zeros(n, dtype=bool)  # launches known to have run tensor-core work (FLOPs known or not)
     if families:
-        fam_vals = {}
+        fam_vals: dict[str, np.ndarray] = {}
         for fam, parts_ in families.items():
-            v = parts_.get("all", parts_.get("all_smsp"))
-            if v is None:
+            fv = parts_.get("all", parts_.get("all_smsp"))
+            if fv is None:
                 on = parts_.get("on", parts_.get("on_smsp"))
                 off = parts_.get("off", parts_.get("off_smsp"))
-                v = off if on is None else (on if off is None else on + off)
+                fv = off if on is None else (on if off is None else on + off)
                 if on is not None and np.nansum(on) > 0:
                     warnings.append(f"2:4-sparse tensor ops counted as executed (sm__ops_path_tensor_{fam}_sparsity_on): "
                                     "compare them with dense roofs with care.")
-            fam_vals[fam] = v
+            assert fv is not None  # a family's counters are all, on or off (_TENSOR_OPS)
+            fam_vals[fam] = fv
         stack = np.vstack(list(fam_vals.values()))
         tensor = stack.sum(axis=0)
         precs = np.array([_tensor_precision(f) for f in fam_vals], dtype=object)
@@ -173,10 +174,9 @@ def _tensor_flops(la: _Launches, n: int, cuda: np.ndarray | None, cc_text: str |
 
 
 def _total_flops(cuda: np.ndarray | None, tensor: np.ndarray | None, n: int, warnings: list[str]) -> np.ndarray:
-    if cuda is None and tensor is None:
-        flops = np.full(n, np.nan)
-    elif tensor is None:
-        flops = cuda
+    flops: np.ndarray
+    if tensor is None:
+        flops = np.full(n, np.nan) if cuda is None else cuda
     elif cuda is None:
         # tensor FLOPs alone: the total for a launch that used tensor cores (its CUDA-core FLOPs, left out, are
         # small beside them), unknown for one that did not (zero would claim it did no work)
@@ -255,9 +255,10 @@ def _bytes(m: dict[str, np.ndarray], time_s: np.ndarray, n: int, warnings: list[
         if rate is None:
             continue
         v = rate * time_s
-        fill = np.isfinite(v) & (np.isnan(found[col]) if found[col] is not None else True)
+        have = found[col]
+        fill = np.isfinite(v) & (np.isnan(have) if have is not None else True)
         if fill.any():
-            found[col] = np.where(fill, v, np.nan if found[col] is None else found[col])
+            found[col] = np.where(fill, v, np.nan if have is None else have)
             derived.append(f"{_LEVEL_WORDS[col]} of {_plural(int(fill.sum()), 'launch')}")
     if derived:
         warnings.append(f"derived figures: {', '.join(derived)} = throughput (byte/s: dram__bytes.sum.per_second, "

@@ -205,7 +205,7 @@ def _factor_for(metric: str, unit: str) -> float:
 
 def _scale(values: np.ndarray, factor: np.ndarray) -> np.ndarray:
     """``values × factor``, dividing by ``1/factor`` for sub-units so that 7,488 ns is exactly 7.488e-6 s."""
-    out = values * factor
+    out: np.ndarray = values * factor
     small = np.flatnonzero(factor < 1)
     if len(small):
         out[small] = values[small] / np.round(1.0 / factor[small])

@@ -49,7 +49,7 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     first = _first_row(data, start, end, names, 1)
     if first and int(first["__fields__"]) > len(names):  # trailing comma on data rows
         names = names + [f"__extra{i}" for i in range(int(first["__fields__"]) - len(names))]
-    rule_cols = [c for c in ("Rule Name", "Rule Type", "Rule Description") if c in names]
+    rule_cols: list[str] = [c for c in ("Rule Name", "Rule Type", "Rule Description") if c in names]
     nvtx_cols = _nvtx_columns(names)
     pid_col = ["Process ID"] if "Process ID" in names else []
     include = ["ID", *pid_col, "Kernel Name", "Metric Name", "Metric Unit", "Metric Value", *rule_cols, *nvtx_cols]
@@ -94,7 +94,7 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     vals_s = _to_float(values if sel.all() else values.filter(pa.array(sel)))  # only the metrics used
     scaled = _scale(vals_s, factor[slot_s, unit_s])
     flat = launch[sel] * n_slot + slot_s
-    mat = np.full(n_launch * n_slot, np.nan)
+    mat: np.ndarray = np.full(n_launch * n_slot, np.nan)
     mat[flat] = scaled
     mat = mat.reshape(n_launch, n_slot)
     per_cell = np.bincount(flat, minlength=n_launch * n_slot).reshape(n_launch, n_slot)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +18,9 @@ from ..models import Skipped
 from . import skip
 from .columns import cut_short
 from .ncu_metrics import _HEADER, _HEADER_RE, _locale_error
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 # ----------------------------------------------------------------------------------- value parsing
 
@@ -45,7 +49,7 @@ def _to_float(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return arr
 
 
-def _chunked_numpy(col: pa.ChunkedArray, dtype) -> np.ndarray:
+def _chunked_numpy(col: pa.ChunkedArray, dtype: DTypeLike) -> np.ndarray:
     if col.num_chunks == 0:
         return np.empty(0, dtype=dtype)
     return np.concatenate([c.to_numpy(zero_copy_only=False) for c in col.chunks]).astype(dtype, copy=False)
@@ -84,7 +88,8 @@ def _ids(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, bool]:
 def _as_numpy(a: pa.ChunkedArray | pa.Array) -> np.ndarray:
     if isinstance(a, pa.ChunkedArray):
         a = a.combine_chunks() if a.num_chunks != 1 else a.chunk(0)
-    return a.to_numpy(zero_copy_only=False)
+    arr: np.ndarray = a.to_numpy(zero_copy_only=False)
+    return arr
 
 
 def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
@@ -324,7 +329,7 @@ def _without_noise(data: bytes, start: int, end: int, skip_rows: int) -> tuple[b
     ends = np.append(starts[1:], end)
     runs = np.flatnonzero(np.diff(np.concatenate(([0], keep.astype(np.int8), [0])))).reshape(-1, 2)
     view = memoryview(data)
-    pieces = []
+    pieces: list[bytes | memoryview] = []
     for r0, r1 in runs:
         pieces.append(view[int(starts[r0]): int(ends[r1 - 1])])
         if data[int(ends[r1 - 1]) - 1: int(ends[r1 - 1])] != b"\n":

@@ -52,11 +52,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from . import arch
+
+if TYPE_CHECKING:
+    from ..models import Hardware
 
 #: shape tokens as kernel names print them -> (M, N, K)
 SHAPES: dict[str, tuple[int, int, int]] = {
@@ -227,6 +231,7 @@ def factor_for(name: str, cc: str | None, cc_from: str) -> Factor:
                       "name in the export", prec)
     if fam == "none":
         return Factor(np.nan, f"compute capability {cc} has no tensor cores", prec)
+    assert cc is not None  # family() knew it
     table = DEFAULTS[fam]
     shape = table.get(prec or "fp16", table["fp16"])
     acc = name_accumulate(name) if fam == "volta" else None
@@ -266,11 +271,12 @@ class _Peaks:
     device of its compute capability (an upper bound for any GPU of that architecture); None where the catalog knows
     neither. ``what`` says which. The catalog is loaded on the first call only."""
 
-    def __init__(self, cc: str | None, device: str | None):
-        self.cc, self.device, self.devices, self.what = cc, device, None, ""
+    def __init__(self, cc: str | None, device: str | None) -> None:
+        self.cc, self.device, self.what = cc, device, ""
+        self.devices: list[Hardware] | None = None
         self.cache: dict[str, float | None] = {}
 
-    def _load(self) -> list:
+    def _load(self) -> list[Hardware]:
         from ..catalog import load_catalogs
         from ..errors import RoofcoreError
 
@@ -316,16 +322,18 @@ def contradictions(tensor: np.ndarray, time_s: np.ndarray, precision: np.ndarray
         if limit is not None:
             over |= (prec_of == prec) & np.isfinite(rate) & (rate > limit * 1.02)  # 2 %: the export's rounding
     out = tensor.copy()
-    notes = []
+    notes: list[str] = []
     for code in pd.unique(codes[over]):
         rows = over & (codes == code)
         f, n = factors[code], int(rows.sum())
         prec = prec_of[rows][0]
+        limit = peak(prec)
+        assert limit is not None  # over: launches above a known peak
         name = str(names[np.flatnonzero(rows)[0]])
         short = name if len(name) <= 80 else name[:77] + "…"
         notes.append(f"contradiction: {short!r} ({n:,} launch{'es' if n != 1 else ''}) would run at "
                      f"{np.nanmax(rate[rows]) / 1e12:,.1f} TFLOP/s with × {f.flops:,.0f} FLOP per tensor instruction "
-                     f"({f.basis}), above the {prec} matrix peak of {peak.what} ({peak(prec) / 1e12:,.1f} TFLOP/s): "
+                     f"({f.basis}), above the {prec} matrix peak of {peak.what} ({limit / 1e12:,.1f} TFLOP/s): "
                      "that factor cannot be right for it, so its tensor FLOPs are unknown.")
         out[rows] = np.nan
     return out, notes
