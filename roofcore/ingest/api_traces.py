@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import re
+from typing import Any
 
 from ..errors import InputError
 from ..models import Workload
@@ -56,7 +57,7 @@ def _domain(text: str) -> str:
     return next((what for prefix, what in _DOMAINS if up.startswith(prefix)), "host API trace")
 
 
-def _first_row(text: str, header: re.Pattern) -> tuple[list[str], list[str]]:
+def _first_row(text: str, header: re.Pattern[str]) -> tuple[list[str], list[str]]:
     """The header and first data row of the CSV table ``header`` finds (empty lists where absent)."""
     m = header.search(text)
     if not m:
@@ -75,7 +76,7 @@ def _kind(text: str) -> str | None:
 @register_format("host-api-trace", "Host API traces and other non-kernel traces (rocprofv3 --hip-trace/--hsa-trace/"
                  "--marker-trace CSV, memory copy/allocation traces, rocprofv2 API records): recognised and refused, "
                  "naming the kernel trace to export", _sniff, priority=20)
-def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Always refuses, saying what the file is and which kernel trace to export."""
     text = check_text(data, source)
     m = _V2_RECORD.search(text)
@@ -94,7 +95,7 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
     raise InputError(where=source, text=f"this is a rocprofv3 {what}.", hint=V3_KERNELS + ".")
 
 
-def refuse_api_json(tools: list, source: str) -> None:
+def refuse_api_json(tools: list[Any], source: str) -> None:
     """A rocprofv3 JSON whose records are host API calls only (``buffer_records.hip_api``, ``hsa_api``,
     ``marker_api``, …; no dispatch, counter or copy): refused by name. Returns when it holds none."""
     apis = sorted({k for t in tools if isinstance(t, dict) and isinstance(t.get("buffer_records"), dict)

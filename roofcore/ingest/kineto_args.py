@@ -85,8 +85,8 @@ def _truthy(text: str | None) -> bool | None:
 #: (stride 1, 'same' padding); a text is the warning that names another guess (e.g. a tensor list's dtype)
 Result = tuple[float, float, str | None, str, bool | str] | tuple[float, float, str | None, str, bool | str,
                                                                  dict[str, float]]
-#: a cost formula (:data:`.kineto_ops.OPS`): ``(tensors, concrete, name)``, or with ``(extra, ctx)`` after them
-#: (``wants_context``), or ``(dims, types, concrete, name)`` (:data:`.kineto_ops.RAW_OPS`)
+#: a cost formula (:data:`.kineto_ops.OPS`): ``(tensors, concrete, name)``, or with ``(extra, ctx)`` after
+#: them (``wants_context``), or ``(dims, types, concrete, name)`` (:data:`.kineto_ops.RAW_OPS`)
 CostFn = Callable[..., Result | None]
 
 

@@ -239,7 +239,8 @@ def _memory_events(ev: _Events) -> None:
     ev.b_pcie[mk[host]] = b[host]
 
 
-def _ranges(sc: Scan, ev: _Events, context: dict[str, Any], source: str, warnings: list[str]) -> pd.DataFrame | None:
+def _ranges(sc: Scan, ev: _Events, context: dict[str, Any], source: str, warnings: list[str]
+            ) -> pd.DataFrame | None:
     """CUPTI range counters onto the kernels of the same name and order; the rows of a ranges-only trace."""
     if not sc.ranges:
         return None
@@ -402,7 +403,8 @@ def _n(k: int, word: str, plural: str | None = None) -> str:
     return f"{k:,} {word if k == 1 else (plural or word + ('es' if word.endswith('ch') else 's'))}"
 
 
-def _range_rows(sc: Scan, points: list[dict[str, Any]], r_names: list[str], source: str, warnings: list[str]) -> pd.DataFrame:
+def _range_rows(sc: Scan, points: list[dict[str, Any]], r_names: list[str], source: str, warnings: list[str]
+                ) -> pd.DataFrame:
     """Rows from CUPTI ranges alone (range profiler without kernel tracing)."""
     m = len(points)
     group: np.ndarray = np.full(m, None, dtype=object)

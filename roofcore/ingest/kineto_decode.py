@@ -22,7 +22,7 @@ import codecs
 import json
 import re
 from collections.abc import Container, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -90,7 +90,7 @@ class _Event(msgspec.Struct, gc=False):
     dur: _Scalar = None
     pid: _Scalar = None
     tid: _Scalar = None
-    args: _Args | None = None  # type: ignore[valid-type]
+    args: _Args | None = None  # type: ignore[valid-type]  # made by defstruct: no static type
 
 
 class _RawArgs(msgspec.Struct, gc=False):
@@ -140,7 +140,8 @@ class _Input:
         return 0
 
 
-def scan(data: bytes, chunks: Iterator[bytes | memoryview] | None, source: str, costed: Container[str] = ()) -> Scan:
+def scan(data: bytes, chunks: Iterator[bytes | memoryview] | None, source: str, costed: Container[str] = ()
+         ) -> Scan:
     """The events of a trace (:class:`.kineto_events.Scan`) from ``data`` (bytes or a map) or, where ``chunks``
     is given, from its decompressed pieces; :class:`Fallback` where the scanner must read it."""
     src = _Input(data, chunks)
@@ -420,27 +421,29 @@ class _Bucket:
             self._ranges(ranges, piece, idx - len(evs))
 
     def _signature(self, nm: object, a: Any) -> int:
-        """The op's signature index (:func:`.kineto_events._signature`), decoded once per distinct raw text; ``a``:
-        an ``_Args`` struct (made by ``msgspec.defstruct``: no static type)."""
+        """The op's signature index (:func:`.kineto_events._signature`), decoded once per distinct raw text;
+        ``a``: an ``_Args`` struct (made by ``msgspec.defstruct``: no static type)."""
         costed = self.is_costed.get(nm)
         if costed is None:
             costed = self.is_costed[nm] = nm.__class__ is str and nm in self.costed
         if not costed:
             return -1
         t, c = a.s1, a.s2
-        key: tuple[object, ...] = (nm, bytes(a.s0), None if t is None else bytes(t), None if c is None else bytes(c))
+        key: tuple[object, ...] = (nm, bytes(a.s0), None if t is None else bytes(t),
+                                   None if c is None else bytes(c))
         if a.s3 is not None:  # a collective: its extra args too
             key += tuple(None if r is None else bytes(r) for r in _raws(a)[3:])
         res = self.raw_memo.get(key)
         if res is None:
             raws = _raws(a)
-            args = {}
+            args: dict[str, Any] = {}
             for k, r in zip(_SIG_KEYS, raws, strict=True):
                 if r is not None:
                     text = bytes(r)
                     _depth(text)
                     args[k] = _ANY.decode(text)
-            res = self.raw_memo[key] = _signature(nm, args, self.memo, self.out.signatures)  # type: ignore[arg-type]
+            name = cast(str, nm)  # costed: a string (is_costed above)
+            res = self.raw_memo[key] = _signature(name, args, self.memo, self.out.signatures)
         return res
 
     def _ranges(self, ranges: list[tuple[int, _Scalar]], piece: bytes, first: int) -> None:

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 EXPORT_HINT = "export the trace again with prof.export_chrome_trace(path)."
 
 _DECODER = json.JSONDecoder()
-#: the stdlib's C scanner: ``(value, end)`` of the JSON value at a position (StopIteration where none starts)
-_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # set in __init__
+#: the stdlib's C scanner (made by JSONDecoder.__init__; typeshed has no stub for it): ``(value, end)`` of the
+#: JSON value at a position (StopIteration where none starts)
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # no stub
 _WS = re.compile(r"[ \t\n\r]*")
 _COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 
@@ -43,8 +44,8 @@ CATS: dict[object, int] = {  # any JSON value looked up (a string that is no cat
 #: ``nn.Module: ...``, profiled with_modules / with_stack)
 MARKS = {"user_annotation": "annotation", "gpu_user_annotation": "gpu_annotation", "python_function": "module"}
 MODULE_PREFIX = "nn.Module: "
-#: an op's signature (:attr:`Scan.signatures`): name, Input Dims, Input type, Concrete Inputs (as decoded) and a
-#: collective's extra args ((key, value) pairs)
+#: an op's signature (:attr:`Scan.signatures`): name, Input Dims, Input type, Concrete Inputs (as decoded)
+#: and a collective's extra args ((key, value) pairs)
 Signature = tuple[str, Any, Any, Any, tuple[tuple[str, Any], ...]]
 
 
@@ -113,9 +114,11 @@ class Scan:
     """Flat lists of the events the parser needs, filled in one pass over the text."""
 
     def __init__(self) -> None:
-        self.gpu: list[tuple[Any, ...]] = []  # (index, kind, name, ts, dur, correlation, external id, device, bytes)
+        #: (index, kind, name, ts, dur, correlation, external id, device, bytes)
+        self.gpu: list[tuple[Any, ...]] = []
         self.runtime: list[tuple[Any, ...]] = []  # (pid, tid, ts, correlation, name)
-        self.ops: list[tuple[Any, ...]] = []  # (pid, tid, ts, dur, name, external id, signature index, has shapes)
+        #: (pid, tid, ts, dur, name, external id, signature index, has shapes)
+        self.ops: list[tuple[Any, ...]] = []
         self.ranges: list[tuple[Any, ...]] = []  # (index, name, args)
         #: duration (ph X) ranges of :data:`MARKS`' categories: (kind, pid, tid, ts, dur, name), in file order
         self.marks: list[tuple[Any, ...]] = []

@@ -177,7 +177,8 @@ class _Col(Protocol):
 def _column(arrays: dict[str, np.ndarray], rows: list[tuple[Any, ...]]) -> _Col:
     """``col(name, k, convert)``: the decoder's array ``name`` where it made one, else column ``k`` of ``rows``
     (through ``convert``)."""
-    def col(name: str, k: int, convert: Callable[[list[Any]], np.ndarray] | None = None) -> np.ndarray | list[Any]:
+    def col(name: str, k: int, convert: Callable[[list[Any]], np.ndarray] | None = None
+            ) -> np.ndarray | list[Any]:
         got = arrays.get(name)
         if got is not None:
             return got

@@ -321,7 +321,8 @@ def with_parent(child: Signature, parent: Signature) -> Signature | None:
     return (name, dims, types, conc, *rest)
 
 
-def parent_context(ops_rows: list[tuple[Any, ...]], signatures: list[Signature], res_of_op: np.ndarray) -> np.ndarray:
+def parent_context(ops_rows: list[tuple[Any, ...]], signatures: list[Signature], res_of_op: np.ndarray
+                   ) -> np.ndarray:
     """``res_of_op`` with the ops of :data:`FROM_PARENT` pointing at signatures completed from their enclosing
     op (the innermost op of the parent's name on the same thread); new signatures are appended."""
     need = [i for i, r in enumerate(res_of_op) if r >= 0 and signatures[r][0] in FROM_PARENT]

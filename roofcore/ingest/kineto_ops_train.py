@@ -106,8 +106,9 @@ def _listed(flops: float, elements: float) -> Result:
     return float(flops), float(elements * size), prec, "vector", False, {LIST_ELEMENTS: float(elements)}
 
 
-def list_dtypes(results: list[Result | None], rk: np.ndarray, kernels: np.ndarray, share: np.ndarray, names: list[str],
-                ops_k: np.ndarray, b_hbm: np.ndarray, precision: np.ndarray, warnings: list[str]) -> None:
+def list_dtypes(results: list[Result | None], rk: np.ndarray, kernels: np.ndarray, share: np.ndarray,
+                names: list[str], ops_k: np.ndarray, b_hbm: np.ndarray, precision: np.ndarray,
+                warnings: list[str]) -> None:
     """In place: the bytes and precision of tensor-list kernels (``results[rk]`` with :data:`LIST_ELEMENTS`) from
     their names' element type; ``cat`` without one stays unknown, the others keep 4 B, said in one warning."""
     guessed: set[int] = set()

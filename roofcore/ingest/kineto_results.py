@@ -27,8 +27,8 @@ def is_rocm(top: dict[str, Any]) -> bool:
         isinstance(props, list) and any(isinstance(p, dict) and "gcnArchName" in p for p in props))
 
 
-def per_instance(op_rows: list[tuple[Any, ...]], signatures: list[Signature], op_of: np.ndarray, names: list[str],
-                 res_of_op: np.ndarray, results: list[Result | None]) -> np.ndarray:
+def per_instance(op_rows: list[tuple[Any, ...]], signatures: list[Signature], op_of: np.ndarray,
+                 names: list[str], res_of_op: np.ndarray, results: list[Result | None]) -> np.ndarray:
     """Ops costed per instance: their results appended to ``results``, their ops pointed at them."""
     found = instance_results(op_rows, signatures, op_of, names, _tensors)
     if not found:
@@ -40,8 +40,9 @@ def per_instance(op_rows: list[tuple[Any, ...]], signatures: list[Signature], op
     return res_of_op
 
 
-def links_and_notes(results: list[Result | None], rk: np.ndarray, ops_k: np.ndarray, share: np.ndarray, costed: np.ndarray,
-                    extra: dict[str, np.ndarray], n: int, link: str, warnings: list[str]) -> None:
+def links_and_notes(results: list[Result | None], rk: np.ndarray, ops_k: np.ndarray, share: np.ndarray,
+                    costed: np.ndarray, extra: dict[str, np.ndarray], n: int, link: str,
+                    warnings: list[str]) -> None:
     """The link bytes of the costed kernels (``rk``: their result index, ``ops_k``: their op, ``share``: their
     share of it) into ``extra["bytes_<link>"]``; one warning per distinct text among their results."""
     r_link = np.array([r[5].get("link", np.nan) if r and len(r) > 5 else np.nan for r in results] + [np.nan])

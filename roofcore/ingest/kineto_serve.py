@@ -313,13 +313,14 @@ def window_pairs(q_len: int, kv_len: int, causal: bool, left: int, right: int) -
 
 def _window(concrete: object, at: int) -> tuple[int, int]:
     left, right = _concrete(concrete, at), _concrete(concrete, at + 1)
-    if left is not None and right is not None and re.fullmatch(r"-?\d+", left) and re.fullmatch(r"-?\d+", right):
+    if (left is not None and right is not None and re.fullmatch(r"-?\d+", left)
+            and re.fullmatch(r"-?\d+", right)):
         return int(left), int(right)
     return -1, -1
 
 
-def _attend(b: int, h: int, q_len: float, kv_len: float, d: int, hkv: int, causal: bool, window: tuple[int, int],
-            prec: str, kv_prec: str) -> tuple[float, float] | None:
+def _attend(b: int, h: int, q_len: float, kv_len: float, d: int, hkv: int, causal: bool,
+            window: tuple[int, int], prec: str, kv_prec: str) -> tuple[float, float] | None:
     """FLOPs and bytes of ``b`` sequences of attention (:func:`roofcore.ops.flash_attention`, its pairs counted
     with the local window where one is set)."""
     try:
@@ -418,7 +419,8 @@ def instance_results(op_rows: Sequence[tuple[Any, ...]], signatures: Sequence[Si
     if not moe:
         return {}
     allocs: dict[tuple[object, object], list[tuple[float, tuple[tuple[int, ...], int]]]] = {}
-    fused: dict[tuple[object, object], list[float]] = {}  # fused-experts ops: a MoE op around one has its GEMMs costed there
+    # fused-experts ops: a MoE op around one has its GEMMs costed there
+    fused: dict[tuple[object, object], list[float]] = {}
     for r in op_rows:
         if r[4] in ALLOCS and r[6] >= 0 and type(r[2]) in (int, float):
             a = _alloc(signatures[r[6]])
@@ -428,7 +430,8 @@ def instance_results(op_rows: Sequence[tuple[Any, ...]], signatures: Sequence[Si
             fused.setdefault((r[0], r[1]), []).append(float(r[2]))
     kernels: dict[int, list[str]] = {}
     of = np.asarray(op_of)
-    for k in np.flatnonzero(np.isin(of, moe)).tolist():  # the MoE ops' kernels, without a loop over every kernel
+    # the MoE ops' kernels, without a loop over every kernel
+    for k in np.flatnonzero(np.isin(of, moe)).tolist():
         kernels.setdefault(int(of[k]), []).append(kernel_names[k])
     out: dict[int, Result | None] = {}
     for i in moe:

@@ -246,7 +246,8 @@ def _phases(sc: Scan, back: np.ndarray, b_thr: np.ndarray, nvtx: np.ndarray | No
     return phase if (phase != None).any() else None  # noqa: E711
 
 
-def keep_both(extra: dict[str, np.ndarray], rows: np.ndarray, formula: dict[str, np.ndarray], counters: dict[str, np.ndarray]) -> None:
+def keep_both(extra: dict[str, np.ndarray], rows: np.ndarray, formula: dict[str, np.ndarray],
+              counters: dict[str, np.ndarray]) -> None:
     """Where CUPTI counters replaced an op formula's FLOPs or bytes (``rows``), both kept as ``formula_<col>`` and
     ``counter_<col>`` columns (roofcore.hierarchy.sources compares them per op); nothing where no row has both."""
     for col, f in formula.items():

@@ -24,6 +24,7 @@ import csv
 import re
 from dataclasses import replace
 from fnmatch import fnmatchcase
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -225,7 +226,7 @@ def _numeric(cell: str) -> bool:
 
 @register_format("nsys-kern-sum", "Nsight Systems cuda_gpu_kern_sum (CSV or console table): time per kernel name, "
                  "no FLOPs", _sniff, priority=15, role="timeline")
-def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an Nsight Systems kernel summary into time-only rows (one per kernel name)."""
     text = check_text(data, source)
     header, rows, layout = _find_table(text, source)
@@ -258,7 +259,8 @@ def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
                     warnings=tuple(_summary_warnings(names)), device=device, meta=meta)
 
 
-def _kernel_rows(text: str, source: str, header: list[str], cols: dict[str, int], rows, per_s: float
+def _kernel_rows(text: str, source: str, header: list[str], cols: dict[str, int],
+                 rows: list[tuple[int, list[str]]], per_s: float
                  ) -> tuple[list[str], list[int], list[float], list[str], list[Skipped]]:
     """The summary's usable rows (name, instances, total seconds, line) and the rows left out, each with why."""
     names: list[str] = []
@@ -361,9 +363,9 @@ def join_times(times: Workload, model: Workload) -> Workload:
     t_names = tf["name"].astype(object).to_numpy()
     m_names = mf["name"].astype(object).to_numpy()
     exact: dict[str, int] = {}
-    for i, nm in enumerate(m_names):
-        exact.setdefault(str(nm), i)
-    patterns = []
+    for k, nm in enumerate(m_names):
+        exact.setdefault(str(nm), k)
+    patterns: list[tuple[int, str]] = []
     if "match" in mf.columns:
         patterns = [(i, p) for i, p in enumerate(mf["match"].astype(object).to_numpy()) if isinstance(p, str) and p]
     idx = np.full(len(tf), -1, dtype=np.int64)
@@ -383,7 +385,7 @@ def join_times(times: Workload, model: Workload) -> Workload:
         v = mf[col].to_numpy(dtype=np.float64) if col in mf.columns else np.full(len(mf), np.nan)
         return np.where(hit, v[safe] * ratio, np.nan)
 
-    def take_obj(col: str) -> list:
+    def take_obj(col: str) -> list[object]:
         v = mf[col].astype(object).to_numpy() if col in mf.columns else np.full(len(mf), None, dtype=object)
         return [v[i] if ok and not pd.isna(v[i]) else None for i, ok in zip(safe, hit, strict=True)]
 

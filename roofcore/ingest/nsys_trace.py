@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import re
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def _start(fields: list[str], col: dict[str, int], per_s: float) -> float:
 
 @register_format("nsys-gpu-trace", "Nsight Systems cuda_gpu_trace (CSV): time per kernel launch, no FLOPs", _sniff,
                  priority=16, role="timeline")
-def parse(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an Nsight Systems GPU trace into time-only rows (one per kernel launch)."""
     text = check_text(data, source)
     m = _HEADER.search(text)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,12 +44,13 @@ def range_name(cell: str) -> str | None:
     return s or None
 
 
-def _table(text: str, m: re.Match, source: str) -> tuple[dict[str, int], list[tuple[int, list[str]]]]:
+def _table(text: str, m: re.Match[str], source: str
+           ) -> tuple[dict[str, int], list[str], list[tuple[int, list[str]]]]:
+    """The column positions by lower-case name (units dropped), the header as written, the rows under it."""
     header = [h.strip() for h in next(csv.reader([m.group(0).lstrip("\ufeff")]))]
     col = {re.sub(r"\s*\([^)]*\)\s*$", "", h).lower(): i for i, h in enumerate(header)}
-    col["_unit"] = header  # type: ignore[assignment]
     first = text.count("\n", 0, m.start()) + 2
-    rows = []
+    rows: list[tuple[int, list[str]]] = []
     for k, line in enumerate(text[m.end() + 1:].split("\n")):
         if not line.strip():
             break
@@ -56,7 +58,7 @@ def _table(text: str, m: re.Match, source: str) -> tuple[dict[str, int], list[tu
             rows.append((first + k, next(csv.reader([line]), [])))
         except csv.Error:
             rows.append((first + k, []))
-    return col, rows
+    return col, header, rows
 
 
 def _per_s(header: list[str], i: int, source: str) -> float:
@@ -78,14 +80,13 @@ def _num(cell: str) -> float:
 @register_format("nsys-nvtx-kern-sum", "Nsight Systems nvtx_kern_sum (CSV): time per NVTX range × kernel name, the "
                  "range as each kernel's nvtx ancestry, no FLOPs", lambda head, name: bool(_KERN_SUM.search(head)),
                  priority=17, role="timeline")
-def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Workload:
+def parse_kern_sum(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     text = check_text(data, source)
     m = _KERN_SUM.search(text)
     if m is None:
         raise InputError(where=source, expected="an nvtx_kern_sum header (NVTX Range,Style,PID,TID,NVTX Inst,Kern "
                          "Inst,Total Time (ns),…,Kernel Name)", found="none", hint=KERN_SUM_HINT)
-    col, rows = _table(text, m, source)
-    header = col.pop("_unit")  # type: ignore[arg-type]
+    col, header, rows = _table(text, m, source)
     need = ("nvtx range", "kern inst", "total time", "kernel name")
     if any(c not in col for c in need):
         raise InputError(where=f"{source}: header", expected="NVTX Range, Kern Inst, Total Time and Kernel Name "
@@ -114,7 +115,7 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
     warnings = [f"an Nsight Systems NVTX kernel summary gives times only: FLOPs and bytes of its {len(names):,} rows "
                 "are unknown (left empty, not zero). Hint: load it together with a kernel inventory or an Nsight "
                 "Compute export of the same kernels."]
-    seen: dict[tuple, set] = {}
+    seen: dict[tuple[str, str], set[str]] = {}
     for th, name, r in zip(threads, names, nvtx, strict=True):
         if r is not None:
             seen.setdefault((th, name), set()).add(r)
@@ -144,13 +145,14 @@ def parse_kern_sum(data: bytes, source: str, context: dict | None = None) -> Wor
                     meta={"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": "nvtx kernel summary"})
 
 
-def _exclusive(threads: list[str], names: list[str], counts: list[int], times: list[float], nvtx: list,
-               ranges: dict) -> tuple[list[int], list[int], list[float], list] | str:
+def _exclusive(threads: list[str], names: list[str], counts: list[int], times: list[float],
+               nvtx: list[str | None], ranges: dict[str, Any]
+               ) -> tuple[list[int], list[int], list[float], list[str | None]] | str:
     """nvtx_kern_sum rows made exclusive: per thread, the parent of each range name from the projected ranges' tree;
     a row keeps its count and time minus those of its child ranges' rows (same thread and kernel), its range becomes
     its path; rows left with no launch go. A reason (text) instead where the names do not form one tree per thread,
     or a subtraction goes below zero."""
-    parent: dict[tuple[str, str], set] = {}
+    parent: dict[tuple[str, str], set[str | None]] = {}
     r_thread = np.asarray(ranges["thread"], dtype=object)
     for t in dict.fromkeys(ranges["thread"]):
         idx = np.flatnonzero(r_thread == t)
@@ -158,7 +160,7 @@ def _exclusive(threads: list[str], names: list[str], counts: list[int], times: l
                               np.asarray(ranges["start"])[idx]))]
         up, _ = _tree(np.asarray(ranges["start"])[idx], np.asarray(ranges["end"])[idx],
                       np.asarray(ranges["depth"], dtype=np.float64)[idx], [ranges["name"][i] for i in idx])
-        for j, i in enumerate(idx):
+        for j, i in enumerate(idx.tolist()):
             parent.setdefault((t, ranges["name"][i]), set()).add(ranges["name"][idx[up[j]]] if up[j] >= 0 else None)
     split = sorted(n for (_t, n), ps in parent.items() if len(ps) > 1)
     if split:
@@ -191,21 +193,20 @@ def _exclusive(threads: list[str], names: list[str], counts: list[int], times: l
                  "GPU, context for a cuda_gpu_trace of the same report (each kernel's NVTX range)",
                  lambda head, name: bool(_PROJ.search(head) and not _GPU_TRACE.search(head)), priority=17,
                  companion=True)
-def parse_proj(data: bytes, source: str, context: dict | None = None) -> dict:
+def parse_proj(data: bytes, source: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"nvtx_ranges": {thread, start, end, depth, name, source}}``, times in seconds; ``{}`` without ranges."""
     return proj_ranges(check_text(data, source), source)
 
 
-def proj_ranges(text: str, source: str) -> dict:
+def proj_ranges(text: str, source: str) -> dict[str, Any]:
     """:func:`parse_proj` of a text (also the stdout of ``nsys stats`` holding the GPU trace after it)."""
     m = _PROJ.search(text)
     if m is None:
         raise InputError(where=source, expected="an nvtx_gpu_proj_trace header (Name,Projected Start (ns),Projected "
                          "Duration (ns),…)", found="none", hint=PROJ_HINT)
-    col, rows = _table(text, m, source)
-    header = col.pop("_unit")  # type: ignore[arg-type]
+    col, header, rows = _table(text, m, source)
     per_s = _per_s(header, col["projected start"], source)
-    out: dict[str, list] = {"thread": [], "start": [], "end": [], "depth": [], "name": []}
+    out: dict[str, list[Any]] = {"thread": [], "start": [], "end": [], "depth": [], "name": []}
     for _line, f in rows:
         if len(f) != len(header):
             continue
@@ -242,8 +243,9 @@ def _tree(start: np.ndarray, end: np.ndarray, depth: np.ndarray, names: list[str
     return parent, path
 
 
-def innermost_paths(r_thread: list, r_start: np.ndarray, r_end: np.ndarray, r_depth: np.ndarray, names: list[str],
-                    q_thread: list | None, q_start: np.ndarray, q_end: np.ndarray) -> tuple[np.ndarray, int]:
+def innermost_paths(r_thread: list[str] | np.ndarray, r_start: np.ndarray, r_end: np.ndarray,
+                    r_depth: np.ndarray, names: list[str], q_thread: list[str] | None, q_start: np.ndarray,
+                    q_end: np.ndarray) -> tuple[np.ndarray, int]:
     """Per query (a kernel: its thread or None, start, end) the path of the innermost range of that thread (or, without
     a thread, of any thread: the shortest) holding [start, end], or None; and how many queries ranges of several
     threads held."""
@@ -275,7 +277,8 @@ def innermost_paths(r_thread: list, r_start: np.ndarray, r_end: np.ndarray, r_de
     return best, int((hits > 1).sum())
 
 
-def attach_projection(w: Workload, starts: np.ndarray, context: dict | None, text: str = "") -> Workload:
+def attach_projection(w: Workload, starts: np.ndarray, context: dict[str, Any] | None, text: str = ""
+                      ) -> Workload:
     """``w`` (a cuda_gpu_trace, one row per launch, ``starts`` in seconds) with ``nvtx`` and ``start_s`` from the
     projected ranges a companion read, or that ``text`` holds beside the GPU trace (``nsys stats --report
     nvtx_gpu_proj_trace,cuda_gpu_trace`` to stdout); unchanged without either."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ from ..errors import InputError
 from ..models import Workload
 from . import check_text, register_format
 from .nvtx_ranges import innermost_paths
+
+if TYPE_CHECKING:
+    from .rocprof_common import Layout
 
 _HEADER = re.compile(r'^[ \t]*"?Domain"?,"?Function"?,(?=[^\n]*\bThread_Id\b)(?=[^\n]*\bStart_Timestamp\b)'
                      r'(?=[^\n]*\bEnd_Timestamp\b)[^\n]*\n[ \t]*"?(?:MARKER|ROCTX)', re.M | re.I)
@@ -34,7 +38,7 @@ HINT = ("profile with `rocprofv3 --kernel-trace --marker-trace --output-format c
 @register_format("rocprof-v3-markers", "a rocprofv3 ROCTx marker trace (--marker-trace CSV): ranges, context for the "
                  "kernel_trace.csv of the same run (each kernel's ROCTx range)",
                  lambda head, name: bool(_HEADER.search(head)), priority=21, companion=True)
-def parse_markers(data: bytes, source: str, context: dict | None = None) -> dict:
+def parse_markers(data: bytes, source: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"roctx_ranges": {thread, start, end, depth, name, source}}``, times in seconds; ``{}`` without ranges."""
     text = check_text(data, source)
     lines = [ln for ln in text.split("\n") if ln.strip()]
@@ -45,7 +49,7 @@ def parse_markers(data: bytes, source: str, context: dict | None = None) -> dict
     if not {"domain", "function", "start_timestamp", "end_timestamp"} <= set(col):
         raise InputError(where=f"{source}: header", expected="Domain, Function, Start_Timestamp and End_Timestamp "
                          "columns", found=", ".join(rows[0])[:200], hint=HINT)
-    out: dict[str, list] = {"thread": [], "start": [], "end": [], "depth": [], "name": []}
+    out: dict[str, list[Any]] = {"thread": [], "start": [], "end": [], "depth": [], "name": []}
     for r in rows[1:]:
         if len(r) != len(rows[0]):
             continue
@@ -65,7 +69,8 @@ def parse_markers(data: bytes, source: str, context: dict | None = None) -> dict
     return {"roctx_ranges": {**out, "source": source}} if out["name"] else {}
 
 
-def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context: dict | None) -> Workload:
+def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context: dict[str, Any] | None
+           ) -> Workload:
     """``w`` (a kernel trace, one row per dispatch: launching thread or None, GPU start in seconds) with ``nvtx``
     and ``start_s`` from the ROCTx ranges a companion read (unchanged without one)."""
     ranges = (context or {}).get("roctx_ranges")
@@ -86,7 +91,8 @@ def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context:
     return replace(w, frame=f, warnings=(*w.warnings, *warn), sources=(*w.sources, ranges["source"]))
 
 
-def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context: dict | None, lay) -> Workload:
+def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context: dict[str, Any] | None,
+               lay: Layout) -> Workload:
     """:func:`attach` for a rocprofv3 kernel trace (``lay``: its layout): each dispatch's launching thread and GPU
     start, from the rows the trace reader kept (the same filter: a dispatch number and a kernel name); unchanged
     without a marker trace."""
@@ -96,7 +102,10 @@ def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context
 
     spec = {"ids": lay.ids, "name": lay.name, "thread": ("Thread_Id",), "start": lay.start}
     table, roles = read_roles(text, at, source, spec)
-    keep = ids_and_names(table, roles["ids"], roles["name"], table.header[roles["ids"]], source).keep
+    ids, name = roles["ids"], roles["name"]
+    if ids is None or name is None:  # the trace reader found both columns (the same layout)
+        return w
+    keep = ids_and_names(table, ids, name, table.header[ids], source).keep
     if int(keep.sum()) != len(w.frame) or roles["start"] is None:
         return w
     starts = to_floats(table.columns[roles["start"]][keep]) / 1e9
