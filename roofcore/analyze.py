@@ -78,7 +78,7 @@ def _col(f: pd.DataFrame, name: str) -> np.ndarray:
     return f[name].to_numpy(dtype=np.float64) if name in f.columns else np.full(len(f), np.nan)
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, list]:
+def _codes(col: pd.Series) -> tuple[np.ndarray, list[Any]]:
     """Integer codes (-1 missing) and the distinct values of a small closed-set column."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         return col.cat.codes.to_numpy(), list(col.cat.categories)
@@ -129,8 +129,9 @@ class Analysis:
     def timed(self) -> npt.NDArray[np.bool_]:
         """Per kernel: has a measured time (> 0; a zero or unknown time is not one). The one meaning of "timed":
         efficiency, achieved FLOP/s, the share basis and ``kernels_missing_time`` all read it."""
-        t = self.workload.frame["time_s"].to_numpy(dtype=np.float64)
-        return ~np.isnan(t) & (t > 0)
+        t: npt.NDArray[np.float64] = self.workload.frame["time_s"].to_numpy(dtype=np.float64)
+        timed: npt.NDArray[np.bool_] = ~np.isnan(t) & (t > 0)
+        return timed
 
     def derived(self, hw_id: str) -> Derived:
         """Achieved FLOP/s, efficiency, headroom and bound label of every kernel on ``hw_id``, computed once."""
@@ -244,7 +245,7 @@ class Analysis:
         idx = np.where(r.bound_idx > 0, r.bound_idx, np.where(r.bound_idx == 0, base + r.ceiling_code, 0))
         return idx.astype(np.int64), labels
 
-    def summary(self, hw_id: str) -> dict:
+    def summary(self, hw_id: str) -> dict[str, Any]:
         """Workload totals on one device: Σ time, Σ t_roof, speedup if every kernel reached its roof, time share by
         bound, and ``coverage``: which share of the kernels and of the measured time these numbers cover.
 
@@ -359,7 +360,7 @@ def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achi
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def coverage_text(summary: dict, counts: Mapping[str, str] | None = None) -> str:
+def coverage_text(summary: Mapping[str, Any], counts: Mapping[str, str] | None = None) -> str:
     """One sentence saying what share of the workload the headline numbers cover, and what is missing.
 
     ``"Roofline known for 62% of the measured time (12 of 20 kernels); unknown for the rest: FLOPs unknown for 8
@@ -388,7 +389,7 @@ def coverage_text(summary: dict, counts: Mapping[str, str] | None = None) -> str
     return head + ("; the rest is unknown: " + ", ".join(missing) if missing else "") + "."
 
 
-def speedup_note(summary: dict) -> str:
+def speedup_note(summary: Mapping[str, Any]) -> str:
     """A caveat for the "× faster" headline when its gain comes mostly from launch-bound kernels (under 1 µs)."""
     share = (summary.get("coverage") or {}).get("speedup_tiny_share")
     if share is not None and share >= 0.5:

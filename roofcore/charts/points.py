@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..analyze import Analysis
 from ..models import Hardware
+from ..roofline import DeviceResult
 from .look import SIZE_RANGE
 
 #: most kernel marks one chart sends to the browser (all devices and levels together)
@@ -57,7 +58,7 @@ def _extend(dom: tuple[float, float], values: np.ndarray) -> tuple[float, float]
 # ----------------------------------------------------------------------------------------------- kernels
 
 
-def _time_key(frame: pd.DataFrame, results) -> np.ndarray:
+def _time_key(frame: pd.DataFrame, results: Sequence[DeviceResult]) -> np.ndarray:
     """Seconds to rank kernels by: measured time where known, else the mean roofline time over devices."""
     t = frame["time_s"].to_numpy(dtype=np.float64)
     roof = np.full(len(t), np.nan)
@@ -143,7 +144,8 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
                                                                 "on its roof (no measured time)")),
         })
         have = set(analysis.workload.byte_names)
-        names = [r.name for r in (*hw.levels, *hw.links) if r.name in have]  # the device's order, off-chip first
+        names = [lv.name for lv in hw.levels if lv.name in have] + [lk.name for lk in hw.links if lk.name in have]
+        # (the device's order, off-chip first)
         display = {**{lv.name: lv.display for lv in hw.levels}, **{lk.name: lk.display for lk in hw.links}}
         for name in names:
             base[f"i_{name}"] = tab[f"intensity_{name}"].to_numpy(dtype=np.float64)
@@ -202,7 +204,7 @@ def _legend_times(dom: tuple[float, float]) -> list[float]:
     """Three round times (seconds) spanning the size scale, for its legend."""
     lo, hi = dom
     picks = [lo, math.sqrt(lo * hi), hi] if hi > lo * 1.5 else [hi]
-    out = []
+    out: list[float] = []
     for t in picks:
         e = math.floor(math.log10(t))
         r = round(t / 10 ** e) * 10 ** e

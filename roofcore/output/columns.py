@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, SupportsFloat, TypeAlias, TypeVar
 
 import numpy as np
 import orjson
@@ -18,7 +19,13 @@ import pyarrow.compute as pc
 from .. import settings
 from ..roofline import DeviceResult, Flag
 from ..wording.cells import _STR, Col, Esc, Part, _raw
-from ..wording.messages import _recipes, flag_segments
+from ..wording.messages import Recipe, Segment, _recipes, flag_segments
+
+_T = TypeVar("_T")
+#: an item of a writer's row template (:meth:`Rows.parts`): constant text, a whole-table :class:`Col`, or what a
+#: piece computes: ``("num", column, dtype, empty_unknown, comma)``, ``("raw", column)``, ``("text", column)``,
+#: ``("flags",)``
+Item: TypeAlias = "str | Col | tuple[Any, ...]"
 
 
 def _jnum(values: np.ndarray, *, empty_unknown: bool = False, comma: bool = False) -> pa.Array:
@@ -92,7 +99,7 @@ def _values(col: pd.Series) -> pa.Array | np.ndarray:
     return col.to_numpy(dtype=object) if col.dtype == object or not isinstance(col.dtype, np.dtype) else col.to_numpy()
 
 
-def _distinct(values: pa.Array | np.ndarray) -> tuple[np.ndarray, list]:
+def _distinct(values: pa.Array | np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """Codes (-1 missing) and the distinct values of a column with few of them."""
     if isinstance(values, pa.Array):
         d = values.dictionary_encode()
@@ -117,7 +124,7 @@ class Rows:
         self.columns = list(tab.columns)
         self.cols = {c: _values(tab[c]) for c in tab.columns}
         self._tab: pd.DataFrame | None = tab
-        self._whole: dict = {}
+        self._whole: dict[tuple[object, ...], Any] = {}
         self._lock = threading.RLock()
 
     def num(self, c: str, lo: int, hi: int, dtype: type = np.float64) -> np.ndarray:
@@ -126,23 +133,24 @@ class Rows:
     def text(self, c: str, lo: int, hi: int) -> pa.Array | np.ndarray:
         return self.cols[c][lo:hi]
 
-    def whole(self, key: tuple, build: Callable[[], object]) -> object:
+    def whole(self, key: tuple[object, ...], build: Callable[[], _T]) -> _T:
         """``build()``, made once per ``key`` (another piece waits for it rather than making it again)."""
         with self._lock:
             if key not in self._whole:
                 self._whole[key] = build()
-            return self._whole[key]
+            made: _T = self._whole[key]
+            return made
 
     @property
-    def recipes(self) -> dict:
+    def recipes(self) -> dict[Flag, list[Recipe]]:
         """The flag-message recipes of the whole table (:func:`~.messages._recipes`)."""
         return self.whole(("recipes",), lambda: _recipes(self._tab, self.r))
 
-    def flags(self, esc: Esc, before: Callable[[Flag], str], after: str, sep: str) -> list:
+    def flags(self, esc: Esc, before: Callable[[Flag], str], after: str, sep: str) -> list[Segment]:
         """The flag messages readied for one destination (:func:`flag_segments`)."""
         return self.whole(("flags", esc, after, sep), lambda: flag_segments(self.recipes, self.n, esc, before, after, sep))
 
-    def parts(self, template: list[object], lo: int, hi: int, flags: Callable[[int, int], list[Part]],
+    def parts(self, template: Sequence[Item], lo: int, hi: int, flags: Callable[[int, int], list[Part]],
               text: Callable[[pa.Array | np.ndarray], Part]) -> list[Part]:
         """Rows ``lo:hi`` of a writer's row template (its items: constant text, a whole-table :class:`Col`,
         ``("num", column, dtype, empty_unknown, comma)``, ``("raw", column)`` written as it is, ``("text",
@@ -185,7 +193,7 @@ def _ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[p
         yield from (job() for job in jobs)
         return
     with ThreadPoolExecutor(depth, thread_name_prefix="roofcore-output") as pool:
-        pending: deque = deque()
+        pending: deque[Future[pa.Array]] = deque()
         for job in jobs:
             pending.append(pool.submit(job))
             if len(pending) > depth:
@@ -199,7 +207,7 @@ def _cores() -> int:
     return settings.cores()
 
 
-def finite_or_none(v: object) -> float | None:
+def finite_or_none(v: SupportsFloat | None) -> float | None:
     if v is None:
         return None
     x = float(v)

@@ -6,17 +6,21 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..roofline import FLAG_CODES
+from ..roofline import FLAG_CODES, Flag
 from ..wording import flag_cells
 from ..wording.cells import _STR, Col, Part, _csv_esc, _join, _strs, _text_of, merge_runs
-from .columns import Rows, _ahead, _pieces
+from .columns import Item, Rows, _ahead, _pieces
 from .json_out import _plain
+
+if TYPE_CHECKING:
+    from ..analyze import Analysis
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
@@ -37,7 +41,7 @@ def _csv_quote(v: str) -> str:
     return '"' + v.replace('"', '""') + '"' if any(c in v for c in ',"\n\r') else v
 
 
-def _csv_text(values) -> pa.Array:
+def _csv_text(values: pa.Array | np.ndarray) -> pa.Array:
     """Text cells: a leading formula character neutralised with a quote, quoted where needed; empty when missing.
     In Arrow for strings; other objects are written as ``str()`` once per distinct value."""
     try:
@@ -64,7 +68,7 @@ def _csv_text(values) -> pa.Array:
     return pc.fill_null(arr, "")
 
 
-def _csv_few(values) -> Col | None:
+def _csv_few(values: pa.Array | np.ndarray) -> Col | None:
     """The text cells of a whole column as a :class:`Col` when it has few distinct values (devices, precisions,
     sources: each cell written once), else None (written piece by piece by :func:`_csv_text`)."""
     if isinstance(values, pa.Array):
@@ -85,12 +89,12 @@ def _csv_few(values) -> Col | None:
     return Col([*cells, ""], np.where(codes < 0, len(cells), codes).astype(np.int64))
 
 
-def _template(rows: Rows, header: list[str]) -> list[object]:
+def _template(rows: Rows, header: list[str]) -> list[Item]:
     """A CSV line as items: separators and whole-table :class:`Col` s (columns with few distinct values) merged into
     runs, and for the other cells what :func:`_csv_lines` computes per piece (:meth:`Rows.parts`): ``("num", column, dtype, empty,
     comma)`` (numbers carry the comma that ends them), ``("text", column)`` (quoted per piece), ``("raw", column)``
     (text that needs no quotes and is no formula), ``("flags",)``."""
-    items: list[object] = []
+    items: list[Item] = []
     for k, c in enumerate(header):
         last = k == len(header) - 1
         v = rows.cols.get(c)
@@ -127,17 +131,17 @@ def _csv_flags(rows: Rows, lo: int, hi: int) -> list[Part]:
     return [quote, *pieces, quote]
 
 
-def _csv_code(bit) -> str:
+def _csv_code(bit: Flag) -> str:
     return f"{FLAG_CODES[bit]}: "
 
 
-def analysis_csv_chunks(analysis, *, binary: bool = False) -> Iterator[str | bytes | memoryview]:
+def analysis_csv_chunks(analysis: Analysis, *, binary: bool = False) -> Iterator[str | bytes | memoryview]:
     """The per-kernel table as CSV pieces (one row per kernel × device, the columns of ``Analysis.table`` less the
     bitmask, flags as ``code: message; …``), written column-wise like the JSON (``binary``: as UTF-8 bytes)."""
     return _pieces(_csv_text_pieces(analysis), binary, "utf-8")
 
 
-def _csv_text_pieces(analysis) -> Iterator[str | memoryview]:
+def _csv_text_pieces(analysis: Analysis) -> Iterator[str | memoryview]:
     header: list[str] = []
 
     def pieces() -> Iterator[Callable[[], pa.Array]]:
@@ -157,6 +161,6 @@ def _csv_text_pieces(analysis) -> Iterator[str | memoryview]:
             yield _text_of(rows)
 
 
-def analysis_csv(analysis) -> str:
+def analysis_csv(analysis: Analysis) -> str:
     """:func:`analysis_csv_chunks` joined into one string."""
-    return "".join(analysis_csv_chunks(analysis))
+    return "".join(x if isinstance(x, str) else str(x, "utf-8") for x in analysis_csv_chunks(analysis))

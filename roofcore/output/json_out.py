@@ -15,16 +15,16 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..roofline import FLAG_CODES
+from ..roofline import FLAG_CODES, Flag
 from ..wording import flag_cells
 from ..wording.cells import _STR, Col, Part, _esc_json, _join, _text_of, merge_runs
-from .columns import Rows, _ahead, _distinct, _pieces
+from .columns import Item, Rows, _ahead, _distinct, _pieces
 
 if TYPE_CHECKING:
     from ..analyze import Analysis
 
 
-def _jdict(values, *, empty_is_null: bool = False) -> Col:
+def _jdict(values: pa.Array | np.ndarray, *, empty_is_null: bool = False) -> Col:
     """JSON strings of a column with few distinct values (devices, precisions, bounds), each encoded once; None,
     NaN and other non-strings are null."""
     codes, uniq = _distinct(values)
@@ -36,7 +36,7 @@ def _jdict(values, *, empty_is_null: bool = False) -> Col:
 _NEEDS_ESCAPE = '[^ !#-\\[\\]-~]'
 
 
-def _plain(values, bad: bytes, bad_first: bytes = b"") -> bool:
+def _plain(values: pa.Array | np.ndarray, bad: bytes, bad_first: bytes = b"") -> bool:
     """Whether a whole column is Arrow text without nulls, without a byte of ``bad`` and without a value starting
     with one of ``bad_first``: its text is then written as it is (the pieces take it without a copy). Checked on
     the column's bytes in numpy (a UTF-8 byte of a multi-byte character is never ASCII)."""
@@ -61,7 +61,7 @@ def _plain(values, bad: bytes, bad_first: bytes = b"") -> bool:
 _JSON_ESCAPED = bytes([*range(0x20), ord('"'), ord("\\"), *range(0x7F, 0x100)])
 
 
-def _jdistinct(values) -> pa.Array:
+def _jdistinct(values: pa.Array | np.ndarray) -> pa.Array:
     """JSON strings of a column of mostly distinct values (names, rows): quoted in Arrow, and only the strings
     that need an escape go through ``json``'s encoder; non-strings are null."""
     try:
@@ -76,7 +76,7 @@ def _jdistinct(values) -> pa.Array:
     return out
 
 
-def _jcode(bit) -> str:
+def _jcode(bit: Flag) -> str:
     return '{"code": ' + _enc(FLAG_CODES[bit]) + ', "message": "'
 
 
@@ -91,12 +91,12 @@ KERNEL_KEYS = ("name", "hardware", "group", "count", "precision", "unit", "ceili
 _DICT_KEYS = ("hardware", "group", "precision", "unit", "ceiling", "bound", "binding_level", "source")
 
 
-def _template(rows: Rows, byte_names: list[str], end: str) -> list[object]:
+def _template(rows: Rows, byte_names: list[str], end: str) -> list[Item]:
     """A row's JSON as items: JSON syntax and whole-table :class:`Col` s merged into runs, and for the other values
     what :func:`_rows_json` computes per piece (:meth:`Rows.parts`): ``("num", column, dtype, False, comma)``, ``("text", column)`` (escaped
     per piece), ``("raw", column)`` (text that needs no escape, quoted by the template), ``("flags",)``.
     Numbers followed by a comma carry it (orjson's text is their data), so the next key's separator lacks it."""
-    items: list[object] = []
+    items: list[Item] = []
     comma = False  # whether the previous value carries the comma that ends it
 
     def key(k: str, first: bool = False) -> None:
@@ -189,5 +189,7 @@ def analysis_document(analysis: Analysis, extra: Mapping[str, Any] | None = None
                       kernels: bool = True) -> dict[str, Any]:
     """The analysis JSON as Python values: :func:`analysis_json_chunks`'s text decoded, so the dict and the file
     are one document (nulls for unknown numbers, the same keys in the same order)."""
-    doc: dict[str, Any] = orjson.loads(b"".join(analysis_json_chunks(analysis, extra, binary=True, kernels=kernels)))
+    text = b"".join(x for x in analysis_json_chunks(analysis, extra, binary=True, kernels=kernels)
+                    if not isinstance(x, str))  # binary: bytes and memoryviews only
+    doc: dict[str, Any] = orjson.loads(text)
     return doc
