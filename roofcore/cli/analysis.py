@@ -19,6 +19,7 @@ from ..ingest.arch import catalog_ids, catalog_match
 from ..ingest.join import counter_headline
 from ..ingest.pseudo import runtime_line
 from ..measured import summary as measured_summary
+from ..models import Hardware, Workload
 from ..roofline import FLAG_CODES
 from ..units import (
     fmt_bandwidth,
@@ -77,7 +78,7 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     return analyze(workload, hws, achievable=args.achievable)
 
 
-def _detected_devices(cat: Catalog, workload) -> list:
+def _detected_devices(cat: Catalog, workload: Workload) -> list[Hardware]:
     """The catalog device the profile ran on: named by the export, or told by what it says (:mod:`..ingest.arch`)."""
     hits = catalog_ids(cat, workload.device, workload.meta)
     return [cat.get(hits[0])] if hits else []

@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import RoofcoreError
 from ..units import fmt_bandwidth, fmt_bytes, fmt_rate
 from .common import _catalog, _emit, _short, _table
+
+if TYPE_CHECKING:
+    from ..models import Figure
 
 
 def cmd_hardware_list(args: argparse.Namespace) -> int:
@@ -87,7 +91,7 @@ def cmd_hardware_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tags(f) -> str:
+def _tags(f: Figure) -> str:
     return ",".join(t for t, on in (("measured", f.measured), ("derived", bool(f.derivation)),
                                     ("unverified", f.unverified)) if on)
 

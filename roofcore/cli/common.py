@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -64,12 +64,15 @@ def _emit(args: argparse.Namespace, text: str | Iterable[str | bytes | memoryvie
         _write(sys.stdout, pieces, binary=False)
 
 
-def _write(fh, pieces: Iterable[str | bytes | memoryview], binary: bool) -> None:
-    last = ""
+def _write(fh: IO[Any], pieces: Iterable[str | bytes | memoryview], binary: bool) -> None:
+    """``fh`` takes bytes when ``binary``, else text."""
+    last: str | bytes | memoryview = ""
     for piece in pieces:
         if len(piece):
-            if isinstance(piece, str) == binary:
-                piece = piece.encode("utf-8") if binary else str(piece, "utf-8")
+            if binary and isinstance(piece, str):
+                piece = piece.encode("utf-8")
+            elif not binary and not isinstance(piece, str):
+                piece = str(piece, "utf-8")
             fh.write(piece)
             last = piece
     if (last[-1:] != "\n") if isinstance(last, str) else (bytes(last[-1:]) != b"\n"):

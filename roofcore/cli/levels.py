@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -15,6 +16,12 @@ from ..hierarchy.grouping import OUTSIDE
 from ..units import Dimension, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 from ..units import parse as parse_quantity
 from .common import _short, _table
+
+if TYPE_CHECKING:
+    import altair as alt
+
+    from ..charts.spec import RooflineFigure
+    from ..models import Workload
 
 #: the group columns every JSON row and CSV line carries, in order (bytes, intensity and bandwidth per level follow)
 FIELDS = ("hardware", "level", "group", "name", "depth", "parent", "launches", "time_s", "coverage", "flops",
@@ -82,7 +89,7 @@ def _plain(v: object) -> object:
     return v
 
 
-def groups_json(rows: pd.DataFrame, byte_names: list[str]) -> list[dict]:
+def groups_json(rows: pd.DataFrame, byte_names: list[str]) -> list[dict[str, Any]]:
     cols = _columns(rows, byte_names)
     return [{c: _plain(v) for c, v in zip(cols, rec, strict=True)} for rec in rows[cols].itertuples(index=False)]
 
@@ -94,7 +101,8 @@ def groups_csv(rows: pd.DataFrame, byte_names: list[str]) -> str:
     for c in ("group", "name", "parent", "differs", "phase"):
         if c in out.columns:
             out[c] = neutralise(out[c])
-    return out.to_csv(index=False, lineterminator="\n").rstrip("\n")
+    text: str = out.to_csv(index=False, lineterminator="\n").rstrip("\n")
+    return text
 
 
 def levels_text(a: Analysis, rows: pd.DataFrame, top: int = 25) -> str:
@@ -133,7 +141,7 @@ def levels_text(a: Analysis, rows: pd.DataFrame, top: int = 25) -> str:
     return "\n".join(out).rstrip()
 
 
-def sources_json(w) -> dict:
+def sources_json(w: Workload) -> dict[str, Any]:
     """``{"counters_vs_formulas": [...]}`` per op and quantity where kernels have both (else empty)."""
     from ..hierarchy.sources import compare
 
@@ -146,7 +154,7 @@ def sources_json(w) -> dict:
                                      for rec in cmp[cols].itertuples(index=False)]}
 
 
-def sources_text(w, top: int = 15) -> str:
+def sources_text(w: Workload, top: int = 15) -> str:
     """Counters beside formulas, per op: both sums, the ratio, and the likely causes of a ratio beyond the band."""
     from ..hierarchy.sources import HIGH, LOW, compare
 
@@ -182,9 +190,9 @@ def write_charts(a: Analysis, by: str, window: float | None, path: str) -> list[
     render = to_png if ext == ".png" else to_svg
     hw = a.hardware[0].id
     if by in ("step", "window"):
-        figures = [(out, level_charts.trajectory_chart(a, hw_id=hw, by=by, window=window)),
-                   (out.with_name(f"{out.stem}-over-time{ext}"),
-                    level_charts.over_time_chart(a, hw_id=hw, by=by, window=window))]
+        figures: list[tuple[Path, RooflineFigure | alt.TopLevelMixin]] = [
+            (out, level_charts.trajectory_chart(a, hw_id=hw, by=by, window=window)),
+            (out.with_name(f"{out.stem}-over-time{ext}"), level_charts.over_time_chart(a, hw_id=hw, by=by, window=window))]
     else:
         figures = [(out, level_charts.level_roofline(a, by, hw_id=hw))]
     written = []

@@ -5,13 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..llm import Calibration, LLMPlan, ModelConfig, Quant
+    from ..models import Hardware
 
 # the engine and the catalog are imported when the command runs (building the parser imports neither)
 
 
-def add_llm_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_llm_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     del common  # its -o/--output would clash with --output (the output length): the options are declared here
     p = sub.add_parser("llm", help="plan serving an LLM (preset or config.json): latency, throughput, memory, cost per device")
     p.add_argument("--catalog", action="append", metavar="PATH",
@@ -98,7 +104,8 @@ def cmd_llm(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve(args, llm, model, q, hws, cal, prices) -> int:
+def _serve(args: argparse.Namespace, llm: ModuleType, model: ModelConfig, q: Quant, hws: list[Hardware],
+           cal: Calibration, prices: dict[str, float]) -> int:
     from ..llm.costing import check_kv_reads
     from .common import _emit, _table
 
@@ -142,7 +149,7 @@ def _gb(v: float | None) -> str:
     return "–" if v is None else f"{v / 1e9:,.1f} GB"
 
 
-def plan_text(p) -> str:
+def plan_text(p: LLMPlan) -> str:
     from .common import _table
 
     s = p.shape

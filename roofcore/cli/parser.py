@@ -19,7 +19,8 @@ def command(module: str, name: str, *, numeric: bool = True) -> Callable[[argpar
             import numpy as np
 
             np.seterr(all="ignore")
-        return getattr(importlib.import_module(module, __package__), name)(args)
+        fn: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module, __package__), name)
+        return fn(args)
 
     run.__name__ = run.__qualname__ = name
     return run
@@ -70,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _add_hardware(sub, common: argparse.ArgumentParser) -> None:
+def _add_hardware(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     hw = sub.add_parser("hardware", help="list and show catalog devices")
     hws = hw.add_subparsers(dest="hw_command", required=True)
     lst = hws.add_parser("list", parents=[common], help="every device with its default ceiling and off-chip roof")
@@ -85,7 +86,8 @@ def _add_hardware(sub, common: argparse.ArgumentParser) -> None:
     show.set_defaults(func=cmd_hardware_show)
 
 
-def _add_analysis(sub, common: argparse.ArgumentParser, workload: argparse.ArgumentParser) -> None:
+def _add_analysis(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
+                  workload: argparse.ArgumentParser) -> None:
     an = sub.add_parser("analyze", parents=[common, workload], help="place every kernel of the inputs on each device's roofline")
     g = an.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="machine-readable JSON (the contract in the README)")
@@ -111,7 +113,8 @@ def _add_analysis(sub, common: argparse.ArgumentParser, workload: argparse.Argum
     ad.set_defaults(func=cmd_advise)
 
 
-def _add_planning(sub, common: argparse.ArgumentParser, reading: argparse.ArgumentParser) -> None:
+def _add_planning(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
+                  reading: argparse.ArgumentParser) -> None:
     pl = sub.add_parser("plan", parents=[common],
                         help="run a what-if scenario (YAML: base workload, devices, steps) and compare its variants")
     pl.add_argument("scenario", metavar="SCENARIO.yaml")
@@ -129,7 +132,8 @@ def _add_planning(sub, common: argparse.ArgumentParser, reading: argparse.Argume
     cp.set_defaults(func=cmd_compare)
 
 
-def _add_report(sub, common: argparse.ArgumentParser, workload: argparse.ArgumentParser) -> None:
+def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
+                workload: argparse.ArgumentParser) -> None:
     rp = sub.add_parser("report", parents=[common, workload],
                         help="a report (HTML, or PDF with -o FILE.pdf): summary, numbered rooflines, top kernels, advice, "
                              "assumptions, then every kernel")
@@ -147,7 +151,7 @@ def _add_report(sub, common: argparse.ArgumentParser, workload: argparse.Argumen
     rp.set_defaults(func=cmd_report)
 
 
-def _add_tools(sub, common: argparse.ArgumentParser) -> None:
+def _add_tools(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     me = sub.add_parser("measure", parents=[common],
                         help="measure this machine's ceilings (ERT-style micro-benchmark) and write a catalog device")
     me.add_argument("--quick", action="store_true", help="a coarse run of a few seconds instead of about a minute")

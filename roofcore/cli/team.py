@@ -17,11 +17,12 @@ from ..safetext import shown
 
 if TYPE_CHECKING:
     from ..models import Workload
+    from ..store import RunStore
 
 # the gate, the readers and the database are imported by the command that runs: `roofline --help` needs none
 
 
-def _store(args: argparse.Namespace, *, read: bool = False):
+def _store(args: argparse.Namespace, *, read: bool = False) -> RunStore:
     """The run database; for a read (``check``) only one that exists (:func:`gate_inputs.read_url`)."""
     from .. import gate_inputs
 
@@ -58,7 +59,7 @@ def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Worklo
                "UTC)"), i.devices
 
 
-def _keep_baseline(store, run_id: str) -> None:
+def _keep_baseline(store: RunStore, run_id: str) -> None:
     """Record that a gate uses this run as its baseline, so the app keeps it from deletion (best effort: a
     database this job may only read says so on stderr, and the gate goes on)."""
     try:
@@ -131,7 +132,8 @@ def cmd_save(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub, common: argparse.ArgumentParser, reading: argparse.ArgumentParser) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
+                reading: argparse.ArgumentParser) -> None:
     """Register ``check`` and ``save`` on the ``roofline`` command's subparsers."""
     from .parser import command
 
