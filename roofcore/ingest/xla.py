@@ -448,22 +448,29 @@ def _not_ops(category: pd.Series, op: pd.Series) -> tuple[np.ndarray, dict[int, 
     return program, reasons
 
 
+def _unit(pattern: re.Pattern[str], col: str) -> str:
+    """The unit a column's name gives, read by the pattern that picked the column."""
+    m = pattern.match(col)
+    assert m is not None  # the column was picked by this pattern
+    return m.group(1)
+
+
 def _xprof_quantities(frame: pd.DataFrame, op: pd.Series, category: pd.Series, time_col: str, rate_col: str,
                       program: np.ndarray, reasons: dict[int, str]) -> tuple[dict[str, object], list[str]]:
     """Name, FLOPs, time, group, model FLOPs, bytes per level and count per row (FLOPs and bytes = rate × time,
     as xprof derives its rates), and the warnings; unusable cells add to ``reasons``."""
-    scale_t = _TIME_SCALE[_TIME.match(time_col).group(1)]  # type: ignore[union-attr]
+    scale_t = _TIME_SCALE[_unit(_TIME, time_col)]
     t = _numbers(frame[time_col], time_col, reasons) * scale_t
     for i in np.flatnonzero((t == 0) & ~program):
         reasons.setdefault(int(i), f"{time_col}: 0, so FLOPs and bytes cannot be derived from its rates")
     for i in np.flatnonzero(np.isnan(t) & ~program):
         reasons.setdefault(int(i), f"{time_col}: expected a number, found an empty cell")
-    rate = _numbers(frame[rate_col], rate_col, reasons) * _RATE_SCALE[_RATE.match(rate_col).group(1)]  # type: ignore[union-attr]
+    rate = _numbers(frame[rate_col], rate_col, reasons) * _RATE_SCALE[_unit(_RATE, rate_col)]
     columns: dict[str, object] = {"name": op.to_numpy(dtype=object), "flops": rate * t, "time_s": t,
                                   "group": _or_none(category)}
     model_col = next((c for c in frame.columns if _MODEL_RATE.match(c)), None)
     if model_col is not None:
-        model = _numbers(frame[model_col], model_col, {}) * _RATE_SCALE[_MODEL_RATE.match(model_col).group(1)]  # type: ignore[union-attr]
+        model = _numbers(frame[model_col], model_col, {}) * _RATE_SCALE[_unit(_MODEL_RATE, model_col)]
         columns["model_flops"] = model * t
     bytes_by: dict[str, np.ndarray] = {}
     memory_all = None
