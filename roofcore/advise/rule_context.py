@@ -14,13 +14,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
 from ..counting import kernel_counts
-from ..models import Hardware
+from ..models import Hardware, Link, MemoryLevel
 from ..roofline import FAR_BELOW_EFFICIENCY, Flag
 from ..units import fmt_pct, fmt_time
 from .model import Confidence, Lever, Recommendation, _short
@@ -75,7 +76,8 @@ class Context:
 
     @property
     def t_roof(self) -> np.ndarray:
-        return self.tab["t_roof_s"].to_numpy(dtype=np.float64)
+        roof: np.ndarray = self.tab["t_roof_s"].to_numpy(dtype=np.float64)
+        return roof
 
     @property
     def movable(self) -> np.ndarray:
@@ -88,12 +90,14 @@ class Context:
         return self.trusted & (~self.timed | (self.eff >= NEAR_ROOF))
 
     def display(self, name: str) -> str:
-        res = {**self.hw.level_map, **self.hw.link_map}.get(name)
+        paths: dict[str, MemoryLevel | Link] = {**self.hw.level_map, **self.hw.link_map}
+        res = paths.get(name)
         return res.display if res else name
 
     def bandwidth(self, name: str) -> float:
         """B/s of level or link ``name``: the roof the analysis used (measured where it asked for achievable)."""
-        return {**self.hw.level_map, **self.hw.link_map}[name].rate(self.analysis.achievable)
+        paths: dict[str, MemoryLevel | Link] = {**self.hw.level_map, **self.hw.link_map}
+        return paths[name].rate(self.analysis.achievable)
 
     def peak(self, key: str) -> float:
         """FLOP/s of ceiling ``key``: the roof the analysis used (measured where it asked for achievable)."""
@@ -120,7 +124,7 @@ def context(analysis: Analysis, hw_id: str) -> Context:
     kinds = np.array(["", *r.resource_kinds], dtype=object)
     kind = kinds[r.bound_idx.astype(np.int64) + 1]
     names = np.array([None, *r.resources], dtype=object)
-    level = np.where(r.mem_idx > 0, names[r.mem_idx.astype(np.int64) + 1], None)
+    level = np.where(r.mem_idx > 0, names[r.mem_idx.astype(np.int64) + 1], np.array(None, dtype=object))
     t_res = dict(zip(r.resources, r.times, strict=True))  # the engine's own per-resource times
     basis = "measured" if timed.all() else "roofline" if not timed.any() else "mixed"
 
@@ -247,14 +251,15 @@ def _rec(ctx: Context, rule: str, subj: _Subject, *, title: str, reason: str, le
 
 
 def _gain(ctx: Context, factor: np.ndarray) -> np.ndarray:
-    return ctx.base_s * (1.0 - np.clip(np.nan_to_num(factor, nan=1.0), 0.0, 1.0))
+    gain: np.ndarray = ctx.base_s * (1.0 - np.clip(np.nan_to_num(factor, nan=1.0), 0.0, 1.0))
+    return gain
 
 
 def _ends(values: np.ndarray, suffix: str) -> np.ndarray:
     return np.array([str(v).endswith(suffix) for v in values], dtype=bool) if len(values) else np.zeros(0, dtype=bool)
 
 
-def _keys(values: np.ndarray) -> list:
+def _keys(values: np.ndarray) -> list[Any]:
     return list(dict.fromkeys(v for v in values if v is not None and v == v))
 
 

@@ -52,7 +52,7 @@ class Comparison:
     totals: Mapping[str, Any]
     notes: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         cols = list(self.table.columns)
         return {"schema_version": 1, "hardware": self.hardware, "old": self.old.workload.name,
                 "new": self.new.workload.name, "totals": {k: _clean(v) for k, v in self.totals.items()},

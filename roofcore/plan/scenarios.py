@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from ..models import Hardware, Workload
 from ..units import fmt_cost, fmt_time
 from .projection import Projection, _clean, evaluate, project
 from .steps import _apply, _base_workload, _err, _load_doc, _number, _relocate
+
+if TYPE_CHECKING:
+    from ..catalog import Catalog
 
 STEP_KINDS = ("fuse", "precision", "batch", "shard", "comm_fraction", "hardware")
 _TOP_KEYS = {"name", "base", "hardware", "price_per_hour", "steps", "measured_on", "description"}
@@ -38,7 +41,7 @@ class Variant:
     speedup_vs_base: Mapping[str, float | None]  #: per device: base t_roof (same device, else the base's first) / this t_roof
     speedup_vs_base_estimate: Mapping[str, float | None]  #: the same with the estimates (measured where known)
 
-    def to_json(self, document: Callable[[Analysis], Mapping[str, Any]]) -> dict:
+    def to_json(self, document: Callable[[Analysis], Mapping[str, Any]]) -> dict[str, Any]:
         """``document``: the analysis JSON as a dict (:func:`roofcore.output.analysis_document`, its one writer)."""
         a = document(self.analysis)
         totals = []
@@ -67,7 +70,7 @@ class ScenarioResult:
                 return v
         raise RoofcoreError(f"no variant {name!r} in scenario {self.name!r}")
 
-    def to_json(self, document: Callable[[Analysis], Mapping[str, Any]]) -> dict:
+    def to_json(self, document: Callable[[Analysis], Mapping[str, Any]]) -> dict[str, Any]:
         """``document``: :func:`roofcore.output.analysis_document` (plan may not import the output layer)."""
         from ..catalog import hardware_to_json
 
@@ -83,7 +86,7 @@ class _Run:
 
     catalog: Any
     measured: str | None = None
-    prices: dict = field(default_factory=dict)
+    prices: dict[str, float] = field(default_factory=dict)  #: device id -> $/hour
     variants: dict[str, Variant] = field(default_factory=dict)
     hw_of: dict[str, tuple[Hardware, ...]] = field(default_factory=dict)
 
@@ -119,7 +122,7 @@ class _Run:
         self.hw_of[vname] = hws
 
 
-def run_scenario(source: str | Path | Mapping, catalog, *, allow_files: bool = True,
+def run_scenario(source: str | Path | Mapping[str, Any], catalog: Catalog, *, allow_files: bool = True,
                  base_dir: str | Path | None = None) -> ScenarioResult:
     """Run a scenario (a YAML path or its parsed dict) against ``catalog`` (a :class:`~roofcore.catalog.Catalog`).
 
@@ -159,7 +162,7 @@ def run_scenario(source: str | Path | Mapping, catalog, *, allow_files: bool = T
                           hardware=tuple(all_hw.values()), description=doc.get("description"))
 
 
-def _header(doc: dict, label: str, run: _Run) -> tuple[tuple[Hardware, ...], list]:
+def _header(doc: dict[str, Any], label: str, run: _Run) -> tuple[tuple[Hardware, ...], list[Any]]:
     """Check the scenario's keys, devices, prices, measured device and steps (in that order: the first mistake is
     the one reported); the prices and measured device go to ``run``. Returns the base's devices and the steps."""
     unknown = set(doc) - _TOP_KEYS
