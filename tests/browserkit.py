@@ -165,6 +165,15 @@ def navigate(page, name: str, *, exact: bool = False, tries: int = 3) -> None:
                 raise
 
 
+def single(locator, timeout_ms: int = TIMEOUT_MS):
+    """``locator`` once it matches at most one element: while a rerun is drawn Streamlit keeps the previous run's
+    elements on screen (faded) beside the new ones, so a form or a table can be there twice for a moment."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while locator.count() > 1 and time.monotonic() < deadline:
+        locator.page.wait_for_timeout(100)
+    return locator
+
+
 def open_page(page, name: str) -> None:
     navigate(page, name)
     settle(page)

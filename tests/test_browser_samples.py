@@ -36,8 +36,14 @@ SHOTS = {"ncu_details_a100_interpolate_sgemm.csv": "ncu", "nsys2025.3.2_stats_co
          "pytorch_kineto_t4_amp_record_shapes.json": "pytorch"}
 CRASH = "Something went wrong"
 PAGE_ERRORS: list[str] = []
-UPLOADED_JS = ("document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stAlertContentError\"]') || "
-               "!document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('transformer_block.yaml · 12')")
+#: true once the upload is read: the sidebar names another workload than the example, or the main area shows an
+#: error that was not there before (``before``: an error the previous group left on screen does not count)
+UPLOADED_JS = """before => {
+  const sidebar = document.querySelector('[data-testid="stSidebar"]').innerText;
+  if (!sidebar.includes('transformer_block.yaml · 12')) return true;
+  const errors = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stAlertContentError"]')];
+  return errors.some(e => !before.includes(e.innerText));
+}"""
 #: true once the app's run is over: no status widget, no spinner
 IDLE_JS = ("!document.querySelector('[data-testid=\"stStatusWidget\"]') && "
            "!document.querySelector('[data-testid=\"stSpinner\"]')")
@@ -52,9 +58,12 @@ def sample_groups() -> list[str]:
 
 
 def idle(page) -> None:
+    """Wait for the app's run to be over: idle, and still idle a moment later (on a loaded machine the run a click
+    starts can show its status widget only after the first look)."""
     page.wait_for_timeout(150)
-    page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS * 4)
-    page.wait_for_timeout(100)
+    for _ in range(2):
+        page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS * 4)
+        page.wait_for_timeout(150)
 
 
 def problems(page, where: str) -> list[str]:
@@ -101,9 +110,10 @@ def upload(page, key: str) -> None:
         # button is disabled while it holds no file)
         sync_api.expect(clear).to_be_disabled(timeout=TIMEOUT_MS)
         idle(page)
+    before = [e.inner_text() for e in page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').all()]
     sidebar.locator('input[type="file"]').first.set_input_files([str(SAMPLES / f) for f in ENTRIES[key]["files"]])
     # read: the sidebar names another workload than the example, or the main area says why not
-    page.wait_for_function(UPLOADED_JS, timeout=TIMEOUT_MS * 4)
+    page.wait_for_function(UPLOADED_JS, arg=before, timeout=TIMEOUT_MS * 4)
     idle(page)
 
 
@@ -130,8 +140,11 @@ def set_device(page, hw_id: str) -> None:
             box.locator("input").fill("")
         page.keyboard.press("Escape")
         idle(page)
-    while chips.count() > 1:
-        chips.nth(next(i for i in range(chips.count()) if not mine(i))).get_by_role("button").click()
+    for _ in range(10):  # remove the other chips; a rerun can redraw the list between counting and clicking
+        others = [i for i in range(chips.count()) if not mine(i)]
+        if not others:
+            break
+        chips.nth(others[0]).get_by_role("button").click()
         idle(page)
 
 

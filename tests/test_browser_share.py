@@ -108,7 +108,7 @@ class User:
 
     def save(self, name: str, only_me: bool) -> str:
         """Save the current run from the sidebar; its share link."""
-        form = self.sidebar().locator('[data-testid="stForm"]')
+        form = bk.single(self.sidebar().locator('[data-testid="stForm"]'))
         if not form.is_visible():
             self.sidebar().get_by_text("Save this run").click()
         form.get_by_label("Name").fill(name)

@@ -110,7 +110,8 @@ def test_compute_ceilings(run, device):
     assert {c.key for c in hw.ceilings} == {"fp64-vector", "fp32-vector"}
     assert hw.default_ceiling == "fp64-vector"
     assert all(c.peak > 0 for c in hw.ceilings)
-    assert result.matmul_rate("fp64") >= result.elementwise("fp64") > 0
+    # both measured (no ordering between them: on a loaded machine a matmul can come out below the FMA sweep)
+    assert result.matmul_rate("fp64") > 0 and result.elementwise("fp64") > 0
     assert result.elementwise("fp32") > 0
     # the sweep counts 2 FLOP per multiply-add and rises (or holds) with FLOPs per element
     fp64 = [p for p in result.compute if p.precision == "fp64"]
