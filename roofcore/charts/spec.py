@@ -113,6 +113,9 @@ class RooflineFigure:
                                                      for k, v in self.datasets.items()}}
 
 
+AnyChart = RooflineFigure | alt.TopLevelMixin  #: what to_svg and to_png draw (a type for modules without Altair)
+
+
 @dataclass
 class _Build:
     """While a figure is being built: the frames its layers refer to by name, and the views that hold the

@@ -18,9 +18,7 @@ from ..units import parse as parse_quantity
 from .common import _short, _table
 
 if TYPE_CHECKING:
-    import altair as alt
-
-    from ..charts.spec import RooflineFigure
+    from ..charts.spec import AnyChart
     from ..models import Workload
 
 #: the group columns every JSON row and CSV line carries, in order (bytes, intensity and bandwidth per level follow)
@@ -190,7 +188,7 @@ def write_charts(a: Analysis, by: str, window: float | None, path: str) -> list[
     render = to_png if ext == ".png" else to_svg
     hw = a.hardware[0].id
     if by in ("step", "window"):
-        figures: list[tuple[Path, RooflineFigure | alt.TopLevelMixin]] = [
+        figures: list[tuple[Path, AnyChart]] = [
             (out, level_charts.trajectory_chart(a, hw_id=hw, by=by, window=window)),
             (out.with_name(f"{out.stem}-over-time{ext}"), level_charts.over_time_chart(a, hw_id=hw, by=by, window=window))]
     else:
