@@ -98,9 +98,8 @@ OPS: dict[str, OpBuilder] = {}
 OP_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
-def register_op(
-    name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
-) -> Callable[[_Builder], _Builder]:
+def register_op(name: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+                ) -> Callable[[_Builder], _Builder]:
     """Add an op builder to :data:`OPS` (a duplicate name is an error)."""
 
     def deco(fn: _Builder) -> _Builder:
