@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import yaml
 
-from roofcore.catalog import Catalog, load_bytes
+from roofcore.catalog import Catalog
+from roofcore.catalog_files import load_bytes
 from roofcore.errors import LocatedError
 from roofcore.models import Hardware
 from roofcore.views import effective_catalog

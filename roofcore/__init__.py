@@ -20,7 +20,8 @@ from typing import Any
 _LAZY = {
     **dict.fromkeys(("RULES", "Advice", "Recommendation", "advise_all"), "advise"),
     **dict.fromkeys(("Analysis", "analyze"), "analyze"),
-    **dict.fromkeys(("Catalog", "DeviceMatch", "hardware_to_json", "hardware_to_yaml", "load_catalogs"), "catalog"),
+    **dict.fromkeys(("Catalog", "DeviceMatch", "hardware_to_json", "hardware_to_yaml"), "catalog"),
+    **dict.fromkeys(("load_catalogs",), "catalog_files"),  # catalog YAML and measured-ceiling files
     **dict.fromkeys(("CatalogError", "InputError", "LimitError", "LocatedError", "RoofcoreError", "UnitError",
                      "UnknownHardwareError"), "errors"),
     **dict.fromkeys(("FORMATS", "aggregate", "read", "read_many", "register_format"), "ingest"),

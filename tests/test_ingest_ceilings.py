@@ -17,7 +17,7 @@ from roofhelpers import sample
 
 import roofcore
 from roofcore import CatalogError, InputError, analyze, ingest, load_catalogs
-from roofcore.catalog import load_bytes
+from roofcore.catalog_files import load_bytes
 from roofcore.measured import MedianDevice, merge_measured, summary
 from roofcore.models import DeviceKind, Hardware
 

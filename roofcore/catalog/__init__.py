@@ -27,15 +27,19 @@ from .load import (
     display_path,
     load_bytes,
     load_file,
+    MeasuredReader,
 )
 from .resolve import DeviceMatch
 
 
-def load_catalogs(extra: Iterable[str | Path] = (), *, use_env: bool = True) -> Catalog:
-    """Load the built-in catalogs and the user's, checking every file; see the module docstring."""
+def load_catalogs(extra: Iterable[str | Path] = (), *, use_env: bool = True,
+                  measured: MeasuredReader | None = None) -> Catalog:
+    """Load the built-in catalogs and the user's, checking every file; see the module docstring. Catalog YAML only,
+    unless ``measured`` reads measured-ceiling files too (:func:`roofcore.catalog_files.load_catalogs` passes the
+    readers of :mod:`roofcore.ingest.ceilings`)."""
     catalog = Catalog(devices=MappingProxyType({}))
     for f in catalog_paths(extra, use_env=use_env):
-        for hw, overrides in load_file(f):
+        for hw, overrides in load_file(f, measured=measured):
             if hw.id in catalog and not overrides:
                 raise CatalogError(where=f"{hw.origin}: device {hw.id!r}", expected="an id not used before",
                                    found=f"{hw.id!r}, already defined in {catalog.get(hw.id).origin}",
@@ -47,4 +51,4 @@ def load_catalogs(extra: Iterable[str | Path] = (), *, use_env: bool = True) -> 
 
 __all__ = ["BUILTIN_DIR", "ENV_VAR", "SCHEMA_PATH", "SCHEMA_VERSION", "Catalog", "DeviceMatch", "catalog_paths", "display_path",
            "hardware_to_json", "hardware_to_yaml", "hardware_to_yaml_dict", "load_bytes", "load_catalogs",
-           "load_file"]
+           "load_file", "MeasuredReader"]

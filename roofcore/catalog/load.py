@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,10 @@ SCHEMA_PATH = BUILTIN_DIR / "schema.json"
 ENV_VAR = settings.CATALOG_PATH.name
 
 SCHEMA_VERSION = 1
+
+#: a reader of measured-ceiling files (bytes, file name) -> their devices, or None when the file is not one: the
+#: readers live in :mod:`roofcore.ingest.ceilings`, above this package; :mod:`roofcore.catalog_files` passes them
+MeasuredReader = Callable[[bytes, str], "list[Hardware] | None"]
 
 
 
@@ -124,8 +128,9 @@ def _read_yaml(raw: bytes, file: str) -> Any:
     return data
 
 
-def load_file(path: Path | str) -> list[tuple[Hardware, bool]]:
-    """Parse and validate one catalog file; returns ``(hardware, overrides)`` pairs in file order."""
+def load_file(path: Path | str, *, measured: MeasuredReader | None = None) -> list[tuple[Hardware, bool]]:
+    """Parse and validate one catalog file; returns ``(hardware, overrides)`` pairs in file order (``measured``:
+    as :func:`load_bytes`)."""
     file = display_path(path)
     builtin = Path(path).resolve().parent == BUILTIN_DIR.resolve()
     if builtin:  # read once per process while the file is unchanged (devices are immutable, so they are shared)
@@ -134,7 +139,7 @@ def load_file(path: Path | str) -> list[tuple[Hardware, bool]]:
         except OSError as e:
             raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
         return list(_load_builtin(str(Path(path).resolve()), file, st.st_mtime_ns, st.st_size))
-    return _load_path(path, file, validate=True)
+    return load_bytes(_read_bytes(path, file), file, validate=True, measured=measured)
 
 
 @lru_cache(maxsize=64)
@@ -155,19 +160,15 @@ def _read_bytes(path: Path | str, file: str) -> bytes:
         raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
 
 
-def _load_path(path: Path | str, file: str, *, validate: bool) -> list[tuple[Hardware, bool]]:
-    return load_bytes(_read_bytes(path, file), file, validate=validate)
-
-
-def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True) -> list[tuple[Hardware, bool]]:
+def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True,
+               measured: MeasuredReader | None = None) -> list[tuple[Hardware, bool]]:
     """Parse and validate catalog YAML given as bytes (an upload); ``file`` names it in messages.
 
-    A file of measured ceilings (rocprof-compute ``roofline.csv``, the Empirical Roofline Toolkit's
-    ``roofline.json``) is accepted too: its devices, as measured, are added. ``validate=False`` skips the JSON
-    Schema check (for the shipped catalogs, which the tests validate); the checks of each entry still run."""
-    from ..ingest.ceilings import measured_devices
-
-    devices = measured_devices(raw, file)
+    With ``measured`` (a reader of measured-ceiling files: rocprof-compute ``roofline.csv``, the Empirical Roofline
+    Toolkit's ``roofline.json``), a file it recognises gives its devices, as measured; :mod:`roofcore.catalog_files`
+    loads catalogs that way. ``validate=False`` skips the JSON Schema check (for the shipped catalogs, which the
+    tests validate); the checks of each entry still run."""
+    devices = measured(raw, file) if measured is not None else None
     if devices is not None:
         return [(hw, False) for hw in devices]
     return _devices(_read_yaml(raw, file), file, validate=validate)

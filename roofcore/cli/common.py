@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
-    from ..catalog import load_catalogs  # here: `roofline formats` and `examples` need no catalog (nor YAML)
+    from ..catalog_files import load_catalogs  # here: `roofline formats` and `examples` need no catalog (nor YAML)
 
     return load_catalogs(args.catalog or ())
 
