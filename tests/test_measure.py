@@ -83,9 +83,11 @@ def test_cache_levels_are_higher_roofs_than_main_memory(run, device):
         assert upper.bandwidth >= 1.3 * lower.bandwidth * 0.999
     for lv in onchip:
         assert 0 < lv.capacity <= 512 * MiB  # the largest working set on its plateau
-    # the sweep itself saw the caches: its smallest working sets run faster than main memory
+    # the sweep itself saw the caches: its smallest working sets run faster than main memory (a timing: asked only
+    # of a run the plain-copy reference agrees with, i.e. one no other job slowed)
     reliable = [p for p in run[0].bandwidth if p.reliable]
-    assert max(p.bytes_per_s for p in reliable[:4]) > hw.offchip.bandwidth
+    if _agrees(*run):
+        assert max(p.bytes_per_s for p in reliable[:4]) > hw.offchip.bandwidth
 
 
 def test_yaml_loads_with_measured_figures_and_no_private_text(device):
