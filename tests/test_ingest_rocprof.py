@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from roofhelpers import col, mutated, sample
 
 from roofcore import InputError, RoofcoreError, analyze, ingest, load_catalogs
-from roofcore.ingest import aggregate, rocprof
+from roofcore.ingest import aggregate, rocprof, rocprof_common
 from roofcore.models import Hardware, Workload
 
 DATA = Path(__file__).parent / "data" / "rocprof"
@@ -313,10 +313,10 @@ def test_fast_and_record_by_record_readers_agree(name):
     text = raw(name).decode().rstrip("\r\n") + "\njunk line\n\n   \n1,2,3,,,,\n"  # some files end without a newline
     header = next(csv.reader([text.partition("\n")[0]]))
     idx = list(range(len(header)))
-    fast = rocprof._read_fast(text, header, idx, 1, "x")
+    fast = rocprof_common.read_fast(text, header, idx, 1, "x")
     reader = csv.reader(io.StringIO(text))
     next(reader)
-    slow = rocprof._read_records(reader, header, idx, 1, "x")
+    slow = rocprof_common.read_records(reader, header, idx, 1, "x")
     assert fast is not None and fast.lines.tolist() == slow.lines.tolist()
     assert fast.skipped == slow.skipped and len(fast.skipped) >= 1
     assert all(fast.columns[i].tolist() == slow.columns[i].tolist() for i in idx)

@@ -32,8 +32,6 @@ from ..models import Workload
 from . import ceilings, rocprof_compute, rocprof_v1, rocprof_v2, rocprofv3  # noqa: F401  (registration)
 from .ceilings import parse_roofline
 from .rocprof_common import no_time_warning
-from .rocprof_common import read_fast as _read_fast
-from .rocprof_common import read_records as _read_records
 from .rocprof_compute import parse_compute, parse_dispatch_info, parse_kernel_top, parse_sysinfo
 from .rocprof_v1 import parse_hiptrace, parse_stats, parse_v1
 from .rocprof_v2 import parse_v2
@@ -144,8 +142,6 @@ def reconcile(workloads: list[Workload]) -> list[Workload]:
 
 __all__ = [
     "SUMMARIES",
-    "_read_fast",
-    "_read_records",
     "join_traces",
     "parse_agent_info",
     "parse_compute",
