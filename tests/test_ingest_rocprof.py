@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from roofhelpers import col, mutated, sample
 
 from roofcore import InputError, RoofcoreError, analyze, ingest, load_catalogs
-from roofcore.ingest import aggregate, rocprof, rocprof_common
+from roofcore.ingest import aggregate, rocprof_common
 from roofcore.models import Hardware, Workload
 
 DATA = Path(__file__).parent / "data" / "rocprof"
