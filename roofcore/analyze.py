@@ -1,8 +1,12 @@
 """``analyze(workload, hardware) -> Analysis``: the one value every consumer (CLI, charts, pages, report) reads.
 
-The math lives in :mod:`roofcore.roofline` and runs vectorised once per device; derived per-kernel
-columns (intensities, achieved FLOP/s, efficiency, flag messages) are built on demand by
-:meth:`Analysis.table` so a million-kernel analysis stays small in memory.
+The math lives in :mod:`roofcore.roofline` and runs vectorised once per device. What every reader shares is
+computed once here: :attr:`Analysis.timed` (has a measured time > 0) and, per device, :meth:`Analysis.derived`
+(achieved FLOP/s, efficiency, headroom, bound label); the other per-kernel columns (intensities, shares of peak,
+flag messages) are built on demand by :meth:`Analysis.table` so a million-kernel analysis stays small in memory.
+:meth:`Analysis.take` gives the analysis of some of its kernels without evaluating anything again. The JSON
+document is written by :func:`roofcore.output.analysis_json_chunks` alone (:meth:`Analysis.json_fields` gives it
+the fields around the kernel records).
 """
 
 from __future__ import annotations
