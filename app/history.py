@@ -36,7 +36,7 @@ def runs_page(store, viewer, project: str) -> tuple[list, int]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=app_runs.RUN_CACHE_ENTRIES, ttl=3600)
-def _run_rows(run_id: str, device: str, achievable: bool, _hw: Hardware) -> tuple:
+def history_rows(run_id: str, device: str, achievable: bool, _hw: Hardware) -> tuple:
     """One run's rows of the history on one device (``device`` names its figures); a run never changes, so its id
     names its content."""
     from roofcore.store.history import run_rows
@@ -46,19 +46,19 @@ def _run_rows(run_id: str, device: str, achievable: bool, _hw: Hardware) -> tupl
 
 
 @st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
-def _window(token: str, _ids: tuple, _hw: Hardware, achievable: bool):
+def history_window(token: str, _ids: tuple, _hw: Hardware, achievable: bool):
     """The window's history, shared by the sessions asking for the same runs and device (``token`` names them)."""
     from roofcore.store.history import assemble
 
     device = device_key(_hw)
-    return assemble(_hw.id, [_run_rows(rid, device, achievable, _hw) for rid in _ids])
+    return assemble(_hw.id, [history_rows(rid, device, achievable, _hw) for rid in _ids])
 
 
 def window_history(window: list, hw: Hardware, achievable: bool):
     """The :class:`roofcore.store.history.History` of the runs in ``window`` (which the viewer may see: they come
     from :meth:`RunStore.list`) on ``hw``. Raises :class:`roofcore.RoofcoreError` if a run cannot be read."""
     ids = tuple(r.id for r in window)
-    return _window("|".join([*ids, device_key(hw), f"achievable={achievable}"]), ids, hw, achievable)
+    return history_window("|".join([*ids, device_key(hw), f"achievable={achievable}"]), ids, hw, achievable)
 
 
 __all__ = ["PAGE_SIZES", "runs_page", "window_history"]

@@ -99,7 +99,7 @@ def remember_link() -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=RUN_CACHE_ENTRIES, ttl=3600)
-def _files(run_id: str, _store_obj, _viewer) -> tuple:
+def run_files(run_id: str, _store_obj, _viewer) -> tuple:
     """A run's description and files; a run never changes, so its id names its content (the viewer was checked
     by the call that filled the entry, and every caller checks it again with :func:`run_info` first)."""
     run = _store_obj.open(run_id, _viewer)
@@ -122,7 +122,7 @@ def load_run(run_id: str, parse=None) -> tuple[object, tuple, Workload, str]:
     parse = parse or parse_files
     s, v = store(), viewer()
     s.info(run_id, v)  # the permission check, on every call (the files below are cached by id)
-    info, files = _files(run_id, s, v)
+    info, files = run_files(run_id, s, v)
     fmt = info.options.get("format") or None
     key = content_key(files, fmt)
     w, errors = parse(key, fmt, files)

@@ -28,7 +28,7 @@ from .units import fmt_rate
 from .wording import flag_lists
 
 
-def _inputs(w: Workload) -> Inputs:
+def inputs(w: Workload) -> Inputs:
     """The arrays :func:`~roofcore.roofline.evaluate` reads.
 
     A kernel given by rates (``flops_rate`` FLOP/s, ``bandwidth_<level>`` byte/s; no duration) goes in as one
@@ -356,7 +356,7 @@ def analyze(workload: Workload, hardware: Hardware | Iterable[Hardware], *, achi
         raise RoofcoreError("analyze needs at least one hardware device")
     if len(workload) == 0:
         raise RoofcoreError("the workload has no kernels to analyse")
-    inp, rated = _inputs(workload), _rated(workload.frame)
+    inp, rated = inputs(workload), _rated(workload.frame)
     return Analysis(workload=workload, achievable=achievable,
                     results=tuple(_by_rates(evaluate(inp, h, achievable=achievable), rated) for h in hws))
 
@@ -378,7 +378,7 @@ def coverage_text(summary: Mapping[str, Any], counts: Mapping[str, str] | None =
     said = dict(counts or {})
     kern = said.get("known") or f"{k:,} of {n:,} {'kernel' if n == 1 else 'kernels'}"
     share = c.get("time_share_known")
-    head = (f"Roofline known for {_share(share)} of the measured time ({kern})" if share is not None
+    head = (f"Roofline known for {share_text(share)} of the measured time ({kern})" if share is not None
             else f"Roofline known for {kern}")
     missing = []
     if c.get("kernels_missing_flops"):
@@ -397,7 +397,7 @@ def speedup_note(summary: Mapping[str, Any]) -> str:
     """A caveat for the "× faster" headline when its gain comes mostly from launch-bound kernels (under 1 µs)."""
     share = (summary.get("coverage") or {}).get("speedup_tiny_share")
     if share is not None and share >= 0.5:
-        return (f"{_share(share)} of that gain comes from launch-bound kernels under 1 µs per launch, which no "
+        return (f"{share_text(share)} of that gain comes from launch-bound kernels under 1 µs per launch, which no "
                 "roof bounds: batch or fuse them rather than expect it.")
     return ""
 
@@ -406,7 +406,7 @@ def _kernels(n: int) -> str:
     return f"{n:,} {'kernel' if n == 1 else 'kernels'}"
 
 
-def _share(x: float) -> str:
+def share_text(x: float) -> str:
     """A share as a percentage with two significant figures (100% only when it is whole)."""
     if x >= 1:
         return "100%"

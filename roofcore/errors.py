@@ -14,7 +14,7 @@ class RoofcoreError(Exception):
     """Base of every error the engine raises on purpose."""
 
 
-def _compose(where: str | None, expected: str | None, found: str | None, hint: str | None, text: str | None) -> str:
+def compose(where: str | None, expected: str | None, found: str | None, hint: str | None, text: str | None) -> str:
     parts = []
     if where:
         parts.append(f"{where}:")
@@ -40,7 +40,7 @@ class LocatedError(RoofcoreError, ValueError):
         hint: str | None = None,
     ) -> None:
         self.where, self.expected, self.found, self.hint, self.text = where, expected, found, hint, text
-        super().__init__(_compose(where, expected, found, hint, text))
+        super().__init__(compose(where, expected, found, hint, text))
 
 
 class UnitError(LocatedError):

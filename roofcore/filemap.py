@@ -24,7 +24,7 @@ from pathlib import Path
 #: files at least this large are mapped (below it a copy costs little and a map's page faults cost more)
 MAP_MIN_BYTES = 32_000_000
 _PAGE = mmap.PAGESIZE
-_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 _SCAN = 1 << 20  #: bytes :func:`count` compares at a time (a map's pages released after each)
 
 
@@ -57,13 +57,13 @@ def release(data: object, start: int, stop: int) -> None:
 
     Whole pages from the one holding ``start`` up to the one holding ``stop`` (kept: the next piece reads on
     from there). Only memory is at stake: a released page read again comes back from the file."""
-    if _DONTNEED is None or not isinstance(data, mmap.mmap):
+    if DONTNEED is None or not isinstance(data, mmap.mmap):
         return
     lo, hi = start - start % _PAGE, min(stop, len(data))
     hi -= hi % _PAGE
     if hi > lo:
         with contextlib.suppress(OSError, ValueError):  # closed, or madvise refused: keep the pages
-            data.madvise(_DONTNEED, lo, hi - lo)
+            data.madvise(DONTNEED, lo, hi - lo)
 
 
 def pieces(data: bytes | mmap.mmap, size: int, start: int = 0, stop: int | None = None

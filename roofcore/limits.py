@@ -153,7 +153,7 @@ def _load_yaml(text: str | bytes, where: str, loader_class: type) -> object:
 
 # ---------------------------------------------------------------------------------------------- parse time
 
-_DEADLINE: contextvars.ContextVar[tuple[float, float, str] | None] = contextvars.ContextVar("roofcore_deadline",
+DEADLINE: contextvars.ContextVar[tuple[float, float, str] | None] = contextvars.ContextVar("roofcore_deadline",
                                                                                           default=None)
 
 
@@ -163,20 +163,20 @@ def deadline(what: str, seconds: float | None = None) -> Iterator[None]:
     parse timeout) have passed. Per thread and task (a context variable), so sessions do not share it; an
     outer deadline that ends sooner stays in force."""
     s = PARSE_TIMEOUT.value() if seconds is None else seconds
-    outer = _DEADLINE.get()
+    outer = DEADLINE.get()
     if not s or (outer is not None and outer[0] <= time.monotonic() + s):
         yield
         return
-    token = _DEADLINE.set((time.monotonic() + s, s, what))
+    token = DEADLINE.set((time.monotonic() + s, s, what))
     try:
         yield
     finally:
-        _DEADLINE.reset(token)
+        DEADLINE.reset(token)
 
 
 def tick() -> None:
     """Raise :class:`LimitError` when the current :func:`deadline` has passed (cheap: call it in loops)."""
-    d = _DEADLINE.get()
+    d = DEADLINE.get()
     if d is not None and time.monotonic() > d[0]:
         _end, s, what = d
         raise LimitError(f"{what}: reading took longer than the parse time limit of {s:g} s "

@@ -118,7 +118,7 @@ def parse(value: object, dimension: Dimension, *, where: str | None = None, allo
 _UP = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
 
-def _sig(x: float, digits: int = 3) -> str:
+def sig(x: float, digits: int = 3) -> str:
     if x == 0:
         return "0"
     text = f"{x:.{digits}g}"
@@ -136,8 +136,8 @@ def fmt_si(value: float | None, unit: str, digits: int = 3) -> str:
     mag = abs(value)
     for factor, prefix in _UP:
         if mag >= factor * 0.9995:
-            return f"{_sig(value / factor, digits)} {prefix}{unit}"
-    return f"{_sig(value, digits)} {unit}"
+            return f"{sig(value / factor, digits)} {prefix}{unit}"
+    return f"{sig(value, digits)} {unit}"
 
 
 def fmt_rate(v: float | None) -> str:
@@ -163,8 +163,8 @@ def fmt_time(v: float | None) -> str:
     mag = abs(v)
     for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
         if mag >= factor * 0.9995:
-            return f"{_sig(v / factor)} {unit}"
-    return "0 s" if v == 0 else f"{_sig(v / 1e-9)} ns"
+            return f"{sig(v / factor)} {unit}"
+    return "0 s" if v == 0 else f"{sig(v / 1e-9)} ns"
 
 
 def fmt_intensity(v: float | None) -> str:
@@ -172,7 +172,7 @@ def fmt_intensity(v: float | None) -> str:
         return "–"
     if math.isinf(v):
         return "∞ FLOP/B"
-    return f"{_sig(v)} FLOP/B" if v < 1e4 else fmt_si(v, "FLOP/B")
+    return f"{sig(v)} FLOP/B" if v < 1e4 else fmt_si(v, "FLOP/B")
 
 
 def fmt_factor(v: float | None) -> str:
@@ -227,4 +227,4 @@ def fmt_pct(v: float | None, digits: int = 3) -> str:
     """A fraction (0.94) as a percentage ("94%")."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
-    return f"{_sig(v * 100, digits)}%"
+    return f"{sig(v * 100, digits)}%"

@@ -27,7 +27,7 @@ def apply_steps(workload: Workload, steps: Sequence[dict[str, Any]]) -> Workload
     w = workload
     for i, step in enumerate(steps):
         kind = next(k for k in WHATIF_KINDS if k in step)
-        w = plan._apply(kind, step[kind], w, f"steps[{i}].{kind}")
+        w = plan.apply(kind, step[kind], w, f"steps[{i}].{kind}")
     return w
 
 

@@ -70,7 +70,7 @@ def require_postgres() -> Path:
     return bin_dir
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -89,7 +89,7 @@ def postgres_server() -> Iterator[PgServer]:
     if as_root:
         shutil.chown(base, "postgres", "postgres")
         shutil.chown(pwfile, "postgres", "postgres")
-    port = _free_port()
+    port = free_port()
 
     def run(*cmd: str) -> None:
         subprocess.run([*prefix, *cmd], check=True, capture_output=True, timeout=120)

@@ -20,7 +20,7 @@ from test_app import APP, metrics, said
 import roofcore
 from app.devices import match
 from app.workload import DEFAULT_DEVICE
-from roofcore.cli.analysis import _detected_devices
+from roofcore.cli.analysis import detected_devices
 from roofcore.units import fmt_time
 
 pytestmark = pytest.mark.usefixtures("navigation_only")  # tests/conftest.py
@@ -191,7 +191,7 @@ def test_every_format_selects_the_device_the_engine_resolves(name, expected):
     if expected:
         assert m is not None and m.top == expected
     # the app and the CLI (no --hardware) take the same device
-    assert [hw.id for hw in _detected_devices(CATALOG, w)] == ([m.top] if m is not None and m.top else [])
+    assert [hw.id for hw in detected_devices(CATALOG, w)] == ([m.top] if m is not None and m.top else [])
     at = put(start(), (path.name, path.read_bytes()))
     if m is not None and m.top:
         assert devices(at) == [m.top]

@@ -330,7 +330,7 @@ def test_no_roof_label_strikes_through_a_line():
     fig = rc.roofline(a, all_ceilings=True)
     spec = fig.to_dict()
     roofs = [r for lay in spec["layer"] if lay.get("description") == "roofs" for r in spec["datasets"][lay["data"]["name"]]]
-    placer = rc._Placer(fig.x_domain, fig.y_domain, 760, 440)
+    placer = rc.Placer(fig.x_domain, fig.y_domain, 760, 440)
     for role in ("roof_labels", "roof_labels_below", "ceiling_labels", "ceiling_labels_below"):
         for lay in (x for x in spec["layer"] if x.get("description") == role):
             for r in spec["datasets"][lay["data"]["name"]]:

@@ -180,7 +180,7 @@ def test_the_hook_runs_for_every_format(tmp_path):
 def test_cheap_on_200000_kernels():
     names = np.array([f"void k{i % 3000}<float, {i % 3000}>(float *) sm80_xmma" for i in range(200_000)], dtype=object)
     w = workload(names)
-    ops = arch._distinct(names)
+    ops = arch.distinct(names)
     assert len(ops) == 3000  # distinct names only are searched
     assert arch.infer(w, b"x" * 2_000_000).meta["arch_min"] == "sm_80"
 

@@ -158,7 +158,8 @@ def test_the_first_minute(page):
     sync_api.expect(main).to_contain_text("bundled example")
     sync_api.expect(sidebar).to_contain_text("Example")
     chips = sidebar.locator('[data-testid="stMultiSelect"] .react-aria-ComboBox [data-tag] > span')
-    assert chips.count() == 1 and chips.first.inner_text() == "NVIDIA · H100 SXM5 80GB (h100-sxm)"
+    sync_api.expect(chips).to_have_count(1)  # the picker is drawn a moment after the sidebar's caption
+    assert chips.first.inner_text() == "NVIDIA · H100 SXM5 80GB (h100-sxm)"
     for i in range(chips.count()):  # the whole label is visible: nothing cut off with an ellipsis
         assert chips.nth(i).evaluate("e => e.scrollWidth <= e.clientWidth + 1"), chips.nth(i).inner_text()
     ARTIFACTS.mkdir(exist_ok=True)

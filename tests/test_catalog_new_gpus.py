@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from roofcore import load_catalogs
-from roofcore.catalog.devices import _UNITS
+from roofcore.catalog.devices import UNITS
 from roofcore.catalog.silicon import SILICON
 
 
@@ -31,7 +31,7 @@ def test_every_gpu_of_the_issue_is_in_the_catalog_with_its_silicon_and_units(cat
         hw = catalog.get(hw_id)
         assert hw.kind.value == "gpu", name
         assert hw_id in SILICON, hw_id  # "same silicon" can be computed for it
-        assert hw_id in _UNITS or hw_id == "b300", hw_id  # B300's SM count is not published
+        assert hw_id in UNITS or hw_id == "b300", hw_id  # B300's SM count is not published
         assert any(c.unit.value == "matrix" for c in hw.ceilings) or hw_id in ("mi50", "mi60"), hw_id
         assert len(hw.levels) >= 2 and hw.levels[0].capacity, hw_id
         assert all(res.figure.source.strip() for res in (*hw.ceilings, *hw.levels, *hw.links)), hw_id

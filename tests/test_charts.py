@@ -404,7 +404,7 @@ def test_three_devices_with_all_ceilings_label_every_line_clear_of_the_others(ca
     boxes = assert_labels_clear(spec)
     said = [t for _, role, t, _ in boxes if role in ("ceiling_labels", "ceiling_labels_below", "roof_labels",
                                                       "roof_labels_below")]
-    said += [t.removeprefix(charts._KEY_DASH) for _, role, t, _ in boxes if role in ("roof_key", "ceiling_key")]
+    said += [t.removeprefix(charts.KEY_DASH) for _, role, t, _ in boxes if role in ("roof_key", "ceiling_key")]
     roofs = [r for r in rows(spec, "roofs")]
     diagonals: dict[str, set] = {}  # every roof, once: a roof two devices share (PCIe 5.0 x16) said once for both
     for r in roofs:
@@ -447,7 +447,7 @@ LINE_NAMES = ("ceiling_labels", "ceiling_labels_below", "roof_labels", "roof_lab
 
 def line_names(spec: dict) -> collections.Counter:
     """How often each roof or ceiling label is said, along its line or in a key (the key's dash left off)."""
-    return collections.Counter(r["text"].removeprefix(charts._KEY_DASH) for role in LINE_NAMES for r in rows(spec, role))
+    return collections.Counter(r["text"].removeprefix(charts.KEY_DASH) for role in LINE_NAMES for r in rows(spec, role))
 
 
 def test_measured_twins_and_a_device_of_eight_gpus_carry_one_key_entry_per_roof():

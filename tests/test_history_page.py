@@ -336,7 +336,7 @@ def test_moving_the_window_re_parses_and_re_analyses_nothing(db, monkeypatch):
 
     monkeypatch.setattr(app_runs, "read_many", counting("parse", app_runs.read_many))
     monkeypatch.setattr(store_history, "evaluate", counting("evaluate", store_history.evaluate))
-    for cached in (app_runs.parse_files, app_runs._files, app_history._run_rows, app_history._window):
+    for cached in (app_runs.parse_files, app_runs.run_files, app_history.history_rows, app_history.history_window):
         cached.clear()  # other tests of this process may have read runs of the same content
     t0 = dt.datetime(2025, 2, 1, tzinfo=dt.UTC)
     first = db.save([(inventory("win_"), "w.csv")], name="first", project="win", created_at=t0)

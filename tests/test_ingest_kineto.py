@@ -354,7 +354,7 @@ def test_rocprof_hip_trace_json_is_not_claimed():
     """rocprof v1's --hip-trace results.json is a Chrome trace (string timestamps, an empty first event): another
     format's file. Not detected as Kineto; forced, it is not called CPU-only."""
     data = sample("rocprofv1_mi300a_vecadd_hiptrace_results.json").read_bytes()
-    assert kineto._sniff(data[:65536].decode(), "results.json") is False
+    assert kineto.sniff(data[:65536].decode(), "results.json") is False
     assert ingest.detect(data, "results.json").name != "pytorch-trace"
     with pytest.raises(InputError) as e:
         kineto.parse(data, "results.json")
@@ -712,10 +712,10 @@ def test_superchip_host_copies_cross_c2c():
 
 
 def test_not_kineto_json_is_not_called_cpu_only():
-    assert kineto._sniff('{ "traceEvents":[{}\n,{"ph":"M","pid":2,"name":"process_name"}', "r.json") is False
-    assert kineto._sniff('{"traceEvents": [{"ph": "X", "name": "Copy", "pid": "1", "ts": "622109046136"}', "r.json") \
+    assert kineto.sniff('{ "traceEvents":[{}\n,{"ph":"M","pid":2,"name":"process_name"}', "r.json") is False
+    assert kineto.sniff('{"traceEvents": [{"ph": "X", "name": "Copy", "pid": "1", "ts": "622109046136"}', "r.json") \
         is False
-    assert kineto._sniff('{"traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "ts": 1}', "r.json") is True
+    assert kineto.sniff('{"traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "ts": 1}', "r.json") is True
     def refusal(doc: dict) -> str:
         with pytest.raises(InputError) as e:
             kineto.parse(json.dumps(doc).encode(), "t.json")  # forced: detection gives such files to their format
@@ -763,7 +763,7 @@ def test_decode_window_boundaries(monkeypatch):
     reference = ingest.read(SHAPES).frame.drop(columns="source")
     data = b"\xef\xbb\xbf" + SHAPES.read_bytes().replace(b"\n", b"\r\n")
     for window in (1, 7, 64, 997):
-        monkeypatch.setattr(kineto, "_WINDOW", window)
+        monkeypatch.setattr(kineto, "WINDOW", window)
         got = kineto.parse(data, "w.json").frame.drop(columns="source")
         assert got.equals(reference), window
 
@@ -817,8 +817,8 @@ def test_messages(data, expected):
 
 def test_sniffing():
     assert ingest.detect(SHAPES.read_bytes(), "anything.txt").name == "pytorch-trace"
-    assert kineto._sniff('[{"ph": "X", "cat": "kernel", "name": "k"}]', "x") is True  # Chrome's bare array
-    assert kineto._sniff('name,flops\n"traceEvents",1', "x.csv") is False
+    assert kineto.sniff('[{"ph": "X", "cat": "kernel", "name": "k"}]', "x") is True  # Chrome's bare array
+    assert kineto.sniff('name,flops\n"traceEvents",1', "x.csv") is False
 
 
 def test_cli_analyze(capsys):

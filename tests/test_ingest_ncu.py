@@ -210,7 +210,7 @@ def test_python_reader_gives_the_same_result_as_pyarrow(monkeypatch):
     def broken(*args, **kwargs):
         raise pa.ArrowInvalid("forced")
 
-    monkeypatch.setattr(ncu_read, "_arrow_read", broken)
+    monkeypatch.setattr(ncu_read, "arrow_read", broken)
     for n in names:
         slow = read(n)
         assert slow.frame.equals(fast[n].frame), n
@@ -222,12 +222,12 @@ def test_many_launches_read_in_chunks_match_the_python_reader(monkeypatch):
     header, rows = lines[4], lines[5:]
     body = [header] + [f'"{i * 3 + int(r[1])}"' + r[r.index(","):] for i in range(300) for r in rows]
     data = "\n".join(body).encode()
-    monkeypatch.setattr(ncu_read, "_BLOCK_SIZE", 4096)  # many arrow chunks with their own dictionaries
-    monkeypatch.setattr(ncu_read, "_PIECE_SIZE", 50_000)  # and several read_csv pieces
+    monkeypatch.setattr(ncu_read, "BLOCK_SIZE", 4096)  # many arrow chunks with their own dictionaries
+    monkeypatch.setattr(ncu_read, "PIECE_SIZE", 50_000)  # and several read_csv pieces
     fast = ncu.parse_details(data, "big.csv")
     assert len(fast) == 900 and col(fast, "row")[-1] == "899"
     np.testing.assert_array_equal(col(fast, "flops")[-3:], col(read("details_12col_nersc.csv"), "flops"))
-    monkeypatch.setattr(ncu_read, "_arrow_read", lambda *a, **k: (_ for _ in ()).throw(pa.ArrowInvalid("forced")))
+    monkeypatch.setattr(ncu_read, "arrow_read", lambda *a, **k: (_ for _ in ()).throw(pa.ArrowInvalid("forced")))
     slow = ncu.parse_details(data, "big.csv")
     assert slow.frame.equals(fast.frame) and slow.warnings == fast.warnings
 
@@ -440,7 +440,7 @@ def test_ragged_rows_are_read_by_pyarrow_at_the_metric_rows_width(monkeypatch):
     def line_reader(*args, **kwargs):
         raise AssertionError("the csv-module reader was used")
 
-    monkeypatch.setattr(ncu_read, "_python_read", line_reader)  # rule rows come through pyarrow's invalid-row handler
+    monkeypatch.setattr(ncu_read, "python_read", line_reader)  # rule rows come through pyarrow's invalid-row handler
     w = read("details_set_full_ragged.csv")
     assert len(w) == 2 and w.meta["ncu_rules"].startswith("SOLBottleneck (OPT)")
 
@@ -454,7 +454,7 @@ def test_a_ragged_page_with_bytes_that_are_not_utf8_is_read_by_the_line_reader()
     data = data[:i] + b"This workload \x97 exhibits" + data[i + 22:]
     w = ingest.read(data, name="latin1.csv", fmt="ncu-details")
     assert len(w) == 2 and w.skipped == () and w.meta["ncu_rules"].startswith("SOLBottleneck (OPT)")
-    assert not ncu_read._utf8(data, 0, len(data)) and ncu_read._utf8("é".encode() * 3, 0, 6)
+    assert not ncu_read.utf8(data, 0, len(data)) and ncu_read.utf8("é".encode() * 3, 0, 6)
 
 
 def test_a_short_metric_row_is_padded_but_a_row_missing_its_value_is_skipped():

@@ -276,8 +276,8 @@ def test_detection():
                       ("roofline_model_run1_tpuhost.csv", "xprof-roofline"),
                       ("roofline_model_gpu_steps.csv", "xprof-roofline")]:
         assert ingest.detect((DATA / name).read_bytes(), "renamed.dat").name == fmt, name
-    assert not xla._sniff_cost('{"traceEvents": [], "flops": 1}', "t.json")
-    assert not xla._sniff_xprof("name,flops,bytes\n", "x.csv")
+    assert not xla.sniff_cost('{"traceEvents": [], "flops": 1}', "t.json")
+    assert not xla.sniff_xprof("name,flops,bytes\n", "x.csv")
 
 
 def test_cli_analyze_tpu(capsys):

@@ -81,8 +81,8 @@ def maps(monkeypatch) -> list[mmap.mmap]:
 
 def small_pieces(monkeypatch) -> None:
     """Pieces and windows of a few KB, so a small file is read in many, each released after."""
-    monkeypatch.setattr(ncu_read, "_PIECE_SIZE", 8192)
-    monkeypatch.setattr(kineto, "_WINDOW", 4096)
+    monkeypatch.setattr(ncu_read, "PIECE_SIZE", 8192)
+    monkeypatch.setattr(kineto, "WINDOW", 4096)
 
 
 def closes(m: mmap.mmap) -> bool:
@@ -251,7 +251,7 @@ def test_filemap_helpers(tmp_path, monkeypatch):
         filemap.release(m, 0, len(m))  # released pages read back from the file
         assert m[:] == data
         filemap.release(data, 0, 10)  # bytes: nothing to do
-        monkeypatch.setattr(filemap, "_DONTNEED", None)  # no madvise here (Windows): not released, no error
+        monkeypatch.setattr(filemap, "DONTNEED", None)  # no madvise here (Windows): not released, no error
         filemap.release(m, 0, len(m))
         with pytest.raises(ValueError):
             filemap.count(m, b"ab")

@@ -26,7 +26,7 @@ def decoded(data: bytes):
 
 
 def scanned(data: bytes):
-    return scanner(kineto._chunks(data, "t.json", {}), "t.json", kineto.OPS)
+    return scanner(kineto.byte_chunks(data, "t.json", {}), "t.json", kineto.OPS)
 
 
 def assert_same_scan(data: bytes) -> None:
@@ -114,19 +114,19 @@ def test_cut_anywhere_reads_the_same(monkeypatch, piece):
 
 
 def test_gzip_is_decoded_as_a_stream(monkeypatch):
-    monkeypatch.setattr(compression, "_CHUNK", 512)
+    monkeypatch.setattr(compression, "CHUNK", 512)
     monkeypatch.setattr(kineto_decode, "PIECE", 256)
     events = [{"ph": "X", "cat": "kernel", "name": f"k{i % 5}", "pid": 0, "tid": 7, "ts": i, "dur": 1,
                "args": {"correlation": i}} for i in range(2000)]
     raw = json.dumps({"traceEvents": events}, indent=1).encode()
     seen = []
-    more = kineto_decode._Input.more
+    more = kineto_decode.Input.more
 
     def spy(self):
         seen.append(len(self.buf))
         return more(self)
 
-    monkeypatch.setattr(kineto_decode._Input, "more", spy)
+    monkeypatch.setattr(kineto_decode.Input, "more", spy)
     sc = decoded(gzip.compress(raw))
     assert len(sc.gpu) == 2000 and len(raw) > 100_000
     assert max(seen) < 8192  # never more than the head, a piece, a chunk and an event held decompressed

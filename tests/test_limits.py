@@ -110,7 +110,7 @@ def test_deadline_is_per_thread_and_nests():
     seen = []
     with limits.deadline("main thread", 0.001):
         time.sleep(0.01)
-        t = threading.Thread(target=lambda: seen.append(limits._DEADLINE.get()))
+        t = threading.Thread(target=lambda: seen.append(limits.DEADLINE.get()))
         t.start()
         t.join()
     assert seen == [None]  # another thread (another app session) has its own

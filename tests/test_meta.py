@@ -254,3 +254,69 @@ def test_every_module_imports_on_its_own():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert not result["failures"], result["failures"]
     assert result["tried"] >= len({n.split(".")[0] for n in names}), result
+
+
+def _project_modules() -> dict[str, Path]:
+    """Dotted name -> file for every module of the engine, the app, the pages and the tests' own helpers (tests/
+    is on sys.path, so ``roofhelpers`` is a module name there)."""
+    out: dict[str, Path] = {}
+    for top in ("roofcore", "app", "pages", "tests"):
+        for p in (ROOT / top).rglob("*.py"):
+            if "artifacts" in p.parts:
+                continue
+            parts = list(p.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = p
+            if top == "tests" and len(parts) == 2:
+                out[parts[1]] = p
+    return out
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _imported_from(path: Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    base = parts[:-1]  # a module's package, or the package of an __init__
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def test_no_underscore_name_crosses_a_module():
+    """Issue 25 point 3: what a module offers its siblings has a public name. No module of roofcore/, app/, pages/
+    or tests/ imports an underscore name from another project module (``from .x import _y``), nor reaches one
+    through a module (``x._y``, ``monkeypatch.setattr(x, "_y", ...)`` included); dunders are not private."""
+    mods = _project_modules()
+    found = []
+    for dotted, path in mods.items():
+        if dotted.count(".") == 0 and path.parent.name == "tests" and dotted != "tests":
+            continue  # the alias of a test helper: checked under its dotted name
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}  # local name -> project module
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                src = _imported_from(path, node)
+                for a in node.names:
+                    if f"{src}.{a.name}" in mods:
+                        bound[a.asname or a.name] = f"{src}.{a.name}"
+                    elif src in mods and _private(a.name):
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {src} import {a.name}")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in mods:
+                        bound[a.asname or a.name.split(".")[0]] = a.name
+        for node in ast.walk(tree):
+            attr = None
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+                attr = node.attr
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setattr"
+                  and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id in bound
+                  and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+                attr = node.args[1].value
+            if attr is not None and _private(attr):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert not found, f"{len(found)} private names used across modules (give them public names):\n" + "\n".join(found)

@@ -95,12 +95,12 @@ def test_no_communication_no_line(tmp_path):
 
 
 def test_report_says_communication(tmp_path):
-    from roofcore.report.model import _report
-    from roofcore.report.sections import _summary
+    from roofcore.report.model import build_report
+    from roofcore.report.sections import summary_html
 
     p = _trace(tmp_path)
     w = kineto.parse(p.read_bytes(), str(p))
-    text = _summary(_report(analyze(w, load_catalogs().get("b200")), None, 5))  # the report's summary section
+    text = summary_html(build_report(analyze(w, load_catalogs().get("b200")), None, 5))  # the report's summary section
     assert "Communication: 50% of the measured time (1 kernel), at " in text
 
 

@@ -150,8 +150,8 @@ def test_cli_streams_json_and_csv(tmp_path, capsys):
 def test_three_significant_digits_are_pythons_on_awkward_values():
     """Messages round in numpy and format each distinct value once: the text must still be Python's exactly, at
     rounding ties, next to powers of ten, for zeros of either sign, NaN, ±inf and subnormal values."""
-    from roofcore.output import _f0, _g3, _sig3
-    from roofcore.units import _sig
+    from roofcore.output import f0, g3, sig3
+    from roofcore.units import sig
 
     rng = np.random.default_rng(3)
     ties = [float(f"{m}.{d}5") * 10.0 ** k for m in range(1, 1000, 37) for d in range(10) for k in range(-6, 6)]
@@ -160,9 +160,9 @@ def test_three_significant_digits_are_pythons_on_awkward_values():
     special = [0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1e-320, 1.7e308, 999.5, 99.95, 1.125, 2.675, 0.5, 1.5, 2.5]
     x = np.array([*10.0 ** rng.uniform(-30, 30, 5000), *-(10.0 ** rng.uniform(-9, 9, 500)), *ties, *powers, *near,
                   *special])
-    assert _g3(x).tolist() == [f"{v:.3g}" for v in x.tolist()]
-    assert _sig3(x).tolist() == [_sig(v) for v in x.tolist()]
-    assert _f0(x).tolist() == [f"{v:.0f}" for v in x.tolist()]
+    assert g3(x).tolist() == [f"{v:.3g}" for v in x.tolist()]
+    assert sig3(x).tolist() == [sig(v) for v in x.tolist()]
+    assert f0(x).tolist() == [f"{v:.0f}" for v in x.tolist()]
 
 
 def test_the_cli_writes_the_writers_bytes(tmp_path):

@@ -15,8 +15,8 @@ import roofcore
 import roofcore.output.columns as columns
 from roofcore.models import Kernel
 from roofcore.output import analysis_csv, analysis_json
-from roofcore.output.columns import _jnum
-from roofcore.wording.cells import Col, _scatter, merge_runs
+from roofcore.output.columns import jnum
+from roofcore.wording.cells import Col, merge_runs, scatter
 
 
 def _values(cells: list[str]) -> list:
@@ -32,23 +32,23 @@ def _same(got: list, want: list) -> bool:
 
 def test_numbers_carry_their_comma_and_read_back_as_the_same_values():
     v = np.array([1.5, np.nan, np.inf, -np.inf, 1e16, -0.0, 4.6e-6])
-    cells = _jnum(v, comma=True).to_pylist()
+    cells = jnum(v, comma=True).to_pylist()
     assert all(c.endswith(",") and "," not in c[:-1] for c in cells)
     assert _same(_values(cells), [1.5, None, None, None, 1e16, -0.0, 4.6e-6])
-    assert _same(_values(_jnum(v, comma=True, empty_unknown=True).to_pylist()),
+    assert _same(_values(jnum(v, comma=True, empty_unknown=True).to_pylist()),
                  [1.5, "", "inf", "-inf", 1e16, -0.0, 4.6e-6])
-    assert [x + "," for x in _jnum(v).to_pylist()] == cells
-    assert _values(_jnum(np.array([3, 40], dtype=np.int64), comma=True).to_pylist()) == [3, 40]
-    assert _jnum(np.array([], dtype=np.float64), comma=True).to_pylist() == []
+    assert [x + "," for x in jnum(v).to_pylist()] == cells
+    assert _values(jnum(np.array([3, 40], dtype=np.int64), comma=True).to_pylist()) == [3, 40]
+    assert jnum(np.array([], dtype=np.float64), comma=True).to_pylist() == []
 
 
 def test_rows_are_placed_without_copying_their_text():
     items = pa.array(["a", "bb", "", "ccc"])
-    out = _scatter(items, np.array([1, 2, 5, 6]), 8)
+    out = scatter(items, np.array([1, 2, 5, 6]), 8)
     assert out.to_pylist() == ["", "a", "bb", "", "", "", "ccc", ""]
     assert out.buffers()[2].address == items.buffers()[2].address  # the same characters, not a copy
-    assert _scatter(items.slice(1, 2), np.array([0, 3]), 4).to_pylist() == ["bb", "", "", ""]
-    assert _scatter(pa.array(["x", None]), np.array([0, 2]), 3).to_pylist() == ["x", "", None]
+    assert scatter(items.slice(1, 2), np.array([0, 3]), 4).to_pylist() == ["bb", "", "", ""]
+    assert scatter(pa.array(["x", None]), np.array([0, 2]), 3).to_pylist() == ["x", "", None]
 
 
 def test_merged_runs_write_each_row_as_its_parts_joined():

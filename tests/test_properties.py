@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofhelpers import fast_hw as make_hw
 
-from roofcore.analyze import _inputs
+from roofcore.analyze import inputs
 from roofcore.ingest import make_frame
 from roofcore.models import Workload
 from roofcore.roofline import Flag, attainable, evaluate
@@ -26,7 +26,7 @@ def _wl(flops, hbm, l2=None, times=None):
 
 
 def _eval(w, hw):
-    inp = _inputs(w)
+    inp = inputs(w)
     return inp, evaluate(inp, hw)
 
 

@@ -170,9 +170,9 @@ def _check_numbered_points(a: roofcore.Analysis, pdf: bytes, text: str, tmp_path
 
 def _drawable_numbers(a: roofcore.Analysis) -> set[int]:
     """The top-table numbers whose kernel has a point on the chart (positive intensity and rate)."""
-    r = report._report(a, None, report.TOP)
+    r = report.build_report(a, None, report.TOP)
     f = a.workload.frame
-    off = report._offchip_column(a)
+    off = report.offchip_column(a)
     ok = (f["flops"] > 0) & (f[off] > 0 if off else False)
     return {int(r.number[i]) for i in r.top if ok.iloc[i]}
 
@@ -351,7 +351,7 @@ def test_appendix_wrap_keeps_every_character():
 def test_appendix_text_is_winansi_and_escaped():
     assert appendix.encode("µs – 3×, é") == "µs – 3×, é".encode("cp1252")
     assert appendix.encode("核\tx\x85") == b"??x?"  # outside the encoding, or a control character: "?"
-    assert appendix._pdf_string(b"f(a\\b)") == b"(f\\(a\\\\b\\))"
+    assert appendix.pdf_string(b"f(a\\b)") == b"(f\\(a\\\\b\\))"
     lay = appendix.layout([("kernel", False), ("count", True)], [[EVIL], ["1"]])
     stream = appendix.page_stream(lay, 0)
     assert b'(<script>alert\\(1\\)</script>,=HYPERLINK\\("x"\\)) Tj' in stream
@@ -415,7 +415,7 @@ def test_appendix_geometry_is_style_css():
         g = appendix.PAPERS[paper]
         assert (g.width, g.height) == pytest.approx((w, h))
         assert (g.top, g.right, g.bottom, g.left) == pytest.approx((top * mm, right * mm, bottom * mm, left * mm))
-    assert "@page appendix { size: letter landscape; }" in report._PAPER_CSS["letter"]
+    assert "@page appendix { size: letter landscape; }" in report.PAPER_CSS["letter"]
 
 
 def _synthetic(n: int, names: list[str] | None = None) -> roofcore.Workload:
@@ -455,7 +455,7 @@ def test_pdf_of_2000_kernels_draws_its_appendix(catalog, tmp_path):
     a = roofcore.analyze(_synthetic(2000), [catalog.get("h100-sxm")])
     pdf = report.build_pdf(a, date="2025-01-01", charts=False)
     text, pages = _pdf_text(pdf, tmp_path, render=False)
-    lay = report._appendix_layout(report._report(a, None, report.TOP), "all", "a4")
+    lay = report.appendix_layout(report.build_report(a, None, report.TOP), "all", "a4")
     assert len(_appendix_pages(text)) == len(lay.pages) > 20
     assert 2000 / len(lay.pages) >= 35  # kernels per landscape page
     _check_furniture(text, pages, "Roofline report: 2000 kernels")

@@ -116,8 +116,8 @@ def test_whole_ns_fast_path_agrees_with_the_pattern():
     rng = np.random.default_rng(3)
     digits = [str(v) for v in rng.integers(0, 10**17, 200)] + ["0", "007", "9" * 18]
     texts = np.array(digits, dtype=object)
-    ok, whole, frac = times._ns(texts)
+    ok, whole, frac = times.ns(texts)
     assert ok.all() and whole.tolist() == [int(t) for t in digits] and not frac.any()
-    assert times._whole_ns(texts) is not None
+    assert times.whole_ns(texts) is not None
     for odd in (["1", "2.5"], ["1", ""], ["1" * 19], ["+1"], ["1_0"], ["\u0663"], [" 1"], ["1e5"]):
-        assert times._whole_ns(np.array(odd, dtype=object)) is None
+        assert times.whole_ns(np.array(odd, dtype=object)) is None

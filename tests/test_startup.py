@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from roofcore.catalog import compiled, load_file
-from roofcore.catalog.load import BUILTIN_DIR, _devices, _read_yaml, display_path
+from roofcore.catalog.load import BUILTIN_DIR, catalog_devices, display_path, read_yaml
 from roofcore.cli.format_index import BUILTIN
 from roofcore.ingest import FORMATS
 
@@ -82,7 +82,7 @@ def test_help_lists_every_command(runs):
 @pytest.fixture(scope="module")
 def from_yaml() -> dict[str, tuple[bytes, object]]:
     """Each shipped catalog's bytes and its content parsed from the YAML (once: the slow part)."""
-    return {p.name: (p.read_bytes(), _read_yaml(p.read_bytes(), p.name)) for p in sorted(BUILTIN_DIR.glob("*.yaml"))}
+    return {p.name: (p.read_bytes(), read_yaml(p.read_bytes(), p.name)) for p in sorted(BUILTIN_DIR.glob("*.yaml"))}
 
 
 def test_parsed_catalogs_are_current(from_yaml):
@@ -96,7 +96,7 @@ def test_parsed_form_gives_the_same_devices(from_yaml):
         parsed = compiled.lookup(BUILTIN_DIR / name, raw)
         if parsed is None:
             pytest.skip(f"{name} changed since catalogs/{compiled.NAME} was written")
-        assert _devices(parsed, name, validate=False) == _devices(data, name, validate=False)
+        assert catalog_devices(parsed, name, validate=False) == catalog_devices(data, name, validate=False)
 
 
 def test_a_changed_catalog_is_read_from_its_yaml(tmp_path):
@@ -104,13 +104,13 @@ def test_a_changed_catalog_is_read_from_its_yaml(tmp_path):
     path = tmp_path / "x.yaml"
     path.write_bytes(b"schema_version: 1\ndevices: []\n")
     (tmp_path / compiled.NAME).write_text(compiled.render(tmp_path), encoding="utf-8")
-    compiled._entries.cache_clear()
+    compiled.entries.cache_clear()
     try:
         assert compiled.lookup(path, path.read_bytes()) == {"schema_version": 1, "devices": []}
         assert compiled.lookup(path, b"schema_version: 1\ndevices: []\n# edited\n") is None
         assert compiled.lookup(tmp_path / "other.yaml", b"") is None
     finally:
-        compiled._entries.cache_clear()
+        compiled.entries.cache_clear()
 
 
 def test_catalog_loads_without_the_parsed_form(monkeypatch, from_yaml):
@@ -121,13 +121,13 @@ def test_catalog_loads_without_the_parsed_form(monkeypatch, from_yaml):
     data = from_yaml[path.name][1]
     read = []
     monkeypatch.setattr(compiled, "lookup", lambda path, raw: None)
-    monkeypatch.setattr(load_mod, "_read_yaml", lambda raw, file: read.append(file) or _read_yaml(raw, file))
-    load_mod._load_builtin.cache_clear()
+    monkeypatch.setattr(load_mod, "read_yaml", lambda raw, file: read.append(file) or read_yaml(raw, file))
+    load_mod.load_builtin.cache_clear()
     try:
-        assert load_file(path) == _devices(data, display_path(path), validate=False)
+        assert load_file(path) == catalog_devices(data, display_path(path), validate=False)
         assert read == [display_path(path)]
     finally:
-        load_mod._load_builtin.cache_clear()
+        load_mod.load_builtin.cache_clear()
 
 
 # --------------------------------------------------------------------------------------------- lazy names

@@ -387,7 +387,7 @@ def test_the_password_never_appears_in_messages_or_logs(postgres, caplog):
         RunStore(postgres.url(password=wrong))
     assert wrong not in str(e.value) and "password authentication failed" in str(e.value)
     assert str(e.value).startswith(f"the run database postgresql://{postgres.user}:***@127.0.0.1:{postgres.port}/")
-    closed = postgres.url(password=wrong).replace(f":{postgres.port}/", f":{pgserver._free_port()}/")
+    closed = postgres.url(password=wrong).replace(f":{postgres.port}/", f":{pgserver.free_port()}/")
     with pytest.raises(StoreError) as e:
         RunStore(closed)
     assert wrong not in str(e.value) and "***" in str(e.value)

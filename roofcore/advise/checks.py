@@ -10,17 +10,17 @@ from ..models import Workload
 from ..roofline import Flag
 from ..units import fmt_pct, fmt_time
 from ..wording import above_roof_messages
-from .model import Confidence, Lever, Recommendation, _short, _times
+from .model import Confidence, Lever, Recommendation, short, times_text
 from .rule_context import (
     FAR_BELOW,
     MIN_TINY_LAUNCHES,
     NEAR_ROOF,
     Context,
-    _gain,
-    _rec,
-    _Subject,
-    _subjects,
+    Subject,
+    gain_time,
+    recommendation,
     rule,
+    subjects,
 )
 
 
@@ -31,7 +31,7 @@ def above_roof(ctx: Context) -> list[Recommendation]:
     leaves it out; the engine's above-roof flag says which input is most likely wrong."""
     idx = np.flatnonzero(ctx.above)
     out = []
-    for s in _subjects(ctx, idx, ctx.base_s[idx]):
+    for s in subjects(ctx, idx, ctx.base_s[idx]):
         worst = int(s.idx[np.nanargmax(ctx.eff[s.idx])])
         msg = above_roof_messages(ctx.tab, np.array([worst]), ctx.hw)[0]
         if s.name is not None:
@@ -40,9 +40,9 @@ def above_roof(ctx: Context) -> list[Recommendation]:
         else:
             title = f"Check the counts of {s.who()} that beat their roofline"
             reason = (f"{s.names:,} kernels ({s.stake()}) run faster than their roofline allows, up to "
-                      f"{_times(float(np.nanmax(ctx.eff[s.idx])))} the roof. The worst, {_short(ctx.names[worst])}: "
+                      f"{times_text(float(np.nanmax(ctx.eff[s.idx])))} the roof. The worst, {short(ctx.names[worst])}: "
                       + msg)
-        out.append(_rec(ctx, "above_roof", s, title=title, reason=reason, lever=Lever.DATA_CHECK,
+        out.append(recommendation(ctx, "above_roof", s, title=title, reason=reason, lever=Lever.DATA_CHECK,
                         confidence=Confidence.HIGH, factor=None))
     return out
 
@@ -56,7 +56,7 @@ def missing_data(ctx: Context) -> list[Recommendation]:
     idx = np.flatnonzero((flags & int(Flag.MISSING_FLOPS | Flag.MISSING_BYTES | Flag.NO_CEILING)) != 0)
     if not len(idx):
         return []
-    s = _Subject(ctx, idx, None)
+    s = Subject(ctx, idx, None)
     frame = ctx.analysis.workload.frame
 
     def kernels(bit: Flag) -> int:  # counted as every page counts kernels (launches of one kernel are one)
@@ -73,7 +73,7 @@ def missing_data(ctx: Context) -> list[Recommendation]:
     title = f"Collect FLOPs and bytes for {n:,} kernel{'' if one else 's'}"
     reason = (f"{n:,} kernel{'' if one else 's'} ({held}) cannot be placed on the roofline ({what}), so no rule "
               f"can judge {'it' if one else 'them'}; {_collect_hint(ctx.analysis.workload)}.")
-    return [_rec(ctx, "missing_data", s, title=title, reason=reason, lever=Lever.DATA_CHECK,
+    return [recommendation(ctx, "missing_data", s, title=title, reason=reason, lever=Lever.DATA_CHECK,
                  confidence=Confidence.HIGH, factor=None)]
 
 
@@ -121,17 +121,17 @@ def tiny_launches(ctx: Context) -> list[Recommendation]:
     idx = np.flatnonzero(mask)
     if not len(idx):
         return []
-    s = _Subject(ctx, idx, None)
+    s = Subject(ctx, idx, None)
     launches = int(ctx.tab["count"].to_numpy(dtype=np.int64)[idx].sum())
     graphs = {"NVIDIA": "CUDA graphs", "AMD": "HIP graphs"}.get(ctx.hw.vendor, "graph capture")
     one = s.names == 1
-    who = f"{_short(ctx.names[int(idx[0])])} ({s.stake()}) launches" if one else \
+    who = f"{short(ctx.names[int(idx[0])])} ({s.stake()}) launches" if one else \
         f"{s.names:,} kernels ({s.stake()}) launch"
     title = f"Batch {launches:,} tiny launches into fewer kernels ({graphs}, persistent kernels, fusion)"
     reason = (f"{who} {launches:,} times at {fmt_time(s.time_s / launches)} per launch on average, at "
               f"{fmt_pct(s.eff)} of {'its' if one else 'their'} roof: under 1 µs a launch costs more than its work, "
               "so only fewer launches help.")
-    return [_rec(ctx, "tiny_launches", s, title=title, reason=reason, lever=Lever.LAUNCH_OVERHEAD,
+    return [recommendation(ctx, "tiny_launches", s, title=title, reason=reason, lever=Lever.LAUNCH_OVERHEAD,
                  confidence=Confidence.MEDIUM, factor=ctx.eff, kind="efficiency")]
 
 
@@ -143,7 +143,7 @@ def below_both_roofs(ctx: Context) -> list[Recommendation]:
     mask = ctx.trusted & ctx.timed & (ctx.eff < FAR_BELOW) & ~_tiny(ctx)
     idx = np.flatnonzero(mask)
     out = []
-    for s in _subjects(ctx, idx, _gain(ctx, ctx.eff)[idx]):
+    for s in subjects(ctx, idx, gain_time(ctx, ctx.eff)[idx]):
         if s.name is not None:
             i = int(s.idx[0])
             title = f"Find the latency in {s.who()}: it runs at {fmt_pct(s.eff)} of its roof"
@@ -156,7 +156,7 @@ def below_both_roofs(ctx: Context) -> list[Recommendation]:
             reason = (f"{s.names:,} kernels ({s.stake()}) run at {s.range(ctx.eff, fmt_pct)} of their roof: "
                       "launch overhead, synchronisation, low occupancy or cache thrashing dominate, which the "
                       "roofline cannot diagnose further; look at their timeline and stall reasons.")
-        out.append(_rec(ctx, "below_both_roofs", s, title=title, reason=reason, lever=Lever.LATENCY,
+        out.append(recommendation(ctx, "below_both_roofs", s, title=title, reason=reason, lever=Lever.LATENCY,
                         confidence=Confidence.LOW, factor=ctx.eff, kind="efficiency"))
     return out
 

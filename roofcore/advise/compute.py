@@ -13,13 +13,13 @@ from .rule_context import (
     NEAR_ROOF,
     WEAK_FP64_RATIO,
     Context,
-    _ends,
-    _gain,
-    _keys,
-    _rec,
-    _roof,
-    _subjects,
+    distinct,
+    ends_with,
+    gain_time,
+    recommendation,
+    roof_time,
     rule,
+    subjects,
 )
 
 
@@ -32,10 +32,10 @@ def compute_far(ctx: Context) -> list[Recommendation]:
     ceil = ctx.ceiling
     mask = ctx.trusted & ctx.timed & (ctx.kind == "compute") & (ctx.eff >= FAR_BELOW) & (ctx.eff < NEAR_ROOF)
     out = []
-    for c in _keys(ceil[mask]):
+    for c in distinct(ceil[mask]):
         idx = np.flatnonzero(mask & (ceil == c))
         vector = c.endswith("-vector")
-        for s in _subjects(ctx, idx, _gain(ctx, ctx.eff)[idx]):
+        for s in subjects(ctx, idx, gain_time(ctx, ctx.eff)[idx]):
             cause = ("scalar code, no FMA, low occupancy or pipeline stalls" if vector else
                      "pipeline stalls, shapes that do not fill the matrix units, low occupancy or the instruction mix")
             verb = "Vectorise" if vector else "Find the stalls in"
@@ -48,7 +48,7 @@ def compute_far(ctx: Context) -> list[Recommendation]:
                 title = f"{verb} {s.who()} below their compute roof"
                 reason = (f"{s.names:,} kernels ({s.stake()}) are compute-bound at {s.range(ctx.eff, fmt_pct)} of the "
                           f"{fmt_rate(ctx.peak(c))} {c} peak: {cause} hold them below the roof.")
-            out.append(_rec(ctx, "compute_far", s, title=title, reason=reason,
+            out.append(recommendation(ctx, "compute_far", s, title=title, reason=reason,
                             lever=Lever.VECTORISATION if vector else Lever.STALLS, confidence=Confidence.MEDIUM,
                             factor=ctx.eff, kind="efficiency"))
     return out
@@ -62,12 +62,12 @@ def matrix_units(ctx: Context) -> list[Recommendation]:
     Only matrix products can use them: confidence is medium when the name looks like one (gemm, conv,
     matmul…), low otherwise. Gain: time × (1 − new roof / roof), bytes unchanged."""
     ceil = ctx.ceiling
-    mask = ctx.movable & (ctx.kind == "compute") & _ends(ceil, "-vector")
+    mask = ctx.movable & (ctx.kind == "compute") & ends_with(ceil, "-vector")
     cm = ctx.hw.ceiling_map
     n = len(mask)
     factor = np.ones(n)
     target = np.full(n, None, dtype=object)
-    for c in _keys(ceil[mask]):
+    for c in distinct(ceil[mask]):
         p = c.rsplit("-", 1)[0]
         options = [k for k in (f"{p}-matrix", "tf32-matrix" if p == "fp32" else "") if k in cm]
         options = [k for k in options if ctx.peak(k) > ctx.peak(c)]
@@ -78,16 +78,16 @@ def matrix_units(ctx: Context) -> list[Recommendation]:
         parts = dict(ctx.t_res)
         parts["compute"] = ctx.tab["flops"].to_numpy(dtype=np.float64) / ctx.peak(best)
         with np.errstate(divide="ignore", invalid="ignore"):
-            factor[sel] = (_roof(parts, n) / ctx.t_roof)[sel]
+            factor[sel] = (roof_time(parts, n) / ctx.t_roof)[sel]
         target[sel] = f"{c}>{best}"
     mask &= factor <= 1 - MIN_ROOF_CUT
     looks = ctx.matmul_named if mask.any() else np.zeros(n, dtype=bool)
     out = []
-    for key in _keys(target[mask]):
+    for key in distinct(target[mask]):
         c, m = key.split(">")
         for like in (True, False):
             idx = np.flatnonzero(mask & (target == key) & (looks == like))
-            for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
+            for s in subjects(ctx, idx, gain_time(ctx, factor)[idx]):
                 new = float(np.nansum(ctx.t_roof[s.idx] * factor[s.idx]))
                 how = "TF32 keeps fp32 storage" if m.startswith("tf32") else "the same precision"
                 if s.name is not None:
@@ -102,7 +102,7 @@ def matrix_units(ctx: Context) -> list[Recommendation]:
                               f"({fmt_rate(ctx.peak(c))} {c}); {ctx.hw.id} has {fmt_rate(ctx.peak(m))} {m} ({how}), "
                               f"so matrix-unit kernels would take their roofs from {fmt_time(s.roof_s)} to "
                               f"{fmt_time(new)}" + ("." if like else " — where they are matrix products."))
-                out.append(_rec(ctx, "matrix_units", s, title=title, reason=reason, lever=Lever.MATRIX_UNITS,
+                out.append(recommendation(ctx, "matrix_units", s, title=title, reason=reason, lever=Lever.MATRIX_UNITS,
                                 confidence=Confidence.MEDIUM if like else Confidence.LOW, factor=factor))
     return out
 
@@ -128,11 +128,11 @@ def weak_fp64(ctx: Context) -> list[Recommendation]:
     parts = {k: (v / 2 if k != "compute" else ctx.tab["flops"].to_numpy(dtype=np.float64) / ctx.peak(best32))
              for k, v in ctx.t_res.items()}
     with np.errstate(divide="ignore", invalid="ignore"):
-        factor = _roof(parts, n) / ctx.t_roof
+        factor = roof_time(parts, n) / ctx.t_roof
     mask &= factor <= 1 - MIN_ROOF_CUT
     idx = np.flatnonzero(mask)
     out = []
-    for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
+    for s in subjects(ctx, idx, gain_time(ctx, factor)[idx]):
         new = float(np.nansum(ctx.t_roof[s.idx] * factor[s.idx]))
         weak = (f"{ctx.hw.id}'s FP64 ({fmt_rate(ctx.peak(best64))} {best64}) is 1/{1 / ratio:.0f} of its FP32 "
                 f"({fmt_rate(ctx.peak(best32))} {best32})")
@@ -144,7 +144,7 @@ def weak_fp64(ctx: Context) -> list[Recommendation]:
             title = f"Move {s.who()} from FP64 to FP32 where numerics allow"
             reason = (f"{s.names:,} kernels ({s.stake()}) are compute-bound in FP64 and {weak}: with mixed precision "
                       f"or iterative refinement their roofs fall from {fmt_time(s.roof_s)} to {fmt_time(new)}.")
-        out.append(_rec(ctx, "weak_fp64", s, title=title, reason=reason, lever=Lever.PRECISION,
+        out.append(recommendation(ctx, "weak_fp64", s, title=title, reason=reason, lever=Lever.PRECISION,
                         confidence=Confidence.LOW, factor=factor))
     return out
 
@@ -158,10 +158,10 @@ def compute_near(ctx: Context) -> list[Recommendation]:
     mask = ctx.near & (ctx.kind == "compute")
     off = ctx.hw.offchip.name
     out = []
-    for c in _keys(ceil[mask]):
+    for c in distinct(ceil[mask]):
         idx = np.flatnonzero(mask & (ceil == c))
         ridge = ctx.ridge(c, off)
-        for s in _subjects(ctx, idx, ctx.base_s[idx]):
+        for s in subjects(ctx, idx, ctx.base_s[idx]):
             at = (f"at {fmt_pct(s.eff)} of the {fmt_rate(ctx.peak(c))} {c} peak" if s.measured else
                   f"on its {fmt_rate(ctx.peak(c))} {c} roof (no measured time)")
             if s.name is not None:
@@ -175,6 +175,6 @@ def compute_near(ctx: Context) -> list[Recommendation]:
                 reason = (f"{s.names:,} kernels ({s.stake()}) are compute-bound above the ridge "
                           f"{fmt_intensity(ridge)}, {at}: only fewer FLOPs (a cheaper algorithm, sparsity, low rank) "
                           "or more or faster hardware help.")
-            out.append(_rec(ctx, "compute_near", s, title=title, reason=reason, lever=Lever.ALGORITHM,
+            out.append(recommendation(ctx, "compute_near", s, title=title, reason=reason, lever=Lever.ALGORITHM,
                             confidence=Confidence.HIGH, factor=None))
     return out

@@ -12,12 +12,12 @@ from .rule_context import (
     MIN_ROOF_CUT,
     NEAR_ROOF,
     Context,
-    _gain,
-    _keys,
-    _rec,
-    _roof,
-    _subjects,
+    distinct,
+    gain_time,
+    recommendation,
+    roof_time,
     rule,
+    subjects,
 )
 
 
@@ -34,10 +34,10 @@ def link_far(ctx: Context) -> list[Recommendation]:
     compute move them up to the link roof. Gain: at most the headroom (time − t_roof)."""
     mask = ctx.trusted & ctx.timed & (ctx.kind == "link") & (ctx.eff >= FAR_BELOW) & (ctx.eff < NEAR_ROOF)
     out = []
-    for link in _keys(ctx.level[mask]):
+    for link in distinct(ctx.level[mask]):
         idx = np.flatnonzero(mask & (ctx.level == link))
         lk = ctx.display(link)
-        for s in _subjects(ctx, idx, _gain(ctx, ctx.eff)[idx]):
+        for s in subjects(ctx, idx, gain_time(ctx, ctx.eff)[idx]):
             pageable = link == "pcie" and s.name is not None and "pageable" in s.name.lower()
             if s.name is not None:
                 title = f"Speed up the {lk} transfers of {s.who()}"
@@ -50,7 +50,7 @@ def link_far(ctx: Context) -> list[Recommendation]:
                 title = f"Speed up the {lk} transfers of {s.who()}"
                 reason = (f"{s.names:,} kernels ({s.stake()}) are link-bound on {lk} at {s.range(pct, fmt_pct)} of its "
                           f"{fmt_bandwidth(ctx.bandwidth(link))}; use {_link_advice(link)}.")
-            out.append(_rec(ctx, "link_far", s, title=title, reason=reason, lever=Lever.OVERLAP,
+            out.append(recommendation(ctx, "link_far", s, title=title, reason=reason, lever=Lever.OVERLAP,
                             confidence=Confidence.HIGH if pageable else Confidence.MEDIUM, factor=ctx.eff,
                             kind="efficiency"))
     return out
@@ -65,13 +65,13 @@ def link_near(ctx: Context) -> list[Recommendation]:
     mask = ctx.near & (ctx.kind == "link")
     n = len(mask)
     out = []
-    for link in _keys(ctx.level[mask]):
-        rest = _roof({k: v for k, v in ctx.t_res.items() if k != link}, n)
+    for link in distinct(ctx.level[mask]):
+        rest = roof_time({k: v for k, v in ctx.t_res.items() if k != link}, n)
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = np.nan_to_num(rest, nan=0.0) / ctx.t_roof
         idx = np.flatnonzero(mask & (ctx.level == link) & (factor <= 1 - MIN_ROOF_CUT))
         lk = ctx.display(link)
-        for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
+        for s in subjects(ctx, idx, gain_time(ctx, factor)[idx]):
             new = float(np.nansum(np.nan_to_num(rest, nan=0.0)[s.idx]))
             first = ctx.ceiling[int(s.idx[0])]
             ridge = ctx.ridge(first if first else ctx.hw.default_ceiling, link)
@@ -86,6 +86,6 @@ def link_near(ctx: Context) -> list[Recommendation]:
                 reason = (f"{s.names:,} kernels ({s.stake()}) are link-bound on {lk} at their roof: a sharding that "
                           "communicates less, compressed or lower-precision messages, or overlap with compute; hidden "
                           f"completely they would take {fmt_time(new)}, their next roofs.")
-            out.append(_rec(ctx, "link_near", s, title=title, reason=reason, lever=Lever.RESHARDING,
+            out.append(recommendation(ctx, "link_near", s, title=title, reason=reason, lever=Lever.RESHARDING,
                             confidence=Confidence.LOW, factor=factor))
     return out

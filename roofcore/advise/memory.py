@@ -10,19 +10,19 @@ import pandas as pd
 
 from ..models import Hardware
 from ..units import fmt_bandwidth, fmt_bytes, fmt_intensity, fmt_pct, fmt_time
-from .model import Confidence, Lever, Recommendation, _short, _times
+from .model import Confidence, Lever, Recommendation, short, times_text
 from .rule_context import (
     FAR_BELOW,
     MIN_ROOF_CUT,
     NEAR_ROOF,
     Context,
-    _gain,
-    _keys,
-    _rec,
-    _roof,
-    _Subject,
-    _subjects,
+    Subject,
+    distinct,
+    gain_time,
+    recommendation,
+    roof_time,
     rule,
+    subjects,
 )
 
 
@@ -34,10 +34,10 @@ def memory_far(ctx: Context) -> list[Recommendation]:
     at most the headroom (time − t_roof)."""
     mask = ctx.trusted & ctx.timed & (ctx.kind == "memory") & (ctx.eff >= FAR_BELOW) & (ctx.eff < NEAR_ROOF)
     out = []
-    for level in _keys(ctx.level[mask]):
+    for level in distinct(ctx.level[mask]):
         idx = np.flatnonzero(mask & (ctx.level == level))
         lv = ctx.display(level)
-        for s in _subjects(ctx, idx, _gain(ctx, ctx.eff)[idx]):
+        for s in subjects(ctx, idx, gain_time(ctx, ctx.eff)[idx]):
             if s.name is not None:
                 title = f"Reach the {lv} roof in {s.who()}: coalesce accesses, fix the layout, cut re-reads"
                 reason = (f"{s.who()} is memory-bound on {lv} at {fmt_intensity(s.intensity(level))}, "
@@ -49,7 +49,7 @@ def memory_far(ctx: Context) -> list[Recommendation]:
                 reason = (f"{s.names:,} kernels ({s.stake()}) are memory-bound on {lv} at {s.range(pct, fmt_pct)} of "
                           f"{lv} bandwidth: uncoalesced or strided accesses, poor layouts or repeated reads keep them "
                           "below the roof.")
-            out.append(_rec(ctx, "memory_far", s, title=title, reason=reason, lever=Lever.MEMORY_ACCESS,
+            out.append(recommendation(ctx, "memory_far", s, title=title, reason=reason, lever=Lever.MEMORY_ACCESS,
                             confidence=Confidence.MEDIUM, factor=ctx.eff, kind="efficiency"))
     return out
 
@@ -94,10 +94,10 @@ def onchip_tiling(ctx: Context) -> list[Recommendation]:
     mask = ctx.movable & (ctx.kind == "memory") & (ctx.level != off) & pd.notna(ctx.level)
     out = []
     n = len(ctx.base_s)
-    for level in _keys(ctx.level[mask]):
+    for level in distinct(ctx.level[mask]):
         idx = np.flatnonzero(mask & (ctx.level == level))
         parts = {k: v for k, v in ctx.t_res.items() if k != level}
-        rest = _roof(parts, n)
+        rest = roof_time(parts, n)
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = rest / ctx.t_roof
         idx = idx[factor[idx] <= 1 - MIN_ROOF_CUT]
@@ -109,7 +109,7 @@ def onchip_tiling(ctx: Context) -> list[Recommendation]:
         else:
             verb, how = f"Tile {{}} for {inner} reuse", f"tiles staged in {inner} and reused there (larger tiles) cut"
         bw = fmt_bandwidth(ctx.bandwidth(level))
-        for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
+        for s in subjects(ctx, idx, gain_time(ctx, factor)[idx]):
             new = float(np.nansum(rest[s.idx]))
             first = int(s.idx[np.argmax(ctx.base_s[s.idx])])
             nxt = _next_roof(ctx, parts, first)
@@ -124,7 +124,7 @@ def onchip_tiling(ctx: Context) -> list[Recommendation]:
                 reason = (f"{s.names:,} kernels ({s.stake()}) are bound by {lv} ({bw}), not by {ctx.display(off)}: "
                           f"{how} {lv} bytes until the next roof, {fmt_time(new)} instead of "
                           f"{fmt_time(s.roof_s)}.")
-            out.append(_rec(ctx, "onchip_tiling", s, title=title, reason=reason, lever=Lever.TILING,
+            out.append(recommendation(ctx, "onchip_tiling", s, title=title, reason=reason, lever=Lever.TILING,
                             confidence=Confidence.MEDIUM, factor=factor))
     return out
 
@@ -165,7 +165,7 @@ def offchip_reuse(ctx: Context) -> list[Recommendation]:
     if not mask.any():
         return []
     parts = {k: v for k, v in ctx.t_res.items() if k != off}
-    rest = _roof(parts, n)
+    rest = roof_time(parts, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = rest / ctx.t_roof
     idx = np.flatnonzero(mask & (factor <= 1 - MIN_ROOF_CUT))
@@ -173,7 +173,7 @@ def offchip_reuse(ctx: Context) -> list[Recommendation]:
     size = ctx.hw.level_map[cache].capacity
     fit = f"the {fmt_bytes(size)} {cv}" if size else cv
     out = []
-    for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
+    for s in subjects(ctx, idx, gain_time(ctx, factor)[idx]):
         new = float(np.nansum(rest[s.idx]))
         if s.name is not None:
             i = int(s.idx[np.argmax(ctx.base_s[s.idx])])
@@ -183,9 +183,9 @@ def offchip_reuse(ctx: Context) -> list[Recommendation]:
             title = f"Tile {s.who()} for {cv} reuse: it sits between the {cv} and the {lv} roof"
             reason = (f"{s.who()} is bound by {lv} at {fmt_intensity(s.intensity(off))} ({where}), while {cv} at "
                       f"{fmt_intensity(s.intensity(cache))} leaves room ({fmt_bandwidth(ctx.bandwidth(cache))}); "
-                      + (f"{ctx.display(most[i])} moves {_times(ratio)} its {lv} bytes, so it re-reads data"
+                      + (f"{ctx.display(most[i])} moves {times_text(ratio)} its {lv} bytes, so it re-reads data"
                          if ratio >= REUSE_MIN else
-                         f"a matrix product re-reads its operands ({ctx.display(most[i])} moves {_times(ratio)} its "
+                         f"a matrix product re-reads its operands ({ctx.display(most[i])} moves {times_text(ratio)} its "
                          f"{lv} bytes)")
                       + f": blocking each tile's working "
                       f"set to fit {fit} (tile rasterisation or swizzling) cuts {lv} bytes, at best until the next "
@@ -195,7 +195,7 @@ def offchip_reuse(ctx: Context) -> list[Recommendation]:
             reason = (f"{s.names:,} kernels ({s.stake()}) are bound by {lv} with room under the {cv} roof and re-read "
                       f"their data: blocking each tile's working set to fit {fit} cuts {lv} bytes, at best until "
                       f"the next roofs, {fmt_time(new)} instead of {fmt_time(s.roof_s)}.")
-        out.append(_rec(ctx, "offchip_reuse", s, title=title, reason=reason, lever=Lever.TILING,
+        out.append(recommendation(ctx, "offchip_reuse", s, title=title, reason=reason, lever=Lever.TILING,
                         confidence=Confidence.LOW, factor=factor))
     return out
 
@@ -259,10 +259,10 @@ def fusion(ctx: Context) -> list[Recommendation]:
         found.append((key, rows, sums))
     out = []
     for key, rows, sums in found:
-        s = _Subject(ctx, rows, None)
+        s = Subject(ctx, rows, None)
         total_b, fused_b = sum(x[0] for x in sums), sum(x[1] for x in sums)
         old, new = sum(x[2] for x in sums), sum(x[3] for x in sums)
-        shown = [_short(k, 28) for k in key]
+        shown = [short(k, 28) for k in key]
         chain = " → ".join(shown) if len(shown) <= 4 else f"{shown[0]} → {shown[1]} → … → {shown[-1]}"
         lv = ctx.display(off)
         times = f" occurs {len(sums):,} times and" if len(sums) > 1 else ""
@@ -273,6 +273,6 @@ def fusion(ctx: Context) -> list[Recommendation]:
                   f"{fmt_time(old)} to {fmt_time(new)}"
                   + (f"; at its measured {fmt_pct(old / s.time_s)} of the roof, {fmt_time(s.time_s)} becomes "
                      f"{fmt_time(s.time_s * new / old)}." if s.measured else "."))
-        out.append(_rec(ctx, "fusion", s, title=title, reason=reason, lever=Lever.FUSION,
+        out.append(recommendation(ctx, "fusion", s, title=title, reason=reason, lever=Lever.FUSION,
                         confidence=Confidence.MEDIUM, factor=factor, keep_order=True))
     return out

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analyze import _share
+from ..analyze import share_text
 from ..units import fmt_pct, fmt_time
 
 
@@ -100,7 +100,7 @@ class Advice:
         speed = self.speedup
         text = (f"Doing all of these saves up to {fmt_time(self.total_gain_s)} of {fmt_time(self.workload_time_s)} "
                 f"({self.basis} time, {fmt_pct(self.total_gain_s / self.workload_time_s)})"
-                + (f": {_times(speed)} faster" if speed else ""))
+                + (f": {times_text(speed)} faster" if speed else ""))
         sure = sum(r.gain_s for r in self.items if r.confidence is not Confidence.LOW)
         if fmt_time(sure) != fmt_time(self.total_gain_s):  # a low-confidence part that shows at 3 digits
             text += (f"; {fmt_time(sure)} of it from high- or medium-confidence actions" if sure > 0 else
@@ -119,16 +119,16 @@ class Advice:
 # --------------------------------------------------------------------------------------------- text
 
 
-def _times(x: float) -> str:
+def times_text(x: float) -> str:
     """A factor for text: '2.8×', '37×', '1,200×'."""
     return f"{x:.2g}×" if x < 10 else f"{x:,.0f}×"
 
 
 def _pct2(x: float) -> str:
     """A share with two significant figures, never rounded up to the whole: '62%', '4.2%', '>99%'."""
-    return _share(x)
+    return share_text(x)
 
 
-def _short(text: object, width: int = 48) -> str:
+def short(text: object, width: int = 48) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= width else s[: width - 1] + "…"

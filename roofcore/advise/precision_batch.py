@@ -10,18 +10,18 @@ import pandas as pd
 
 from ..models import DTYPE_SIZE
 from ..units import fmt_bytes, fmt_intensity, fmt_pct, fmt_rate, fmt_time
-from .model import Confidence, Lever, Recommendation, _times
+from .model import Confidence, Lever, Recommendation, times_text
 from .rule_context import (
     MIN_ROOF_CUT,
     Context,
-    _ends,
-    _gain,
-    _keys,
-    _rec,
-    _roof,
-    _Subject,
-    _subjects,
+    Subject,
+    distinct,
+    ends_with,
+    gain_time,
+    recommendation,
+    roof_time,
     rule,
+    subjects,
 )
 
 #: precisions from widest to narrowest; one step down is the next smaller element size
@@ -61,7 +61,7 @@ def lower_precision(ctx: Context) -> list[Recommendation]:
             ratio = DTYPE_SIZE[q] / DTYPE_SIZE[str(p)]
             parts = {k: (v * ratio if k != "compute" else
                          ctx.tab["flops"].to_numpy(dtype=np.float64) / ctx.peak(cq.key)) for k, v in ctx.t_res.items()}
-            new = _roof(parts, n)
+            new = roof_time(parts, n)
             total = np.nansum(new[sel])
             if best is None or total < best[0] * (1 - 1e-12):
                 best = (total, q, cq.key, new)
@@ -74,11 +74,11 @@ def lower_precision(ctx: Context) -> list[Recommendation]:
     target[mask] = target[mask] + ">" + ctx.kind[mask]
     target[~mask] = None
     out = []
-    for key in _keys(target[mask]):
+    for key in distinct(target[mask]):
         p, q, cq, kind = key.split(">")
         idx = np.flatnonzero(mask & (target == key))
         ratio = DTYPE_SIZE[q] / DTYPE_SIZE[p]
-        for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
+        for s in subjects(ctx, idx, gain_time(ctx, factor)[idx]):
             new_s = float(np.nansum(ctx.t_roof[s.idx] * factor[s.idx]))
             side = f"{kind}-bound"
             at = "on its roof (no measured time)"
@@ -87,7 +87,7 @@ def lower_precision(ctx: Context) -> list[Recommendation]:
                 at = f"at {fmt_pct(s.pct_bw(lvl))} of {ctx.display(lvl)} bandwidth"
             elif s.measured:
                 at = f"at {fmt_pct(s.eff)} of its roof"
-            cut = f"cuts {'its' if s.name is not None else 'their'} bytes {_times(1 / ratio)}"
+            cut = f"cuts {'its' if s.name is not None else 'their'} bytes {times_text(1 / ratio)}"
             if s.name is not None:
                 cut += f" ({fmt_bytes(_bytes_total(s))} → {fmt_bytes(_bytes_total(s) * ratio)})"
             if kind == "compute":
@@ -99,12 +99,12 @@ def lower_precision(ctx: Context) -> list[Recommendation]:
             else:
                 reason = (f"{s.names:,} {side} kernels ({s.stake()}) are at their roof in {p}: {q} {cut}, so their "
                           f"roofs fall from {fmt_time(s.roof_s)} to {fmt_time(new_s)} in all.")
-            out.append(_rec(ctx, "lower_precision", s, title=title, reason=reason, lever=Lever.PRECISION,
+            out.append(recommendation(ctx, "lower_precision", s, title=title, reason=reason, lever=Lever.PRECISION,
                             confidence=Confidence.MEDIUM, factor=factor))
     return out
 
 
-def _bytes_total(s: _Subject) -> float:
+def _bytes_total(s: Subject) -> float:
     return s.total(f"bytes_{s.ctx.hw.offchip.name}") if f"bytes_{s.ctx.hw.offchip.name}" in s.ctx.tab else math.nan
 
 
@@ -120,7 +120,7 @@ def larger_batch(ctx: Context) -> list[Recommendation]:
     off = ctx.hw.offchip.name
     ceil, unit = ctx.ceiling, ctx.unit
     declared = unit != None  # noqa: E711 (elementwise on an object array)
-    on_matrix = np.where(declared, unit == "matrix", ctx.matmul_named) & _ends(ceil, "-matrix")
+    on_matrix = np.where(declared, unit == "matrix", ctx.matmul_named) & ends_with(ceil, "-matrix")
     flops = ctx.tab["flops"].to_numpy(dtype=np.float64)
     mask = ctx.near & (ctx.kind == "memory") & (ctx.level == off) & on_matrix & (flops > 0)
     if not mask.any() or f"intensity_{off}" not in ctx.tab:  # e.g. a time-only profile: no bytes at all
@@ -131,25 +131,25 @@ def larger_batch(ctx: Context) -> list[Recommendation]:
         step = np.clip((peak / ctx.bandwidth(off)) / ctx.tab[f"intensity_{off}"].to_numpy(dtype=np.float64), 1.0, 2.0)
         parts = dict(ctx.t_res)
         parts[off] = ctx.t_res[off] / step
-        new = _roof(parts, n)
+        new = roof_time(parts, n)
         factor = new / ctx.t_roof
     mask &= factor <= 1 - MIN_ROOF_CUT
     out = []
     lv = ctx.display(off)
-    for c in _keys(ceil[mask]):
+    for c in distinct(ceil[mask]):
         idx = np.flatnonzero(mask & (ceil == c))
         ridge = ctx.ridge(c, off)
-        for s in _subjects(ctx, idx, _gain(ctx, factor)[idx]):
+        for s in subjects(ctx, idx, gain_time(ctx, factor)[idx]):
             new_s = float(np.nansum(new[s.idx]))
             if s.name is not None:
                 i = s.intensity(off)
                 k = min(2.0, ridge / i)
                 title = (f"Double the batch of {s.who()}" if k == 2 else
-                         f"Raise the batch of {s.who()} {_times(k)}, to the {lv} ridge")
+                         f"Raise the batch of {s.who()} {times_text(k)}, to the {lv} ridge")
                 reason = (f"{s.who()} is memory-bound on {lv} at {fmt_intensity(i)} on {c}, under the ridge "
                           f"{fmt_intensity(ridge)}: when a weight operand shared across the batch dominates its "
-                          f"bytes, a {_times(k)} larger batch cuts its time per unit of work from "
-                          f"{fmt_time(s.roof_s)} to {fmt_time(new_s)} at best (the ridge needs {_times(ridge / i)}).")
+                          f"bytes, a {times_text(k)} larger batch cuts its time per unit of work from "
+                          f"{fmt_time(s.roof_s)} to {fmt_time(new_s)} at best (the ridge needs {times_text(ridge / i)}).")
             else:
                 inten = ctx.tab[f"intensity_{off}"].to_numpy(dtype=np.float64)
                 title = f"Double the batch of {s.who()} (up to the {lv} ridge)"
@@ -157,6 +157,6 @@ def larger_batch(ctx: Context) -> list[Recommendation]:
                           f"{s.range(inten, fmt_intensity)}, under the ridge {fmt_intensity(ridge)}: when weight "
                           f"operands shared across the batch dominate their bytes, doubling the batch (up to the ridge) "
                           f"cuts their time per unit of work from {fmt_time(s.roof_s)} to {fmt_time(new_s)} at best.")
-            out.append(_rec(ctx, "larger_batch", s, title=title, reason=reason, lever=Lever.BATCH,
+            out.append(recommendation(ctx, "larger_batch", s, title=title, reason=reason, lever=Lever.BATCH,
                             confidence=Confidence.LOW, factor=factor))
     return out

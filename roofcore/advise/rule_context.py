@@ -24,7 +24,7 @@ from ..counting import kernel_counts
 from ..models import Hardware, Link, MemoryLevel
 from ..roofline import FAR_BELOW_EFFICIENCY, Flag
 from ..units import fmt_pct, fmt_time
-from .model import Confidence, Lever, Recommendation, _short
+from .model import Confidence, Lever, Recommendation, short
 
 #: efficiency (t_roof / measured time) at or above which a kernel is "near its roof": sustained rates are
 #: typically 80–85% of the advertised peak on GPUs (seed "Roofline Analysis: A Comprehensive Guide" §3.3)
@@ -138,7 +138,7 @@ def context(analysis: Analysis, hw_id: str) -> Context:
                    precision=obj("precision"), unit=obj("unit"))
 
 
-def _roof(parts: dict[str, np.ndarray], n: int) -> np.ndarray:
+def roof_time(parts: dict[str, np.ndarray], n: int) -> np.ndarray:
     """The roofline time from per-resource times (NaN unknown drops out; all unknown → NaN)."""
     out = np.full(n, -np.inf)
     for v in parts.values():
@@ -150,7 +150,7 @@ def _roof(parts: dict[str, np.ndarray], n: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _Subject:
+class Subject:
     """The kernels one recommendation is about: one kernel name (all its rows), or several names."""
 
     ctx: Context
@@ -189,7 +189,7 @@ class _Subject:
         return self.total(f"bytes_{level}") / self.time_s / self.ctx.bandwidth(level)
 
     def who(self) -> str:
-        return _short(self.name) if self.name is not None else f"{self.names:,} kernels"
+        return short(self.name) if self.name is not None else f"{self.names:,} kernels"
 
     def stake(self) -> str:
         w = self.ctx.workload_time_s
@@ -214,7 +214,7 @@ class _Subject:
         return f"{lo_num}–{hi}" if lo_unit and lo_unit == hi_unit else f"{lo}–{hi}"
 
 
-def _subjects(ctx: Context, idx: np.ndarray, gain: np.ndarray) -> list[_Subject]:
+def subjects(ctx: Context, idx: np.ndarray, gain: np.ndarray) -> list[Subject]:
     """One subject per kernel name for the MAX_SPLIT names with the largest gain, the rest as one subject."""
     if not len(idx):
         return []
@@ -224,13 +224,13 @@ def _subjects(ctx: Context, idx: np.ndarray, gain: np.ndarray) -> list[_Subject]
         top, rest = list(per.index), []
     else:
         top, rest = list(per.index[:MAX_SPLIT]), list(per.index[MAX_SPLIT:])
-    out = [_Subject(ctx, idx[names == n], n) for n in top]
+    out = [Subject(ctx, idx[names == n], n) for n in top]
     if rest:
-        out.append(_Subject(ctx, idx[pd.Series(names).isin(rest).to_numpy()], None))
+        out.append(Subject(ctx, idx[pd.Series(names).isin(rest).to_numpy()], None))
     return out
 
 
-def _rec(ctx: Context, rule: str, subj: _Subject, *, title: str, reason: str, lever: Lever,
+def recommendation(ctx: Context, rule: str, subj: Subject, *, title: str, reason: str, lever: Lever,
          confidence: Confidence, factor: np.ndarray | None, kind: str = "roof",
          keep_order: bool = False) -> Recommendation:
     """A recommendation for ``subj``; ``factor`` (aligned with the workload rows) is the time multiplier per kernel.
@@ -250,16 +250,16 @@ def _rec(ctx: Context, rule: str, subj: _Subject, *, title: str, reason: str, le
                           at_stake_s=subj.time_s, confidence=confidence, rows=idx.astype(np.int64), factors=f, kind=kind)
 
 
-def _gain(ctx: Context, factor: np.ndarray) -> np.ndarray:
+def gain_time(ctx: Context, factor: np.ndarray) -> np.ndarray:
     gain: np.ndarray = ctx.base_s * (1.0 - np.clip(np.nan_to_num(factor, nan=1.0), 0.0, 1.0))
     return gain
 
 
-def _ends(values: np.ndarray, suffix: str) -> np.ndarray:
+def ends_with(values: np.ndarray, suffix: str) -> np.ndarray:
     return np.array([str(v).endswith(suffix) for v in values], dtype=bool) if len(values) else np.zeros(0, dtype=bool)
 
 
-def _keys(values: np.ndarray) -> list[Any]:
+def distinct(values: np.ndarray) -> list[Any]:
     return list(dict.fromkeys(v for v in values if v is not None and v == v))
 
 

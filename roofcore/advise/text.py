@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..models import Hardware
 from ..units import fmt_pct, fmt_time
-from .model import Advice, Lever, Recommendation, _short
+from .model import Advice, Lever, Recommendation, short
 
 
 def advice_text(advice: Advice, top: int = 10, *, hardware: Hardware | None = None,
@@ -39,7 +39,7 @@ def advice_text(advice: Advice, top: int = 10, *, hardware: Hardware | None = No
 
 def kernels_text(r: Recommendation, shown: int = 5, width: int = 40) -> str:
     """'a, b, c (+12 more names; 40 rows)': the first names, how many more, and the rows when names repeat."""
-    text = ", ".join(_short(k, width) for k in r.kernels[:shown])
+    text = ", ".join(short(k, width) for k in r.kernels[:shown])
     more = r.name_count - min(len(r.kernels), shown)
     notes = ([f"+{more:,} more names"] if more > 0 else []) + (
         [f"{r.kernel_count:,} rows"] if r.kernel_count > r.name_count else [])

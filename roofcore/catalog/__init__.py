@@ -23,11 +23,11 @@ from .load import (
     ENV_VAR,
     SCHEMA_PATH,
     SCHEMA_VERSION,
+    MeasuredReader,
     catalog_paths,
     display_path,
     load_bytes,
     load_file,
-    MeasuredReader,
 )
 from .resolve import DeviceMatch
 
@@ -49,6 +49,20 @@ def load_catalogs(extra: Iterable[str | Path] = (), *, use_env: bool = True,
 
 
 
-__all__ = ["BUILTIN_DIR", "ENV_VAR", "SCHEMA_PATH", "SCHEMA_VERSION", "Catalog", "DeviceMatch", "catalog_paths", "display_path",
-           "hardware_to_json", "hardware_to_yaml", "hardware_to_yaml_dict", "load_bytes", "load_catalogs",
-           "load_file", "MeasuredReader"]
+__all__ = [
+    "BUILTIN_DIR",
+    "ENV_VAR",
+    "SCHEMA_PATH",
+    "SCHEMA_VERSION",
+    "Catalog",
+    "DeviceMatch",
+    "MeasuredReader",
+    "catalog_paths",
+    "display_path",
+    "hardware_to_json",
+    "hardware_to_yaml",
+    "hardware_to_yaml_dict",
+    "load_bytes",
+    "load_catalogs",
+    "load_file",
+]

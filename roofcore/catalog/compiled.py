@@ -28,7 +28,7 @@ def digest(raw: bytes) -> str:
 
 
 @lru_cache(maxsize=4)
-def _entries(folder: str) -> dict[str, Any]:
+def entries(folder: str) -> dict[str, Any]:
     try:
         doc = json.loads((Path(folder) / NAME).read_bytes())
     except (OSError, ValueError):
@@ -38,7 +38,7 @@ def _entries(folder: str) -> dict[str, Any]:
 
 def lookup(path: Path, raw: bytes) -> Any | None:
     """The parsed content of the shipped catalog at ``path`` whose bytes are ``raw``, or None (no current entry)."""
-    entry = _entries(str(path.parent)).get(path.name)
+    entry = entries(str(path.parent)).get(path.name)
     if isinstance(entry, dict) and entry.get("sha256") == digest(raw):
         return entry.get("data")
     return None
@@ -46,12 +46,12 @@ def lookup(path: Path, raw: bytes) -> Any | None:
 
 def render(folder: Path) -> str:
     """The compact form of every ``*.yaml`` in ``folder`` (parsed as the loader parses them)."""
-    from .load import _read_yaml
+    from .load import read_yaml
 
     files = {}
     for p in sorted(folder.glob("*.yaml")):
         raw = p.read_bytes()
-        files[p.name] = {"sha256": digest(raw), "data": _read_yaml(raw, p.name)}
+        files[p.name] = {"sha256": digest(raw), "data": read_yaml(raw, p.name)}
     return json.dumps({"about": _ABOUT, "files": files}, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False) + "\n"
 
@@ -60,5 +60,5 @@ def main() -> None:
     from .load import BUILTIN_DIR
 
     (BUILTIN_DIR / NAME).write_text(render(BUILTIN_DIR), encoding="utf-8")
-    _entries.cache_clear()
+    entries.cache_clear()
 

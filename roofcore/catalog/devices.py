@@ -29,7 +29,7 @@ _BOARDS = {"pg509-200": ("sxm", 40)}
 
 #: SMs / CUs per built-in device, to refuse a name match a profile's own count contradicts (an MI210 or an
 #: MI250 GCD, 104 CUs, is not an MI250X GCD, 110)
-_UNITS = {"a100-40gb-sxm": 108, "a100-80gb-sxm": 108, "a100-40gb-pcie": 108, "h100-sxm": 132, "h100-pcie": 114,
+UNITS = {"a100-40gb-sxm": 108, "a100-80gb-sxm": 108, "a100-40gb-pcie": 108, "h100-sxm": 132, "h100-pcie": 114,
           "h200-sxm": 132, "b200": 148, "l4": 58, "l40s": 142, "rtx-4090": 128, "v100-sxm2-16gb": 80,
           "v100-sxm2-32gb": 80, "t4": 40, "gtx-1080": 20, "gtx-1060-6gb": 10, "rtx-2080-ti": 68, "rtx-3070": 46,
           "rtx-5070": 48, "mi100": 120, "mi210": 104, "mi250x-gcd": 110, "mi250x": 220, "mi300a": 228,
@@ -77,7 +77,7 @@ def _model(text: str) -> tuple[str, int | None, str | None]:
     return " ".join(model), mem, form
 
 
-def _units_of(meta: Mapping[str, str] | None) -> int | None:
+def units_of(meta: Mapping[str, str] | None) -> int | None:
     """The SM or CU count a profile reports (``cu_per_gpu``, ``sm_count``), which tells devices of one
     architecture apart (a 104-CU gfx90a is an MI210, a 110-CU one an MI250X GCD)."""
     for key in ("cu_per_gpu", "sm_count"):
@@ -90,7 +90,7 @@ def _units_of(meta: Mapping[str, str] | None) -> int | None:
     return None
 
 
-def _names_gpu_model(text: str) -> bool:
+def names_gpu_model(text: str) -> bool:
     """Whether a device name names a GPU model (a100, mi300x, rtx 4090), as opposed to an id typo or nothing."""
     return any(_MODEL_WORD.match(w) for w in _model(text)[0].split())
 
@@ -130,7 +130,7 @@ class Catalog:
         devices = list(self)
 
         def fits(hw: Hardware) -> bool:
-            return units is None or _UNITS.get(hw.id) in (None, units)
+            return units is None or UNITS.get(hw.id) in (None, units)
 
         exact = [hw.id for hw in devices
                  if raw.lower() == hw.id or (needle and needle in {_name_key(a) for a in (hw.name, *hw.aliases)})]
@@ -168,7 +168,7 @@ class Catalog:
         devices = list(self)
 
         def fits(hw: Hardware) -> bool:
-            return units is None or _UNITS.get(hw.id) in (None, units)
+            return units is None or UNITS.get(hw.id) in (None, units)
 
         if any(raw.lower() == hw.id or (needle and needle in {_name_key(a) for a in (hw.name, *hw.aliases)})
                for hw in devices):
@@ -177,7 +177,7 @@ class Catalog:
         if arch:  # several devices share one (gfx942: MI300X, MI300A): the CU count tells them apart
             same = [hw.id for hw in devices if arch.group(1) in {a.lower() for a in hw.aliases}]
             if units is not None:
-                same = [i for i in same if _UNITS.get(i) == units]
+                same = [i for i in same if UNITS.get(i) == units]
             return same[:1]  # without a count: the catalog's first device of that architecture
         found = self._by_model(raw, fits)
         if len(found) == 1:

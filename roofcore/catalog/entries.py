@@ -34,7 +34,7 @@ _SOURCE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 
 
 @dataclass
-class _Ctx:
+class Ctx:
     file: str
     sources: Mapping[str, str]
 
@@ -76,7 +76,7 @@ class _Ctx:
                                found=repr(raw), hint="a prefix is probably wrong (T for G, P for T).")
 
 
-def _ceiling(ctx: _Ctx, d: dict[str, Any], path: str) -> Ceiling:
+def _ceiling(ctx: Ctx, d: dict[str, Any], path: str) -> Ceiling:
     fig = ctx.figure(d, path)
     raw = d["peak"]
     if isinstance(raw, str) and "spars" in raw.lower():
@@ -96,7 +96,7 @@ def _ceiling(ctx: _Ctx, d: dict[str, Any], path: str) -> Ceiling:
                    sparse=sparse, achievable=ach, achievable_figure=ach_fig)
 
 
-def _level(ctx: _Ctx, d: dict[str, Any], path: str, first: bool) -> MemoryLevel:
+def _level(ctx: Ctx, d: dict[str, Any], path: str, first: bool) -> MemoryLevel:
     name = canonical_level(d["level"])
     if first and name != OFFCHIP:
         raise CatalogError(where=f"{ctx.file}: {path}.level", expected=f"the off-chip level '{OFFCHIP}' first",
@@ -117,7 +117,7 @@ def _level(ctx: _Ctx, d: dict[str, Any], path: str, first: bool) -> MemoryLevel:
                        capacity_figure=cap_fig, achievable=ach, achievable_figure=ach_fig)
 
 
-def _link(ctx: _Ctx, d: dict[str, Any], path: str) -> Link:
+def _link(ctx: Ctx, d: dict[str, Any], path: str) -> Link:
     fig = ctx.figure(d, path)
     bw = ctx.qty(d["bandwidth"], Dimension.BANDWIDTH, f"{path}.bandwidth")
     ctx.implausible(bw, _PLAUSIBLE["link"], f"{path}.bandwidth", d["bandwidth"], "B/s")
@@ -126,7 +126,7 @@ def _link(ctx: _Ctx, d: dict[str, Any], path: str) -> Link:
                 achievable_figure=ach_fig)
 
 
-def _unique(ctx: _Ctx, names: list[str], path: str, what: str) -> None:
+def _unique(ctx: Ctx, names: list[str], path: str, what: str) -> None:
     seen: dict[str, int] = {}
     for i, n in enumerate(names):
         if n in seen:
@@ -135,7 +135,7 @@ def _unique(ctx: _Ctx, names: list[str], path: str, what: str) -> None:
         seen[n] = i
 
 
-def _device(ctx: _Ctx, d: dict[str, Any], i: int, file_vendor: str | None) -> Hardware:
+def device(ctx: Ctx, d: dict[str, Any], i: int, file_vendor: str | None) -> Hardware:
     path = f"$.devices[{i}]"
     vendor = d.get("vendor") or file_vendor
     if not vendor:

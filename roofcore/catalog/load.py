@@ -16,7 +16,7 @@ from ..limits import load_yaml
 from ..models import Hardware
 from ..resources import data_dir
 from . import compiled
-from .entries import _Ctx, _device
+from .entries import Ctx, device
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -100,7 +100,7 @@ def _schema_error(file: str, err: ValidationError) -> CatalogError:
                         hint=err.message)
 
 
-def _read_yaml(raw: bytes, file: str) -> Any:
+def read_yaml(raw: bytes, file: str) -> Any:
     import yaml  # here: the shipped catalogs are read from their compact form (:mod:`.compiled`)
 
     if not raw.strip():
@@ -138,19 +138,19 @@ def load_file(path: Path | str, *, measured: MeasuredReader | None = None) -> li
             st = Path(path).stat()
         except OSError as e:
             raise CatalogError(where=file, text=f"cannot read the file ({e.strerror}).") from None
-        return list(_load_builtin(str(Path(path).resolve()), file, st.st_mtime_ns, st.st_size))
+        return list(load_builtin(str(Path(path).resolve()), file, st.st_mtime_ns, st.st_size))
     return load_bytes(_read_bytes(path, file), file, validate=True, measured=measured)
 
 
 @lru_cache(maxsize=64)
-def _load_builtin(path: str, file: str, mtime_ns: int, size: int) -> tuple[tuple[Hardware, bool], ...]:
+def load_builtin(path: str, file: str, mtime_ns: int, size: int) -> tuple[tuple[Hardware, bool], ...]:
     # the shipped catalogs are checked against the schema by the test suite: every run need not import jsonschema
     # and walk them again (a tenth of a second of each `roofline analyze`); they are catalog YAML, never measured
     # ceilings (asking the readers imports every one, and pandas); their parsed form is read from the compact
     # copy while it matches the file (:mod:`.compiled`: YAML parsing was most of `roofline hardware list`)
     raw = _read_bytes(path, file)
     data = compiled.lookup(Path(path), raw)
-    return tuple(_devices(_read_yaml(raw, file) if data is None else data, file, validate=False))
+    return tuple(catalog_devices(read_yaml(raw, file) if data is None else data, file, validate=False))
 
 
 def _read_bytes(path: Path | str, file: str) -> bytes:
@@ -171,10 +171,10 @@ def load_bytes(raw: bytes, file: str = "uploaded.yaml", *, validate: bool = True
     devices = measured(raw, file) if measured is not None else None
     if devices is not None:
         return [(hw, False) for hw in devices]
-    return _devices(_read_yaml(raw, file), file, validate=validate)
+    return catalog_devices(read_yaml(raw, file), file, validate=validate)
 
 
-def _devices(data: Any, file: str, *, validate: bool) -> list[tuple[Hardware, bool]]:
+def catalog_devices(data: Any, file: str, *, validate: bool) -> list[tuple[Hardware, bool]]:
     """The devices of one catalog's parsed content, checked (against the schema too when ``validate``)."""
     _keys_are_text(data, file, "$")
     errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path) == 0, list(map(str, e.absolute_path)))
@@ -185,7 +185,7 @@ def _devices(data: Any, file: str, *, validate: bool) -> list[tuple[Hardware, bo
         first = next(e for e in errors if len(e.absolute_path) == len(deepest.absolute_path))
         raise _schema_error(file, first)
     sources = data.get("sources", {})
-    ctx = _Ctx(file=file, sources=sources)
+    ctx = Ctx(file=file, sources=sources)
     out: list[tuple[Hardware, bool]] = []
     seen: dict[str, int] = {}
     for i, d in enumerate(data["devices"]):
@@ -194,7 +194,7 @@ def _devices(data: Any, file: str, *, validate: bool) -> list[tuple[Hardware, bo
                                found=f"{d['id']!r}, also at $.devices[{seen[d['id']]}]",
                                hint="ids are unique; rename one of the two devices.")
         seen[d["id"]] = i
-        out.append((_device(ctx, d, i, data.get("vendor")), bool(d.get("overrides", False))))
+        out.append((device(ctx, d, i, data.get("vendor")), bool(d.get("overrides", False))))
     return out
 
 

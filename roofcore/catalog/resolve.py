@@ -144,9 +144,9 @@ class _Facts:
 
 def _by_units_and_memory(f: _Facts, pool: list[Hardware]) -> tuple[list[Hardware], bool]:
     """The devices of ``pool`` the unit count and memory size agree with; whether the count matched one exactly."""
-    from .devices import _UNITS
+    from .devices import UNITS
 
-    counted = [hw for hw in pool if f.units and _UNITS.get(hw.id) == f.units]
+    counted = [hw for hw in pool if f.units and UNITS.get(hw.id) == f.units]
     if f.units and not counted:
         return [], False
     fits = [hw for hw in counted or pool if _mem_fits(hw, f.mem)]  # a size no candidate has: none of them
@@ -155,13 +155,13 @@ def _by_units_and_memory(f: _Facts, pool: list[Hardware]) -> tuple[list[Hardware
 
 def _closest_of_silicon(f: _Facts, chip: str, line: str | None) -> list[Hardware]:
     """Catalog devices on ``chip``, the same product line first, then the nearest unit count and memory size."""
-    from .devices import _UNITS
+    from .devices import UNITS
 
     pool = [hw for hw in f.same_arch if _silicon(hw)[1] == chip]
 
     def key(hw: Hardware) -> tuple[bool, float, float]:
         return (line is not None and line_of(hw.name) != line,
-                abs((_UNITS.get(hw.id) or 0) - f.units) if f.units else 0,
+                abs((UNITS.get(hw.id) or 0) - f.units) if f.units else 0,
                 abs((hw.offchip.capacity or 0) - f.mem) if f.mem else 0)
 
     return sorted(pool, key=key)
@@ -201,11 +201,11 @@ def by_architecture(f: _Facts, lead: str) -> DeviceMatch:
     if not near:
         return DeviceMatch([], False, f"{lead}{f.said()} matches no catalog device, nor any device of the same "
                                       "silicon — add it on the Hardware page.")
-    from .devices import _UNITS
+    from .devices import UNITS
 
     best = near[0]
     return DeviceMatch([best.id], False, f"{lead}{f.said()} matches no catalog device; closest of the same silicon "
-                                         f"({chip}): {best.id} ({_UNITS.get(best.id, '?')} {f.word()}) — add it on "
+                                         f"({chip}): {best.id} ({UNITS.get(best.id, '?')} {f.word()}) — add it on "
                                          "the Hardware page.")
 
 
@@ -226,10 +226,10 @@ def unknown_model(f: _Facts, name: str) -> DeviceMatch:
 
 def resolve(cat: Catalog, device: str | None, meta: Mapping[str, str] | None) -> DeviceMatch:
     """See :meth:`Catalog.resolve`."""
-    from .devices import _names_gpu_model, _units_of
+    from .devices import names_gpu_model, units_of
 
     name = re.sub(r"\s+", " ", str(device or "")).strip() or None
-    f = _Facts(cat, name, meta, _units_of(meta))
+    f = _Facts(cat, name, meta, units_of(meta))
     if not name or _ARCH.match(name.lower()):
         return by_architecture(f, "")
     if _MARKETING.match(name):
@@ -246,12 +246,12 @@ def resolve(cat: Catalog, device: str | None, meta: Mapping[str, str] | None) ->
         return DeviceMatch(hits, True, None)
     named = cat.closest_by_name(base)
     if named:  # the name's model, contradicted by the profile's own unit count
-        from .devices import _UNITS
+        from .devices import UNITS
 
         word = "SMs" if (f.arch or "").startswith("sm_") or "nvidia" in name.lower() else "CUs"
         part = f" (compute partition {f.partition})" if f.partition else ""
-        return DeviceMatch([], False, f"{name} has {_UNITS.get(named[0], '?')} {word} in the catalog ({named[0]}) but "
+        return DeviceMatch([], False, f"{name} has {UNITS.get(named[0], '?')} {word} in the catalog ({named[0]}) but "
                                       f"the profile reports {f.units}{part}: a partition or another model.")
-    if _names_gpu_model(base) or _PRODUCT.search(base):
+    if names_gpu_model(base) or _PRODUCT.search(base):
         return unknown_model(f, name)
     return by_architecture(f, f"{name} names no GPU model the catalog knows; ")

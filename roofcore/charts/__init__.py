@@ -22,10 +22,10 @@ from typing import Any
 # (:mod:`.bars`) need no Altair, and `from roofcore.charts import ...` of one name imports only its module.
 _LAZY = {
     **dict.fromkeys(("compare_points", "roofline_compare"), "compare"),
-    **dict.fromkeys(("_KEY_DASH", "ceiling_groups", "ceiling_labels", "label_key", "label_key_below", "number_labels", "roof_labels"), "labels"),
+    **dict.fromkeys(("KEY_DASH", "ceiling_groups", "ceiling_labels", "label_key", "label_key_below", "number_labels", "roof_labels"), "labels"),
     **dict.fromkeys(("LABEL_AVOID_MARKS",), "layers"),
     **dict.fromkeys(("BINDING_COLOR", "COLOR_BY", "COMPARE_ARROW_COLOR", "COMPARE_OLD_COLOR", "DEVICE_COLORS", "GROUP_SCHEME", "HIGHLIGHT_COLOR", "HIGHLIGHT_FADE", "LAYOUTS", "LINK_COLOR", "NUMBER_FONT_PX", "REGION_FILL", "ROOF_COLOR", "SIZE_RANGE", "ColorBy", "Layout", "bound_colors"), "look"),
-    **dict.fromkeys(("_Placer",), "placer"),
+    **dict.fromkeys(("Placer",), "placer"),
     **dict.fromkeys(("MAX_MARKS", "X_MIN", "Y_HEADROOM", "Y_SPAN", "base_domains", "kernel_points", "select_kernels"), "points"),
     **dict.fromkeys(("roofline",), "roofline_chart"),
     **dict.fromkeys(("main_ceiling", "ridge_points", "roof_segments", "shading", "shown_ceilings"), "roofs"),

@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any
 
-from .look import _AUTOSIZE, _THEME_VIEW, LOOK, bound_colors
+from .look import AUTOSIZE, LOOK, THEME_VIEW, bound_colors
 
 
 def _dataset_name(rows: list[dict[str, Any]]) -> str:
@@ -36,8 +36,8 @@ def bound_share_spec(share: dict[str, float], *, width: int = 320, height: int |
     text = {"mark": {"type": "text", "align": "left", "dx": 4, "fontSize": 12},
             "encoding": {"text": {"field": "label", "type": "nominal"}, "x": copy.deepcopy(x), "y": copy.deepcopy(y)}}
     name = _dataset_name(rows)
-    return {"config": {**copy.deepcopy(LOOK), "view": {**_THEME_VIEW, **LOOK["view"]}}, "layer": [bars, text],
-            "autosize": dict(_AUTOSIZE), "data": {"name": name}, "height": height or max(56, 30 * len(rows)),
+    return {"config": {**copy.deepcopy(LOOK), "view": {**THEME_VIEW, **LOOK["view"]}}, "layer": [bars, text],
+            "autosize": dict(AUTOSIZE), "data": {"name": name}, "height": height or max(56, 30 * len(rows)),
             "width": width, "datasets": {name: rows}}
 
 

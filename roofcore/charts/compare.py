@@ -9,23 +9,23 @@ import numpy as np
 import pandas as pd
 
 from ..analyze import Analysis
-from .layers import _layers_for
+from .layers import layers_for
 from .look import COMPARE_ARROW_COLOR, COMPARE_OLD_COLOR, bound_colors
-from .points import MAX_MARKS, _extend, _size_domain, base_domains, kernel_points
+from .points import MAX_MARKS, base_domains, extend, kernel_points, size_domain
 from .roofs import shading
 from .spec import (
-    _ANGLE,
-    _BUILD,
-    _X2,
-    _Y2,
+    ANGLE,
+    BUILD,
+    X2,
+    Y2,
+    Build,
     RooflineFigure,
     VegaLiteSpec,
-    _Build,
-    _finish,
-    _legend_param,
-    _scales,
-    _src,
-    _tip,
+    finish,
+    legend_param,
+    scales,
+    src,
+    tooltip_field,
 )
 
 
@@ -72,19 +72,19 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
     points = points[points["name"].isin(set(pairs["name"]))].drop_duplicates("name").reset_index(drop=True)
     x_dom, y_dom = base_domains([hw])
     for col in ("intensity_old", "intensity_new"):
-        x_dom = _extend(x_dom, pairs[col].to_numpy(dtype=np.float64))
+        x_dom = extend(x_dom, pairs[col].to_numpy(dtype=np.float64))
     for col in ("perf_old", "perf_new"):
-        y_dom = _extend(y_dom, pairs[col].to_numpy(dtype=np.float64))
+        y_dom = extend(y_dom, pairs[col].to_numpy(dtype=np.float64))
     values = points["bound"].unique().tolist() if len(points) else []
     color_domain = bound_colors(values)
-    size_dom = _size_domain(points) if len(points) else (0.1, 1.0)
-    build = _Build()
-    token = _BUILD.set(build)
+    size_dom = size_domain(points) if len(points) else (0.1, 1.0)
+    build = Build()
+    token = BUILD.set(build)
     key, why = shading(sub, hw, points)
     if not key:
         notes.append(f"No memory/compute shading: {why}.")
     try:
-        layers = _layers_for(sub, [hw], points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
+        layers = layers_for(sub, [hw], points, x_dom=x_dom, y_dom=y_dom, width=width, height=height,
                              color_by="bound", all_ceilings=False, achievable=achievable, hierarchical=False,
                              shade=hw if key else None, shade_ceiling=key, color_domain=color_domain, multi=False,
                              size_dom=size_dom)
@@ -92,10 +92,10 @@ def roofline_compare(old: Analysis, new: Analysis, hw_id: str, *, width: int = 7
         chart: dict[str, Any] = {"layer": layers, "width": width, "height": height,
                                  "title": f"{hw.name}: before → after"}
         if build.views:
-            chart["params"] = [_legend_param("bound", build.views)]
+            chart["params"] = [legend_param("bound", build.views)]
     finally:
-        _BUILD.reset(token)
-    chart = _finish(chart, usermeta={"roofcore": {"compare_pairs": len(pairs), "devices": [hw_id]}})
+        BUILD.reset(token)
+    chart = finish(chart, usermeta={"roofcore": {"compare_pairs": len(pairs), "devices": [hw_id]}})
     return RooflineFigure(chart=VegaLiteSpec(chart), notes=tuple(notes), points=len(points) + len(pairs),
                           kernels=len(pairs), total_kernels=n_new, capped=False, devices=(hw_id,),
                           x_domain=x_dom, y_domain=y_dom, datasets=build.datasets)
@@ -105,14 +105,14 @@ def _arrow_layers(pairs: pd.DataFrame, x_dom: tuple[float, float], y_dom: tuple[
                   height: int) -> list[dict[str, Any]]:
     """An arrow per matched kernel (a rule, an arrowhead at its middle) and a grey ring on each old point."""
     layers: list[dict[str, Any]] = []
-    x, y = _scales(x_dom, y_dom)
+    x, y = scales(x_dom, y_dom)
     arrows = pairs.rename(columns={"intensity_old": "x", "perf_old": "y", "intensity_new": "x2",
                                    "perf_new": "y2"})[["name", "x", "y", "x2", "y2", "speedup"]]
-    tip = [_tip("name", "Kernel"), _tip("speedup", "Speedup", "quantitative", ".2f")]
-    layers.append({"data": _src(arrows), "mark": {"type": "rule", "strokeWidth": 1.4, "color": COMPARE_ARROW_COLOR,
+    tip = [tooltip_field("name", "Kernel"), tooltip_field("speedup", "Speedup", "quantitative", ".2f")]
+    layers.append({"data": src(arrows), "mark": {"type": "rule", "strokeWidth": 1.4, "color": COMPARE_ARROW_COLOR,
                                                   "opacity": 0.8, "clip": True},
                    "description": "compare_arrows",
-                   "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "tooltip": tip}})
+                   "encoding": {"x": x, "y": y, "x2": X2, "y2": Y2, "tooltip": tip}})
     # an arrowhead at each segment's middle (log space), turned to the segment's direction on screen
     ok = (arrows[["x", "y", "x2", "y2"]] > 0).all(axis=1)
     heads = arrows[ok].copy()
@@ -123,13 +123,13 @@ def _arrow_layers(pairs: pd.DataFrame, x_dom: tuple[float, float], y_dom: tuple[
     heads["x"], heads["y"] = np.sqrt(heads["x"] * heads["x2"]), np.sqrt(heads["y"] * heads["y2"])
     heads = heads[np.hypot(dx, dy) > 12][["name", "x", "y", "angle", "speedup"]]  # too short to point
     if len(heads):
-        layers.append({"data": _src(heads), "mark": {"type": "point", "shape": "triangle", "filled": True,
+        layers.append({"data": src(heads), "mark": {"type": "point", "shape": "triangle", "filled": True,
                                                      "size": 70, "color": COMPARE_ARROW_COLOR, "opacity": 0.9,
                                                      "clip": True},
                        "description": "compare_arrowheads",
-                       "encoding": {"x": x, "y": y, "angle": _ANGLE, "tooltip": tip}})
+                       "encoding": {"x": x, "y": y, "angle": ANGLE, "tooltip": tip}})
     olds = arrows[["name", "x", "y", "speedup"]]
-    layers.append({"data": _src(olds), "mark": {"type": "point", "filled": False, "stroke": COMPARE_OLD_COLOR,
+    layers.append({"data": src(olds), "mark": {"type": "point", "filled": False, "stroke": COMPARE_OLD_COLOR,
                                                 "strokeWidth": 1.6, "size": 60, "opacity": 0.95, "clip": True},
                    "description": "compare_old", "encoding": {"x": x, "y": y, "tooltip": tip}})
     return layers

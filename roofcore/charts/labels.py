@@ -9,31 +9,31 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .look import _DIGIT_PX, NUMBER_FONT_PX
-from .placer import _CHAR_PX, _LINE_PX, _hits, _Placer
-from .points import _radius_px
-from .spec import _BUILD, _TEXT, _X2, _Y2, _src
+from .look import DIGIT_PX, NUMBER_FONT_PX
+from .placer import CHAR_PX, LINE_PX, Placer, overlaps
+from .points import radius_px
+from .spec import BUILD, TEXT, X2, Y2, src
 
 #: key rows: a dash for the line, then its label
-_KEY_DASH = "— "
+KEY_DASH = "— "
 
 
-def label_key(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.DataFrame | None:
+def label_key(entries: pd.DataFrame, title: str, placer: Placer) -> pd.DataFrame | None:
     """A key of line labels (``entries``: device, kind, text, in the order the lines run top to bottom) set as a
     block of rows at a free spot of the plot, for lines too close together to carry a label each: one row per
     line, the first row the title. Rows: x, y (data; the row's left end and middle), text, device, kind, title.
     None when the chart has no room for it."""
-    texts = [title, *(_KEY_DASH + t for t in entries["text"])]
-    w = max(len(t) for t in texts) * _CHAR_PX + 6
-    h = len(texts) * _LINE_PX + 4
+    texts = [title, *(KEY_DASH + t for t in entries["text"])]
+    w = max(len(t) for t in texts) * CHAR_PX + 6
+    h = len(texts) * LINE_PX + 4
     at = placer.place_box(w, h)
     if at is None:
         return None
     x0, yt = at
     rows = []
     for i, text in enumerate(texts):
-        cy = yt - 2 - (i + 0.5) * _LINE_PX
-        placer.labels = np.vstack([placer.labels, placer._box_circles(x0, x0 + len(text) * _CHAR_PX + 4, cy, 0.0)])
+        cy = yt - 2 - (i + 0.5) * LINE_PX
+        placer.labels = np.vstack([placer.labels, placer._box_circles(x0, x0 + len(text) * CHAR_PX + 4, cy, 0.0)])
         e = entries.iloc[i - 1] if i else None
         rows.append({"x": 10 ** ((x0 + 2) / placer.px + placer.lx0), "y": 10 ** (cy / placer.py + placer.ly0),
                      "text": text, "device": "" if e is None else e["device"], "kind": "" if e is None else e["kind"],
@@ -45,12 +45,12 @@ def label_key(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.DataFram
 _BELOW_AXIS_PX = 52.0
 
 
-def label_key_below(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.DataFrame:
+def label_key_below(entries: pd.DataFrame, title: str, placer: Placer) -> pd.DataFrame:
     """The key of :func:`label_key` set under the x axis, where there is always room: the title on a row of its
     own, then the entries in as many columns as fit the plot's width, read down each column (top to bottom of the
     chart's lines). Keys set here before stack downwards. Same rows as :func:`label_key`."""
-    texts = [_KEY_DASH + t for t in entries["text"]]
-    col_w = max(len(t) for t in texts) * _CHAR_PX + 14
+    texts = [KEY_DASH + t for t in entries["text"]]
+    col_w = max(len(t) for t in texts) * CHAR_PX + 14
     cols = max(1, min(len(texts), int(placer.width // col_w)))
     per = math.ceil(len(texts) / cols)
     top = -_BELOW_AXIS_PX - placer.below
@@ -58,17 +58,17 @@ def label_key_below(entries: pd.DataFrame, title: str, placer: _Placer) -> pd.Da
     def data(px: float, py: float) -> tuple[float, float]:
         return 10 ** (px / placer.px + placer.lx0), 10 ** (py / placer.py + placer.ly0)
 
-    x0, y0 = data(2.0, top - _LINE_PX / 2)
+    x0, y0 = data(2.0, top - LINE_PX / 2)
     rows = [{"x": x0, "y": y0, "text": title, "device": "", "kind": "", "title": True, "shared": False}]
     for i, (text, (_, e)) in enumerate(zip(texts, entries.iterrows(), strict=True)):
-        xd, yd = data(2.0 + (i // per) * col_w, top - (i % per + 1.5) * _LINE_PX)
+        xd, yd = data(2.0 + (i // per) * col_w, top - (i % per + 1.5) * LINE_PX)
         rows.append({"x": xd, "y": yd, "text": text, "device": e["device"], "kind": e["kind"], "title": False,
                      "shared": bool(e.get("shared", False))})
-    placer.below += (per + 1) * _LINE_PX + 6
+    placer.below += (per + 1) * LINE_PX + 6
     return pd.DataFrame(rows)
 
 
-def ceiling_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
+def ceiling_labels(segs: pd.DataFrame, placer: Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
     """One label per distinct theoretical ceiling value (ceilings with the same peak share it) where it hides
     no kernel mark and no other label. ``first``: bounds ("compute:bf16-matrix") whose ceilings are placed
     before the others (those binding the highlighted kernels: they must get a label)."""
@@ -149,12 +149,12 @@ def distinct_roofs(segs: pd.DataFrame) -> pd.DataFrame:
 
 def _unlabelled(device: str, text: str) -> None:
     """Note a roof or ceiling left without a label (no room that crosses no line): the caption names it."""
-    build = _BUILD.get()
+    build = BUILD.get()
     if build is not None:
         build.unlabelled.append(f"{device}: {text}")
 
 
-def roof_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
+def roof_labels(segs: pd.DataFrame, placer: Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
     """Labels along each theoretical diagonal roof, rotated to its slope, where they hide nothing; the roofs
     of the bounds in ``first`` ("memory:hbm") placed before the others."""
     d = distinct_roofs(segs)
@@ -177,16 +177,16 @@ def roof_labels(segs: pd.DataFrame, placer: _Placer, first: frozenset[str] = fro
     return pd.DataFrame(rows, columns=[*cols, "below", "shared"])
 
 
-def _labels(data: pd.DataFrame, enc: dict[str, Any], role: str, **mark: Any) -> list[dict[str, Any]]:
+def halo_labels(data: pd.DataFrame, enc: dict[str, Any], role: str, **mark: Any) -> list[dict[str, Any]]:
     """Text drawn twice: a white halo underneath keeps it readable over lines and kernel marks."""
-    data = _src(data)
+    data = src(data)
     halo = {"data": data, "mark": {"type": "text", "stroke": "white", "strokeWidth": 3, "strokeJoin": "round",
                                    "opacity": 0.9, **mark},
             "encoding": {k: v for k, v in enc.items() if k != "color"}}
     return [halo, {"data": data, "mark": {"type": "text", **mark}, "description": role, "encoding": enc}]
 
 
-def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, float], x: dict[str, Any],
+def number_labels(points: pd.DataFrame, placer: Placer, size_dom: tuple[float, float], x: dict[str, Any],
                   y: dict[str, Any]) -> list[dict[str, Any]]:
     """Layers that print each numbered kernel's number (``points["number"] > 0``) beside its mark, as "#n".
 
@@ -198,14 +198,14 @@ def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, 
     if sel.empty:
         return []
     px, py = placer.xy(sel["intensity"], sel["perf"])
-    radius = _radius_px(sel["size_s"].to_numpy(dtype=np.float64), size_dom)
+    radius = radius_px(sel["size_s"].to_numpy(dtype=np.float64), size_dom)
     h = NUMBER_FONT_PX + 1.0
     dirs = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, 1), (1, -1), (-1, -1)]
     taken: list[tuple[float, float, float, float]] = []
     rows, leaders = [], []
     for X, Y, r, n in zip(px, py, radius, sel["number"].astype(int), strict=True):
         text = f"#{n}"
-        w = (len(text) + 0.2) * _DIGIT_PX + 2  # "#" is a little wider than a digit
+        w = (len(text) + 0.2) * DIGIT_PX + 2  # "#" is a little wider than a digit
         best, best_cost = None, math.inf
         for ring, gap in enumerate((1.5, 8.0, 16.0, 28.0)):
             for ux, uy in dirs:
@@ -216,7 +216,7 @@ def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, 
                 if box[0] < 0 or box[1] < 0 or box[2] > placer.width or box[3] > placer.height:
                     continue
                 clash = sum(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken)
-                cost = 1000 * clash + _hits(placer, box) + 0.5 * ring
+                cost = 1000 * clash + overlaps(placer, box) + 0.5 * ring
                 if cost < best_cost:
                     best, best_cost = (cx, cy, ring), cost
             if best is not None and best_cost < 1:  # a clean spot on this ring: nearer beats cleaner further out
@@ -232,9 +232,9 @@ def number_labels(points: pd.DataFrame, placer: _Placer, size_dom: tuple[float, 
     out: list[dict[str, Any]] = []
     if leaders:
         lines = pd.DataFrame(leaders, columns=["x", "y", "x2", "y2"])
-        out.append({"data": _src(lines), "mark": {"type": "rule", "strokeWidth": 0.8, "color": "#475569"},
-                    "description": "kernel_number_leaders", "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2}})
+        out.append({"data": src(lines), "mark": {"type": "rule", "strokeWidth": 0.8, "color": "#475569"},
+                    "description": "kernel_number_leaders", "encoding": {"x": x, "y": y, "x2": X2, "y2": Y2}})
     labels = pd.DataFrame(rows, columns=["x", "y", "text"])
-    out += _labels(labels, {"x": x, "y": y, "text": _TEXT}, "kernel_numbers", align="center", baseline="middle",
+    out += halo_labels(labels, {"x": x, "y": y, "text": TEXT}, "kernel_numbers", align="center", baseline="middle",
                    fontSize=NUMBER_FONT_PX, fontWeight="bold", color="#0f172a")
     return out

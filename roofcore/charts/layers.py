@@ -14,10 +14,10 @@ from ..analyze import Analysis
 from ..models import Hardware, Link, MemoryLevel
 from ..units import fmt_bandwidth, fmt_intensity, fmt_rate
 from .labels import (
-    _labels,
     ceiling_groups,
     ceiling_labels,
     distinct_roofs,
+    halo_labels,
     label_key,
     label_key_below,
     number_labels,
@@ -34,27 +34,27 @@ from .look import (
     SIZE_RANGE,
     ColorBy,
 )
-from .placer import _annotation_height, _Placer
-from .points import _legend_times, _radius_px
+from .placer import Placer, annotation_height
+from .points import legend_times, radius_px
 from .roofs import main_ceiling, ridge_points, roof_segments, shown_ceilings
 from .spec import (
-    _ANGLE,
-    _BUILD,
-    _TEXT,
-    _X2,
-    _Y2,
+    ANGLE,
+    BUILD,
     LEGEND_PARAM,
-    _device_colour,
-    _fmt_expr,
-    _intensity_expr,
-    _js,
-    _nominal,
-    _opacity_by_legend,
-    _pct_expr,
-    _scales,
-    _src,
-    _tip,
-    _view_name,
+    TEXT,
+    X2,
+    Y2,
+    device_colour,
+    fmt_expr,
+    intensity_expr,
+    js,
+    nominal,
+    opacity_by_legend,
+    pct_expr,
+    scales,
+    src,
+    tooltip_field,
+    view_name,
 )
 
 #: the label placer avoids at most this many marks (the largest)
@@ -63,7 +63,7 @@ LABEL_AVOID_MARKS = 600
 _MUTED = {"fontSize": 11, "color": "#475569"}
 
 
-def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | dict[str, Any]:
+def panel_title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | dict[str, Any]:
     """The panel's title; with highlighted kernels, a subtitle naming the roof or ceiling that binds them, so a
     small chart says it even where its line has no room for a label."""
     if not len(points) or "hl" not in points.columns or not points["hl"].any():
@@ -86,7 +86,7 @@ def _title(text: str, hws: Sequence[Hardware], points: pd.DataFrame) -> str | di
             "subtitleColor": HIGHLIGHT_COLOR, "subtitleFontSize": 12}
 
 
-def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *,
+def layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFrame, *,
                 x_dom: tuple[float, float], y_dom: tuple[float, float], width: int, height: int,
                 color_by: ColorBy, all_ceilings: bool, achievable: bool, hierarchical: bool, shade: Hardware | None,
                 color_domain: tuple[list[str], list[str]], multi: bool, size_dom: tuple[float, float],
@@ -96,18 +96,18 @@ def _layers_for(analysis: Analysis, hws: Sequence[Hardware], points: pd.DataFram
     ``shade``: the device whose memory-/compute-bound regions are shaded (None: no regions), split at the ridge
     of ``shade_ceiling`` (default: the ceiling most of its kernels' time runs on); see :func:`.roofs.shading`.
     Layers are built in drawing order, and each layer's data is named in that order (:func:`.spec._src`)."""
-    x, y = _scales(x_dom, y_dom)
+    x, y = scales(x_dom, y_dom)
     names = [h.name for h in hws]
     layers: list[dict[str, Any]] = []
     labels: list[dict[str, Any]] = []
-    placer = _Placer(x_dom, y_dom, width, height)
+    placer = Placer(x_dom, y_dom, width, height)
     if len(points):
         # labels steer clear of the largest marks; thousands of small ones cost more than they would change
         size = points["size_s"].to_numpy(dtype=np.float64)
         big = np.argsort(-size, kind="stable")  # the largest first, ties in order (as nlargest keeps them)
         big = big[~np.isnan(size[big])][:LABEL_AVOID_MARKS]
         placer.add_points(points["intensity"].to_numpy()[big], points["perf"].to_numpy()[big],
-                          _radius_px(size[big], size_dom))
+                          radius_px(size[big], size_dom))
     seg, rid, mains = _roofs(hws, points, x_dom, y_dom, all_ceilings=all_ceilings, achievable=achievable)
     if len(rid):
         placer.add_points(rid["x"], rid["y"], np.full(len(rid), 5.0))
@@ -151,7 +151,7 @@ def _roofs(hws: Sequence[Hardware], points: pd.DataFrame, x_dom: tuple[float, fl
     return pd.concat(segs, ignore_index=True), pd.concat(ridges, ignore_index=True), mains
 
 
-def _regions(shade: Hardware, key: str, placer: _Placer, x: dict[str, Any], y: dict[str, Any], *,
+def _regions(shade: Hardware, key: str, placer: Placer, x: dict[str, Any], y: dict[str, Any], *,
              x_dom: tuple[float, float], y_dom: tuple[float, float], height: int,
              achievable: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The memory- and compute-bound regions of ``shade``, split at its off-chip ridge against ceiling ``key``,
@@ -164,9 +164,9 @@ def _regions(shade: Hardware, key: str, placer: _Placer, x: dict[str, Any], y: d
     regions = pd.DataFrame({"region": list(REGION_FILL), "x": [x_dom[0], r], "x2": [r, x_dom[1]],
                             "y": [y_dom[0]] * 2, "y2": [y_dom[1]] * 2})
     for region, fill in REGION_FILL.items():
-        layers.append({"data": _src(regions[regions["region"] == region]),
+        layers.append({"data": src(regions[regions["region"] == region]),
                        "mark": {"type": "rect", "fill": fill, "opacity": 0.5}, "description": f"region_{region}",
-                       "encoding": {"x": x, "x2": _X2, "y": y, "y2": _Y2}})
+                       "encoding": {"x": x, "x2": X2, "y": y, "y2": Y2}})
     line_px = math.log10(y_dom[1] / y_dom[0]) / height  # decades per pixel
     sides = (("← memory-bound", r / 1.12, "right", 0), ("compute-bound →", r * 1.12, "left", 0))
     # the ridge's figure centred over the boundary, else over the compute side, else left out (the diamonds
@@ -174,7 +174,7 @@ def _regions(shade: Hardware, key: str, placer: _Placer, x: dict[str, Any], y: d
     base: float | None = None
     texts: tuple[tuple[str, float, str, int], ...] = sides
     for texts in ((*sides, (ridge_text, r, "center", 16)), (*sides, (ridge_text, r * 1.12, "left", 16)), sides):
-        base = _annotation_height(placer, texts)
+        base = annotation_height(placer, texts)
         if base is not None:
             break
     if base is None:
@@ -183,7 +183,7 @@ def _regions(shade: Hardware, key: str, placer: _Placer, x: dict[str, Any], y: d
         ty = y_dom[0] * 10 ** ((base + up) * line_px)
         placer.block(tx, ty, text, align)
         role = "ridge_label" if up else f"region_label_{align}"
-        labels += _labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": _TEXT},
+        labels += halo_labels(pd.DataFrame({"x": [tx], "y": [ty], "text": [text]}), {"x": x, "y": y, "text": TEXT},
                           role, align=align, baseline="bottom", **({} if up else {"fontStyle": "italic"}), **_MUTED)
     return layers, labels
 
@@ -197,42 +197,42 @@ def _roof_layers(seg: pd.DataFrame, rid: pd.DataFrame, x: dict[str, Any], y: dic
                  multi: bool) -> list[dict[str, Any]]:
     """The roof and ceiling lines (theoretical solid, achievable dashed) and the ridge diamonds."""
     if multi:
-        line_color, quiet = _device_colour(names, legend=True), _device_colour(names)
+        line_color, quiet = device_colour(names, legend=True), device_colour(names)
     else:  # one device: fixed colours, so the only colour scale is the kernels'
         line_color = quiet = _one_device_roof()
-    tip = [_tip("device", "Device"), _tip("name", "Roof"), _tip("value", "Value"), _tip("source", "Source")]
+    tip = [tooltip_field("device", "Device"), tooltip_field("name", "Roof"), tooltip_field("value", "Value"), tooltip_field("source", "Source")]
     if len(seg) and (seg["derivation"] != "–").any():  # how a figure was worked out: a median's spread over GPUs
-        tip.append(_tip("derivation", "Derivation"))
+        tip.append(tooltip_field("derivation", "Derivation"))
     layers: list[dict[str, Any]] = [
-        {"data": _src(seg[~seg["achievable"]]), "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
+        {"data": src(seg[~seg["achievable"]]), "mark": {"type": "rule", "strokeWidth": 2, "clip": True},
          "description": "roofs",
-         "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "color": line_color, "tooltip": tip}}]
+         "encoding": {"x": x, "y": y, "x2": X2, "y2": Y2, "color": line_color, "tooltip": tip}}]
     ach = seg[seg["achievable"]]
     if len(ach):
-        layers.append({"data": _src(ach), "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [6, 4],
+        layers.append({"data": src(ach), "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [6, 4],
                                                    "clip": True, "opacity": 0.8},
                        "description": "achievable_roofs",
-                       "encoding": {"x": x, "y": y, "x2": _X2, "y2": _Y2, "color": quiet, "tooltip": tip}})
+                       "encoding": {"x": x, "y": y, "x2": X2, "y2": Y2, "color": quiet, "tooltip": tip}})
     if len(rid):
-        layers.append({"data": _src(rid), "mark": {"type": "point", "shape": "diamond", "size": 80, "filled": True,
+        layers.append({"data": src(rid), "mark": {"type": "point", "shape": "diamond", "size": 80, "filled": True,
                                                    "fill": "white", "strokeWidth": 1.6, "opacity": 1},
                        "description": "ridges",
                        "encoding": {"x": x, "y": y,
-                                    "stroke": _device_colour(names) if multi else {"value": ROOF_COLOR},
-                                    "tooltip": [_tip("device", "Device"), _tip("text", "Ridge")]}})
+                                    "stroke": device_colour(names) if multi else {"value": ROOF_COLOR},
+                                    "tooltip": [tooltip_field("device", "Device"), tooltip_field("text", "Ridge")]}})
     return layers
 
 
-def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: dict[str, Any],
+def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: Placer, x: dict[str, Any],
                  y: dict[str, Any], names: list[str], multi: bool) -> list[dict[str, Any]]:
     """The ceiling and roof labels, along their lines where every one has room, else as keys (text layers)."""
     labels: list[dict[str, Any]] = []
     # several devices: each label in its device's colour; one said for devices whose lines coincide, neutral
-    text_color = {**_device_colour(names), "condition": {"test": "datum.shared", "value": ROOF_COLOR}} if multi \
+    text_color = {**device_colour(names), "condition": {"test": "datum.shared", "value": ROOF_COLOR}} if multi \
         else {"value": ROOF_COLOR}
     # the roofs binding the highlighted kernels get their labels first (a small chart has room for few)
     first = frozenset(points.loc[points["hl"], "bound"]) if len(points) and "hl" in points.columns else frozenset()
-    build = _BUILD.get()
+    build = BUILD.get()
     keys: list[tuple[str, pd.DataFrame]] = []
 
     def inline_or_key(place: Callable[[], pd.DataFrame], expected: int, entries: pd.DataFrame, role: str,
@@ -258,7 +258,7 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: di
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = cl[cl["below"] == below]
         if len(part):
-            labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "color": text_color},
+            labels += halo_labels(part, {"x": x, "y": y, "text": TEXT, "color": text_color},
                               "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
                               fontSize=12)
     diag = distinct_roofs(seg)  # one label per roof text: devices whose roofs coincide share it
@@ -266,15 +266,15 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: _Placer, x: di
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = rl[rl["below"] == below]
         if len(part):
-            labels += _labels(part, {"x": x, "y": y, "text": _TEXT, "angle": _ANGLE, "color": text_color},
+            labels += halo_labels(part, {"x": x, "y": y, "text": TEXT, "angle": ANGLE, "color": text_color},
                               "roof_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy,
                               fontSize=12)
     key_color = text_color if multi else _one_device_roof()
     for role, key in keys:
         head, body = key[key["title"]], key[~key["title"]]
-        labels += _labels(head, {"x": x, "y": y, "text": _TEXT}, role + "_title", align="left", baseline="middle",
+        labels += halo_labels(head, {"x": x, "y": y, "text": TEXT}, role + "_title", align="left", baseline="middle",
                           fontStyle="italic", **_MUTED)
-        labels += _labels(body, {"x": x, "y": y, "text": _TEXT, "color": key_color}, role, align="left",
+        labels += halo_labels(body, {"x": x, "y": y, "text": TEXT, "color": key_color}, role, align="left",
                           baseline="middle", fontSize=12)
     return labels
 
@@ -290,13 +290,13 @@ def _kernel_layers(points: pd.DataFrame, x: dict[str, Any], y: dict[str, Any], *
     field = "bound" if color_by == "bound" else "group"
     dom, rng = color_domain
     cscale = {"domain": dom, "range": rng} if field == "bound" else {"domain": dom, "scheme": GROUP_SCHEME}
-    color = _nominal(field, "Bound" if field == "bound" else "Group", scale=cscale,
+    color = nominal(field, "Bound" if field == "bound" else "Group", scale=cscale,
                      legend={"orient": orient, "symbolLimit": 40, "labelLimit": 220})
     shape = _shape(points, multi=multi, hierarchical=hierarchical, names=names, orient=orient, levels=levels)
     t_min, t_max = size_dom
     size_scale = {"type": "log", "domain": [float(t_min), float(t_max)], "range": list(SIZE_RANGE)}
     size = {"field": "size_s", "type": "quantitative", "title": "Time", "scale": size_scale,
-            "legend": {"orient": orient, "values": _legend_times(size_dom), "labelExpr": _fmt_expr("value", "s"),
+            "legend": {"orient": orient, "values": legend_times(size_dom), "labelExpr": fmt_expr("value", "s"),
                        "symbolFillColor": "#94a3b8", "symbolStrokeWidth": 0}}
     tooltip, calc = _kernel_tooltip(levels)
     data = _kernel_data(points, levels, hierarchical)
@@ -308,15 +308,15 @@ def _kernel_layers(points: pd.DataFrame, x: dict[str, Any], y: dict[str, Any], *
             bound=("bound", "first"), group=("group", "first")).reset_index()
         span = span[span["x2"] > span["x"]]
         if len(span):
-            layers.append({"data": _src(span), "mark": {"type": "rule", "strokeWidth": 1, "opacity": 0.5},
+            layers.append({"data": src(span), "mark": {"type": "rule", "strokeWidth": 1, "opacity": 0.5},
                            "description": "kernel_links",
-                           "encoding": {"x": x, "x2": _X2, "y": y,
-                                        "color": _nominal(field, scale=cscale, legend=None),
-                                        "opacity": _opacity_by_legend(0.55, 0.06)}})
+                           "encoding": {"x": x, "x2": X2, "y": y,
+                                        "color": nominal(field, scale=cscale, legend=None),
+                                        "opacity": opacity_by_legend(0.55, 0.06)}})
     style: dict[str, Any] = {}
     if multi:  # the first device's marks filled, the others hollow: coinciding marks stay visible
-        style = {"stroke": _nominal(field, scale=cscale, legend=None),
-                 "fillOpacity": {"condition": {"test": f"(datum.device === {_js(names[0])})", "value": 0.85},
+        style = {"stroke": nominal(field, scale=cscale, legend=None),
+                 "fillOpacity": {"condition": {"test": f"(datum.device === {js(names[0])})", "value": 0.85},
                                  "value": 0.0}}
     binding = hierarchical and "binding" in data.columns and bool(data["binding"].any())
     quiet_shape = {**shape, "legend": None} if "field" in shape else shape  # rings: no second shape legend
@@ -326,11 +326,11 @@ def _kernel_layers(points: pd.DataFrame, x: dict[str, Any], y: dict[str, Any], *
         opacity = {"condition": [{"test": {"not": {"param": LEGEND_PARAM}}, "value": 0.1},
                                  {"test": "datum.binding", "value": 0.95}], "value": 0.4}
     else:
-        opacity = _opacity_by_legend(0.85 if not multi else 1.0, 0.1)
-    kernel_data = _src(data)
+        opacity = opacity_by_legend(0.85 if not multi else 1.0, 0.1)
+    kernel_data = src(data)
     layers.append({"data": kernel_data, "mark": {"type": "point", "filled": True, "stroke": "white",
                                                 "strokeWidth": 1.2 if multi else 0.6, "clip": True},
-                   "description": "kernels", "name": _view_name(),
+                   "description": "kernels", "name": view_name(),
                    "transform": [{"calculate": expr, "as": name} for name, expr in calc.items()],
                    "encoding": {"x": x, "y": y, "color": color, "shape": shape, "size": size, "opacity": opacity,
                                 "tooltip": tooltip, **style}})
@@ -343,14 +343,14 @@ def _kernel_layers(points: pd.DataFrame, x: dict[str, Any], y: dict[str, Any], *
                        "mark": {"type": "point", "filled": False, "stroke": BINDING_COLOR, "strokeWidth": 1.6,
                                 "clip": True},
                        "description": "binding_marks",
-                       "encoding": {**ring, "opacity": _opacity_by_legend(0.9, 0.08), "tooltip": tooltip,
+                       "encoding": {**ring, "opacity": opacity_by_legend(0.9, 0.08), "tooltip": tooltip,
                                     "size": ring_size}})
     if highlight and data["hl"].any():  # a dark ring around each highlighted mark, drawn over the others
-        layers.append({"data": _src(data[data["hl"]]),
+        layers.append({"data": src(data[data["hl"]]),
                        "mark": {"type": "point", "filled": False, "stroke": HIGHLIGHT_COLOR, "strokeWidth": 2.2,
                                 "opacity": 1, "clip": True},
                        "description": "highlighted",
-                       "encoding": {**ring, "tooltip": [_tip("name", "Kernel")], "size": ring_size}})
+                       "encoding": {**ring, "tooltip": [tooltip_field("name", "Kernel")], "size": ring_size}})
     return layers
 
 
@@ -358,11 +358,11 @@ def _shape(points: pd.DataFrame, *, multi: bool, hierarchical: bool, names: Sequ
            levels: dict[str, str]) -> dict[str, Any]:
     """The marks' shape: by device when several are overlaid, by level in the hierarchical view, else circles."""
     if multi:
-        return _nominal("device", "Device", legend={"orient": "right"}, scale={"domain": list(names)})
+        return nominal("device", "Device", legend={"orient": "right"}, scale={"domain": list(names)})
     if hierarchical:  # the legend lists the levels off-chip first, as the device does
         shown = set(points["level"]) if len(points) else set()
         order = [d for d in dict.fromkeys(levels.values()) if d in shown]
-        return _nominal("level", "Level", legend={"orient": orient},
+        return nominal("level", "Level", legend={"orient": orient},
                         scale={"domain": order + sorted(shown - set(order))})
     return {"value": "circle"}
 
@@ -370,19 +370,19 @@ def _shape(points: pd.DataFrame, *, multi: bool, hierarchical: bool, names: Sequ
 def _kernel_tooltip(levels: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The kernel marks' tooltip lines and the Vega expressions that format their fields (``t_*``)."""
     tooltip = [
-        _tip("name", "Kernel"), _tip("device", "Device"), _tip("count", "Launches", "quantitative", ","),
-        _tip("t_flops", "FLOPs"), _tip("t_bytes", "Bytes"), _tip("level", "Level"), _tip("t_int", "Intensity"),
-        *(_tip(f"t_i_{k}", f"Intensity at {d}") for k, d in levels.items()),
-        _tip("t_ach", "Achieved"), _tip("t_att", "Attainable"), _tip("t_eff", "Efficiency (of roof)"),
-        _tip("bound", "Bound"), _tip("t_time", "Measured time"), _tip("t_roof", "Roofline time"),
-        _tip("t_head", "Headroom"), _tip("group", "Group"), _tip("placed", "Placed by"),
+        tooltip_field("name", "Kernel"), tooltip_field("device", "Device"), tooltip_field("count", "Launches", "quantitative", ","),
+        tooltip_field("t_flops", "FLOPs"), tooltip_field("t_bytes", "Bytes"), tooltip_field("level", "Level"), tooltip_field("t_int", "Intensity"),
+        *(tooltip_field(f"t_i_{k}", f"Intensity at {d}") for k, d in levels.items()),
+        tooltip_field("t_ach", "Achieved"), tooltip_field("t_att", "Attainable"), tooltip_field("t_eff", "Efficiency (of roof)"),
+        tooltip_field("bound", "Bound"), tooltip_field("t_time", "Measured time"), tooltip_field("t_roof", "Roofline time"),
+        tooltip_field("t_head", "Headroom"), tooltip_field("group", "Group"), tooltip_field("placed", "Placed by"),
     ]
-    calc = {"t_flops": _fmt_expr("flops", "FLOP"), "t_bytes": _fmt_expr("bytes", "B"),
-            "t_int": _intensity_expr("x"), "t_ach": _fmt_expr("achieved", "FLOP/s"),
-            "t_att": _fmt_expr("attainable", "FLOP/s"), "t_eff": _pct_expr("efficiency"),
-            "t_time": _fmt_expr("time_s", "s"), "t_roof": _fmt_expr("t_roof_s", "s"),
-            "t_head": _fmt_expr("headroom_s", "s"),
-            **{f"t_i_{k}": _intensity_expr(f"i_{k}") for k in levels}}  # the mark's own is x, renamed below
+    calc = {"t_flops": fmt_expr("flops", "FLOP"), "t_bytes": fmt_expr("bytes", "B"),
+            "t_int": intensity_expr("x"), "t_ach": fmt_expr("achieved", "FLOP/s"),
+            "t_att": fmt_expr("attainable", "FLOP/s"), "t_eff": pct_expr("efficiency"),
+            "t_time": fmt_expr("time_s", "s"), "t_roof": fmt_expr("t_roof_s", "s"),
+            "t_head": fmt_expr("headroom_s", "s"),
+            **{f"t_i_{k}": intensity_expr(f"i_{k}") for k in levels}}  # the mark's own is x, renamed below
     return tooltip, calc
 
 

@@ -17,7 +17,7 @@ from .look import ROOF_COLOR
 from .points import base_domains
 from .roofline_chart import roofline
 from .roofs import roof_segments
-from .spec import RooflineFigure, _finish
+from .spec import RooflineFigure, finish
 
 #: phases in a fixed colour order (the rest take the scheme's next colours)
 PHASE_ORDER = ("forward", "forward (inferred)", "backward", "optimizer", "prefill", "decode", "no phase")
@@ -122,7 +122,7 @@ def trajectory_chart(a: Analysis, *, hw_id: str | None = None, by: str = "step",
     title = {"text": f"{'Steps' if by == 'step' else 'Time windows'} on the {hw.name} roofline, in order",
              **({"subtitle": sub} if sub else {})}
     chart = alt.layer(roofs, roof_text, path, rings, dots, labels).properties(width=width, height=height, title=title)
-    return _finish(chart)
+    return finish(chart)
 
 
 def _decades(dom: tuple[float, float]) -> list[float]:
@@ -164,4 +164,4 @@ def over_time_chart(a: Analysis, *, hw_id: str | None = None, by: str = "step", 
                       alt.layer(bottom, bottom_rule).properties(width=width, height=height,
                                                                 title="Achieved bandwidth over time (dashed: each "
                                                                       "level's roof)"))
-    return _finish(out)
+    return finish(out)

@@ -36,7 +36,7 @@ HIGHLIGHT_COLOR = "#0f172a"
 BINDING_COLOR = "#0f172a"
 #: roofline(numbers=...): the numbers' font size and advance per digit (px, bold)
 NUMBER_FONT_PX = 11
-_DIGIT_PX = 7.7
+DIGIT_PX = 7.7
 #: roofline_compare: colour of the old marks and of the arrows from old to new
 COMPARE_OLD_COLOR = "#94a3b8"
 COMPARE_ARROW_COLOR = "#475569"
@@ -65,7 +65,7 @@ LOOK: dict[str, dict[str, Any]] = {
     "view": {"stroke": "#cbd5e1"},
 }
 #: what Altair's default theme adds to every chart's config (kept, so both kinds of chart look the same)
-_THEME_VIEW = {"continuousWidth": 300, "continuousHeight": 300}
+THEME_VIEW = {"continuousWidth": 300, "continuousHeight": 300}
 
 
 class _AutoSize(TypedDict):
@@ -75,4 +75,4 @@ class _AutoSize(TypedDict):
     contains: Literal["padding"]
 
 
-_AUTOSIZE: _AutoSize = {"type": "pad", "contains": "padding"}
+AUTOSIZE: _AutoSize = {"type": "pad", "contains": "padding"}

@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
 #: label geometry in pixels (12 px text): average glyph width, line height, gap to the line
-_CHAR_PX, _LINE_PX, _GAP_PX = 6.7, 14.0, 3.0
+CHAR_PX, LINE_PX, _GAP_PX = 6.7, 14.0, 3.0
 
 
-class _Placer:
+class Placer:
     """Places labels along lines so they overlap neither each other nor kernel marks (pixel space, y up).
 
     Obstacles are circles (x, y, r); a placed label adds circles along its box. A label goes at the first
@@ -59,9 +59,9 @@ class _Placer:
         self.points = np.vstack([self.points, np.column_stack([px[ok], py[ok], np.asarray(r, dtype=np.float64)[ok]])])
 
     def _box_circles(self, s0: float, s1: float, n_mid: float, theta: float) -> NDArray[np.float64]:
-        ss = np.arange(s0, s1 + 1, _LINE_PX / 2)
+        ss = np.arange(s0, s1 + 1, LINE_PX / 2)
         c, sn = math.cos(theta), math.sin(theta)
-        return np.column_stack([ss * c - n_mid * sn, ss * sn + n_mid * c, np.full(len(ss), _LINE_PX / 2)])
+        return np.column_stack([ss * c - n_mid * sn, ss * sn + n_mid * c, np.full(len(ss), LINE_PX / 2)])
 
     def _hit_counts(self, obs: NDArray[np.float64], theta: float, ts: NDArray[np.float64], length: float,
                     n_lo: float, n_hi: float) -> NDArray[np.intp]:
@@ -95,8 +95,8 @@ class _Placer:
         c, sn = math.cos(theta), math.sin(theta)
         s0, s1 = X0 * c + Y0 * sn, X1 * c + Y1 * sn
         n0 = -X0 * sn + Y0 * c
-        length = len(text) * _CHAR_PX + 4
-        n_lo, n_hi = (n0 + _GAP_PX, n0 + _GAP_PX + _LINE_PX) if above else (n0 - _GAP_PX - _LINE_PX, n0 - _GAP_PX)
+        length = len(text) * CHAR_PX + 4
+        n_lo, n_hi = (n0 + _GAP_PX, n0 + _GAP_PX + LINE_PX) if above else (n0 - _GAP_PX - LINE_PX, n0 - _GAP_PX)
         first, last = s0 + start * (s1 - s0), s1 - length
         if last < first:
             return None
@@ -126,9 +126,9 @@ class _Placer:
     def block(self, x: float, y: float, text: str, align: str) -> None:
         """Reserve the box of a fixed horizontal label (region and ridge annotations)."""
         (X,), (Y,) = self.xy([x], [y])
-        length = len(text) * _CHAR_PX
+        length = len(text) * CHAR_PX
         s0 = X - length if align == "right" else X - length / 2 if align == "center" else X
-        self.labels = np.vstack([self.labels, self._box_circles(s0, s0 + length, Y + _LINE_PX / 2, 0.0)])
+        self.labels = np.vstack([self.labels, self._box_circles(s0, s0 + length, Y + LINE_PX / 2, 0.0)])
 
     def place_box(self, w: float, h: float) -> tuple[float, float] | None:
         """Top-left corner (px, y up) of a free ``w`` × ``h`` box, the highest then leftmost: first one that covers
@@ -166,7 +166,7 @@ def _box_hits(obs: NDArray[np.float64], x0: NDArray[np.float64], x1: NDArray[np.
     return hits
 
 
-def _hits(placer: _Placer, box: tuple[float, float, float, float]) -> int:
+def overlaps(placer: Placer, box: tuple[float, float, float, float]) -> int:
     """How many of the placer's obstacles (marks, lines, labels: circles in px) overlap ``box``."""
     obs = np.vstack([placer.points, placer.labels])
     if not len(obs):
@@ -176,18 +176,18 @@ def _hits(placer: _Placer, box: tuple[float, float, float, float]) -> int:
     return int((dx * dx + dy * dy < obs[:, 2] ** 2).sum())
 
 
-def _annotation_height(placer: _Placer, texts: Sequence[tuple[str, float, str, float]]) -> float | None:
+def annotation_height(placer: Placer, texts: Sequence[tuple[str, float, str, float]]) -> float | None:
     """The lowest height (px above the x axis, from 8 px up to mid-chart) where the region and ridge annotations
     (text, x, align, px above the others) cross no roof or ceiling line and no label; None when there is none."""
     boxes = []
     for text, tx, align, up in texts:
         (X,), _ = placer.xy([tx], [1.0])
-        length = len(text) * _CHAR_PX
+        length = len(text) * CHAR_PX
         s0 = X - length if align == "right" else X - length / 2 if align == "center" else X
         boxes.append((s0, s0 + length, up))
     hard = np.vstack([placer.lines, placer.labels])
     for base in np.arange(8.0, placer.height / 2, 4.0):
-        if all(_box_hits(hard, np.array([a]), np.array([b]), base + up, base + up + _LINE_PX)[0] == 0
+        if all(_box_hits(hard, np.array([a]), np.array([b]), base + up, base + up + LINE_PX)[0] == 0
                for a, b, up in boxes):
             return float(base)
     return None

@@ -42,7 +42,7 @@ def base_domains(hws: Sequence[Hardware]) -> tuple[tuple[float, float], tuple[fl
     return (X_MIN, x_max), (y_min, peak * Y_HEADROOM)
 
 
-def _extend(dom: tuple[float, float], values: np.ndarray) -> tuple[float, float]:
+def extend(dom: tuple[float, float], values: np.ndarray) -> tuple[float, float]:
     """Grow a log domain by whole decades so every finite positive value fits."""
     v = values[np.isfinite(values) & (values > 0)]
     if not len(v):
@@ -190,7 +190,7 @@ def kernel_points(analysis: Analysis, hw_ids: Sequence[str], *, hierarchical: bo
 # ----------------------------------------------------------------------------------------------- sizes
 
 
-def _size_domain(points: pd.DataFrame) -> tuple[float, float]:
+def size_domain(points: pd.DataFrame) -> tuple[float, float]:
     """Seconds mapped to the smallest and largest mark (log scale)."""
     t = points["size_s"].to_numpy(dtype=np.float64)
     t = t[np.isfinite(t) & (t > 0)]
@@ -200,7 +200,7 @@ def _size_domain(points: pd.DataFrame) -> tuple[float, float]:
     return (hi / 10, hi) if lo >= hi else (lo, hi)
 
 
-def _legend_times(dom: tuple[float, float]) -> list[float]:
+def legend_times(dom: tuple[float, float]) -> list[float]:
     """Three round times (seconds) spanning the size scale, for its legend."""
     lo, hi = dom
     picks = [lo, math.sqrt(lo * hi), hi] if hi > lo * 1.5 else [hi]
@@ -214,7 +214,7 @@ def _legend_times(dom: tuple[float, float]) -> list[float]:
     return out
 
 
-def _radius_px(t: np.ndarray | pd.Series, dom: tuple[float, float]) -> np.ndarray:
+def radius_px(t: np.ndarray | pd.Series, dom: tuple[float, float]) -> np.ndarray:
     """Mark radius in pixels for time ``t`` under the size scale (area ``SIZE_RANGE`` over log ``dom``)."""
     lt = np.log(np.clip(np.asarray(t, dtype=np.float64), dom[0], dom[1]))
     frac = (lt - math.log(dom[0])) / max(math.log(dom[1] / dom[0]), 1e-12)

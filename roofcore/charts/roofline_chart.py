@@ -14,11 +14,11 @@ import pandas as pd
 from .. import counting
 from ..analyze import Analysis
 from ..models import Hardware
-from .layers import _layers_for, _title
+from .layers import layers_for, panel_title
 from .look import COLOR_BY, LAYOUTS, ColorBy, Layout, bound_colors
-from .points import MAX_MARKS, _extend, _size_domain, base_domains, kernel_points, selected
+from .points import MAX_MARKS, base_domains, extend, kernel_points, selected, size_domain
 from .roofs import shading
-from .spec import _BUILD, RooflineFigure, VegaLiteSpec, _Build, _finish, _legend_param
+from .spec import BUILD, Build, RooflineFigure, VegaLiteSpec, finish, legend_param
 
 #: roofline(numbers=...): the frame column that carries each kernel's number through the selection
 _NUMBER_COL = "_roofcore_number"
@@ -75,7 +75,7 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     else:
         notes.append("x is each kernel's off-chip intensity; marks are sized by time.")
     x_dom, y_dom = base_domains(hws)
-    nx, ny = _extend(x_dom, points["intensity"].to_numpy()), _extend(y_dom, points["perf"].to_numpy())
+    nx, ny = extend(x_dom, points["intensity"].to_numpy()), extend(y_dom, points["perf"].to_numpy())
     if (nx, ny) != (x_dom, y_dom):
         notes.append("Axes extended by whole decades to fit kernels beyond the devices' usual range.")
     x_dom, y_dom = nx, ny
@@ -86,7 +86,7 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     field = "bound" if color_by == "bound" else "group"
     values = points[field].unique().tolist() if len(points) else []
     color_domain = bound_colors(values) if field == "bound" else (sorted(values), [])
-    size_dom = _size_domain(points)
+    size_dom = size_domain(points)
     if len(hws) > 1 and (points["placed"] == "measured time").any():
         notes.append("A measured kernel has the same intensity and achieved rate on every device (measured where it "
                      "ran), so read it against each device's roofs: above a roof means that device could not have "
@@ -94,21 +94,21 @@ def roofline(analysis: Analysis, hw_ids: Sequence[str] | None = None, *, color_b
     panel: _Panel = {"color_by": color_by, "all_ceilings": all_ceilings, "achievable": achievable,
                      "hierarchical": hierarchical, "color_domain": color_domain, "size_dom": size_dom,
                      "x_dom": x_dom, "y_dom": y_dom}
-    build = _Build()
-    token = _BUILD.set(build)
+    build = Build()
+    token = BUILD.set(build)
     try:
         if layout != "facet" or len(hws) == 1:
             chart = _overlay(sub, hws, points, notes, width=width, height=height, **panel)
         else:
             chart = _facets(sub, hws, points, notes, width=width, height=height, **panel)
         if build.views:
-            chart["params"] = [_legend_param(field, build.views)]
+            chart["params"] = [legend_param(field, build.views)]
     finally:
-        _BUILD.reset(token)
+        BUILD.reset(token)
     if build.unlabelled:
         names = list(dict.fromkeys(build.unlabelled if len(hws) > 1 else (u.split(": ", 1)[1] for u in build.unlabelled)))
         notes.append(f"No room for a label that crosses no line: {'; '.join(names)} (hover a line for its figures).")
-    chart = _finish(chart, usermeta={"roofcore": {"kernel_points": len(points), "kernels": int(points["kid"].nunique())
+    chart = finish(chart, usermeta={"roofcore": {"kernel_points": len(points), "kernels": int(points["kid"].nunique())
                                                   if len(points) else 0, "capped": bool(capped), "devices": hw_ids}})
     return RooflineFigure(chart=VegaLiteSpec(chart), notes=tuple(notes), points=len(points),
                           kernels=int(points["kid"].nunique()) if len(points) else 0, total_kernels=total,
@@ -197,11 +197,11 @@ def _overlay(sub: Analysis, hws: list[Hardware], points: pd.DataFrame, notes: li
     """One chart with every device's roofs, the first device's regions shaded (where they agree with its marks)."""
     multi = len(hws) > 1
     key, why = shading(sub, hws[0], points)
-    layers = _layers_for(sub, hws, points, width=width, height=height, shade=hws[0] if key else None,
+    layers = layers_for(sub, hws, points, width=width, height=height, shade=hws[0] if key else None,
                          shade_ceiling=key, multi=multi, **panel)
     if not key:
         notes.append(f"No memory/compute shading: {why}.")
-    title = _title(hws[0].name if not multi else " vs ".join(h.name for h in hws), hws, points)
+    title = panel_title(hws[0].name if not multi else " vs ".join(h.name for h in hws), hws, points)
     chart: dict[str, Any] = {"layer": layers, "width": width, "height": height, "title": title}
     if multi:
         # roofs coloured by device and marks by bound: two colour scales; the device legend shows shapes
@@ -221,9 +221,9 @@ def _facets(sub: Analysis, hws: list[Hardware], points: pd.DataFrame, notes: lis
     for h in hws:
         p = points[points["device_id"] == h.id]
         key, why = shading(sub, h, p)
-        layers = _layers_for(sub, [h], p, width=pw, height=ph, shade=h if key else None, shade_ceiling=key,
+        layers = layers_for(sub, [h], p, width=pw, height=ph, shade=h if key else None, shade_ceiling=key,
                              multi=False, orient="bottom", **panel)
         if not key:
             notes.append(f"No memory/compute shading on {h.name}: {why}.")
-        panels.append({"layer": layers, "width": pw, "height": ph, "title": _title(h.name, [h], p)})
+        panels.append({"layer": layers, "width": pw, "height": ph, "title": panel_title(h.name, [h], p)})
     return {"concat": panels, "columns": 2}  # one legend selection, shared by every panel

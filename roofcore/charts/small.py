@@ -13,7 +13,7 @@ import pandas as pd
 from ..models import DTYPE_SIZE, Hardware, canonical_dtype
 from ..units import fmt_time
 from .look import DEVICE_COLORS, bound_colors
-from .spec import _finish
+from .spec import finish
 
 
 def bound_share_chart(share: dict[str, float], *, width: int = 320, height: int | None = None
@@ -30,7 +30,7 @@ def bound_share_chart(share: dict[str, float], *, width: int = 320, height: int 
         color=alt.Color("bound:N", scale=alt.Scale(domain=dom, range=rng), legend=None),
         tooltip=[alt.Tooltip("bound:N", title="Bound"), alt.Tooltip("share:Q", title="Share", format=".1%")])
     text = base.mark_text(align="left", dx=4, fontSize=12).encode(text=alt.Text("label:N"))
-    return _finish(alt.layer(bars, text).properties(width=width, height=h))
+    return finish(alt.layer(bars, text).properties(width=width, height=h))
 
 
 #: matmul_intensity_chart: the default square sizes (N from 16 to 65,536, powers of two)
@@ -96,7 +96,7 @@ def matmul_intensity_chart(hws: Sequence[Hardware], sizes: Sequence[float] | Non
     # typed: Altair's resolve_scale returns Any to a checker
     chart: alt.LayerChart | alt.FacetChart = alt.layer(*layers).resolve_scale(color="independent").properties(
         width=width, height=height, title=f"Square matmul intensity vs size; dashed: each device's {ridge_dtype} ridge")
-    return _finish(chart)
+    return finish(chart)
 
 
 def projection_chart(totals: pd.DataFrame, *, width: int = 520, height: int | None = None
@@ -117,4 +117,4 @@ def projection_chart(totals: pd.DataFrame, *, width: int = 520, height: int | No
     bars = alt.Chart(df, description="projection_bars").mark_bar(cornerRadiusEnd=3, color="#0f766e").encode(
         y=y, x=x, tooltip=tip)
     text = alt.Chart(df).mark_text(align="left", dx=4, fontSize=12).encode(y=y, x=x, text="label:N")
-    return _finish(alt.layer(bars, text).properties(width=width, height=h))
+    return finish(alt.layer(bars, text).properties(width=width, height=h))

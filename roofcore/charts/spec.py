@@ -21,7 +21,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .look import _AUTOSIZE, _THEME_VIEW, DEVICE_COLORS, LOOK
+from .look import AUTOSIZE, DEVICE_COLORS, LOOK, THEME_VIEW
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -117,7 +117,7 @@ AnyChart = RooflineFigure | alt.TopLevelMixin  #: what to_svg and to_png draw (a
 
 
 @dataclass
-class _Build:
+class Build:
     """While a figure is being built: the frames its layers refer to by name, and the views that hold the
     legend selection (Vega-Lite wants a layered or concatenated chart's selection told its views)."""
 
@@ -126,12 +126,12 @@ class _Build:
     unlabelled: list[str] = field(default_factory=list)  #: roofs and ceilings with no room for a label
 
 
-_BUILD: ContextVar[_Build | None] = ContextVar("roofcore_chart_build", default=None)
+BUILD: ContextVar[Build | None] = ContextVar("roofcore_chart_build", default=None)
 
 
-def _src(df: pd.DataFrame) -> dict[str, Any]:
+def src(df: pd.DataFrame) -> dict[str, Any]:
     """A layer's data by name: the frame stays a DataFrame until the spec is exported or sent."""
-    build = _BUILD.get()
+    build = BUILD.get()
     if build is None:
         return {"values": json.loads(df.to_json(orient="records", double_precision=15))}
     name = f"roofcore_{len(build.datasets)}"  # not data_N: Vega-Lite names its own data sources so
@@ -139,9 +139,9 @@ def _src(df: pd.DataFrame) -> dict[str, Any]:
     return {"name": name}
 
 
-def _view_name() -> str:
+def view_name() -> str:
     """A name for a view holding the legend selection (``view_N``, the form Streamlit keeps stable)."""
-    build = _BUILD.get()
+    build = BUILD.get()
     if build is None:
         return "view_1"
     build.views.append(f"view_{len(build.views) + 1}")
@@ -151,7 +151,7 @@ def _view_name() -> str:
 # ----------------------------------------------------------------------------------------------- expressions
 
 
-def _fmt_expr(field: str, unit: str) -> str:
+def fmt_expr(field: str, unit: str) -> str:
     """A Vega expression formatting ``datum[field]`` with an SI prefix and ``unit`` ("3.35 TB/s"); "–" if unknown."""
     v = f"datum[{field!r}]"
     exp = f"clamp(floor(log(abs({v}))/LN10/3), -4, 6)"
@@ -159,12 +159,12 @@ def _fmt_expr(field: str, unit: str) -> str:
             f"format({v}/pow(1000, {exp}), '.3~r') + ' ' + {_PREFIX_EXPR}[{exp}+4] + '{unit}') : '–'")
 
 
-def _pct_expr(field: str) -> str:
+def pct_expr(field: str) -> str:
     v = f"datum[{field!r}]"
     return f"isValid({v}) && isFinite({v}) ? format({v}, '.3~%') : '–'"
 
 
-def _intensity_expr(field: str) -> str:
+def intensity_expr(field: str) -> str:
     v = f"datum[{field!r}]"
     return (f"isValid({v}) ? (isFinite({v}) ? ({v} < 10000 ? format({v}, '.3~r') : format({v}, '.3~s')) "
             f"+ ' FLOP/B' : '∞ FLOP/B') : '–'")
@@ -178,7 +178,7 @@ def _decades(dom: tuple[float, float]) -> list[float]:
     return [10.0 ** e for e in range(lo, hi + 1)]
 
 
-def _scales(x_dom: tuple[float, float], y_dom: tuple[float, float]
+def scales(x_dom: tuple[float, float], y_dom: tuple[float, float]
             ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Log axes with a tick and grid line per decade; x below 1 reads 0.01, 0.1 (not 10m, 100m)."""
     x = {"field": "x", "type": "quantitative",
@@ -191,38 +191,38 @@ def _scales(x_dom: tuple[float, float], y_dom: tuple[float, float]
     return x, y
 
 
-def _nominal(name: str, title: str | None = None, **props: Any) -> dict[str, Any]:
+def nominal(name: str, title: str | None = None, **props: Any) -> dict[str, Any]:
     """A nominal field channel (``title`` and any other channel properties as given)."""
     return {"field": name, "type": "nominal", **({"title": title} if title is not None else {}), **props}
 
 
-def _tip(name: str, title: str, kind: str = "nominal", fmt: str | None = None) -> dict[str, Any]:
+def tooltip_field(name: str, title: str, kind: str = "nominal", fmt: str | None = None) -> dict[str, Any]:
     return {"field": name, "type": kind, "title": title, **({"format": fmt} if fmt else {})}
 
 
-def _js(value: str) -> str:
+def js(value: str) -> str:
     """A string literal in a Vega expression, quoted as Altair's ``alt.datum.f == value`` quotes it."""
     return repr(value)
 
 
-def _device_colour(device_names: Sequence[str], *, legend: bool = False) -> dict[str, Any]:
+def device_colour(device_names: Sequence[str], *, legend: bool = False) -> dict[str, Any]:
     """Roof colour per device when several are overlaid (only the roof lines carry the legend)."""
-    return _nominal("device", "Roofs", scale={"domain": list(device_names),
+    return nominal("device", "Roofs", scale={"domain": list(device_names),
                                               "range": list(DEVICE_COLORS[:len(device_names)])},
                     legend={"orient": "right", "symbolType": "stroke", "labelLimit": 220} if legend else None)
 
 
-_TEXT = {"field": "text", "type": "nominal"}
-_ANGLE = {"field": "angle", "type": "quantitative", "scale": None}
-_X2, _Y2 = {"field": "x2"}, {"field": "y2"}
+TEXT = {"field": "text", "type": "nominal"}
+ANGLE = {"field": "angle", "type": "quantitative", "scale": None}
+X2, Y2 = {"field": "x2"}, {"field": "y2"}
 
 
-def _opacity_by_legend(selected: float, other: float) -> dict[str, Any]:
+def opacity_by_legend(selected: float, other: float) -> dict[str, Any]:
     """Opacity ``selected`` for marks the legend selection picks (all, before any click), else ``other``."""
     return {"condition": {"param": LEGEND_PARAM, "value": selected}, "value": other}
 
 
-def _legend_param(field: str, views: Sequence[str]) -> dict[str, Any]:
+def legend_param(field: str, views: Sequence[str]) -> dict[str, Any]:
     """The legend selection: click an entry (a bound or a group) to highlight its kernels in ``views``."""
     return {"name": LEGEND_PARAM, "select": {"type": "point", "fields": [field]}, "bind": "legend",
             "views": list(views)}
@@ -239,20 +239,20 @@ _Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
 
 
 @overload
-def _finish(chart: dict[str, Any], **props: Any) -> dict[str, Any]: ...
+def finish(chart: dict[str, Any], **props: Any) -> dict[str, Any]: ...
 
 
 @overload
-def _finish(chart: _Chart, **props: Any) -> _Chart: ...
+def finish(chart: _Chart, **props: Any) -> _Chart: ...
 
 
-def _finish(chart: dict[str, Any] | alt.TopLevelMixin, **props: Any) -> dict[str, Any] | alt.TopLevelMixin:
+def finish(chart: dict[str, Any] | alt.TopLevelMixin, **props: Any) -> dict[str, Any] | alt.TopLevelMixin:
     """Keep the size the chart was given (autosize pad) and apply :data:`LOOK`: to a Vega-Lite dict (a new dict
     with the schema URL) or to an Altair chart (in one copy of it)."""
     if isinstance(chart, dict):
-        config = {**copy.deepcopy(LOOK), "view": {**_THEME_VIEW, **LOOK["view"]}}
-        return {"$schema": alt.SCHEMA_URL, "config": config, "autosize": dict(_AUTOSIZE), **chart, **props}
-    return chart.properties(autosize=alt.AutoSizeParams(**_AUTOSIZE), config=CONFIG, **props)
+        config = {**copy.deepcopy(LOOK), "view": {**THEME_VIEW, **LOOK["view"]}}
+        return {"$schema": alt.SCHEMA_URL, "config": config, "autosize": dict(AUTOSIZE), **chart, **props}
+    return chart.properties(autosize=alt.AutoSizeParams(**AUTOSIZE), config=CONFIG, **props)
 
 
 # ----------------------------------------------------------------------------------------------- export

@@ -31,7 +31,7 @@ from ..units import (
     fmt_rate,
     fmt_time,
 )
-from .common import _binary_ok, _catalog, _emit, _max_bytes, _short, _table
+from .common import binary_ok, catalog_for, emit, max_bytes_of, short, text_table
 from .levels import (
     groups_csv,
     groups_json,
@@ -44,13 +44,13 @@ from .levels import (
 )
 
 
-def _analysis(args: argparse.Namespace) -> Analysis:
+def analysis_of_args(args: argparse.Namespace) -> Analysis:
     """Read the inputs and analyse them on every --hardware device (shared by `analyze` and `advise`)."""
-    cat = _catalog(args)
+    cat = catalog_for(args)
     for hw_id in args.hardware or ():  # a typo fails before a large input is read; measured ids come with it
         if not hw_id.endswith("-measured"):
             cat.get(hw_id)
-    workload = read_many(args.inputs, fmt=args.format, max_bytes=_max_bytes(args))
+    workload = read_many(args.inputs, fmt=args.format, max_bytes=max_bytes_of(args))
     measured = workload.measured
     for hw in measured:
         if hw.id not in cat:
@@ -58,7 +58,7 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     if args.hardware:
         hws = [cat.get(h) for h in args.hardware]
     else:
-        hws = _detected_devices(cat, workload) + list(measured[:1])  # the others: --hardware ID (listed below)
+        hws = detected_devices(cat, workload) + list(measured[:1])  # the others: --hardware ID (listed below)
         if not hws:
             why = cat.resolve(workload.device, workload.meta).note if workload.device or workload.meta.get("arch") \
                 else None
@@ -78,7 +78,7 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     return analyze(workload, hws, achievable=args.achievable)
 
 
-def _detected_devices(cat: Catalog, workload: Workload) -> list[Hardware]:
+def detected_devices(cat: Catalog, workload: Workload) -> list[Hardware]:
     """The catalog device the profile ran on: named by the export, or told by what it says (:mod:`..ingest.arch`)."""
     hits = catalog_ids(cat, workload.device, workload.meta)
     return [cat.get(hits[0])] if hits else []
@@ -117,7 +117,7 @@ def device_line(a: Analysis, note: str | None = None) -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    a = _analysis(args)
+    a = analysis_of_args(args)
     fmt = "json" if args.json else "csv" if args.csv else None
     if fmt is None and args.output:
         fmt = {".json": "json", ".csv": "csv"}.get(os.path.splitext(args.output)[1].lower())
@@ -134,18 +134,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
         extra = {"advice": [x.to_json() for x in advise_all(a).values()]} if args.advise else {}
         extra.update(sources_json(a.workload))
-        _emit(args, analysis_json_chunks(a, extra or None, binary=_binary_ok(args)))
+        emit(args, analysis_json_chunks(a, extra or None, binary=binary_ok(args)))
     elif fmt == "csv":
         from ..output import analysis_csv_chunks
 
-        _emit(args, analysis_csv_chunks(a, binary=_binary_ok(args)))
+        emit(args, analysis_csv_chunks(a, binary=binary_ok(args)))
     else:
-        text = analysis_text(a, top=args.top, device_note=device_note(_catalog(args), a))
+        text = analysis_text(a, top=args.top, device_note=device_note(catalog_for(args), a))
         if sources_text(a.workload):
             text += "\n\n" + sources_text(a.workload)
         if args.advise:
             text += "\n\n" + advice_report(a, top=10)
-        _emit(args, text)
+        emit(args, text)
     return 0
 
 
@@ -162,14 +162,14 @@ def _analyze_levels(args: argparse.Namespace, a: Analysis, fmt: str | None, leve
         extra = {"by": by, "window_s": level[1], "groups": groups_json(rows, a.workload.byte_names)}
         if args.advise:
             extra["advice"] = [x.to_json() for x in advise_all(a).values()]
-        _emit(args, analysis_json_chunks(a, extra, binary=_binary_ok(args)))
+        emit(args, analysis_json_chunks(a, extra, binary=binary_ok(args)))
     elif fmt == "csv":
-        _emit(args, groups_csv(rows, a.workload.byte_names))
+        emit(args, groups_csv(rows, a.workload.byte_names))
     else:
         text = levels_text(a, rows, top=args.top)
         if args.advise:
             text += "\n\n" + advice_report(a, top=10)
-        _emit(args, text)
+        emit(args, text)
     return 0
 
 
@@ -183,14 +183,14 @@ def _release_freed_buffers() -> None:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    a = _analysis(args)
+    a = analysis_of_args(args)
     if args.json:
         doc = {"schema_version": 1, "workload": {"name": a.workload.name, "sources": list(a.workload.sources)},
                "roofs": "achievable" if a.achievable else "theoretical",
                "advice": [x.to_json() for x in advise_all(a).values()]}
-        _emit(args, json.dumps(doc, indent=1, allow_nan=False))
+        emit(args, json.dumps(doc, indent=1, allow_nan=False))
     else:
-        _emit(args, advice_report(a, top=args.top))
+        emit(args, advice_report(a, top=args.top))
     return 0
 
 
@@ -240,13 +240,13 @@ def analysis_text(a: Analysis, top: int = 25, device_note: str | None = None) ->
                                                                "efficiency", "bound", "flags_mask")}
         off = tab["bytes_hbm"].to_numpy()[shown].tolist() if "bytes_hbm" in tab else [None] * len(shown)
         inten = tab["intensity_hbm"].to_numpy()[shown].tolist() if "intensity_hbm" in tab else [None] * len(shown)
-        rows = [[_short(sub["name"][k]), str(sub["count"][k]), fmt_flops(sub["flops"][k]), fmt_bytes(off[k]),
+        rows = [[short(sub["name"][k]), str(sub["count"][k]), fmt_flops(sub["flops"][k]), fmt_bytes(off[k]),
                  fmt_intensity(inten[k]), fmt_time(sub["t_roof_s"][k]), fmt_time(sub["time_s"][k]),
                  fmt_rate(sub["attainable_flops_per_s"][k]), fmt_rate(sub["achieved_flops_per_s"][k]),
                  fmt_pct(sub["efficiency"][k]), sub["bound"][k] if isinstance(sub["bound"][k], str) else "–",
                  ",".join(code for bit, code in FLAG_CODES.items() if int(sub["flags_mask"][k]) & int(bit))]
                 for k in range(len(shown))]
-        out.append(_table(["kernel", "count", "FLOPs", "off-chip", "intensity", "t_roof", "time", "attainable",
+        out.append(text_table(["kernel", "count", "FLOPs", "off-chip", "intensity", "t_roof", "time", "attainable",
                            "achieved", "of roof", "bound", "flags"], rows, right=set(range(1, 10))))
         if len(shown) < len(tab):
             out.append(f"(showing {len(shown)} of {len(tab)} kernels by time; --top 0 shows all)")

@@ -13,13 +13,15 @@ if TYPE_CHECKING:
     from ..catalog import Catalog
 
 
-def _catalog(args: argparse.Namespace) -> Catalog:
-    from ..catalog_files import load_catalogs  # here: `roofline formats` and `examples` need no catalog (nor YAML)
+def catalog_for(args: argparse.Namespace) -> Catalog:
+    from ..catalog_files import (
+        load_catalogs,  # here: `roofline formats` and `examples` need no catalog (nor YAML)
+    )
 
     return load_catalogs(args.catalog or ())
 
 
-def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
     right = right if right is not None else set(range(1, len(headers)))
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
@@ -29,18 +31,18 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = N
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
-def _short(text: object, width: int = 44) -> str:
+def short(text: object, width: int = 44) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def _max_bytes(args: argparse.Namespace) -> int:
+def max_bytes_of(args: argparse.Namespace) -> int:
     from ..ingest import max_input_bytes  # the readers: imported by the commands that read
 
     return int(args.max_input_mb * 1e6) if args.max_input_mb else max_input_bytes()
 
 
-def _binary_ok(args: argparse.Namespace) -> bool:
+def binary_ok(args: argparse.Namespace) -> bool:
     """Whether UTF-8 bytes can go to the destination as they are: a file, or a UTF-8 standard output without
     newline translation (the output layer then hands over its buffers without decoding and encoding them)."""
     if getattr(args, "output", None):
@@ -49,14 +51,14 @@ def _binary_ok(args: argparse.Namespace) -> bool:
     return hasattr(sys.stdout, "buffer") and enc == "utf8" and os.linesep == "\n"
 
 
-def _emit(args: argparse.Namespace, text: str | Iterable[str | bytes | memoryview]) -> None:
+def emit(args: argparse.Namespace, text: str | Iterable[str | bytes | memoryview]) -> None:
     """Write ``text`` (or its pieces, streamed: text, or UTF-8 bytes when :func:`_binary_ok`) to --output or
     standard output, ending with a newline."""
     pieces = [text] if isinstance(text, str) else text
     if getattr(args, "output", None):
         with open(args.output, "wb") as fh:
             _write(fh, pieces, binary=True)
-    elif _binary_ok(args):
+    elif binary_ok(args):
         sys.stdout.flush()
         _write(sys.stdout.buffer, pieces, binary=True)
         sys.stdout.buffer.flush()

@@ -15,7 +15,7 @@ from ..errors import RoofcoreError
 from ..hierarchy.grouping import OUTSIDE
 from ..units import Dimension, fmt_bytes, fmt_flops, fmt_intensity, fmt_pct, fmt_rate, fmt_time
 from ..units import parse as parse_quantity
-from .common import _short, _table
+from .common import short, text_table
 
 if TYPE_CHECKING:
     from ..charts.spec import AnyChart
@@ -117,14 +117,14 @@ def levels_text(a: Analysis, rows: pd.DataFrame, top: int = 25) -> str:
             label = ("· " * max(int(r.depth) - 1, 0) + str(r.name)) if level in ("module", "class", "nvtx") \
                 else str(r.group)
             share = r.time_s / total if total and not math.isnan(r.time_s) else math.nan
-            table.append([_short(label, 56), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share),
+            table.append([short(label, 56), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share),
                           fmt_pct(r.coverage), fmt_flops(r.flops), fmt_bytes(getattr(r, "bytes_hbm", math.nan)),
                           fmt_intensity(getattr(r, "intensity_hbm", math.nan)), fmt_rate(r.achieved_flops_per_s),
                           fmt_pct(r.efficiency), r.bound if isinstance(r.bound, str) else "–", fmt_time(r.headroom_s),
                           ("outlier" if getattr(r, "outlier", False) else "") if level in ("step", "window") else
                           fmt_time(r.self_time_s)])
         last = "flag" if level in ("step", "window") else "self time"
-        out.append(_table([level, "launches", "time", "share", "known", "FLOPs", "off-chip", "intensity", "achieved",
+        out.append(text_table([level, "launches", "time", "share", "known", "FLOPs", "off-chip", "intensity", "achieved",
                            "of roof", "bound", "headroom", last], table, right=set(range(1, 12))))
         if len(shown) < len(sub):
             out.append(f"(showing {len(shown)} of {len(sub)} groups by time; --top 0 shows all)")
@@ -160,16 +160,16 @@ def sources_text(w: Workload, top: int = 15) -> str:
     if cmp is None:
         return ""
     fmt = {"flops": fmt_flops}
-    rows = [[_short(r.op, 44), r.quantity, f"{int(r.launches):,}", fmt.get(r.quantity, fmt_bytes)(r.formula),
+    rows = [[short(r.op, 44), r.quantity, f"{int(r.launches):,}", fmt.get(r.quantity, fmt_bytes)(r.formula),
              fmt.get(r.quantity, fmt_bytes)(r.counter), "–" if math.isnan(r.ratio) else f"{r.ratio:.2f}",
              "beyond" if r.flagged else ""] for r in cmp.head(top).itertuples(index=False)]
     used = w.meta.get("flops_from", "counters")
     out = [f"Counters beside formulas (the analysis uses the {used}; --flops-from "
            f"{'formulas' if used == 'counters' else 'counters'} switches):",
-           _table(["op", "quantity", "launches", "formula", "counter", "ratio", f"[{LOW}, {HIGH}]"], rows,
+           text_table(["op", "quantity", "launches", "formula", "counter", "ratio", f"[{LOW}, {HIGH}]"], rows,
                   right={2, 3, 4, 5})]
     for r in cmp[cmp["flagged"]].head(top).itertuples(index=False):
-        out.append(f"  {_short(r.op, 44)} {r.quantity} ×{r.ratio:.2f}: likely {r.causes}.")
+        out.append(f"  {short(r.op, 44)} {r.quantity} ×{r.ratio:.2f}: likely {r.causes}.")
     return "\n".join(out)
 
 

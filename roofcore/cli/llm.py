@@ -81,11 +81,11 @@ def cmd_llm(args: argparse.Namespace) -> int:
 
     from .. import llm
     from ..llm.costing import check_kv_reads
-    from .common import _catalog, _emit
+    from .common import catalog_for, emit
 
     np.seterr(all="ignore")
 
-    cat = _catalog(args)
+    cat = catalog_for(args)
     model = llm.load_model(args.model)
     q = llm.quant(args.precision, args.kv_precision)
     hws = [cat.get(h) for h in (args.hardware or ["h100-sxm"])]
@@ -98,16 +98,16 @@ def cmd_llm(args: argparse.Namespace) -> int:
                       kv_reads=check_kv_reads(args.kv_reads))
     result = llm.plan(model, q, hws, shape, cal, prices=prices)
     if args.json:
-        _emit(_dest(args), json.dumps(result.to_json(), indent=1, allow_nan=False))
+        emit(_dest(args), json.dumps(result.to_json(), indent=1, allow_nan=False))
     else:
-        _emit(_dest(args), plan_text(result))
+        emit(_dest(args), plan_text(result))
     return 0
 
 
 def _serve(args: argparse.Namespace, llm: ModuleType, model: ModelConfig, q: Quant, hws: list[Hardware],
            cal: Calibration, prices: dict[str, float]) -> int:
     from ..llm.costing import check_kv_reads
-    from .common import _emit, _table
+    from .common import emit, text_table
 
     if args.lengths_csv:
         ins, outs = llm.lengths_from_csv(Path(args.lengths_csv).read_text(encoding="utf-8"), args.lengths_csv)
@@ -125,19 +125,19 @@ def _serve(args: argparse.Namespace, llm: ModuleType, model: ModelConfig, q: Qua
     doc = {"model": model.name, "rate_req_s": args.rate, "calibration": cal.to_json(),
            "serving": [r.to_json() for r in runs], "options": best}
     if args.json:
-        _emit(_dest(args), json.dumps(doc, indent=1, allow_nan=False, default=float))
+        emit(_dest(args), json.dumps(doc, indent=1, allow_nan=False, default=float))
         return 0
     rows = [[r.hardware, f"{r.gpus}", _ms(r.ttft_p50_s), _ms(r.ttft_p99_s), _ms(r.tpot_p50_s), _ms(r.tpot_p99_s),
              f"{r.throughput_tok_s:,.0f}", f"{r.goodput_share:.0%}"] for r in runs]
     lines = [f"{model.name} at {args.rate:g} requests/s, {args.requests:,} requests; targets TTFT ≤ {args.ttft_target:g} s, "
              f"TPOT ≤ {args.tpot_target:g} s",
-             _table(["device", "GPUs", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s", "goodput"], rows), "",
+             text_table(["device", "GPUs", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s", "goodput"], rows), "",
              "cheapest meeting the targets (device × TP):"]
-    lines.append(_table(["device", "TP", "meets", "tok/s", "$/M tok"],
+    lines.append(text_table(["device", "TP", "meets", "tok/s", "$/M tok"],
                         [[o["hardware"], str(o["tp"]), "yes" if o["meets"] else "no",
                           f"{o.get('throughput_tok_s', 0):,.0f}",
                           "unknown" if o.get("cost_per_mtok") is None else f"{o['cost_per_mtok']:.3f}"] for o in best]))
-    _emit(_dest(args), "\n".join(lines))
+    emit(_dest(args), "\n".join(lines))
     return 0
 
 
@@ -150,7 +150,7 @@ def _gb(v: float | None) -> str:
 
 
 def plan_text(p: LLMPlan) -> str:
-    from .common import _table
+    from .common import text_table
 
     s = p.shape
     head = (f"{p.model.name}: {p.model.params()['total'] / 1e9:.2f} B parameters · weights {p.quant.weights}, "
@@ -161,7 +161,7 @@ def plan_text(p: LLMPlan) -> str:
                      f"{d.throughput_tok_s_per_gpu:,.0f}", f"{_gb(d.memory_bytes['total'])} / {_gb(d.capacity_bytes)}",
                      "–" if d.max_batch is None else str(d.max_batch),
                      "unknown" if d.cost_per_mtok is None else f"${d.cost_per_mtok:.3f}"])
-    out = [head, _table(["device", "TTFT", "TPOT first", "TPOT last", "tok/s", "tok/s/GPU", "memory/GPU", "max batch",
+    out = [head, text_table(["device", "TTFT", "TPOT first", "TPOT last", "tok/s", "tok/s/GPU", "memory/GPU", "max batch",
                          "$/M tok"], rows), ""]
     for d in p.devices:
         cross = "never" if d.crossover_batch is None else str(d.crossover_batch)

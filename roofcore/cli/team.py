@@ -44,11 +44,11 @@ def _is_run(items: list[str], args: argparse.Namespace) -> str | None:
 def _side(items: list[str], args: argparse.Namespace, what: str) -> tuple[Workload, str, tuple[str, ...]]:
     """One side of the gate: its workload, a label, and the devices a saved run was looked at on."""
     from ..ingest import read_many
-    from .common import _max_bytes
+    from .common import max_bytes_of
 
     run_id = _is_run(items, args)
     if run_id is None:
-        w = read_many(items, fmt=args.format, max_bytes=_max_bytes(args))
+        w = read_many(items, fmt=args.format, max_bytes=max_bytes_of(args))
         return w, w.name, ()
     store = _store(args, read=True)
     run, w = store.workload(run_id)
@@ -72,12 +72,12 @@ def _keep_baseline(store: RunStore, run_id: str) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from .. import gate_inputs
     from ..gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
-    from .common import _catalog, _emit
+    from .common import catalog_for, emit
 
     gate_inputs.refuse_empty(args.current, "CURRENT")  # never the current folder: a gate never passes on nothing
     gate_inputs.refuse_empty(args.baseline, "--baseline")
     threshold = DEFAULT_MAX_REGRESSION if args.max_regression is None else parse_threshold(args.max_regression)
-    cat = _catalog(args)
+    cat = catalog_for(args)
     if args.hardware:
         cat.get(args.hardware)  # fail fast on a typo, before reading anything
     gate_inputs.refuse_same_run(_is_run(args.current, args), _is_run(args.baseline, args))
@@ -94,15 +94,15 @@ def cmd_check(args: argparse.Namespace) -> int:
                                               if current.device else "the profile does not say which device it ran on."))
         hw_id = hits[0]
     g = check(replace(current, name=cur_label), replace(baseline, name=base_label), cat.get(hw_id), max_regression=threshold, achievable=args.achievable)
-    _emit(args, json.dumps(g.to_json(), indent=1, allow_nan=False) if args.json else gate_text(g))
+    emit(args, json.dumps(g.to_json(), indent=1, allow_nan=False) if args.json else gate_text(g))
     return g.exit_code
 
 
 def cmd_save(args: argparse.Namespace) -> int:
     from ..units import fmt_bytes
-    from .common import _catalog, _emit
+    from .common import catalog_for, emit
 
-    cat = _catalog(args)
+    cat = catalog_for(args)
     devices = [cat.get(h).id for h in args.hardware or ()]
     files = []
     for p in args.inputs:
@@ -122,9 +122,9 @@ def cmd_save(args: argparse.Namespace) -> int:
     base = (args.app_url or settings.APP_URL.value() or "").strip().rstrip("/")
     link = f"{base}/{info.link}" if base else info.link
     if args.json:
-        _emit(args, json.dumps({**info.to_json(), "link": link, "database": store.safe_url}, indent=1))
+        emit(args, json.dumps({**info.to_json(), "link": link, "database": store.safe_url}, indent=1))
     else:
-        _emit(args, info.id)
+        emit(args, info.id)
         print(f"roofline save: saved run {info.id} ({shown(info.name)}, project {shown(info.project)}: "
               f"{len(files)} {'file' if len(files) == 1 else 'files'}, {info.kernels:,} "
               f"{'kernel' if info.kernels == 1 else 'kernels'}, {fmt_bytes(info.stored)} stored"

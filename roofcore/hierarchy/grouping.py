@@ -63,7 +63,7 @@ def parse_by(by: str) -> tuple[str, int | None]:
     return level, None
 
 
-def _factor(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[Any]]:
+def factor(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[Any]]:
     """A text column's codes (-1: missing) and distinct values, computed once per frame (frames are read-only)."""
     def build() -> tuple[np.ndarray, list[Any]]:
         codes, uniq = pd.factorize(frame[col].to_numpy(dtype=object), use_na_sentinel=True)
@@ -96,7 +96,7 @@ def codes_of(frame: pd.DataFrame, level: str, depth: int | None = None, window: 
         level, col, depth = "nvtx", "nvtx", 1  # no steps recorded: the outermost NVTX range is the step
     if col not in frame.columns:
         return np.full(n, -1, dtype=np.int64), []
-    codes, uniq = _factor(frame, col)
+    codes, uniq = factor(frame, col)
     if level == "class":
         uniq = [SEP.join(_INSTANCE.sub("", p) for p in str(u).split(SEP)) for u in uniq]
     if depth or level == "class":  # cut each distinct path once, then merge the codes of paths that became one
@@ -303,7 +303,7 @@ def _timing(out: pd.DataFrame, f: pd.DataFrame, codes: np.ndarray, uniq: list[An
     last = by["e"].max().reindex(range(g)).to_numpy(dtype=np.float64)
     span = pd.DataFrame({"group": uniq, "start_s": first, "end_s": last})
     if "phase" in f.columns:  # the phase holding most of each group's time
-        pc, names = _factor(f, "phase")
+        pc, names = factor(f, "phase")
         if names:
             has = pc >= 0
             m = _weights(codes[has], pc[has], len(names), g, t[has])

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..units import fmt_time
-from .grouping import OUTSIDE, _factor, codes_of
+from .grouping import OUTSIDE, codes_of, factor
 
 #: a step or window whose roofline is known for less of its time than this shows its coverage instead of a point
 MIN_COVERAGE = 0.5
@@ -51,7 +51,7 @@ def _per_step_kernel(frame: pd.DataFrame, level: str, window: float | None, grou
                      ) -> tuple[np.ndarray, list[Any]]:
     """A (group × kernel name) matrix of measured time, rows in the order of ``groups`` (computed once)."""
     codes, uniq = codes_of(frame, level, None, window)
-    ncodes, names = _factor(frame, "name")
+    ncodes, names = factor(frame, "name")
     pos = {g: i for i, g in enumerate(groups)}
     row_of = np.array([pos.get(u, -1) for u in uniq] + [-1], dtype=np.int64)[codes]
     ok = (row_of >= 0) & (ncodes >= 0)

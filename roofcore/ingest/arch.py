@@ -121,7 +121,7 @@ _NAME_CHARS = 4096  # characters of each distinct name searched (rocPRIM's tag s
 _NAMES_MAX = 20_000  # distinct names searched
 
 
-def _distinct(names: Iterable[object] | np.ndarray) -> list[str]:
+def distinct(names: Iterable[object] | np.ndarray) -> list[str]:
     """Distinct kernel names, each cut to :data:`_NAME_CHARS`, :data:`_NAMES_MAX` at most, 8 MB in all."""
     arr = np.asarray(names if isinstance(names, np.ndarray) else list(names), dtype=object)
     out, size = [], 0
@@ -163,7 +163,7 @@ def _tags(text: str) -> dict[str, dict[str, set[str]]]:
 
 def from_names(names: Iterable[object] | np.ndarray) -> Evidence:
     """Architecture tags in kernel names: AMD gfx targets (exact), CUDA build targets (a lower bound)."""
-    found = _tags("\n".join(_distinct(names)))
+    found = _tags("\n".join(distinct(names)))
     ev = Evidence()
     gfx, tags = found["gfx"], found["sm"]
     if len(gfx) == 1:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from ..errors import InputError, LimitError
 
 GZIP_MAGIC = b"\x1f\x8b"
-_CHUNK = 1 << 24  # decompression step, bytes of output
+CHUNK = 1 << 24  # decompression step, bytes of output
 
 
 def gunzip_chunks(data: bytes, limit: int, source: str = "input") -> Iterator[bytes]:
@@ -26,7 +26,7 @@ def gunzip_chunks(data: bytes, limit: int, source: str = "input") -> Iterator[by
     mb = limit / 1e6
     try:
         while True:
-            piece = d.decompress(pending, _CHUNK)
+            piece = d.decompress(pending, CHUNK)
             pending = d.unconsumed_tail
             if piece:
                 total += len(piece)

@@ -33,7 +33,7 @@ import pandas as pd
 import yaml
 
 from .. import ops
-from ..errors import InputError, UnitError, _compose
+from ..errors import InputError, UnitError, compose
 from ..limits import load_yaml, yaml_input_error
 from ..models import DTYPE_SIZE, Skipped, Workload, canonical_dtype, canonical_level
 from ..units import Dimension, parse
@@ -383,7 +383,7 @@ def parse_yaml(data: bytes, source: str, context: dict[str, Any] | None = None) 
             row = _kernel_row(k, where)
         except InputError as e:
             path = (e.where or where).split(": ", 1)[-1]
-            skipped.append(skip(source, path, _compose(None, e.expected, e.found, e.hint, e.text)))
+            skipped.append(skip(source, path, compose(None, e.expected, e.found, e.hint, e.text)))
             continue
         row["source"], row["row"] = source, f"$.kernels[{i}]"
         rows.append(row)

@@ -44,16 +44,16 @@ import pandas as pd
 
 _CLONE = re.compile(r"\s*\[clone [^\]]*\]\s*$")
 _KD = re.compile(r"\.kd\s*$")
-_ANON = re.compile(r"\(anonymous namespace\)::|<unnamed>::|\{anonymous\}::|`anonymous namespace'::")
-_EDG_LAMBDA = re.compile(r"\[lambda(\(.*?\)) \(instance (\d+)\)\]")
+ANON = re.compile(r"\(anonymous namespace\)::|<unnamed>::|\{anonymous\}::|`anonymous namespace'::")
+EDG_LAMBDA = re.compile(r"\[lambda(\(.*?\)) \(instance (\d+)\)\]")
 _BRACKET = re.compile(r"operator\s*(?:<<=?|>>=?|<=|>=|->|\(\)|\[\]|<|>)|->|[<>()\[\]{}]")
 _PAIR = {"<": ">", "(": ")", "[": "]", "{": "}"}
-_CAST = re.compile(r"\([A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*)*\s*\)\s*(?=-?\d)")
-_SUFFIX = re.compile(r"(?<![\w.])(-?\d+)(?:ull|ul|ll|lu|u|l)\b", re.IGNORECASE)
+CAST = re.compile(r"\([A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*)*\s*\)\s*(?=-?\d)")
+SUFFIX = re.compile(r"(?<![\w.])(-?\d+)(?:ull|ul|ll|lu|u|l)\b", re.IGNORECASE)
 _BOOL = {"true": "1", "false": "0"}
 _BOOLS = re.compile(r"\b(true|false)\b")
 _CONST = re.compile(r"(?:(?<=[<,(])|^)\s*const\s+([A-Za-z_]\w*)")
-_QUALIFIER = re.compile(r"\b(?!const::|volatile::)[A-Za-z_]\w*::")
+QUALIFIER = re.compile(r"\b(?!const::|volatile::)[A-Za-z_]\w*::")
 _BLANK_RUN = re.compile(r"\s+")
 _LOOSE_BLANK = re.compile(r"(?<=\W) | (?=\W)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -118,10 +118,10 @@ def _close(s: str, start: int) -> int | None:
 
 def _tidy(s: str) -> str:
     """Rule 5: casts, literal suffixes, booleans, const, namespaces and blanks."""
-    s = _CAST.sub("", s)
-    s = _SUFFIX.sub(r"\1", s)
+    s = CAST.sub("", s)
+    s = SUFFIX.sub(r"\1", s)
     s = _BOOLS.sub(lambda m: _BOOL[m.group(1)], s)
-    s = _QUALIFIER.sub("", s)
+    s = QUALIFIER.sub("", s)
     s = _CONST.sub(r"\1 const", s)
     s = _BLANK_RUN.sub(" ", s).strip()
     return _LOOSE_BLANK.sub("", s)
@@ -141,7 +141,7 @@ def parse_name(name: str) -> Parsed:
     cut = s.endswith(_ELLIPSIS)
     if cut:
         s = s.removesuffix("…").removesuffix("...").rstrip()
-    s = _EDG_LAMBDA.sub(r"{lambda\1#\2}", _ANON.sub("", s))
+    s = EDG_LAMBDA.sub(r"{lambda\1#\2}", ANON.sub("", s))
     start, end, blanks = _scan(s)
     decl = s if start is None else s[:start]
     partial = cut and start is None

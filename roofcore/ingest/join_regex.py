@@ -37,7 +37,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
-from .join_names import _ANON, _CAST, _EDG_LAMBDA, _QUALIFIER, _SUFFIX, normalise_kernel_name, parse_name
+from .join_names import ANON, CAST, EDG_LAMBDA, QUALIFIER, SUFFIX, normalise_kernel_name, parse_name
 
 #: template-argument words chained at most (fallback), and considered for the short candidates
 MAX_TOKENS, SEARCH_TOKENS = 16, 40
@@ -69,10 +69,10 @@ def _escape(s: str) -> str:
 def spellings(name: str) -> tuple[str, ...]:
     """``name`` as the tools print it (module docstring): each one normalises to ``name``'s key."""
     s = " ".join(str(name).split())
-    ncu = _QUALIFIER.sub("", _SUFFIX.sub(r"\1", _CAST.sub("", _ANON.sub("", s))))
+    ncu = QUALIFIER.sub("", SUFFIX.sub(r"\1", CAST.sub("", ANON.sub("", s))))
     cxxfilt = _BOOL_CAST.sub(lambda m: "true" if m.group(1) == "1" else "false", s)
     cxxfilt = _INT_CAST.sub(lambda m: m.group(2) + _INT_SUFFIX[m.group(1)], cxxfilt)
-    cxxfilt = _ANON.sub("(anonymous namespace)::", _EDG_LAMBDA.sub(r"{lambda\1#\2}", cxxfilt))
+    cxxfilt = ANON.sub("(anonymous namespace)::", EDG_LAMBDA.sub(r"{lambda\1#\2}", cxxfilt))
     p = parse_name(s)
     key = normalise_kernel_name(s)
     out = [s, ncu, cxxfilt, f"{s} [clone .kd]", f"{s}.kd", key]

@@ -47,7 +47,7 @@ from ..models import Workload
 from . import check_binary, max_input_bytes, register_format
 from .compression import gunzip_chunks
 from .kineto_args import DTYPES, Result
-from .kineto_build import CPU_OPS_HINT, FORMAT, SHAPES_HINT, _build
+from .kineto_build import CPU_OPS_HINT, FORMAT, SHAPES_HINT, build
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point, name_precision
 from .kineto_events import (
     CATS,
@@ -69,7 +69,7 @@ __all__ = ["CATS", "CPU_OPS_HINT", "DTYPES", "FORMAT", "K_CPUOP", "K_KERNEL", "K
            "name_precision", "op_cost", "parse"]
 
 GZIP_MAGIC = b"\x1f\x8b"
-_WINDOW = 1 << 22  # bytes of a plain input handed to the scanner at a time
+WINDOW = 1 << 22  # bytes of a plain input handed to the scanner at a time
 #: read with the compiled decoder first (:mod:`.kineto_decode`); False: the stdlib scanner alone (tests compare)
 DECODER = True
 
@@ -82,7 +82,7 @@ DECODER = True
 _HIP_TRACE = re.compile(r'"traceEvents"\s*:\s*\[\s*\{\s*\}|"ts"\s*:\s*"\d')
 
 
-def _sniff(head: str, name: str) -> bool:
+def sniff(head: str, name: str) -> bool:
     """A JSON trace: an object with ``traceEvents``, or Chrome's bare event array (``[{"ph": ..., "cat": ...``),
     and not rocprof's hip-trace JSON."""
     start = head.lstrip()[:1]
@@ -93,14 +93,14 @@ def _sniff(head: str, name: str) -> bool:
     return found and not _HIP_TRACE.search(head)
 
 
-def _chunks(data: bytes, source: str, context: dict[str, Any]) -> Iterator[bytes | memoryview]:
+def byte_chunks(data: bytes, source: str, context: dict[str, Any]) -> Iterator[bytes | memoryview]:
     """The input as byte pieces: gzip decompressed as a stream (bounded), plain data as views of ``data`` (copies
     of a mapped file's pieces, its pages let go once read: :mod:`roofcore.filemap`)."""
     if data[:2] == GZIP_MAGIC:
         limit = int(context.get("max_bytes") or max_input_bytes())
         return gunzip_chunks(data, limit, source)
     _check_head(data, source)
-    return filemap.pieces(data, _WINDOW)
+    return filemap.pieces(data, WINDOW)
 
 
 def _check_head(data: bytes, source: str) -> None:
@@ -111,7 +111,7 @@ def _check_head(data: bytes, source: str) -> None:
 
 
 @register_format(FORMAT, "PyTorch profiler trace (Kineto export_chrome_trace JSON, plain or .gz): GPU kernels, "
-                 "FLOPs/bytes from recorded shapes or CUPTI counters", _sniff, priority=20, gzip=True, mapped=True,
+                 "FLOPs/bytes from recorded shapes or CUPTI counters", sniff, priority=20, gzip=True, mapped=True,
                  role="timeline")
 def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One row per GPU kernel, memcpy and memset event (or CUPTI range); see the module docstring.
@@ -131,12 +131,12 @@ def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Wo
         keys = ", ".join(list(sc.top)[:8]) or "none"
         raise InputError(where=f"{source}: $", expected='key "traceEvents"', found=f"keys {keys}",
                          hint="is this a PyTorch profiler trace? Export one with prof.export_chrome_trace(path).")
-    return _build(sc, source, context)
+    return build(sc, source, context)
 
 
 def _checked_chunks(data: bytes, source: str, context: dict[str, Any]) -> Iterator[bytes | memoryview]:
     """The input's pieces (:func:`_chunks`), a gzip's binary content refused on its first decompressed piece."""
-    chunks = _chunks(data, source, context)
+    chunks = byte_chunks(data, source, context)
     if data[:2] == GZIP_MAGIC:
         first = next(chunks, b"")
         _check_head(bytes(first), source)  # gzip's pieces are bytes already

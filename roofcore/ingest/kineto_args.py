@@ -26,7 +26,7 @@ DTYPES: dict[str, tuple[float, str | None]] = {
 }
 
 
-class _T:
+class TensorArg:
     """A tensor argument: shape, element size (bytes), precision."""
 
     __slots__ = ("numel", "prec", "shape", "size")
@@ -40,32 +40,32 @@ class _T:
         return self.numel * self.size
 
 
-def _tensors(dims: object, types: object) -> list[_T | None]:
+def tensor_args(dims: object, types: object) -> list[TensorArg | None]:
     """Per argument, the tensor it is (dims of ints and a known dtype) or None (scalars, lists, None)."""
     if not isinstance(dims, list) or not isinstance(types, list):
         return []
-    out: list[_T | None] = []
+    out: list[TensorArg | None] = []
     for d, t in zip(dims, types, strict=False):
         spec = DTYPES.get(t) if isinstance(t, str) else None
         if spec is None or not isinstance(d, list) or not all(type(x) is int and x >= 0 for x in d):
             out.append(None)
         else:
-            out.append(_T(tuple(d), spec[0], spec[1]))
+            out.append(TensorArg(tuple(d), spec[0], spec[1]))
     return out
 
 
-def _arg(ts: list[_T | None], i: int) -> _T | None:
+def arg_at(ts: list[TensorArg | None], i: int) -> TensorArg | None:
     return ts[i] if i < len(ts) else None
 
 
-def _concrete(concrete: object, i: int) -> str | None:
+def concrete_at(concrete: object, i: int) -> str | None:
     v = concrete[i] if isinstance(concrete, list) and i < len(concrete) else None
     if isinstance(v, str) and v.strip():
         return v.strip()
     return None
 
 
-def _ints(text: str | None, n: int) -> list[int] | None:
+def ints(text: str | None, n: int) -> list[int] | None:
     if text is None:
         return None
     vals = [int(v) for v in re.findall(r"-?\d+", text)]
@@ -74,7 +74,7 @@ def _ints(text: str | None, n: int) -> list[int] | None:
     return vals if len(vals) == n else None
 
 
-def _truthy(text: str | None) -> bool | None:
+def truthy(text: str | None) -> bool | None:
     if text is None:
         return None
     low = text.lower()
@@ -90,13 +90,13 @@ Result = tuple[float, float, str | None, str, bool | str] | tuple[float, float, 
 CostFn = Callable[..., Result | None]
 
 
-def _broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...] | None:
+def broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...] | None:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         return None
 
 
-def _result(k: Kernel, extra_bytes: float = 0.0, assumed: bool | str = False) -> Result:
+def result(k: Kernel, extra_bytes: float = 0.0, assumed: bool | str = False) -> Result:
     """A :class:`Kernel` from :mod:`roofcore.ops` as a result, with bytes its formula leaves out (a bias)."""
     return float(k.flops), float(k.bytes[OFFCHIP] + extra_bytes), k.precision, str(k.unit), assumed

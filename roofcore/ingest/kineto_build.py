@@ -23,17 +23,17 @@ from .kineto_comm import group_context
 from .kineto_counters import TENSOR_FLOPS_PER_INST, counter_point
 from .kineto_events import EXPORT_HINT, K_KERNEL, K_MEMCPY, K_MEMSET, Scan
 from .kineto_link import (
-    _column,
-    _differ,
-    _ids,
-    _ints,
-    _joined,
-    _numbers,
-    _texts,
-    _thread_codes,
-    _valid_ids,
+    as_int64,
+    column,
+    differ,
+    id_index,
     innermost,
+    joined,
+    numbers,
+    texts,
+    thread_codes,
     transpose,
+    valid_ids,
 )
 from .kineto_ops import OPS, op_cost
 from .kineto_ops_grad import parent_context
@@ -54,7 +54,7 @@ _SUPERCHIP = re.compile(r"\bG[HB]\d{3}\b")
 
 
 @dataclass
-class _Events:
+class Events:
     """The GPU events as columns, and the per-row results the steps fill in."""
 
     n: int
@@ -90,7 +90,7 @@ class _Events:
         return res
 
 
-def _build(sc: Scan, source: str, context: dict[str, Any]) -> Workload:
+def build(sc: Scan, source: str, context: dict[str, Any]) -> Workload:
     warnings: list[str] = []
     if not sc.gpu and not sc.ranges:
         _no_gpu_events(sc, source)
@@ -108,16 +108,16 @@ def _build(sc: Scan, source: str, context: dict[str, Any]) -> Workload:
     return _workload(sc, ev, rows, keep, skipped, range_frame, any_shapes, source, warnings)
 
 
-def _row_ids(ev: _Events) -> np.ndarray:
+def _row_ids(ev: Events) -> np.ndarray:
     """Each GPU event's row id: its correlation id as text (``event N`` without one)."""
-    ints = _ints(ev.corr_raw)
+    ints = as_int64(ev.corr_raw)
     if ints is not None:  # every event has an integer correlation: converted in one pass
         return ints.astype(str).astype(object)
     return np.array([str(c) if c is not None else f"event {i}" for c, i in zip(ev.corr_raw, ev.ev_idx, strict=True)],
                     dtype=object)
 
 
-def _events(sc: Scan) -> _Events:
+def _events(sc: Scan) -> Events:
     """The GPU events' columns; a missing or unusable name, ``ts`` or ``dur`` records why its row is left out."""
     kernels = sc.gpu
     reasons: dict[int, str] = {}
@@ -130,51 +130,51 @@ def _events(sc: Scan) -> _Events:
     for k, nm in enumerate(names) if bad is None or bad else ():
         if type(nm) is not str or not nm.strip():
             reasons[k] = f"name: expected a kernel name, found {json.dumps(nm)[:40]}"
-    return _Events(
+    return Events(
         n=len(kernels), ev_idx=ev_idx, kind=np.array(kind, dtype=np.int64),
         names=list(names) if bad == set() else [nm if type(nm) is str else "" for nm in names],
-        ts=_numbers(ts_raw, "ts", reasons, negative_ok=True), dur=_numbers(dur_raw, "dur", reasons),
-        nbytes=_numbers(bytes_raw, "args.bytes", None), corr_raw=corr_raw, ext_raw=ext_raw,
+        ts=numbers(ts_raw, "ts", reasons, negative_ok=True), dur=numbers(dur_raw, "dur", reasons),
+        nbytes=numbers(bytes_raw, "args.bytes", None), corr_raw=corr_raw, ext_raw=ext_raw,
         dev_raw=[d if type(d) is int else None for d in dev_raw], reasons=reasons)
 
 
-def _link_ops(sc: Scan, ev: _Events) -> tuple[np.ndarray, np.ndarray]:
+def _link_ops(sc: Scan, ev: Events) -> tuple[np.ndarray, np.ndarray]:
     """``ev.op_of``: the launching op of every kernel (correlation → runtime launch → innermost enclosing cpu_op);
     returns each op's signature index and name."""
     ops, n_ops = sc.ops, len(sc.ops)
     if not (ops and ev.n):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    corr, ext = _ids(ev.corr_raw), _ids(ev.ext_raw)
-    ops_col = _column(sc.arrays, ops)
-    o_start = ops_col("ops_ts", 2, lambda v: _numbers(v, "ts", None, negative_ok=True))
-    o_end = o_start + np.nan_to_num(ops_col("ops_dur", 3, lambda v: _numbers(v, "dur", None)))
+    corr, ext = id_index(ev.corr_raw), id_index(ev.ext_raw)
+    ops_col = column(sc.arrays, ops)
+    o_start = ops_col("ops_ts", 2, lambda v: numbers(v, "ts", None, negative_ok=True))
+    o_end = o_start + np.nan_to_num(ops_col("ops_dur", 3, lambda v: numbers(v, "dur", None)))
     op_of = ev.op_of
     if sc.runtime:
-        rt_col = _column(sc.arrays, sc.runtime)
-        threads = _thread_codes(_joined(ops_col("ops_pid", 0), rt_col("rt_pid", 0)),
-                                _joined(ops_col("ops_tid", 1), rt_col("rt_tid", 1)))
-        r_time = rt_col("rt_ts", 2, lambda v: _numbers(v, "ts", None, negative_ok=True))
+        rt_col = column(sc.arrays, sc.runtime)
+        threads = thread_codes(joined(ops_col("ops_pid", 0), rt_col("rt_pid", 0)),
+                                joined(ops_col("ops_tid", 1), rt_col("rt_tid", 1)))
+        r_time = rt_col("rt_ts", 2, lambda v: numbers(v, "ts", None, negative_ok=True))
         launch_op = innermost(threads[:n_ops], o_start, o_end, threads[n_ops:], r_time)
-        r_index = _ids(rt_col("rt_corr", 3))
+        r_index = id_index(rt_col("rt_corr", 3))
         first = ~r_index.duplicated()
         r_index, launch_op = r_index[first], launch_op[first]
         at = r_index.get_indexer(corr)
-        at[~_valid_ids(ev.corr_raw)] = -1
+        at[~valid_ids(ev.corr_raw)] = -1
         op_of = np.where(at >= 0, launch_op[np.maximum(at, 0)], -1)
     # fallback (newer traces): the kernel's External id is its op's External id, not its correlation
-    ext_differs = _valid_ids(ev.ext_raw) & _differ(ev.ext_raw, ev.corr_raw)
+    ext_differs = valid_ids(ev.ext_raw) & differ(ev.ext_raw, ev.corr_raw)
     need = (op_of < 0) & ext_differs
     if need.any():
-        o_index = _ids(ops_col("", 5))
+        o_index = id_index(ops_col("", 5))
         keep = ~o_index.duplicated()
         pos = o_index[keep].get_indexer(ext[need])
         op_ids = np.flatnonzero(keep)
         op_of[need] = np.where(pos >= 0, op_ids[np.maximum(pos, 0)], -1)
     ev.op_of = op_of
-    return np.array(ops_col("", 6), dtype=np.int64), _texts(ops_col("", 4))
+    return np.array(ops_col("", 6), dtype=np.int64), texts(ops_col("", 4))
 
 
-def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray, warnings: list[str]) -> None:
+def _cost_ops(sc: Scan, ev: Events, res_of_op: np.ndarray, op_names: np.ndarray, warnings: list[str]) -> None:
     """FLOPs / bytes from each op's formula, shared among its kernels by duration; kernels grouped by their op."""
     ctx = group_context(sc.top.get("distributedInfo"), is_rocm(sc.top))
     results = [op_cost(*sig, ctx=ctx) for sig in sc.signatures]
@@ -219,7 +219,7 @@ def _cost_ops(sc: Scan, ev: _Events, res_of_op: np.ndarray, op_names: np.ndarray
     ev.group[has_op & is_kernel] = op_names[op_of[has_op & is_kernel]]
 
 
-def _memory_events(ev: _Events) -> None:
+def _memory_events(ev: Events) -> None:
     """memcpy / memset: no FLOPs, the bytes the trace records (where they go: see the module docstring)."""
     mem = ~ev.is_kernel
     if not mem.any():
@@ -239,7 +239,7 @@ def _memory_events(ev: _Events) -> None:
     ev.b_pcie[mk[host]] = b[host]
 
 
-def _ranges(sc: Scan, ev: _Events, context: dict[str, Any], source: str, warnings: list[str]
+def _ranges(sc: Scan, ev: Events, context: dict[str, Any], source: str, warnings: list[str]
             ) -> pd.DataFrame | None:
     """CUPTI range counters onto the kernels of the same name and order; the rows of a ranges-only trace."""
     if not sc.ranges:
@@ -274,7 +274,7 @@ def _ranges(sc: Scan, ev: _Events, context: dict[str, Any], source: str, warning
     return None
 
 
-def _left_out(ev: _Events, rows: np.ndarray, range_frame: pd.DataFrame | None, source: str
+def _left_out(ev: Events, rows: np.ndarray, range_frame: pd.DataFrame | None, source: str
               ) -> tuple[np.ndarray, list[Skipped]]:
     """The rows kept, and those left out with their reasons; no usable row at all is an error."""
     skipped: list[Skipped] = []
@@ -291,7 +291,7 @@ def _left_out(ev: _Events, rows: np.ndarray, range_frame: pd.DataFrame | None, s
     return keep, skipped
 
 
-def _warn(sc: Scan, ev: _Events, keep: np.ndarray, any_shapes: bool, warnings: list[str]) -> None:
+def _warn(sc: Scan, ev: Events, keep: np.ndarray, any_shapes: bool, warnings: list[str]) -> None:
     """Unknown FLOPs (and what to record), 0 µs events, a truncated file, entries that are not events."""
     is_kernel = ev.is_kernel
     unknown = int((is_kernel & keep & np.isnan(ev.flops)).sum())
@@ -323,7 +323,7 @@ def _warn(sc: Scan, ev: _Events, keep: np.ndarray, any_shapes: bool, warnings: l
                         "not a JSON object and ignored.")
 
 
-def _unknown_count(ev: _Events, keep: np.ndarray) -> str:
+def _unknown_count(ev: Events, keep: np.ndarray) -> str:
     """``"17 of 38 kernels (48 of 174 launches) have"``: the kernels with unknown FLOPs among those the workload
     keeps, counted as every page counts them (roofcore.counting: launches of one kernel are one kernel; copies
     count, runtime and queue entries do not: roofcore.ingest.pseudo)."""
@@ -338,7 +338,7 @@ def _unknown_count(ev: _Events, keep: np.ndarray) -> str:
     return f"{k:,} of {_n(k_all, 'kernel')}{launches} {'has' if k == 1 else 'have'}"
 
 
-def _workload(sc: Scan, ev: _Events, rows: np.ndarray, keep: np.ndarray, skipped: list[Skipped],
+def _workload(sc: Scan, ev: Events, rows: np.ndarray, keep: np.ndarray, skipped: list[Skipped],
               range_frame: pd.DataFrame | None, any_shapes: bool, source: str, warnings: list[str]) -> Workload:
     """The frame of the kept rows (and range rows), with the device and the trace's meta."""
     n = ev.n
@@ -413,11 +413,11 @@ def _range_rows(sc: Scan, points: list[dict[str, Any]], r_names: list[str], sour
     if launches and len(launches) == m and sc.ops:
         o_pid, o_tid, o_ts, o_dur, o_name = transpose(sc.ops, 5)
         l_pid, l_tid, l_ts = [r[0] for r in launches], [r[1] for r in launches], [r[2] for r in launches]
-        threads = _thread_codes(list(o_pid) + l_pid, list(o_tid) + l_tid)
-        start = _numbers(o_ts, "ts", None, negative_ok=True)
-        end = start + np.nan_to_num(_numbers(o_dur, "dur", None))
+        threads = thread_codes(list(o_pid) + l_pid, list(o_tid) + l_tid)
+        start = numbers(o_ts, "ts", None, negative_ok=True)
+        end = start + np.nan_to_num(numbers(o_dur, "dur", None))
         at = innermost(threads[: len(o_pid)], start, end, threads[len(o_pid):],
-                       _numbers(l_ts, "ts", None, negative_ok=True))
+                       numbers(l_ts, "ts", None, negative_ok=True))
         op_names = np.array([nm if type(nm) is str else None for nm in o_name], dtype=object)
         group = op_names[np.maximum(at, 0)]  # a copy (fancy indexing)
         group[at < 0] = None

@@ -45,7 +45,7 @@ from typing import Any
 
 from .. import ops
 from ..models import OFFCHIP
-from .kineto_args import _T, CostFn, Result, _arg, _concrete
+from .kineto_args import CostFn, Result, TensorArg, arg_at, concrete_at
 
 #: args of ``record_param_comms`` events kept beside Input Dims (kineto_events' signature ``extra``)
 EXTRA_ARGS = ("Collective name", "Group size", "In msg nelems", "Out msg nelems", "dtype")
@@ -106,12 +106,12 @@ def _group(ctx: dict[str, Any] | None, text: str | None = None) -> tuple[int | N
     return None, False
 
 
-def _tensor_bytes(ts: list[_T | None], at: int = 0) -> tuple[float, str | None] | None:
-    t = _arg(ts, at)
+def _tensor_bytes(ts: list[TensorArg | None], at: int = 0) -> tuple[float, str | None] | None:
+    t = arg_at(ts, at)
     return (t.bytes, t.prec) if t is not None else None
 
 
-def _record_param_comms(ts: list[_T | None], concrete: object, name: str,
+def _record_param_comms(ts: list[TensorArg | None], concrete: object, name: str,
                         extra: tuple[tuple[str, Any], ...] = (), ctx: dict[str, Any] | None = None
                         ) -> Result | None:
     """``record_param_comms`` / ``nccl:*``: size from In/Out msg nelems × dtype, group from ``Group size``."""
@@ -138,12 +138,12 @@ def _tensor_collective(kind: str, group_at: int | None = None, scale_gather: boo
     """An op whose argument ``at`` is the tensor reduced / sent (``scale_gather``: the op's input is one rank's
     share of an all-gather, so the gathered size is ``n`` × it); ``group_at``: position of a recorded group size."""
 
-    def cost(ts: list[_T | None], concrete: object, name: str, extra: tuple[tuple[str, Any], ...] = (),
+    def cost(ts: list[TensorArg | None], concrete: object, name: str, extra: tuple[tuple[str, Any], ...] = (),
              ctx: dict[str, Any] | None = None) -> Result | None:
         tb = _tensor_bytes(ts, at)
         if tb is None:
             return None
-        text = _concrete(concrete, group_at) if group_at is not None else None
+        text = concrete_at(concrete, group_at) if group_at is not None else None
         n, note = _group(ctx, text)
         if not n:
             return None

@@ -29,16 +29,16 @@ import msgspec
 from .. import limits
 from ..errors import LimitError
 from .kineto_events import (
-    _COMM_ARGS,
-    _SCAN,
     CATS,
+    COMM_ARGS,
     K_CPUOP,
     K_MEMSET,
     K_RUNTIME,
     MARKS,
     MODULE_PREFIX,
+    SCAN,
     Scan,
-    _signature,
+    signature,
 )
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ PIECE = 1 << 19
 _HEAD_MAX = 1 << 26
 
 _Scalar = int | float | str | None
-_SIG_KEYS = ("Input Dims", "Input type", "Concrete Inputs", *_COMM_ARGS)
+_SIG_KEYS = ("Input Dims", "Input type", "Concrete Inputs", *COMM_ARGS)
 #: the arrays a decoded scan carries (Scan.arrays): ops' and launches' pid, tid (int64, where every one is an
 #: integer), ts, ops' dur (float64) and launches' correlation (int64)
 ARRAYS = ("ops_pid", "ops_tid", "ops_ts", "ops_dur", "rt_pid", "rt_tid", "rt_ts", "rt_corr")
@@ -105,7 +105,7 @@ _RAW_EVENTS = msgspec.json.Decoder(list[_RawArgs])
 _ANY = msgspec.json.Decoder()
 
 
-class _Input:
+class Input:
     """The input as one growing buffer: a whole file (bytes or a map, pages released as read) or decompressed
     pieces appended as needed and dropped once decoded."""
 
@@ -144,7 +144,7 @@ def scan(data: bytes, chunks: Iterator[bytes | memoryview] | None, source: str, 
          ) -> Scan:
     """The events of a trace (:class:`.kineto_events.Scan`) from ``data`` (bytes or a map) or, where ``chunks``
     is given, from its decompressed pieces; :class:`Fallback` where the scanner must read it."""
-    src = _Input(data, chunks)
+    src = Input(data, chunks)
     out = Scan()
     i, bare = _head(src, out)
     out.seen_events = True
@@ -179,7 +179,7 @@ def _text(raw: bytes, final: bool) -> str:
         raise Fallback from None
 
 
-def _head(src: _Input, out: Scan) -> tuple[int, bool]:
+def _head(src: Input, out: Scan) -> tuple[int, bool]:
     """The top-level keys before ``traceEvents`` into ``out.top``; returns the byte position just after the
     events array's ``[`` and whether the trace is a bare array."""
     want = 1 << 12
@@ -217,7 +217,7 @@ def _parse_head(s: str, out: Scan) -> tuple[str, int, bool] | None:
             return None
         if s[i] != '"':
             raise Fallback
-        key, i = _SCAN(s, i)
+        key, i = SCAN(s, i)
         i = _ws(s, i)
         if s[i] != ":":
             raise Fallback
@@ -227,7 +227,7 @@ def _parse_head(s: str, out: Scan) -> tuple[str, int, bool] | None:
                 raise Fallback
             out.top.update(top)
             return s, i + 1, False
-        top[key], i = _SCAN(s, i)
+        top[key], i = SCAN(s, i)
         if i >= len(s):
             return None
         i = _ws(s, i)
@@ -238,7 +238,7 @@ def _parse_head(s: str, out: Scan) -> tuple[str, int, bool] | None:
         i = _ws(s, i + 1)
 
 
-def _tail(src: _Input, i: int, bare: bool, out: Scan) -> None:
+def _tail(src: Input, i: int, bare: bool, out: Scan) -> None:
     """What follows the events array: nothing (a bare array) or the object's other keys, then its end."""
     while src.more():
         pass
@@ -250,11 +250,11 @@ def _tail(src: _Input, i: int, bare: bool, out: Scan) -> None:
         if not bare:
             while s[j] == ",":
                 j = _ws(s, j + 1)
-                key, j = _SCAN(s, j)
+                key, j = SCAN(s, j)
                 j = _ws(s, j)
                 if s[j] != ":" or key == "traceEvents" or key in out.top:
                     raise Fallback
-                out.top[key], j = _SCAN(s, _ws(s, j + 1))
+                out.top[key], j = SCAN(s, _ws(s, j + 1))
                 j = _ws(s, j)
             if s[j] != "}":
                 raise Fallback
@@ -268,7 +268,7 @@ def _tail(src: _Input, i: int, bare: bool, out: Scan) -> None:
 # --------------------------------------------------------------------------------------------- events
 
 
-def _events(src: _Input, i: int, b: _Bucket) -> int:
+def _events(src: Input, i: int, b: _Bucket) -> int:
     """Decode the events from byte ``i`` (just after ``[``) piece by piece; returns the position after ``]``."""
     while True:
         while len(src.buf) - i < 64 and src.more():
@@ -302,7 +302,7 @@ def _events(src: _Input, i: int, b: _Bucket) -> int:
         i = src.drop(m.end() - 1)
 
 
-def _last(src: _Input, i: int, b: _Bucket) -> int:
+def _last(src: Input, i: int, b: _Bucket) -> int:
     """The last piece: up to the ``}`` before the array's ``]`` (the first such end whose piece decodes)."""
     for tries, m in enumerate(_END.finditer(src.buf, i)):
         if tries >= 8:
@@ -333,7 +333,7 @@ class _Bucket:
     def _arrays(self, o0: int, r0: int) -> None:
         """The numbers of this piece's ops and launches as arrays, made while their values are in the cache (the
         same values :mod:`.kineto_build` would make of the tuples: :func:`.kineto_link._numbers`, ``_ints``)."""
-        from .kineto_link import _ints, _numbers, transpose
+        from .kineto_link import as_int64, numbers, transpose
 
         out, cols = self.out, self.cols
         for rows, first, names in ((out.ops, o0, ("ops_pid", "ops_tid", "ops_ts", "ops_dur")),
@@ -341,8 +341,8 @@ class _Bucket:
             if len(rows) == first:
                 continue
             pid, tid, ts, last = transpose(rows[first:], 4)
-            got = (_ints(pid), _ints(tid), _numbers(ts, "ts", None, negative_ok=True),
-                   _ints(last) if names[3] == "rt_corr" else _numbers(last, "dur", None))
+            got = (as_int64(pid), as_int64(tid), numbers(ts, "ts", None, negative_ok=True),
+                   as_int64(last) if names[3] == "rt_corr" else numbers(last, "dur", None))
             for name, arr in zip(names, got, strict=True):
                 col = cols[name]
                 if arr is None:
@@ -443,7 +443,7 @@ class _Bucket:
                     _depth(text)
                     args[k] = _ANY.decode(text)
             name = cast(str, nm)  # costed: a string (is_costed above)
-            res = self.raw_memo[key] = _signature(name, args, self.memo, self.out.signatures)
+            res = self.raw_memo[key] = signature(name, args, self.memo, self.out.signatures)
         return res
 
     def _ranges(self, ranges: list[tuple[int, _Scalar]], piece: bytes, first: int) -> None:

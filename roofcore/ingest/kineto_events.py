@@ -26,7 +26,7 @@ EXPORT_HINT = "export the trace again with prof.export_chrome_trace(path)."
 _DECODER = json.JSONDecoder()
 #: the stdlib's C scanner (made by JSONDecoder.__init__; typeshed has no stub for it): ``(value, end)`` of the
 #: JSON value at a position (StopIteration where none starts)
-_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # no stub
+SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # no stub
 _WS = re.compile(r"[ \t\n\r]*")
 _COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 
@@ -141,7 +141,7 @@ def _kind(v: object) -> str:
 
 def _value(tx: _Text, i: int) -> tuple[object, int]:
     """One JSON value at ``i`` (reading further windows while it is cut off by the window's end)."""
-    scan = _SCAN
+    scan = SCAN
     while True:
         try:
             value, j = scan(tx.s, i)
@@ -252,7 +252,7 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
     flat list; an event cut by the end of the window is decoded again once the next window is read. The rare
     counts (entries that are no object, string times, empty objects) go to ``out`` directly.
     """
-    scan, comma, cats = _SCAN, _COMMA.match, CATS
+    scan, comma, cats = SCAN, _COMMA.match, CATS
     intern = dict[str, str]().setdefault  # one string object per distinct name
     gpu, runtime, ops, ranges = out.gpu.append, out.runtime.append, out.ops.append, out.ranges.append
     signatures = out.signatures
@@ -300,7 +300,7 @@ def _scan_events(tx: _Text, i: int, out: Scan, costed: Container[str]) -> int:
                                 runtime((e.get("pid"), e.get("tid"), e.get("ts"), corr, nm))
                         elif c == K_CPUOP:
                             shapes = "Input Dims" in a
-                            res = _signature(nm, a, memo, signatures) if shapes and type(nm) is str and nm in costed \
+                            res = signature(nm, a, memo, signatures) if shapes and type(nm) is str and nm in costed \
                                 else -1
                             ops((e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur"), nm, a.get("External id"), res,
                                  shapes))
@@ -347,14 +347,14 @@ def _read_on(tx: _Text, i: int, ex: StopIteration | json.JSONDecodeError) -> int
 
 
 #: a collective's args kept beside its inputs (roofcore.ingest.kineto_comm.EXTRA_ARGS)
-_COMM_ARGS = ("Collective name", "Group size", "In msg nelems", "Out msg nelems", "dtype")
+COMM_ARGS = ("Collective name", "Group size", "In msg nelems", "Out msg nelems", "dtype")
 
 
-def _signature(nm: str, a: dict[str, Any], memo: dict[str, int], signatures: list[Signature]) -> int:
+def signature(nm: str, a: dict[str, Any], memo: dict[str, int], signatures: list[Signature]) -> int:
     """The index of a CPU op's (name, input dims, types, concrete inputs, extra) in ``signatures``, added once;
     ``extra``: a collective's args beside its inputs (``record_param_comms``: :data:`_COMM_ARGS`), else ()."""
     dims, types, conc = a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")
-    extra = tuple((k, a[k]) for k in _COMM_ARGS if k in a) if "Collective name" in a else ()
+    extra = tuple((k, a[k]) for k in COMM_ARGS if k in a) if "Collective name" in a else ()
     key = repr((nm, dims, types, conc, extra))
     res = memo.get(key, -2)
     if res == -2:

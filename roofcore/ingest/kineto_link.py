@@ -19,7 +19,7 @@ Values: TypeAlias = np.ndarray | Sequence[object]
 # --------------------------------------------------------------------------------------------- numbers
 
 
-def _numbers(values: Values, what: str, reasons: dict[int, str] | None, *, negative_ok: bool = False
+def numbers(values: Values, what: str, reasons: dict[int, str] | None, *, negative_ok: bool = False
              ) -> np.ndarray:
     """Floats (NaN for missing); a present but non-numeric, non-finite or negative value records a reason."""
     try:
@@ -62,7 +62,7 @@ def transpose(rows: Sequence[tuple[Any, ...]], width: int) -> list[list[Any]]:
     return [list(map(itemgetter(k), rows)) for k in range(width)]
 
 
-def _ints(values: Values) -> np.ndarray | None:
+def as_int64(values: Values) -> np.ndarray | None:
     """The values as int64 when every one is a JSON integer that fits (the usual case, read at C speed), else
     None. An int64 array (the decoder's columns) is returned as it is."""
     if isinstance(values, np.ndarray):
@@ -75,9 +75,9 @@ def _ints(values: Values) -> np.ndarray | None:
         return None
 
 
-def _ids(values: Values) -> pd.Index:
+def id_index(values: Values) -> pd.Index:
     """Correlation / External ids as an index (ints stay ints; anything unhashable becomes missing)."""
-    ints = _ints(values)
+    ints = as_int64(values)
     if ints is not None:
         return pd.Index(ints)
     clean = [v if type(v) in (int, str) else None for v in values]
@@ -141,16 +141,16 @@ def _climb(ptr: np.ndarray, parent: np.ndarray, end: np.ndarray, at: np.ndarray)
         active = active[ptr[active] >= 0]
 
 
-def _valid_ids(values: Values) -> np.ndarray:
+def valid_ids(values: Values) -> np.ndarray:
     """Which ids are usable for linking (JSON integers or strings)."""
     if set(map(type, values)) <= {int, str}:
         return np.ones(len(values), dtype=bool)
     return np.array([type(v) in (int, str) for v in values], dtype=bool)
 
 
-def _thread_codes(pids: Values, tids: Values) -> np.ndarray:
+def thread_codes(pids: Values, tids: Values) -> np.ndarray:
     def codes(vals: Values) -> np.ndarray:
-        ints = _ints(vals)  # codes in order of first appearance either way
+        ints = as_int64(vals)  # codes in order of first appearance either way
         clean = ints if ints is not None else np.array([v if type(v) in (int, str) else None for v in vals],
                                                        dtype=object)
         c, _ = pd.factorize(clean, use_na_sentinel=False)
@@ -174,7 +174,7 @@ class _Col(Protocol):
     def __call__(self, name: str, k: int) -> np.ndarray | list[Any]: ...
 
 
-def _column(arrays: dict[str, np.ndarray], rows: list[tuple[Any, ...]]) -> _Col:
+def column(arrays: dict[str, np.ndarray], rows: list[tuple[Any, ...]]) -> _Col:
     """``col(name, k, convert)``: the decoder's array ``name`` where it made one, else column ``k`` of ``rows``
     (through ``convert``)."""
     def col(name: str, k: int, convert: Callable[[list[Any]], np.ndarray] | None = None
@@ -187,23 +187,23 @@ def _column(arrays: dict[str, np.ndarray], rows: list[tuple[Any, ...]]) -> _Col:
     return cast(_Col, col)  # the overloads: with ``convert``, an array either way
 
 
-def _joined(a: Values, b: Values) -> np.ndarray | list[object]:
+def joined(a: Values, b: Values) -> np.ndarray | list[object]:
     """Two columns one after the other (arrays joined as arrays)."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return np.concatenate([a, b])
     return list(a) + list(b)
 
 
-def _differ(a: Values, b: Values) -> np.ndarray:
+def differ(a: Values, b: Values) -> np.ndarray:
     """``a[i] != b[i]`` per position (vectorised where both are integers)."""
-    ia, ib = _ints(a), _ints(b)
+    ia, ib = as_int64(a), as_int64(b)
     if ia is not None and ib is not None:
         res: np.ndarray = ia != ib
         return res
     return np.array([x != y for x, y in zip(a, b, strict=True)], dtype=bool)
 
 
-def _texts(values: Values) -> np.ndarray:
+def texts(values: Values) -> np.ndarray:
     """Names as an object array, None where a value is no string."""
     if set(map(type, values)) == {str}:
         return np.array(values, dtype=object)

@@ -44,21 +44,21 @@ from typing import Any
 from .. import ops
 from ..errors import InputError
 from .kineto_args import (  # noqa: F401
-    _T,
     DTYPES,
     CostFn,
     Result,
-    _arg,
-    _broadcast,
-    _concrete,
-    _ints,
-    _result,
-    _tensors,
-    _truthy,
+    TensorArg,
+    arg_at,
+    broadcast,
+    concrete_at,
+    ints,
+    result,
+    tensor_args,
+    truthy,
 )
 
 
-def _matmul_like(a: _T | None, b: _T | None, extra: Sequence[_T | None] = ()) -> Result | None:
+def _matmul_like(a: TensorArg | None, b: TensorArg | None, extra: Sequence[TensorArg | None] = ()) -> Result | None:
     """``a @ b`` with PyTorch's rules (1-D operands promoted, batch dims broadcast); ``extra`` (a bias) read too."""
     if a is None or b is None or not a.shape or not b.shape or a.prec is None or b.prec is None:
         return None  # integer matmuls: no precision to place them under
@@ -69,58 +69,58 @@ def _matmul_like(a: _T | None, b: _T | None, extra: Sequence[_T | None] = ()) ->
         sb = [*sb, 1]
     (m, k), (k2, n) = sa[-2:], sb[-2:]
     ba, bb = math.prod(sa[:-2]), math.prod(sb[:-2])
-    batch = _broadcast([tuple(sa[:-2]), tuple(sb[:-2])])
+    batch = broadcast([tuple(sa[:-2]), tuple(sb[:-2])])
     if k != k2 or batch is None:
         return None
     bias = sum(t.bytes for t in extra if t is not None)
     dtypes = {"a_dtype": a.prec, "b_dtype": b.prec, "out_dtype": a.prec}
     if bb == 1:  # b shared by every batch entry of a: one matmul with m·batch rows
-        return _result(ops.matmul(ba * m, n, k, a.prec, **dtypes), bias)
+        return result(ops.matmul(ba * m, n, k, a.prec, **dtypes), bias)
     if ba == 1:  # a shared: (a @ b)ᵀ = bᵀ @ aᵀ, one matmul with n·batch rows
-        return _result(ops.matmul(bb * n, m, k, b.prec, a_dtype=b.prec, b_dtype=a.prec, out_dtype=a.prec), bias)
+        return result(ops.matmul(bb * n, m, k, b.prec, a_dtype=b.prec, b_dtype=a.prec, out_dtype=a.prec), bias)
     if ba == bb == math.prod(batch):
-        return _result(ops.batched_matmul(ba, m, n, k, a.prec, **dtypes), bias)
+        return result(ops.batched_matmul(ba, m, n, k, a.prec, **dtypes), bias)
     return None  # both batched but broadcast against each other ([2,1,..] @ [1,3,..]): not in ops' formulas
 
 
-def _mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    a, b = _arg(ts, 0), _arg(ts, 1)
+def _mm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    a, b = arg_at(ts, 0), arg_at(ts, 1)
     if a is None or b is None or len(a.shape) != 2 or len(b.shape) != 2:
         return None
     return _matmul_like(a, b)
 
 
-def _addmm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    a, b = _arg(ts, 1), _arg(ts, 2)
+def _addmm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    a, b = arg_at(ts, 1), arg_at(ts, 2)
     if a is None or b is None or len(a.shape) != 2 or len(b.shape) != 2:
         return None
-    return _matmul_like(a, b, [_arg(ts, 0)])
+    return _matmul_like(a, b, [arg_at(ts, 0)])
 
 
-def _bmm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    a, b = _arg(ts, 0), _arg(ts, 1)
+def _bmm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    a, b = arg_at(ts, 0), arg_at(ts, 1)
     if a is None or b is None or len(a.shape) != 3 or len(b.shape) != 3 or a.shape[0] != b.shape[0]:
         return None
     return _matmul_like(a, b)
 
 
-def _baddbmm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    a, b = _arg(ts, 1), _arg(ts, 2)
+def _baddbmm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    a, b = arg_at(ts, 1), arg_at(ts, 2)
     if a is None or b is None or len(a.shape) != 3 or len(b.shape) != 3 or a.shape[0] != b.shape[0]:
         return None
-    return _matmul_like(a, b, [_arg(ts, 0)])
+    return _matmul_like(a, b, [arg_at(ts, 0)])
 
 
-def _matmul(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    return _matmul_like(_arg(ts, 0), _arg(ts, 1))
+def _matmul(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    return _matmul_like(arg_at(ts, 0), arg_at(ts, 1))
 
 
-def _linear(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    x, w = _arg(ts, 0), _arg(ts, 1)
+def _linear(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    x, w = arg_at(ts, 0), arg_at(ts, 1)
     if x is None or w is None or not x.shape or len(w.shape) not in (1, 2):
         return None
-    wt = _T(tuple(reversed(w.shape)), w.size, w.prec)  # y = x @ w.T
-    return _matmul_like(x, wt, [_arg(ts, 2)])
+    wt = TensorArg(tuple(reversed(w.shape)), w.size, w.prec)  # y = x @ w.T
+    return _matmul_like(x, wt, [arg_at(ts, 2)])
 
 
 #: positions of (stride, padding, dilation, transposed, output_padding, groups) among an op's arguments
@@ -135,8 +135,8 @@ _CONV_ARGS = {
 }
 
 
-def _conv(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    x, w = _arg(ts, 0), _arg(ts, 1)
+def _conv(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    x, w = arg_at(ts, 0), arg_at(ts, 1)
     if x is None or w is None or len(w.shape) < 3:
         return None
     nsp = len(w.shape) - 2
@@ -147,27 +147,27 @@ def _conv(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     else:
         return None
     st, pa, di, tr, op, gr = _CONV_ARGS[name]
-    bias = _arg(ts, 2)
-    if name == "aten::cudnn_convolution" and isinstance(bias, _T):
+    bias = arg_at(ts, 2)
+    if name == "aten::cudnn_convolution" and isinstance(bias, TensorArg):
         st, pa, di, gr = 4, 3, 5, 6  # PyTorch ≤ 1.7: (self, weight, bias, padding, stride, dilation, groups, ...)
     if name in ("aten::cudnn_convolution", "aten::cudnn_convolution_transpose"):
-        bias = bias if isinstance(bias, _T) and len(bias.shape) == 1 else None
+        bias = bias if isinstance(bias, TensorArg) and len(bias.shape) == 1 else None
     bias_bytes = bias.bytes if bias is not None else 0.0
-    transposed = tr if isinstance(tr, bool) else (_truthy(_concrete(concrete, tr)) if tr is not None else False)
+    transposed = tr if isinstance(tr, bool) else (truthy(concrete_at(concrete, tr)) if tr is not None else False)
     kern = w.shape[2:]
-    pad_text = _concrete(concrete, pa)
-    stride, dil = _ints(_concrete(concrete, st), nsp), _ints(_concrete(concrete, di), nsp)
-    groups = _ints(_concrete(concrete, gr), 1) if gr is not None else None
+    pad_text = concrete_at(concrete, pa)
+    stride, dil = ints(concrete_at(concrete, st), nsp), ints(concrete_at(concrete, di), nsp)
+    groups = ints(concrete_at(concrete, gr), 1) if gr is not None else None
     g = groups[0] if groups and groups[0] > 0 else 1
     if pad_text is not None and pad_text.strip("'\"").lower() in ("same", "valid"):
         same = pad_text.strip("'\"").lower() == "same"
         pad = None if same else [0] * nsp
     else:
         same = False
-        pad = _ints(pad_text, nsp)
+        pad = ints(pad_text, nsp)
     assumed = False
     if transposed:
-        outpad = _ints(_concrete(concrete, op), nsp) if op is not None else None
+        outpad = ints(concrete_at(concrete, op), nsp) if op is not None else None
         if transposed is None or stride is None or pad is None or dil is None:
             return None
         outpad = outpad or [0] * nsp
@@ -184,7 +184,7 @@ def _conv(ts: list[_T | None], concrete: object, name: str) -> Result | None:
                 k = ops.conv2d(n, c, h, wd, cout, kern[0], kern[1], x.prec, stride=stride[0], padding=pad[0])
             except InputError:
                 return None  # a filter larger than the padded input
-            return _result(k, bias_bytes)
+            return result(k, bias_bytes)
         if same:
             out_sp = list(in_sp)
         elif stride is not None and pad is not None and dil is not None:
@@ -202,15 +202,15 @@ def _conv(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     return float(flops), float(nbytes), x.prec, "matrix", assumed
 
 
-def _conv_backward(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    gout, x, w = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+def _conv_backward(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    gout, x, w = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 2)
     if gout is None or x is None or w is None or len(w.shape) < 3 or len(gout.shape) != len(x.shape):
         return None
     nsp = len(w.shape) - 2
     if len(x.shape) not in (nsp + 1, nsp + 2):
         return None
-    transposed = _truthy(_concrete(concrete, 7))
-    mask_text = _concrete(concrete, 10)
+    transposed = truthy(concrete_at(concrete, 7))
+    mask_text = concrete_at(concrete, 10)
     mask = [m.lower() == "true" for m in re.findall(r"[A-Za-z]+", mask_text)] if mask_text else [True, True, False]
     if len(mask) != 3:
         return None
@@ -227,36 +227,36 @@ def _conv_backward(ts: list[_T | None], concrete: object, name: str) -> Result |
     return float(flops), float(nbytes), x.prec, "matrix", False
 
 
-def _conv_backward_input(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _conv_backward_input(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """PyTorch ≤ 1.10: ``(self_size, grad_output, weight, padding, stride, dilation, groups, ...)``. FLOPs are
     the forward's, 2·numel(grad_output)·(C/groups)·∏kernel, whatever the stride; the grad input's size is
     ``self_size`` where recorded, else assumed equal to the grad output's spatial size (flagged)."""
-    gout, w = _arg(ts, 1), _arg(ts, 2)
+    gout, w = arg_at(ts, 1), arg_at(ts, 2)
     if gout is None or w is None or len(w.shape) < 3 or len(gout.shape) != len(w.shape):
         return None
     flops = 2 * gout.numel * w.shape[1] * math.prod(w.shape[2:])
-    size = _ints(_concrete(concrete, 0), len(gout.shape))
+    size = ints(concrete_at(concrete, 0), len(gout.shape))
     assumed = size is None
     gin = math.prod(size) if size else gout.numel // gout.shape[1] * w.shape[1]
     return float(flops), float(gout.bytes + w.bytes + gin * gout.size), gout.prec, "matrix", assumed
 
 
-def _conv_backward_weight(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _conv_backward_weight(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """PyTorch ≤ 1.10: ``(weight_size, grad_output, self, ...)``: forward FLOPs, 2·numel(grad_output)·∏weight[1:];
     unknown when ``weight_size`` is not recorded (no ``Concrete Inputs``)."""
-    gout, x = _arg(ts, 1), _arg(ts, 2)
-    size = _ints(_concrete(concrete, 0), len(gout.shape)) if gout is not None else None
+    gout, x = arg_at(ts, 1), arg_at(ts, 2)
+    size = ints(concrete_at(concrete, 0), len(gout.shape)) if gout is not None else None
     if gout is None or x is None or size is None or len(x.shape) != len(gout.shape):
         return None
     flops = 2 * gout.numel * math.prod(size[1:])
     return float(flops), float(gout.bytes + x.bytes + math.prod(size) * gout.size), gout.prec, "matrix", False
 
 
-def _elementwise(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def elementwise(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     tensors = [t for t in ts if t is not None]
     if not tensors:
         return None
-    shape = _broadcast([t.shape for t in tensors])
+    shape = broadcast([t.shape for t in tensors])
     if shape is None:
         return None
     out = math.prod(shape)
@@ -265,52 +265,52 @@ def _elementwise(ts: list[_T | None], concrete: object, name: str) -> Result | N
     return float(out), float(nbytes), tensors[0].prec, "vector", False
 
 
-def _copy(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    dst, src = _arg(ts, 0), _arg(ts, 1)
+def _copy(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    dst, src = arg_at(ts, 0), arg_at(ts, 1)
     if dst is None or src is None:
         return None
     return 0.0, float(dst.bytes + src.bytes), None, "vector", False
 
 
-def _fill(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    dst = _arg(ts, 0)
+def _fill(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    dst = arg_at(ts, 0)
     if dst is None:
         return None
     return 0.0, float(dst.bytes), None, "vector", False
 
 
-def _softmax(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    x = _arg(ts, 0)
+def _softmax(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    x = arg_at(ts, 0)
     if x is None or x.prec is None or not x.numel:
         return None
-    return _result(ops.softmax(1, x.numel, x.prec))  # FLOPs and bytes depend on the element count only
+    return result(ops.softmax(1, x.numel, x.prec))  # FLOPs and bytes depend on the element count only
 
 
-def _layer_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _layer_norm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``(input, normalized_shape, weight, bias, eps)``: hidden = ∏normalized_shape (or the weight's size);
     without a weight (``elementwise_affine=False``) the normalisation alone."""
-    x, wt = _arg(ts, 0), _arg(ts, 2)
-    shape = _ints(_concrete(concrete, 1), len(re.findall(r"-?\d+", _concrete(concrete, 1) or "")))
+    x, wt = arg_at(ts, 0), arg_at(ts, 2)
+    shape = ints(concrete_at(concrete, 1), len(re.findall(r"-?\d+", concrete_at(concrete, 1) or "")))
     hidden = math.prod(shape) if shape else (wt.numel if wt is not None else None)
     if x is None or x.prec is None or not hidden or x.numel % hidden:
         return None
-    return _result(ops.layernorm(x.numel // hidden, hidden, x.prec, affine=wt is not None))
+    return result(ops.layernorm(x.numel // hidden, hidden, x.prec, affine=wt is not None))
 
 
-def _rms_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    x, wt = _arg(ts, 0), _arg(ts, 2)
-    shape = _ints(_concrete(concrete, 1), len(re.findall(r"-?\d+", _concrete(concrete, 1) or "")))
+def _rms_norm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    x, wt = arg_at(ts, 0), arg_at(ts, 2)
+    shape = ints(concrete_at(concrete, 1), len(re.findall(r"-?\d+", concrete_at(concrete, 1) or "")))
     hidden = math.prod(shape) if shape else (wt.numel if wt is not None else (x.shape[-1] if x and x.shape else 0))
     if x is None or x.prec is None or not hidden or x.numel % hidden:
         return None
-    return _result(ops.rmsnorm(x.numel // hidden, hidden, x.prec))
+    return result(ops.rmsnorm(x.numel // hidden, hidden, x.prec))
 
 
-def _embedding(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    table, idx = _arg(ts, 0), _arg(ts, 1)
+def _embedding(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    table, idx = arg_at(ts, 0), arg_at(ts, 1)
     if table is None or idx is None or table.prec is None or len(table.shape) != 2 or not table.shape[0]:
         return None
-    return _result(ops.embedding(idx.numel, table.shape[1], table.shape[0], table.prec))
+    return result(ops.embedding(idx.numel, table.shape[1], table.shape[0], table.prec))
 
 
 #: attention ops: (layout of q/k/v, position of is_causal among the arguments)
@@ -322,10 +322,10 @@ _ATTENTION = {
 }
 
 
-def _attention(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    q, k = _arg(ts, 0), _arg(ts, 1)
+def _attention(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    q, k = arg_at(ts, 0), arg_at(ts, 1)
     layout, at = _ATTENTION[name]
-    causal = _truthy(_concrete(concrete, at))
+    causal = truthy(concrete_at(concrete, at))
     if q is None or k is None or q.prec is None or len(q.shape) != 4 or len(k.shape) != 4 or causal is None:
         return None  # without is_causal the pairs computed are unknown (a causal mask halves them)
     if layout == "bhsd":
@@ -337,7 +337,7 @@ def _attention(ts: list[_T | None], concrete: object, name: str) -> Result | Non
                                    kv_dtype=k.prec or q.prec)
     except InputError:
         return None  # heads not a multiple of the K/V heads
-    return _result(kern)
+    return result(kern)
 
 
 _ELEMENTWISE = (
@@ -352,7 +352,7 @@ OPS: dict[str, CostFn] = {
     **dict.fromkeys(_CONV_ARGS, _conv), "aten::convolution_backward": _conv_backward,
     "aten::cudnn_convolution_backward_input": _conv_backward_input,
     "aten::cudnn_convolution_backward_weight": _conv_backward_weight,
-    **{f"aten::{n}": _elementwise for n in _ELEMENTWISE}, **{f"aten::{n}_": _elementwise for n in _ELEMENTWISE},
+    **{f"aten::{n}": elementwise for n in _ELEMENTWISE}, **{f"aten::{n}_": elementwise for n in _ELEMENTWISE},
     "aten::copy_": _copy, "aten::fill_": _fill, "aten::zero_": _fill,
     "aten::_softmax": _softmax, "aten::_log_softmax": _softmax, "aten::native_layer_norm": _layer_norm,
     "aten::rms_norm": _rms_norm, "aten::_fused_rms_norm": _rms_norm, "aten::embedding": _embedding,
@@ -384,8 +384,8 @@ def op_cost(name: str, dims: object, types: object, concrete: object = None,
         if raw is not None:
             return raw(dims, types, concrete, name)
         if getattr(fn, "wants_context", False):
-            return fn(_tensors(dims, types), concrete, name, extra, ctx)
-        return fn(_tensors(dims, types), concrete, name)
+            return fn(tensor_args(dims, types), concrete, name, extra, ctx)
+        return fn(tensor_args(dims, types), concrete, name)
     except (ValueError, TypeError, OverflowError, IndexError, ZeroDivisionError):
         return None
 

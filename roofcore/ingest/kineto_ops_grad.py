@@ -62,7 +62,7 @@ import numpy as np
 
 from .. import ops
 from ..errors import InputError
-from .kineto_args import _T, CostFn, Result, _arg, _concrete, _ints, _tensors, _truthy
+from .kineto_args import CostFn, Result, TensorArg, arg_at, concrete_at, ints, tensor_args, truthy
 
 if TYPE_CHECKING:
     from .kineto_events import Signature
@@ -74,22 +74,22 @@ BN_TRAINING_GUESS = ("batch norm with no 'training' flag recorded (no 'Concrete 
 
 
 def _mask(concrete: object, at: int, n: int) -> list[bool] | None:
-    text = _concrete(concrete, at)
+    text = concrete_at(concrete, at)
     if text is None:
         return None
     mask = [m.lower() == "true" for m in re.findall(r"[A-Za-z]+", text)]
     return mask if len(mask) == n else None
 
 
-def _vectors(ts: list[_T | None], first: int, last: int, channels: int) -> float:
+def _vectors(ts: list[TensorArg | None], first: int, last: int, channels: int) -> float:
     """Bytes of the per-channel vectors among arguments ``first..last`` (those of ``channels`` elements)."""
     return float(sum(t.bytes for t in ts[first:last + 1] if t is not None and t.numel == channels))
 
 
 def _batch_norm(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(input, weight, bias, running_mean, running_var, training, momentum, eps)``."""
-    ts = _tensors(dims, types)
-    x = _arg(ts, 0)
+    ts = tensor_args(dims, types)
+    x = arg_at(ts, 0)
     if x is None or x.prec is None or len(x.shape) < 2:
         return None
     n, c = x.numel, x.shape[1]
@@ -100,7 +100,7 @@ def _batch_norm(dims: object, types: object, concrete: object, name: str) -> Res
         training = False
     else:
         at = 3 if name == "aten::_native_batch_norm_legit" and len(ts) == 6 else 5  # the overload without stats
-        training = _truthy(_concrete(concrete, at))
+        training = truthy(concrete_at(concrete, at))
         if training is None:
             training, guess = True, BN_TRAINING_GUESS
     if not training:
@@ -112,8 +112,8 @@ def _batch_norm(dims: object, types: object, concrete: object, name: str) -> Res
 def _batch_norm_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """cudnn/miopen: ``(input, grad_output, weight, running_mean, running_var, save_mean, save_var, ...)``;
     native: ``(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, ...)``."""
-    ts = _tensors(dims, types)
-    a, b = _arg(ts, 0), _arg(ts, 1)
+    ts = tensor_args(dims, types)
+    a, b = arg_at(ts, 0), arg_at(ts, 1)
     if a is None or b is None or a.prec is None or a.shape != b.shape or len(a.shape) < 2:
         return None
     n, c = a.numel, a.shape[1]
@@ -124,13 +124,13 @@ def _batch_norm_backward(dims: object, types: object, concrete: object, name: st
 def _norm_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)``,
     ``_fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask)``."""
-    ts = _tensors(dims, types)
-    g, x = _arg(ts, 0), _arg(ts, 1)
+    ts = tensor_args(dims, types)
+    g, x = arg_at(ts, 0), arg_at(ts, 1)
     rms = "rms" in name
-    w = _arg(ts, 4 if rms else 5)
+    w = arg_at(ts, 4 if rms else 5)
     if g is None or x is None or g.prec is None or g.shape != x.shape or not x.shape:
         return None
-    shape = _ints(_concrete(concrete, 2), len(re.findall(r"-?\d+", _concrete(concrete, 2) or "")))
+    shape = ints(concrete_at(concrete, 2), len(re.findall(r"-?\d+", concrete_at(concrete, 2) or "")))
     hidden = math.prod(shape) if shape else (w.numel if w is not None else None)
     if not hidden or x.numel % hidden:
         return None
@@ -147,8 +147,8 @@ def _norm_backward(dims: object, types: object, concrete: object, name: str) -> 
 def _cudnn_conv_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, grad_output, weight, padding, stride, dilation, groups, ..., output_mask)``: both gradients
     (or per the last argument's mask), FLOPs as the forward's each."""
-    ts = _tensors(dims, types)
-    x, gout, w = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+    ts = tensor_args(dims, types)
+    x, gout, w = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 2)
     if x is None or gout is None or w is None or len(w.shape) < 3 or len(gout.shape) != len(w.shape):
         return None
     last = len(types) - 1 if isinstance(types, list) else 0
@@ -171,10 +171,10 @@ _ATTN_BWD = {
 
 
 def _attention_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
+    ts = tensor_args(dims, types)
     layout, at, pos = _ATTN_BWD[name]
-    go, q, k, v, o, lse = (_arg(ts, i) for i in pos)
-    causal = _truthy(_concrete(concrete, at))
+    go, q, k, v, o, lse = (arg_at(ts, i) for i in pos)
+    causal = truthy(concrete_at(concrete, at))
     if q is None or k is None or v is None or q.prec is None or causal is None:
         return None
     if len(q.shape) != 4 or len(k.shape) != 4:
@@ -203,8 +203,8 @@ def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
 def _pool(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``max_poolNd_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)``,
     ``avg_poolNd(self, kernel_size, stride, padding, ceil_mode, ...)``."""
-    ts = _tensors(dims, types)
-    x = _arg(ts, 0)
+    ts = tensor_args(dims, types)
+    x = arg_at(ts, 0)
     m = re.search(r"pool(\d)d", name)
     if m is None:
         return None
@@ -212,12 +212,12 @@ def _pool(dims: object, types: object, concrete: object, name: str) -> Result | 
     if x is None or len(x.shape) < nsp + 1:
         return None
     is_max = "max" in name
-    kern = _ints(_concrete(concrete, 1), nsp)
-    stride_text = _concrete(concrete, 2)
-    stride = _ints(stride_text, nsp) if stride_text and stride_text != "[]" else kern
-    pad = _ints(_concrete(concrete, 3), nsp)
-    dil = _ints(_concrete(concrete, 4), nsp) if is_max else [1] * nsp
-    ceil = _truthy(_concrete(concrete, 5 if is_max else 4))
+    kern = ints(concrete_at(concrete, 1), nsp)
+    stride_text = concrete_at(concrete, 2)
+    stride = ints(stride_text, nsp) if stride_text and stride_text != "[]" else kern
+    pad = ints(concrete_at(concrete, 3), nsp)
+    dil = ints(concrete_at(concrete, 4), nsp) if is_max else [1] * nsp
+    ceil = truthy(concrete_at(concrete, 5 if is_max else 4))
     if kern is None or stride is None or pad is None or dil is None or ceil is None or min(stride) <= 0:
         return None
     out_sp = [_pool_out(h, k, s, p, d, ceil) for h, k, s, p, d in zip(x.shape[-nsp:], kern, stride, pad, dil,
@@ -230,9 +230,9 @@ def _pool(dims: object, types: object, concrete: object, name: str) -> Result | 
 
 
 def _adaptive_pool(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
-    x = _arg(ts, 0)
-    size = _ints(_concrete(concrete, 1), 2)
+    ts = tensor_args(dims, types)
+    x = arg_at(ts, 0)
+    size = ints(concrete_at(concrete, 1), 2)
     if x is None or size is None or len(x.shape) < 3 or min(size) <= 0:
         return None
     out = x.numel // math.prod(x.shape[-2:]) * math.prod(size)
@@ -242,8 +242,8 @@ def _adaptive_pool(dims: object, types: object, concrete: object, name: str) -> 
 
 def _pool_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(grad_output, self, ...)``: grad input of ``self``'s size; max pools read their indices (last arg)."""
-    ts = _tensors(dims, types)
-    g, x = _arg(ts, 0), _arg(ts, 1)
+    ts = tensor_args(dims, types)
+    g, x = arg_at(ts, 0), arg_at(ts, 1)
     if g is None or x is None or len(g.shape) != len(x.shape):
         return None
     idx = ts[-1] if "max" in name and ts and ts[-1] is not None and ts[-1].shape == g.shape else None
@@ -252,7 +252,7 @@ def _pool_backward(dims: object, types: object, concrete: object, name: str) -> 
     if "adaptive_avg" in name:
         flops = x.numel
     elif "avg" in name:
-        kern = _ints(_concrete(concrete, 2), len(g.shape) - 2)
+        kern = ints(concrete_at(concrete, 2), len(g.shape) - 2)
         if kern is None:
             return None
         flops = g.numel * math.prod(kern)
@@ -263,9 +263,9 @@ def _pool_backward(dims: object, types: object, concrete: object, name: str) -> 
 
 
 def _embedding_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
-    g, idx = _arg(ts, 0), _arg(ts, 1)
-    rows = _ints(_concrete(concrete, 2), 1)
+    ts = tensor_args(dims, types)
+    g, idx = arg_at(ts, 0), arg_at(ts, 1)
+    rows = ints(concrete_at(concrete, 2), 1)
     if g is None or idx is None or rows is None or not g.shape or rows[0] <= 0:
         return None
     hidden = g.shape[-1]
@@ -328,16 +328,16 @@ def parent_context(ops_rows: list[tuple[Any, ...]], signatures: list[Signature],
     need = [i for i, r in enumerate(res_of_op) if r >= 0 and signatures[r][0] in FROM_PARENT]
     if not need:
         return res_of_op
-    from .kineto_link import _numbers, _thread_codes, innermost
+    from .kineto_link import innermost, numbers, thread_codes
 
     parents = sorted({FROM_PARENT[signatures[res_of_op[i]][0]][0] for i in need})
     cand = [i for i, o in enumerate(ops_rows) if o[4] in parents and res_of_op[i] >= 0]
     if not cand:
         return res_of_op
     rows = [ops_rows[i] for i in cand] + [ops_rows[i] for i in need]
-    threads = _thread_codes([o[0] for o in rows], [o[1] for o in rows])
-    start = _numbers([o[2] for o in rows], "ts", None, negative_ok=True)
-    end = start + np.nan_to_num(_numbers([o[3] for o in rows], "dur", None))
+    threads = thread_codes([o[0] for o in rows], [o[1] for o in rows])
+    start = numbers([o[2] for o in rows], "ts", None, negative_ok=True)
+    end = start + np.nan_to_num(numbers([o[3] for o in rows], "dur", None))
     k = len(cand)
     at = innermost(threads[:k], start[:k], end[:k], threads[k:], start[k:])
     out = res_of_op.copy()

@@ -73,7 +73,7 @@ import re
 
 import numpy as np
 
-from .kineto_args import _T, DTYPES, CostFn, Result, _arg, _concrete, _ints, _tensors
+from .kineto_args import DTYPES, CostFn, Result, TensorArg, arg_at, concrete_at, ints, tensor_args
 
 _TENSOR_LIST = "TensorList"
 #: the warning for a tensor list's assumed element size (list_dtypes prefixes "3 ops: ")
@@ -181,7 +181,7 @@ def _fused_adam(dims: object, types: object, concrete: object, name: str) -> Res
     if any(_numel(s) != n for s in (g, m, v)):
         return None
     extra = 1 if mx and _numel(mx) == n else 0  # amsgrad: max_exp_avg_sqs read and written
-    return _listed((13 + 2 * _nonzero(_concrete(concrete, 9))) * n, (4 + extra + 3 + extra) * n)
+    return _listed((13 + 2 * _nonzero(concrete_at(concrete, 9))) * n, (4 + extra + 3 + extra) * n)
 
 
 def _fused_sgd(dims: object, types: object, concrete: object, name: str) -> Result | None:
@@ -193,7 +193,7 @@ def _fused_sgd(dims: object, types: object, concrete: object, name: str) -> Resu
         return None
     n = _numel(p)
     has_buf = bool(buf and _numel(buf) == n)
-    return _listed((2 + 3 * has_buf + 2 * _nonzero(_concrete(concrete, 3))) * n, (2 + has_buf + 1 + has_buf) * n)
+    return _listed((2 + 3 * has_buf + 2 * _nonzero(concrete_at(concrete, 3))) * n, (2 + has_buf + 1 + has_buf) * n)
 
 
 def _amp_unscale(dims: object, types: object, concrete: object, name: str) -> Result | None:
@@ -205,8 +205,8 @@ def _amp_unscale(dims: object, types: object, concrete: object, name: str) -> Re
 
 
 def _amp_update_scale(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
-    scale, tracker, found = (_arg(ts, i) for i in range(3))
+    ts = tensor_args(dims, types)
+    scale, tracker, found = (arg_at(ts, i) for i in range(3))
     if scale is None or tracker is None or found is None:
         return None
     nbytes = 2 * scale.bytes + 2 * tracker.bytes + found.bytes
@@ -219,10 +219,10 @@ _REDUCE_FLOPS = {"sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, 
 _LIST_TYPES = ("ScalarList", "GenericList", "IntArrayRef", "int[]", "Int[]")
 
 
-def _reduced_out(x: _T, dims: object, types: object, concrete: object, at: int) -> int | None:
+def _reduced_out(x: TensorArg, dims: object, types: object, concrete: object, at: int) -> int | None:
     """Elements of the output of reducing ``x`` over the dims given by argument ``at``; None: not recorded."""
     t = types[at] if isinstance(types, list) and at < len(types) else None
-    text = _concrete(concrete, at)
+    text = concrete_at(concrete, at)
     if t is None or t == "":  # the overload without dims (sum(self, dtype)), or dim=None: a full reduction
         return 1 if text is None else None
     if text is None:
@@ -240,8 +240,8 @@ def _reduced_out(x: _T, dims: object, types: object, concrete: object, at: int) 
 
 def _reduce(dims: object, types: object, concrete: object, name: str) -> Result | None:
     op = name.removeprefix("aten::")
-    ts = _tensors(dims, types)
-    x = _arg(ts, 0)
+    ts = tensor_args(dims, types)
+    x = arg_at(ts, 0)
     if x is None:
         return None
     t1 = types[1] if isinstance(types, list) and len(types) > 1 else None
@@ -258,7 +258,7 @@ def _reduce(dims: object, types: object, concrete: object, name: str) -> Result 
     if out is None:
         return None
     out_size = x.size
-    dt = _concrete(concrete, len(types) - 1) if op in ("sum", "mean", "prod", "nansum") and isinstance(types, list) else None
+    dt = concrete_at(concrete, len(types) - 1) if op in ("sum", "mean", "prod", "nansum") and isinstance(types, list) else None
     if dt is not None and dt.isdigit():  # the dtype argument as a c10::ScalarType code: 6 float, 5 half, 15 bf16, 7 double
         out_size = {5: 2, 6: 4, 7: 8, 15: 2}.get(int(dt), out_size)
     nbytes = x.bytes + out * out_size
@@ -270,22 +270,22 @@ def _reduce(dims: object, types: object, concrete: object, name: str) -> Result 
 
 
 def _max_min(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    if len(_tensors(dims, types)) > 1 and _arg(_tensors(dims, types), 1) is not None:
-        from .kineto_ops import _elementwise
+    if len(tensor_args(dims, types)) > 1 and arg_at(tensor_args(dims, types), 1) is not None:
+        from .kineto_ops import elementwise
 
-        return _elementwise(_tensors(dims, types), concrete, name)
+        return elementwise(tensor_args(dims, types), concrete, name)
     return _reduce(dims, types, concrete, name)
 
 
 def _softmax_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
-    g, y = _arg(ts, 0), _arg(ts, 1)
+    ts = tensor_args(dims, types)
+    g, y = arg_at(ts, 0), arg_at(ts, 1)
     if g is None or y is None or g.prec is None or g.shape != y.shape:
         return None
     return float(4 * g.numel), float(g.bytes + y.bytes + g.bytes), g.prec, "vector", False
 
 
-def _nll_rows(x: _T, target: _T) -> int | None:
+def _nll_rows(x: TensorArg, target: TensorArg) -> int | None:
     """Rows of an NLL loss: the target's elements, which must be the input's without its class dim."""
     if len(x.shape) == 1:
         return 1 if target.numel == 1 else None
@@ -296,14 +296,14 @@ def _nll_rows(x: _T, target: _T) -> int | None:
 
 def _nll_forward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, target, weight, reduction, ignore_index)``; reduction 0 is ``none``."""
-    ts = _tensors(dims, types)
-    x, target, weight = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+    ts = tensor_args(dims, types)
+    x, target, weight = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 2)
     if x is None or target is None or x.prec is None:
         return None
     rows = _nll_rows(x, target)
     if rows is None:
         return None
-    red = _ints(_concrete(concrete, 3), 1)
+    red = ints(concrete_at(concrete, 3), 1)
     out = rows if red == [0] else 1
     flops = rows * (3 if weight is not None else 1)
     nbytes = rows * x.size + target.bytes + (rows * weight.size if weight is not None else 0) + out * x.size + 4
@@ -312,8 +312,8 @@ def _nll_forward(dims: object, types: object, concrete: object, name: str) -> Re
 
 def _nll_backward(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(grad_output, self, target, weight, reduction, ignore_index, total_weight)``."""
-    ts = _tensors(dims, types)
-    g, x, target, weight = (_arg(ts, i) for i in range(4))
+    ts = tensor_args(dims, types)
+    g, x, target, weight = (arg_at(ts, i) for i in range(4))
     if g is None or x is None or target is None or x.prec is None:
         return None
     rows = _nll_rows(x, target)
@@ -325,9 +325,9 @@ def _nll_backward(dims: object, types: object, concrete: object, name: str) -> R
 
 def _index_select(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, dim, index)``: ``index`` rows along ``dim``."""
-    ts = _tensors(dims, types)
-    x, idx = _arg(ts, 0), _arg(ts, 2)
-    dim = _ints(_concrete(concrete, 1), 1)
+    ts = tensor_args(dims, types)
+    x, idx = arg_at(ts, 0), arg_at(ts, 2)
+    dim = ints(concrete_at(concrete, 1), 1)
     if x is None or idx is None or dim is None or not x.shape:
         return None
     d = dim[0] % len(x.shape)
@@ -339,8 +339,8 @@ def _index_select(dims: object, types: object, concrete: object, name: str) -> R
 
 def _gather(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, dim, index, sparse_grad)``: the output has the index's shape."""
-    ts = _tensors(dims, types)
-    x, idx = _arg(ts, 0), _arg(ts, 2)
+    ts = tensor_args(dims, types)
+    x, idx = arg_at(ts, 0), arg_at(ts, 2)
     if x is None or idx is None or len(idx.shape) != len(x.shape):
         return None
     return 0.0, float(2 * idx.numel * x.size + idx.bytes), x.prec, "vector", False
@@ -348,8 +348,8 @@ def _gather(dims: object, types: object, concrete: object, name: str) -> Result 
 
 def _scatter(dims: object, types: object, concrete: object, name: str) -> Result | None:
     """``(self, dim, index, src|value, ...)``: ``_add``/``_reduce`` and ``index_add`` add; out-of-place copies self."""
-    ts = _tensors(dims, types)
-    x, idx, src = _arg(ts, 0), _arg(ts, 2), _arg(ts, 3)
+    ts = tensor_args(dims, types)
+    x, idx, src = arg_at(ts, 0), arg_at(ts, 2), arg_at(ts, 3)
     if x is None or idx is None:
         return None
     adds = "add" in name or "reduce" in name
@@ -374,9 +374,9 @@ def _cat(dims: object, types: object, concrete: object, name: str) -> Result | N
 
 
 def _rotary(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
-    pos, q, k, cache = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2), _arg(ts, 4)
-    head = _ints(_concrete(concrete, 3), 1)
+    ts = tensor_args(dims, types)
+    pos, q, k, cache = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 2), arg_at(ts, 4)
+    head = ints(concrete_at(concrete, 3), 1)
     if pos is None or q is None or cache is None or head is None or q.prec is None or len(cache.shape) != 2:
         return None
     tokens, r, hs = pos.numel, cache.shape[1], head[0]
@@ -389,12 +389,12 @@ def _rotary(dims: object, types: object, concrete: object, name: str) -> Result 
 
 
 def _dropout(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
-    x = _arg(ts, 0)
+    ts = tensor_args(dims, types)
+    x = arg_at(ts, 0)
     if x is None:
         return None
     if name.endswith("_backward"):  # (grad_output, mask, scale)
-        mask = _arg(ts, 1)
+        mask = arg_at(ts, 1)
         if mask is None or mask.shape != x.shape:
             return None
         return float(2 * x.numel), float(2 * x.bytes + mask.bytes), x.prec, "vector", False
@@ -402,23 +402,23 @@ def _dropout(dims: object, types: object, concrete: object, name: str) -> Result
 
 
 def _masked_fill(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
-    x, mask, value = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+    ts = tensor_args(dims, types)
+    x, mask, value = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 2)
     if x is None or mask is None:
         return None
     return 0.0, float(2 * x.bytes + mask.bytes + (value.bytes if value is not None else 0)), x.prec, "vector", False
 
 
 def _mse(dims: object, types: object, concrete: object, name: str) -> Result | None:
-    ts = _tensors(dims, types)
+    ts = tensor_args(dims, types)
     back = name.endswith("_backward")
-    g = _arg(ts, 0) if back else None
-    x, t = (_arg(ts, 1), _arg(ts, 2)) if back else (_arg(ts, 0), _arg(ts, 1))
+    g = arg_at(ts, 0) if back else None
+    x, t = (arg_at(ts, 1), arg_at(ts, 2)) if back else (arg_at(ts, 0), arg_at(ts, 1))
     if x is None or t is None or (back and g is None):
         return None
     if back and g is not None:
         return float(3 * x.numel), float(g.bytes + x.bytes + t.bytes + x.bytes), x.prec, "vector", False
-    red = _ints(_concrete(concrete, 2), 1)
+    red = ints(concrete_at(concrete, 2), 1)
     out = x.numel if red == [0] else 1
     return float(3 * x.numel), float(x.bytes + t.bytes + out * x.size), x.prec, "vector", False
 

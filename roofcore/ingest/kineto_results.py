@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .kineto_args import Result, _tensors
+from .kineto_args import Result, tensor_args
 from .kineto_events import Signature
 from .kineto_serve import instance_results
 
@@ -30,7 +30,7 @@ def is_rocm(top: dict[str, Any]) -> bool:
 def per_instance(op_rows: list[tuple[Any, ...]], signatures: list[Signature], op_of: np.ndarray,
                  names: list[str], res_of_op: np.ndarray, results: list[Result | None]) -> np.ndarray:
     """Ops costed per instance: their results appended to ``results``, their ops pointed at them."""
-    found = instance_results(op_rows, signatures, op_of, names, _tensors)
+    found = instance_results(op_rows, signatures, op_of, names, tensor_args)
     if not found:
         return res_of_op
     res_of_op = res_of_op.copy()

@@ -70,7 +70,7 @@ import numpy as np
 
 from .. import ops
 from ..errors import InputError
-from .kineto_args import _T, CostFn, Result, _arg, _concrete, _truthy
+from .kineto_args import CostFn, Result, TensorArg, arg_at, concrete_at, truthy
 
 if TYPE_CHECKING:
     from .kineto_events import Signature
@@ -92,35 +92,35 @@ VARLEN_EQUAL = ("a variable-length attention's sequence lengths (cu_seqlens valu
                 "lengths (total tokens / sequences) assumed.")
 
 
-def _packed(t: _T) -> bool:
+def _packed(t: TensorArg) -> bool:
     """A 4-bit operand packed two per byte (``Float4_e2m1fn_x2``, or ``uint8`` beside FP8 data)."""
     return t.prec == "fp4" or (t.prec is None and t.size == 1)
 
 
 def _out_dtype(concrete: object, at: int, default: float) -> float:
     """Bytes per output element: the ``out_dtype`` argument (a ScalarType code), else ``default``."""
-    text = _concrete(concrete, at)
+    text = concrete_at(concrete, at)
     code = int(text) if text and re.fullmatch(r"\d+", text) else None
     spec = SCALAR_TYPES.get(code) if code is not None else None
     return spec[0] if spec else default
 
 
-def _scaled_mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _scaled_mm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``aten::_scaled_mm(self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum)``."""
-    a, b = _arg(ts, 0), _arg(ts, 1)
+    a, b = arg_at(ts, 0), arg_at(ts, 1)
     if a is None or b is None or len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
         return None
     m, k, n = a.shape[0], a.shape[1] * (2 if _packed(a) else 1), b.shape[1]
-    extra = sum(t.bytes for t in (_arg(ts, 2), _arg(ts, 3), _arg(ts, 4), _arg(ts, 5)) if t is not None)
+    extra = sum(t.bytes for t in (arg_at(ts, 2), arg_at(ts, 3), arg_at(ts, 4), arg_at(ts, 5)) if t is not None)
     out = m * n * _out_dtype(concrete, 6, a.size)  # PyTorch: out_dtype defaults to mat1's
     prec = "fp4" if _packed(a) else a.prec or "fp8"
     return 2.0 * m * n * k, float(a.bytes + b.bytes + extra + out), prec, "matrix", False
 
 
-def _cutlass_scaled_mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _cutlass_scaled_mm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """vLLM ``_C::cutlass_scaled_mm(out[M,N], a[M,K], b[K,N], a_scales, b_scales, bias)`` and
     ``_C::cutlass_scaled_fp4_mm(out[M,N], a[M,K/2], b[N,K/2], a_sf, b_sf, alpha)``."""
-    out, a, b = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+    out, a, b = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 2)
     if out is None or a is None or b is None or len(a.shape) != 2 or len(b.shape) != 2 or len(out.shape) != 2:
         return None
     fp4 = "fp4" in name
@@ -133,12 +133,12 @@ def _cutlass_scaled_mm(ts: list[_T | None], concrete: object, name: str) -> Resu
         "matrix", False
 
 
-def _grouped_mm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _grouped_mm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``aten::_grouped_mm(mat_a, mat_b, offs, bias, out_dtype)``; ``_scaled_grouped_mm(mat_a, mat_b, scale_a,
     scale_b, offs, bias, scale_result, out_dtype, use_fast_accum)``."""
     scaled = "scaled" in name
-    a, b = _arg(ts, 0), _arg(ts, 1)
-    offs = _arg(ts, 4 if scaled else 2)
+    a, b = arg_at(ts, 0), arg_at(ts, 1)
+    offs = arg_at(ts, 4 if scaled else 2)
     if a is None or b is None or (a.prec is None and not scaled):
         return None
     out_size = _out_dtype(concrete, 7 if scaled else 4, 2.0 if scaled else a.size)  # PyTorch's defaults: bf16, mat_a's
@@ -174,9 +174,9 @@ def moe_cost(tokens: float, hidden: float, inter: float, experts: float, topk: f
     return flops, float(nbytes), prec, "matrix", note
 
 
-def _fused_experts(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _fused_experts(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``(hidden_states[T,H], w1[E,(1+g)I,H'], w2[E,H,I'], topk_weights[T,k], topk_ids[T,k], ...)``."""
-    x, w1, w2, tw, ti = (_arg(ts, i) for i in range(5))
+    x, w1, w2, tw, ti = (arg_at(ts, i) for i in range(5))
     if x is None or w1 is None or w2 is None or ti is None or len(x.shape) != 2 or len(w1.shape) != 3 \
             or len(w2.shape) != 3 or len(ti.shape) != 2 or x.prec is None:
         return None
@@ -198,12 +198,12 @@ _KERNEL_WEIGHTS = (("e2m1", "fp4", 0.5 + 1 / 32), ("fp4", "fp4", 0.5 + 1 / 16), 
                    ("e5m2", "fp8", 1.0), ("fp8", "fp8", 1.0))
 
 
-def moe_forward_cost(ts: list[_T | None], allocs: Sequence[tuple[tuple[int, ...], int]],
+def moe_forward_cost(ts: list[TensorArg | None], allocs: Sequence[tuple[tuple[int, ...], int]],
                      kernels: Sequence[str]) -> Result | None:
     """``vllm::moe_forward(hidden[T,H], router_logits[T,E], layer_name)``: top-k and the intermediate size from the
     op's own allocations ``allocs`` (shape, ScalarType code), the weights' and activations' precision from the
     names of the ``kernels`` it launched (see the module docstring)."""
-    x, logits = _arg(ts, 0), _arg(ts, 1)
+    x, logits = arg_at(ts, 0), arg_at(ts, 1)
     if x is None or logits is None or len(x.shape) != 2 or len(logits.shape) != 2 or x.prec is None:
         return None
     tokens, hidden = x.shape
@@ -228,17 +228,17 @@ def moe_forward_cost(ts: list[_T | None], allocs: Sequence[tuple[tuple[int, ...]
     return moe_cost(tokens, hidden, inter, experts, topk, True, a_size, w[1], x.size, prec, extra, note)
 
 
-def _rows(x: _T, w: _T | None) -> tuple[int, int] | None:
+def _rows(x: TensorArg, w: TensorArg | None) -> tuple[int, int] | None:
     hidden = w.numel if w is not None and w.numel else (x.shape[-1] if x.shape else 0)
     if not hidden or x.numel % hidden:
         return None
     return x.numel // hidden, hidden
 
 
-def _rms_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _rms_norm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """vLLM ``_C::rms_norm(out, input, weight, eps)``; ``rms_norm_static_fp8_quant(out, input, weight, scale,
     eps)``; SGLang ``sgl_kernel::rmsnorm(output, input, weight, eps)``."""
-    out, x, w = _arg(ts, 0), _arg(ts, 1), _arg(ts, 2)
+    out, x, w = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 2)
     if out is None or x is None or x.prec is None or (rh := _rows(x, w)) is None:
         return None
     rows, hidden = rh
@@ -247,33 +247,33 @@ def _rms_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None
     return float(flops), float(nbytes), x.prec, "vector", False
 
 
-def _fused_add_rms_norm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _fused_add_rms_norm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``_C::fused_add_rms_norm(input, residual, weight, eps)``; ``sgl_kernel::fused_add_rmsnorm``;
     ``_C::fused_add_rms_norm_static_fp8_quant(out, input, residual, weight, scale, eps)``."""
     quant = "quant" in name
     off = 1 if quant else 0
-    x, res, w = _arg(ts, off), _arg(ts, off + 1), _arg(ts, off + 2)
+    x, res, w = arg_at(ts, off), arg_at(ts, off + 1), arg_at(ts, off + 2)
     if x is None or res is None or x.prec is None or x.numel != res.numel or (rh := _rows(x, w)) is None:
         return None
     rows, hidden = rh
     flops = ops.rmsnorm(rows, hidden, x.prec).flops + x.numel * (2 if quant else 1)
-    first = _arg(ts, 0)
+    first = arg_at(ts, 0)
     out = first.bytes if quant and first is not None else x.bytes
     nbytes = x.bytes + 2.0 * res.bytes + out + (w.bytes if w is not None else 0.0)
     return float(flops), float(nbytes), x.prec, "vector", False
 
 
-def _act_and_mul(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _act_and_mul(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``(out[..,d], input[..,2d], ...)``: 2 FLOPs per output element."""
-    out, x = _arg(ts, 0), _arg(ts, 1)
+    out, x = arg_at(ts, 0), arg_at(ts, 1)
     if out is None or x is None or x.prec is None or x.numel != 2 * out.numel:
         return None
     return 2.0 * out.numel, float(x.bytes + out.bytes), x.prec, "vector", False
 
 
-def _quant(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _quant(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``(out, input, scale(s), ...)``: static 1 FLOP per element, dynamic 2 (and a whole-tensor pass first)."""
-    out, x = _arg(ts, 0), _arg(ts, 1)
+    out, x = arg_at(ts, 0), arg_at(ts, 1)
     if out is None or x is None or x.prec is None:
         return None
     scales = sum(t.bytes for t in ts[2:] if t is not None)
@@ -283,9 +283,9 @@ def _quant(ts: list[_T | None], concrete: object, name: str) -> Result | None:
     return float(x.numel * (2 if dynamic else 1)), float(nbytes), x.prec, "vector", False
 
 
-def _reshape_and_cache(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _reshape_and_cache(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``(key[T,Hkv,D], value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale)``."""
-    k, v, kc, _, slots = (_arg(ts, i) for i in range(5))
+    k, v, kc, _, slots = (arg_at(ts, i) for i in range(5))
     if k is None or v is None or kc is None:
         return None
     moved = k.numel + v.numel
@@ -294,8 +294,8 @@ def _reshape_and_cache(ts: list[_T | None], concrete: object, name: str) -> Resu
     return flops, float(nbytes), k.prec, "vector", False
 
 
-def _unified_attention(ts: list[_T | None], concrete: object, name: str) -> Result | None:
-    q = _arg(ts, 0)
+def _unified_attention(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
+    q = arg_at(ts, 0)
     return math.nan, math.nan, (q.prec if q is not None else None), "matrix", ATTENTION_UNKNOWN
 
 
@@ -312,7 +312,7 @@ def window_pairs(q_len: int, kv_len: int, causal: bool, left: int, right: int) -
 
 
 def _window(concrete: object, at: int) -> tuple[int, int]:
-    left, right = _concrete(concrete, at), _concrete(concrete, at + 1)
+    left, right = concrete_at(concrete, at), concrete_at(concrete, at + 1)
     if (left is not None and right is not None and re.fullmatch(r"-?\d+", left)
             and re.fullmatch(r"-?\d+", right)):
         return int(left), int(right)
@@ -335,11 +335,11 @@ def _attend(b: int, h: int, q_len: float, kv_len: float, d: int, hkv: int, causa
     return flops, float(kern.bytes["hbm"])
 
 
-def _flash_forward(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _flash_forward(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``flash_attn::_flash_attn_forward(q[B,S,H,d], k[B,Skv,Hkv,d], v, dropout_p, softmax_scale, causal,
     window_size_left, window_size_right, ...)``."""
-    q, k = _arg(ts, 0), _arg(ts, 1)
-    causal = _truthy(_concrete(concrete, 5))
+    q, k = arg_at(ts, 0), arg_at(ts, 1)
+    causal = truthy(concrete_at(concrete, 5))
     if q is None or k is None or q.prec is None or len(q.shape) != 4 or len(k.shape) != 4 or causal is None:
         return None
     (b, s, h, d), (_, skv, hkv, _) = q.shape, k.shape
@@ -347,12 +347,12 @@ def _flash_forward(ts: list[_T | None], concrete: object, name: str) -> Result |
     return (got[0], got[1], q.prec, "matrix", False) if got else None
 
 
-def _varlen_attention(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _varlen_attention(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """``flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     dropout_p, softmax_scale, causal, ...)``."""
-    q, k, cu = _arg(ts, 0), _arg(ts, 1), _arg(ts, 3)
-    causal = _truthy(_concrete(concrete, 9))
-    mq, mk = _concrete(concrete, 5), _concrete(concrete, 6)
+    q, k, cu = arg_at(ts, 0), arg_at(ts, 1), arg_at(ts, 3)
+    causal = truthy(concrete_at(concrete, 9))
+    mq, mk = concrete_at(concrete, 5), concrete_at(concrete, 6)
     if q is None or k is None or cu is None or q.prec is None or len(q.shape) != 3 or len(k.shape) != 3 \
             or causal is None or cu.numel < 2 or not (mq and mk and mq.isdigit() and mk.isdigit()):
         return None
@@ -402,7 +402,7 @@ def _alloc(sig: Signature) -> tuple[tuple[int, ...], int] | None:
     """``aten::empty(size, dtype, ...)`` / ``empty_strided(size, stride, dtype, ...)``: (shape, ScalarType code)."""
     conc = sig[3] if len(sig) > 3 else None
     at = 2 if sig[0].endswith("empty_strided") else 1
-    size, code = _concrete(conc, 0), _concrete(conc, at)
+    size, code = concrete_at(conc, 0), concrete_at(conc, at)
     if size is None or code is None or not re.fullmatch(r"\d+", code):
         return None
     dims = re.findall(r"-?\d+", size)
@@ -411,7 +411,7 @@ def _alloc(sig: Signature) -> tuple[tuple[int, ...], int] | None:
 
 def instance_results(op_rows: Sequence[tuple[Any, ...]], signatures: Sequence[Signature],
                      op_of: np.ndarray | Sequence[int], kernel_names: Sequence[str],
-                     tensors: Callable[[object, object], list[_T | None]]) -> dict[int, Result | None]:
+                     tensors: Callable[[object, object], list[TensorArg | None]]) -> dict[int, Result | None]:
     """Per MoE op instance (an index into ``op_rows``, the scan's ``(pid, tid, ts, dur, name, ext, res, shapes)``),
     its result from :func:`moe_forward_cost`: allocations are the ``aten::empty`` ops on its thread within its
     time span, kernels those it launched (``op_of``). ``tensors``: dims, types → argument tensors."""

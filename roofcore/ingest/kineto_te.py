@@ -20,23 +20,23 @@ own C++ extension, so the op that carries the shapes is TE's, not an aten matmul
 from __future__ import annotations
 
 from .. import ops
-from .kineto_args import _T, CostFn, Result, _arg, _concrete, _truthy
+from .kineto_args import CostFn, Result, TensorArg, arg_at, concrete_at, truthy
 
 
-def _te_gemm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _te_gemm(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """Transformer Engine 1.x ``tex_ts::te_gemm_ts(A, A_scale_inv, A_fp8_tensor, A_type, transa, B, B_scale_inv,
     B_fp8_tensor, B_type, transb, D, D_scale, D_type, D_amax, bias, bias_type, pre_gelu_out, grad, workspace,
     workspaceSize, accumulate, use_split_accumulator)``: ``D = op(A)·op(B)``; K is the dimension A and B share
     whose other dimensions are D's (so the transposes need not be read). FP8 operands are stored as ``uint8``."""
-    a, b, d = _arg(ts, 0), _arg(ts, 5), _arg(ts, 10)
+    a, b, d = arg_at(ts, 0), arg_at(ts, 5), arg_at(ts, 10)
     if a is None or b is None or d is None or len(a.shape) != 2 or len(b.shape) != 2 or len(d.shape) != 2:
         return None
     k = next((a.shape[i] for i in (0, 1) for j in (0, 1) if a.shape[i] == b.shape[j]
               and sorted((a.shape[1 - i], b.shape[1 - j])) == sorted(d.shape)), None)
     if k is None:
         return None
-    bias = _arg(ts, 14)
-    accumulate = _truthy(_concrete(concrete, 20))
+    bias = arg_at(ts, 14)
+    accumulate = truthy(concrete_at(concrete, 20))
     nbytes = a.bytes + b.bytes + d.bytes * (2 if accumulate else 1) + (bias.bytes if bias is not None else 0.0)
     prec = a.prec if a.prec is not None else ("fp8" if a.size == 1 else None)
     return 2.0 * d.numel * k, float(nbytes), prec, "matrix", False
@@ -47,16 +47,16 @@ def _te_gemm(ts: list[_T | None], concrete: object, name: str) -> Result | None:
 _TE_LINEAR = {"_Linear": (0, 1, None, 4), "_LayerNormLinear": (3, 0, 1, 7)}
 
 
-def _te_linear(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _te_linear(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """TE 2.x ``_Linear`` / ``_LayerNormLinear`` forward: ``y = x·Wᵀ`` (+ the layer norm of ``x`` first):
     :func:`roofcore.ops.matmul` on ``[∏x[:-1], in] @ [in, out]`` (+ :func:`roofcore.ops.layernorm`'s FLOPs and the
     norm's parameters read); FP8 when the ``fp8`` flag says so (inputs cast inside the op: 1 byte each)."""
     wi, xi, lni, fp8_at = _TE_LINEAR[name]
-    w, x, ln = _arg(ts, wi), _arg(ts, xi), (_arg(ts, lni) if lni is not None else None)
+    w, x, ln = arg_at(ts, wi), arg_at(ts, xi), (arg_at(ts, lni) if lni is not None else None)
     if w is None or x is None or len(w.shape) != 2 or not x.shape or x.shape[-1] != w.shape[1] or x.prec is None:
         return None
     rows = x.numel // x.shape[-1]
-    fp8 = _truthy(_concrete(concrete, fp8_at))
+    fp8 = truthy(concrete_at(concrete, fp8_at))
     prec = "fp8" if fp8 else x.prec
     kern = ops.matmul(rows, w.shape[0], w.shape[1], prec, out_dtype=x.prec)
     flops, nbytes = kern.flops, kern.bytes["hbm"]
@@ -66,9 +66,9 @@ def _te_linear(ts: list[_T | None], concrete: object, name: str) -> Result | Non
     return float(flops), float(nbytes), prec, "matrix", False
 
 
-def _layernorm_mlp(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def _layernorm_mlp(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """TE 2.x ``_LayerNormMLP`` forward, its tensors found by shape (see the module docstring)."""
-    x = _arg(ts, 0)
+    x = arg_at(ts, 0)
     if x is None or x.prec is None or len(x.shape) < 2:
         return None
     hidden = x.shape[-1]

@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 
 from .ancestry import SEP, containing, paths, range_paths
-from .kineto_link import Values, _ids, _ints, _numbers, _thread_codes, _valid_ids, innermost, transpose
+from .kineto_link import Values, as_int64, id_index, innermost, numbers, thread_codes, transpose, valid_ids
 
 if TYPE_CHECKING:
-    from .kineto_build import _Events
+    from .kineto_build import Events
     from .kineto_events import Scan
 
 _STEP = re.compile(r"^ProfilerStep#\d+$")
@@ -64,7 +64,7 @@ def _phase_of(path: str | None) -> str | None:
     return None
 
 
-def ancestry_columns(sc: Scan, ev: _Events) -> dict[str, np.ndarray]:
+def ancestry_columns(sc: Scan, ev: Events) -> dict[str, np.ndarray]:
     """The ancestry columns (one value per GPU event of ``ev``) from the scan ``sc``: see the module docstring.
     Empty where the trace has neither ranges nor ops to nest in (only ``start_s`` then)."""
     n = ev.n
@@ -77,13 +77,13 @@ def ancestry_columns(sc: Scan, ev: _Events) -> dict[str, np.ndarray]:
     op_names = [o[4] for o in sc.ops]
     back = _backward_ops(op_names)
     r_pid, r_tid, r_ts, r_corr = _runtime_columns(sc)
-    threads = _thread_codes(_joined([marks[k][1] for k in cpu_m], [sc.ops[k][0] for k in back], r_pid),
+    threads = thread_codes(_joined([marks[k][1] for k in cpu_m], [sc.ops[k][0] for k in back], r_pid),
                             _joined([marks[k][2] for k in cpu_m], [sc.ops[k][1] for k in back], r_tid))
     nm, nb = len(cpu_m), len(back)
     m_thr, b_thr, r_thr = threads[:nm], threads[nm:nm + nb], threads[nm + nb:]
     q_thr, q_time = _launches(ev, r_thr, r_ts, r_corr)
-    m_start = _numbers([marks[k][3] for k in cpu_m], "ts", None, negative_ok=True)
-    m_end = m_start + np.nan_to_num(_numbers([marks[k][4] for k in cpu_m], "dur", None))
+    m_start = numbers([marks[k][3] for k in cpu_m], "ts", None, negative_ok=True)
+    m_end = m_start + np.nan_to_num(numbers([marks[k][4] for k in cpu_m], "dur", None))
     m_name = [marks[k][5] if type(marks[k][5]) is str else "" for k in cpu_m]
     kinds = np.array([m_kind[k] for k in cpu_m], dtype=object)
     is_step = np.array([bool(_STEP.match(s)) for s in m_name], dtype=bool)
@@ -107,7 +107,7 @@ def ancestry_columns(sc: Scan, ev: _Events) -> dict[str, np.ndarray]:
     return out
 
 
-def _op_column(ev: _Events, op_names: list[object]) -> np.ndarray:
+def _op_column(ev: Events, op_names: list[object]) -> np.ndarray:
     """Per GPU event its launching op's name (None: none found); one look-up per distinct op."""
     out = np.full(ev.n, None, dtype=object)
     has = np.flatnonzero(ev.op_of >= 0)
@@ -142,7 +142,7 @@ def _runtime_columns(sc: Scan) -> tuple[Values, Values, Values, Values]:
 
 def _joined(*parts: Values) -> np.ndarray | list[object]:
     """Columns one after the other: one int64 array where every part is integers, else one list."""
-    ints = [p if isinstance(p, np.ndarray) and p.dtype == np.int64 else _ints(p) if len(p) else
+    ints = [p if isinstance(p, np.ndarray) and p.dtype == np.int64 else as_int64(p) if len(p) else
             np.zeros(0, dtype=np.int64) for p in parts]
     arrays = [x for x in ints if x is not None]
     if len(arrays) == len(ints):
@@ -150,32 +150,32 @@ def _joined(*parts: Values) -> np.ndarray | list[object]:
     return [v for p in parts for v in (p.tolist() if isinstance(p, np.ndarray) else p)]
 
 
-def _launches(ev: _Events, r_thr: np.ndarray, r_ts: Values, r_corr: Values) -> tuple[np.ndarray, np.ndarray]:
+def _launches(ev: Events, r_thr: np.ndarray, r_ts: Values, r_corr: Values) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU event the thread and time of its runtime launch (time NaN where none is found)."""
     q_thr = np.full(ev.n, -1, dtype=np.int64)
     q_time = np.full(ev.n, np.nan)
     if not len(r_corr):
         return q_thr, q_time
     k_corr = list(ev.corr_raw)
-    r_int, k_int = _ints(r_corr), _ints(k_corr)
+    r_int, k_int = as_int64(r_corr), as_int64(k_corr)
     if r_int is not None and k_int is not None:  # numeric correlation ids (every Kineto trace): in numpy
         r_index = pd.Index(r_int)
         first = np.flatnonzero(~r_index.duplicated())
         at = r_index[first].get_indexer(k_int)
     else:
-        r_index = _ids(r_corr)
+        r_index = id_index(r_corr)
         first = np.flatnonzero(~r_index.duplicated())
-        at = r_index[first].get_indexer(_ids(k_corr))
-        at[~_valid_ids(k_corr)] = -1
+        at = r_index[first].get_indexer(id_index(k_corr))
+        at[~valid_ids(k_corr)] = -1
     hit = at >= 0
     pos = first[at[hit]]
     r_time = r_ts if isinstance(r_ts, np.ndarray) and r_ts.dtype == np.float64 else \
-        _numbers(r_ts, "ts", None, negative_ok=True)
+        numbers(r_ts, "ts", None, negative_ok=True)
     q_thr[hit], q_time[hit] = r_thr[pos], r_time[pos]
     return q_thr, q_time
 
 
-def _steps(sc: Scan, ev: _Events, marks: list[tuple[Any, ...]], m_start: np.ndarray, m_end: np.ndarray,
+def _steps(sc: Scan, ev: Events, marks: list[tuple[Any, ...]], m_start: np.ndarray, m_end: np.ndarray,
            m_name: list[str], is_step: np.ndarray, kinds: np.ndarray, m_thr: np.ndarray, q_time: np.ndarray,
            op_names: list[object]) -> np.ndarray | None:
     """Per GPU event its step: the ProfilerStep range (annotation, or 2021's Operator) holding its launch, else
@@ -186,8 +186,8 @@ def _steps(sc: Scan, ev: _Events, marks: list[tuple[Any, ...]], m_start: np.ndar
     op_steps = _op_steps(op_names) if not sel.size else []
     if op_steps:  # 2021's schema: ProfilerStep#N is an Operator
         names = np.array([sc.ops[k][4] for k in op_steps] + [None], dtype=object)
-        starts = _numbers([sc.ops[k][2] for k in op_steps], "ts", None, negative_ok=True)
-        ends = starts + np.nan_to_num(_numbers([sc.ops[k][3] for k in op_steps], "dur", None))
+        starts = numbers([sc.ops[k][2] for k in op_steps], "ts", None, negative_ok=True)
+        ends = starts + np.nan_to_num(numbers([sc.ops[k][3] for k in op_steps], "dur", None))
         sel = np.arange(len(op_steps))
     step_names: re.Pattern[str] | None = _STEP
     if not sel.size:  # no steps: the outermost annotations
@@ -205,8 +205,8 @@ def _steps(sc: Scan, ev: _Events, marks: list[tuple[Any, ...]], m_start: np.ndar
            and (step_names.match(m[5]) if step_names else True)]
     lost = np.flatnonzero(np.isnan(q_time))
     if gpu and lost.size:
-        g_start = _numbers([m[3] for m in gpu], "ts", None, negative_ok=True)
-        g_end = g_start + np.nan_to_num(_numbers([m[4] for m in gpu], "dur", None))
+        g_start = numbers([m[3] for m in gpu], "ts", None, negative_ok=True)
+        g_end = g_start + np.nan_to_num(numbers([m[4] for m in gpu], "dur", None))
         g_at = containing(g_start, g_end, ev.ts[lost])
         g_names = np.array([m[5] for m in gpu], dtype=object)
         step[lost[g_at >= 0]] = g_names[g_at[g_at >= 0]]
@@ -235,8 +235,8 @@ def _phases(sc: Scan, back: np.ndarray, b_thr: np.ndarray, nvtx: np.ndarray | No
             p = nvtx[k]
             phase[k] = cache[p] if p in cache else cache.setdefault(p, _phase_of(p))
     if len(back):
-        start = _numbers([sc.ops[k][2] for k in back], "ts", None, negative_ok=True)
-        end = start + np.nan_to_num(_numbers([sc.ops[k][3] for k in back], "dur", None))
+        start = numbers([sc.ops[k][2] for k in back], "ts", None, negative_ok=True)
+        end = start + np.nan_to_num(numbers([sc.ops[k][3] for k in back], "dur", None))
         inside = innermost(b_thr, start, end, q_thr, q_time) >= 0
         phase = np.where((phase == None) & inside, "backward", phase)  # noqa: E711
         if step is not None:  # a training step: what is neither backward nor named is its forward pass (a guess)

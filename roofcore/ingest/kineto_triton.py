@@ -32,7 +32,7 @@ import re
 from typing import TypeVar, overload
 
 from .. import ops
-from .kineto_args import _T, CostFn, Result
+from .kineto_args import CostFn, Result, TensorArg
 
 _D = TypeVar("_D")
 
@@ -91,7 +91,7 @@ def _scalars(concrete: object, n: int) -> list[int]:
     return [int(v) for v in tail] if tail and all(re.fullmatch(r"\d+", v) for v in tail) else []
 
 
-def _gemm(tensors: list[_T]) -> tuple[float, float, float, float] | None:
+def _gemm(tensors: list[TensorArg]) -> tuple[float, float, float, float] | None:
     """``(batch, M, N, K)`` of an ``A @ B = C`` among a template kernel's tensor arguments."""
     for a in tensors:
         for b in tensors:
@@ -105,7 +105,7 @@ def _gemm(tensors: list[_T]) -> tuple[float, float, float, float] | None:
     return None
 
 
-def triton_cost(ts: list[_T | None], concrete: object, name: str) -> Result | None:
+def triton_cost(ts: list[TensorArg | None], concrete: object, name: str) -> Result | None:
     """FLOPs and bytes of one Triton launch of torch.compile (see the module docstring)."""
     m = _NAME.match(name)
     tensors = [t for t in ts if t is not None]

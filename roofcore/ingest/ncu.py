@@ -79,28 +79,28 @@ from ..models import Hardware, Skipped, Workload
 from . import arch, check_binary, make_frame, register_format, skip
 from .ancestry import nvtx_path
 from .columns import is_open
-from .ncu_build import _derive
+from .ncu_build import derive
 from .ncu_canon import canonical, requoted
 from .ncu_metrics import (
-    _HEADER,
     FLOP_METRICS,
+    HEADER,
     LABELS,
     LEGACY,
     OPS,
     PROFILE_COMMAND,
     ROOFLINE_METRICS,
     WANTED,
-    _failure,
-    _rule_only,
-    _sniff_details,
-    _sniff_raw,
+    failure,
+    rule_only,
+    sniff_details,
+    sniff_raw,
 )
 from .ncu_pages import (
-    _details,
-    _raw,
+    details_launches,
     nvtx_range,
+    raw_launches,
 )
-from .ncu_read import _split_header, _table, cut_row, release_arrow_memory
+from .ncu_read import cut_row, release_arrow_memory, split_header, table_span
 from .readers import UNITS, unit_factor
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -110,7 +110,7 @@ def _parse(data: bytes, source: str) -> Workload:
     """The workload of an ncu export; one that another program wrote back (quotes only where needed, columns moved,
     kernel names left unquoted) is rewritten as ncu writes it (:mod:`.ncu_canon`) and read the same way."""
     check_binary(data, source)
-    if _table(data) is None:
+    if table_span(data) is None:
         quick = requoted(data)  # a table saved back as plain CSV, rewritten at pyarrow's speed when it can be
         if quick is not None:
             try:
@@ -121,7 +121,7 @@ def _parse(data: bytes, source: str) -> Workload:
                 return w
         fixed = canonical(data[:len(data)])
         if fixed is None:
-            raise _failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
+            raise failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
         return _read(*fixed, source)
     try:
         w = _read(data, [], source)
@@ -155,12 +155,12 @@ _SPILL = re.compile(rb'(?m)^"[^\n]*?(?:",[^"\r\n]|[^"\r\n,],")')
 
 def _read(data: bytes, unread: list[tuple[int, str]], source: str) -> Workload:
     """The workload of an export as ncu writes it; ``unread``: rows the rewrite (:mod:`.ncu_canon`) left out, and why."""
-    block = _table(data)
+    block = table_span(data)
     if block is None:
-        raise _failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
+        raise failure(data[: 4 << 20].decode("utf-8", errors="replace"), source)
     start, end, line = block
     nl = data.find(b"\n", start, end)
-    names = _split_header(data[start: nl if nl >= 0 else end])
+    names = split_header(data[start: nl if nl >= 0 else end])
     skipped: list[Skipped] = [skip(source, f"line {n}", why) for n, why in unread]
     cut = cut_row(data, start, end)
     if cut is not None:  # the file ends inside its last row
@@ -173,14 +173,14 @@ def _read(data: bytes, unread: list[tuple[int, str]], source: str) -> Workload:
             raise InputError(where=f"{source}: line {line}", expected=f"column {col!r} in the ncu header", found="none",
                              hint="export again with ncu --csv (details page) or ncu --csv --page raw; columns are "
                              "read by name: ID, Kernel Name, Metric Name, Metric Unit, Metric Value.")
-    la = (_details if details else _raw)(data, block, names, source, skipped)
+    la = (details_launches if details else raw_launches)(data, block, names, source, skipped)
     release_arrow_memory()  # the table and its conversions are gone: their pages, kept by pyarrow's pool
     outside = data[:start] + b"\n" + data[max(end, len(data) - 65536):]
     notes = list(dict.fromkeys(ln[:200] for ln in re.findall(r"^==(?:ERROR|ERR|WARNING)==.*$",
                                                              outside.decode("utf-8", "replace"), re.M)))
     if len(la.ids) == 0:
         if la.rules:
-            raise _rule_only(source, la.rules)
+            raise rule_only(source, la.rules)
         if unread:  # every row left out by the rewrite: why
             raise InputError(where=f"{source}: line {unread[0][0]}", text=f"no launch row could be read: "
                              f"{unread[0][1].split(';')[0]}.", hint=unread[0][1].split("; ", 1)[-1] + ".")
@@ -198,7 +198,7 @@ def _read(data: bytes, unread: list[tuple[int, str]], source: str) -> Workload:
     cc = cc if re.fullmatch(r"\d{1,2}\.\d", cc) else ""
     said = arch.from_text(outside.decode("utf-8", "replace")) if not (cc and device) else arch.Evidence()
     # the program's own "Detected GPU: …" line fixes the tensor instruction and the peak it is checked against
-    cols, warnings, meta = _derive(la, source, cc or said.meta.get("compute_capability"), device or said.device)
+    cols, warnings, meta = derive(la, source, cc or said.meta.get("compute_capability"), device or said.device)
     n = len(la.ids)
     cols.update(name=la.names, source=np.full(n, source, dtype=object),
                 row=la.ids.astype(np.int64).astype(str).astype(object), count=np.ones(n, dtype=np.int64))
@@ -224,7 +224,7 @@ def _export_devices(data: bytes, source: str, device: str | None, cc: str | None
     header when the export carries none of those metrics."""
     from .ceilings import ncu_export_devices  # ceilings reads ncu's unit table: imported here, not at the top
 
-    at = data.find(_HEADER)
+    at = data.find(HEADER)
     window = slice(at, at + (16 << 20)) if at >= 0 else slice(0, 0)
     # most exports: no per-cycle peak or device attribute (a find is ~20x faster than a regex here)
     found = any(data.find(marker, window.start, window.stop) >= 0 for marker in _SELF_ROOF_MARKERS)
@@ -238,14 +238,14 @@ _SELF_ROOF_MARKERS = (b'.peak_sustained"', b'"device__attribute_clock_rate"')
 
 
 @register_format("ncu-details", "Nsight Compute CSV, details page (ncu --csv): one row per launch × metric",
-                 _sniff_details, priority=20, mapped=True, role="counters")
+                 sniff_details, priority=20, mapped=True, role="counters")
 def parse_details(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an ``ncu --csv`` details export (or explain a failed run); one row per launch."""
     return _parse(data, source)
 
 
 @register_format("ncu-raw", "Nsight Compute CSV, raw page (ncu --csv --page raw): one row per launch, units row",
-                 _sniff_raw, priority=20, mapped=True, role="counters")
+                 sniff_raw, priority=20, mapped=True, role="counters")
 def parse_raw(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an ``ncu --csv --page raw`` export; one row per launch."""
     return _parse(data, source)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..errors import InputError
 from . import ncu_rates, ncu_tensor
-from .ncu_metrics import _TENSOR_OPS, FLOP_METRICS, OPS, PROFILE_COMMAND, _Launches
+from .ncu_metrics import FLOP_METRICS, OPS, PROFILE_COMMAND, TENSOR_OPS, Launches
 
 # ------------------------------------------------------------------------------------------ deriving
 
@@ -125,7 +125,7 @@ def _cuda_flops(m: dict[str, np.ndarray], warnings: list[str]) -> tuple[dict[str
     return by_prec, cuda
 
 
-def _tensor_flops(la: _Launches, n: int, cuda: np.ndarray | None, cc_text: str | None, device: str | None,
+def _tensor_flops(la: Launches, n: int, cuda: np.ndarray | None, cc_text: str | None, device: str | None,
                   warnings: list[str]) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray, bool]:
     """Tensor FLOPs, their precision per launch, which launches used tensor cores, and whether op counters
     (families) gave them."""
@@ -133,7 +133,7 @@ def _tensor_flops(la: _Launches, n: int, cuda: np.ndarray | None, cc_text: str |
     # tensor FLOPs: op counters (already FLOPs), else pipe instructions × FLOPs per instruction
     families: dict[str, dict[str, np.ndarray]] = {}
     for name, v in m.items():
-        t = _TENSOR_OPS.match(name)
+        t = TENSOR_OPS.match(name)
         if t:
             family = families.setdefault(t.group(2), {})
             key = (t.group(4) or "all") + ("" if t.group(1) == "sm" else "_smsp")
@@ -273,7 +273,7 @@ def _bytes(m: dict[str, np.ndarray], time_s: np.ndarray, n: int, warnings: list[
     return cols, hbm
 
 
-def _checks(la: _Launches, source: str, flops_known: bool, hbm: np.ndarray | None, cols: dict[str, object],
+def _checks(la: Launches, source: str, flops_known: bool, hbm: np.ndarray | None, cols: dict[str, object],
             time_s: np.ndarray, cc_text: str | None, n: int, warnings: list[str], meta: dict[str, str]) -> None:
     """The warnings (or the error) for what the export lacks, and for unreliable launches."""
     has_flops = flops_known
@@ -320,7 +320,7 @@ def _checks(la: _Launches, source: str, flops_known: bool, hbm: np.ndarray | Non
                             "them with flushed caches at base clocks, so their DRAM bytes and intensity are unreliable.")
 
 
-def _derive(la: _Launches, source: str, cc_text: str | None = None, device: str | None = None
+def derive(la: Launches, source: str, cc_text: str | None = None, device: str | None = None
             ) -> tuple[dict[str, object], list[str], dict[str, str]]:
     """Per-launch FLOPs, precision, unit, bytes and time (docs/formats.md), with warnings.
 

@@ -83,14 +83,14 @@ LEGACY = {
     "dram__write_bytes_per_sec": "dram__bytes_write.sum.per_second",
 }
 _ROLLUP = re.compile(r"^([a-z0-9]+__\w+?)_(sum|avg|max|min)$")
-_TENSOR_OPS = re.compile(r"^(sm|smsp)__ops_path_tensor_(\w+?)(_sparsity_(on|off))?\.sum$")
-_TEXT = ("device__attribute_display_name",)  # text-valued metrics kept as text
+TENSOR_OPS = re.compile(r"^(sm|smsp)__ops_path_tensor_(\w+?)(_sparsity_(on|off))?\.sum$")
+TEXT = ("device__attribute_display_name",)  # text-valued metrics kept as text
 
 
 # ------------------------------------------------------------------------------------------ sniffing
 
-_HEADER = b'"ID","Process ID",'
-_HEADER_RE = re.compile(r'^"ID","Process ID",(.*)$', re.M)
+HEADER = b'"ID","Process ID",'
+HEADER_RE = re.compile(r'^"ID","Process ID",(.*)$', re.M)
 _NOISE_RE = re.compile(r"^==(PROF|ERROR|ERR|WARNING)==", re.M)
 
 
@@ -100,18 +100,18 @@ _METRIC_NAME = re.compile(r'(?:^|,)[ \t]*"?Metric Name"?[ \t]*(?:,|$)')
 
 
 def _header_line(head: str) -> str | None:
-    m = _HEADER_RE.search(head) or _ANY_HEADER.search(head)
+    m = HEADER_RE.search(head) or _ANY_HEADER.search(head)
     return m.group(0) if m else None
 
 
-def _sniff_details(head: str, name: str) -> bool:
+def sniff_details(head: str, name: str) -> bool:
     line = _header_line(head)
     if line is not None:
         return bool(_METRIC_NAME.search(line))
     return bool(_NOISE_RE.search(head))  # a failed run: no header, only ncu's own lines (explained by parse)
 
 
-def _sniff_raw(head: str, name: str) -> bool:
+def sniff_raw(head: str, name: str) -> bool:
     line = _header_line(head)
     return line is not None and not _METRIC_NAME.search(line)
 
@@ -119,7 +119,7 @@ def _sniff_raw(head: str, name: str) -> bool:
 # ------------------------------------------------------------------------------------------ messages
 
 
-def _failure(text: str, source: str) -> InputError:
+def failure(text: str, source: str) -> InputError:
     """Why an ncu output has no table: permissions, no kernels, another error, or not an ncu export."""
     if "ERR_NVGPUCTRPERM" in text:
         return InputError(where=source, text="no permission to read GPU performance counters (ERR_NVGPUCTRPERM), "
@@ -143,7 +143,7 @@ def _failure(text: str, source: str) -> InputError:
                       "without --print-summary; ncu -i report.ncu-rep --csv --page raw re-exports a saved report.")
 
 
-def _rule_only(source: str, rules: list[str]) -> InputError:
+def rule_only(source: str, rules: list[str]) -> InputError:
     names = ", ".join(dict.fromkeys(r.split(" (", 1)[0] for r in rules))
     return InputError(where=source, text=f"this export holds only rule text ({names}), no metric values: roofline "
                       "sections print just their rules on the details page.",
@@ -151,7 +151,7 @@ def _rule_only(source: str, rules: list[str]) -> InputError:
                       f"--print-units base > raw.csv) or profile with --metrics {','.join(ROOFLINE_METRICS)}.")
 
 
-def _locale_error(source: str, example: str) -> InputError:
+def locale_error(source: str, example: str) -> InputError:
     return InputError(where=source, text=f"metric values are in a European number format (e.g. {example!r}: decimal "
                       "comma, dots between thousands), as ncu writes them under such a locale; they cannot be read "
                       "unambiguously.",
@@ -163,7 +163,7 @@ def _locale_error(source: str, example: str) -> InputError:
 
 
 @dataclass
-class _Launches:
+class Launches:
     """Per-launch metrics read from the table, base units."""
 
     ids: np.ndarray  #: float64 launch ids
@@ -193,7 +193,7 @@ def _dimension(unit: str) -> tuple[str, float] | None:
     return ("per_cycle", _SI[m.group(1)]) if m else None
 
 
-def _factor_for(metric: str, unit: str) -> float:
+def factor_for(metric: str, unit: str) -> float:
     """Scale to base units, or NaN where the unit does not fit the metric's dimension (a rate per cycle may have
     a count's unit, ``inst`` or none, as the sections' derived rates do)."""
     dim = WANTED.get(metric, "count")
@@ -203,7 +203,7 @@ def _factor_for(metric: str, unit: str) -> float:
     return found[1]
 
 
-def _scale(values: np.ndarray, factor: np.ndarray) -> np.ndarray:
+def scale(values: np.ndarray, factor: np.ndarray) -> np.ndarray:
     """``values × factor``, dividing by ``1/factor`` for sub-units so that 7,488 ns is exactly 7.488e-6 s."""
     out: np.ndarray = values * factor
     small = np.flatnonzero(factor < 1)
@@ -212,14 +212,14 @@ def _scale(values: np.ndarray, factor: np.ndarray) -> np.ndarray:
     return out
 
 
-def _wanted(name: str) -> bool:
-    return name in WANTED or bool(_TENSOR_OPS.match(name)) or name in _TEXT
+def wanted(name: str) -> bool:
+    return name in WANTED or bool(TENSOR_OPS.match(name)) or name in TEXT
 
 
 _LABEL_NAME = re.compile(r"^.+?\s[(\[]([a-z0-9]+__[\w.]+)[)\]]$")
 
 
-def _canonical(name: str) -> str:
+def canonical(name: str) -> str:
     """The current name of a metric: 2019.x names (``gpu__time_duration``, ``..._pred_on_sum``) renamed, and the
     metric inside a ``--print-metric-name label-name`` cell (``Duration (gpu__time_duration.sum)``)."""
     m = _LABEL_NAME.match(name)
@@ -230,11 +230,11 @@ def _canonical(name: str) -> str:
     m = _ROLLUP.match(name)
     if m and "." not in name:
         new = f"{m.group(1)}.{m.group(2)}"
-        return new if _wanted(new) else name
+        return new if wanted(new) else name
     return name
 
 
-def _metric_keys(m_names: list[str], u_names: list[str]) -> np.ndarray:
+def metric_keys(m_names: list[str], u_names: list[str]) -> np.ndarray:
     """``keys[metric code, unit code]``: the metric a (name, unit) pair gives, or "" where it is not used.
 
     Metric names are renamed to their current names; a details-page label counts only with a unit of the
@@ -246,7 +246,7 @@ def _metric_keys(m_names: list[str], u_names: list[str]) -> np.ndarray:
             for j, d in enumerate(dims):
                 keys[i, j] = LABELS[m].get(d, "")
         else:
-            c = _canonical(m)
-            if _wanted(c):
+            c = canonical(m)
+            if wanted(c):
                 keys[i, :] = c
     return keys

@@ -11,16 +11,16 @@ import pyarrow as pa
 
 from ..models import Skipped
 from . import skip
-from .ncu_metrics import _TEXT, _canonical, _factor_for, _Launches, _metric_keys, _rule_only, _scale, _wanted
+from .ncu_metrics import TEXT, Launches, canonical, factor_for, metric_keys, rule_only, scale, wanted
 from .ncu_read import (
-    _EURO_SAMPLE,
-    _INTEGRAL_UNITS,
-    _check_locale,
-    _codes,
-    _first_row,
-    _read_block,
-    _required_width,
-    _to_float,
+    EURO_SAMPLE,
+    INTEGRAL_UNITS,
+    check_locale,
+    dict_codes,
+    first_row,
+    read_block,
+    required_width,
+    to_float,
 )
 
 
@@ -38,15 +38,15 @@ def _launch_runs(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _check_value_locale(values: pa.ChunkedArray | pa.Array, u_names: list[str], u_codes: np.ndarray,
                         source: str) -> None:
     """Refuse a European decimal comma, judged on the first values (integral units tell 1.234 apart)."""
-    integral = np.array([u in _INTEGRAL_UNITS for u in u_names] or [False], dtype=bool)
-    _check_locale(values, integral[u_codes[:_EURO_SAMPLE]], source)
+    integral = np.array([u in INTEGRAL_UNITS for u in u_names] or [False], dtype=bool)
+    check_locale(values, integral[u_codes[:EURO_SAMPLE]], source)
 
 
-def _details(data: bytes, block: tuple[int, int, int], names: list[str], source: str,
-             skipped: list[Skipped]) -> _Launches:
+def details_launches(data: bytes, block: tuple[int, int, int], names: list[str], source: str,
+             skipped: list[Skipped]) -> Launches:
     """Pivot the long table: launches from the ``ID`` runs, metrics scattered into a launch × metric matrix."""
     start, end, _ = block
-    first = _first_row(data, start, end, names, 1)
+    first = first_row(data, start, end, names, 1)
     if first and int(first["__fields__"]) > len(names):  # trailing comma on data rows
         names = names + [f"__extra{i}" for i in range(int(first["__fields__"]) - len(names))]
     rule_cols: list[str] = [c for c in ("Rule Name", "Rule Type", "Rule Description") if c in names]
@@ -55,10 +55,10 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     include = ["ID", *pid_col, "Kernel Name", "Metric Name", "Metric Unit", "Metric Value", *rule_cols, *nvtx_cols]
     dict_cols = {*pid_col, "Kernel Name", "Metric Name", "Metric Unit", *rule_cols, *nvtx_cols}
     fields = int(first.get("__fields__", 0) or 0)
-    width = fields if _required_width(names) <= fields < len(names) else None  # metric rows without rule columns
-    table, ids, lines, bad = _read_block(data, block, names, include, dict_cols, 1, source, width)
+    width = fields if required_width(names) <= fields < len(names) else None  # metric rows without rule columns
+    table, ids, lines, bad = read_block(data, block, names, include, dict_cols, 1, source, width)
     skipped.extend(bad)
-    m_codes, m_names = _codes(table.column("Metric Name"))
+    m_codes, m_names = dict_codes(table.column("Metric Name"))
     is_metric = np.array([bool(m.strip()) for m in m_names] or [False], dtype=bool)[m_codes]
     rules = _rules(table, rule_cols, ~is_metric) if "Rule Name" in rule_cols else []
     ok_id = ~np.isnan(ids)
@@ -67,10 +67,10 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     keep = is_metric & ok_id
     if not keep.any():
         if rules:
-            raise _rule_only(source, rules)
-        return _Launches(ids=np.empty(0), names=np.empty(0, dtype=object), metrics={}, rules=rules, first=first)
-    k_codes, k_names = _codes(table.column("Kernel Name"))
-    u_codes, u_names = _codes(table.column("Metric Unit"))
+            raise rule_only(source, rules)
+        return Launches(ids=np.empty(0), names=np.empty(0, dtype=object), metrics={}, rules=rules, first=first)
+    k_codes, k_names = dict_codes(table.column("Kernel Name"))
+    u_codes, u_names = dict_codes(table.column("Metric Unit"))
     values = table.column("Metric Value")
     if not keep.all():
         sel = np.flatnonzero(keep)
@@ -81,18 +81,18 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     launch, starts = _launch_runs(ids)
     n_launch = len(starts)
 
-    keys = _metric_keys(m_names, u_names)  # (metric, unit) -> metric read, "" = not used
+    keys = metric_keys(m_names, u_names)  # (metric, unit) -> metric read, "" = not used
     used = sorted({k for k in keys.ravel() if k})
     n_slot = max(len(used), 1)
     slot_of_key = {k: i for i, k in enumerate(used)}
     pair_slot = np.vectorize(lambda k: slot_of_key.get(k, -1), otypes=[np.int64])(keys)
-    factor = np.array([[_factor_for(k, u) for u in u_names] or [np.nan] for k in used] or [[np.nan]])
+    factor = np.array([[factor_for(k, u) for u in u_names] or [np.nan] for k in used] or [[np.nan]])
     slot = pair_slot[m_codes, u_codes]
-    numeric = np.array([k not in _TEXT for k in used] + [False], dtype=bool)  # [-1]: not used
+    numeric = np.array([k not in TEXT for k in used] + [False], dtype=bool)  # [-1]: not used
     sel = numeric[slot]
     slot_s, unit_s = slot[sel], u_codes[sel]
-    vals_s = _to_float(values if sel.all() else values.filter(pa.array(sel)))  # only the metrics used
-    scaled = _scale(vals_s, factor[slot_s, unit_s])
+    vals_s = to_float(values if sel.all() else values.filter(pa.array(sel)))  # only the metrics used
+    scaled = scale(vals_s, factor[slot_s, unit_s])
     flat = launch[sel] * n_slot + slot_s
     mat: np.ndarray = np.full(n_launch * n_slot, np.nan)
     mat[flat] = scaled
@@ -104,7 +104,7 @@ def _details(data: bytes, block: tuple[int, int, int], names: list[str], source:
     other = [m for i, m in enumerate(m_names) if not any(keys[i]) and m.strip()]
     kernel = np.asarray(k_names, dtype=object)[k_codes[starts]]
     rows = np.flatnonzero(keep)[starts] if not keep.all() else starts  # each launch's first row in the table
-    return _Launches(ids=ids[starts], names=kernel, metrics=metrics, missing=missing, text=text, other=other,
+    return Launches(ids=ids[starts], names=kernel, metrics=metrics, missing=missing, text=text, other=other,
                      bad_units=bad_units, rules=rules, duplicates=_duplicates(flat, scaled, per_cell), first=first,
                      groups=_nvtx_groups(table, nvtx_cols, rows), pids=_pids(table, rows))
 
@@ -120,7 +120,7 @@ def _by_metric(used: list[str], mat: np.ndarray, per_cell: np.ndarray, missing_r
     bad_units: dict[str, str] = {}
     text: dict[str, str] = {}
     for s, name in enumerate(used):
-        if name in _TEXT:
+        if name in TEXT:
             rows = np.flatnonzero(slot == s)
             if len(rows):
                 text[name] = str(values[int(rows[0])].as_py() or "")
@@ -129,7 +129,7 @@ def _by_metric(used: list[str], mat: np.ndarray, per_cell: np.ndarray, missing_r
         if missing_rows[s]:
             missing[name] = int(((per_cell[:, s] > 0) & np.isnan(mat[:, s])).sum())
             units_seen = {u_names[int(u)] for u in np.unique(unit_s[slot_s == s])}
-            wrong = sorted(u for u in units_seen if np.isnan(_factor_for(name, u)))
+            wrong = sorted(u for u in units_seen if np.isnan(factor_for(name, u)))
             if wrong:
                 bad_units[name] = wrong[0]
     return metrics, missing, bad_units, text
@@ -151,7 +151,7 @@ def _pids(table: pa.Table, rows: np.ndarray) -> np.ndarray | None:
     """The process id of each launch (its row in ``table``), NaN where it is not a number; None without the column."""
     if "Process ID" not in table.column_names:
         return None
-    codes, values = _codes(table.column("Process ID"))
+    codes, values = dict_codes(table.column("Process ID"))
     per_value = pd.to_numeric(pd.Series(values, dtype=object).str.replace(",", ""), errors="coerce").to_numpy(
         dtype=np.float64) if values else np.empty(0)
     return per_value[codes[rows]] if len(per_value) else np.full(len(rows), np.nan)
@@ -197,7 +197,7 @@ def _nvtx_groups(table: pa.Table, cols: list[str], rows: np.ndarray) -> np.ndarr
         return None
     out = np.full(len(rows), None, dtype=object)
     for c in sorted(cols, key=lambda c: "Start/Stop" in c):  # push/pop first
-        codes, values = _codes(table.column(c))
+        codes, values = dict_codes(table.column(c))
         parsed = np.array([nvtx_range(c, v) for v in values] or [None], dtype=object)[codes[rows]]
         out = np.where(pd.isna(out), parsed, out)
     return out
@@ -205,13 +205,13 @@ def _nvtx_groups(table: pa.Table, cols: list[str], rows: np.ndarray) -> np.ndarr
 
 def _rules(table: pa.Table, rule_cols: list[str], candidates: np.ndarray) -> list[str]:
     """Rule rows (empty metric, a rule name): ``"Name (Type): description"``, distinct, descriptions shortened."""
-    r_codes, r_names = _codes(table.column("Rule Name"))
+    r_codes, r_names = dict_codes(table.column("Rule Name"))
     has_rule = np.array([bool(r.strip()) for r in r_names] or [False], dtype=bool)[r_codes] & candidates
     out: list[str] = []
     if not has_rule.any():
         return out
-    kind = _codes(table.column("Rule Type")) if "Rule Type" in rule_cols else None
-    desc = _codes(table.column("Rule Description")) if "Rule Description" in rule_cols else None
+    kind = dict_codes(table.column("Rule Type")) if "Rule Type" in rule_cols else None
+    desc = dict_codes(table.column("Rule Description")) if "Rule Description" in rule_cols else None
     for i in np.flatnonzero(has_rule)[:200]:
         k = kind[1][kind[0][i]] if kind else ""
         d = " ".join(desc[1][desc[0][i]].split())[:160] if desc else ""
@@ -223,28 +223,28 @@ _IDENTITY = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Ke
              "Block Size", "Grid Size", "Device", "CC")
 
 
-def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str,
-         skipped: list[Skipped]) -> _Launches:
+def raw_launches(data: bytes, block: tuple[int, int, int], names: list[str], source: str,
+         skipped: list[Skipped]) -> Launches:
     start, end, _ = block
-    second = _first_row(data, start, end, names, 1)
+    second = first_row(data, start, end, names, 1)
     has_units = bool(second) and second.get("ID", "x") == "" and second.get("Kernel Name", "x") == ""
     units = {k: v for k, v in second.items() if k != "__fields__"} if has_units else {}
     skip_rows = 2 if has_units else 1
-    first = _first_row(data, start, end, names, skip_rows)
+    first = first_row(data, start, end, names, skip_rows)
     if first and int(first["__fields__"]) > len(names):
         names = names + [f"__extra{i}" for i in range(int(first["__fields__"]) - len(names))]
     seen_names: set[str] = set()
     key_of: dict[str, str] = {}  # column -> the metric it gives (2019.x names renamed); the first column wins
     for c in names:
-        key = _canonical(c)
-        if c not in seen_names and c not in _IDENTITY and _wanted(key) and key not in key_of.values():
+        key = canonical(c)
+        if c not in seen_names and c not in _IDENTITY and wanted(key) and key not in key_of.values():
             key_of[c] = key
         seen_names.add(c)
     metric_cols = list(key_of)
     nvtx_cols = _nvtx_columns(names)
     pid_col = ["Process ID"] if "Process ID" in names else []
     include = ["ID", *pid_col, "Kernel Name", *metric_cols, *nvtx_cols]
-    table, ids, lines, bad = _read_block(data, block, names, include, {*pid_col, "Kernel Name", *nvtx_cols},
+    table, ids, lines, bad = read_block(data, block, names, include, {*pid_col, "Kernel Name", *nvtx_cols},
                                          skip_rows, source)
     skipped.extend(bad)
     n = table.num_rows
@@ -254,24 +254,24 @@ def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str
     if len(keep) < n:
         table = table.take(pa.array(keep))
         ids = ids[keep]
-    k_codes, k_names = _codes(table.column("Kernel Name"))
+    k_codes, k_names = dict_codes(table.column("Kernel Name"))
     metrics: dict[str, np.ndarray] = {}
     missing: dict[str, int] = {}
     bad_units: dict[str, str] = {}
     text: dict[str, str] = {}
     # the locale is file-wide: the first launches of each column, as many values in all as the details page's sample
     # (a details page's 20,000 first values are its first ~800 launches too), not 20,000 per column
-    sample = max(_EURO_SAMPLE // max(sum(key not in _TEXT for key in key_of.values()), 1), 1000)
+    sample = max(EURO_SAMPLE // max(sum(key not in TEXT for key in key_of.values()), 1), 1000)
     for c, key in key_of.items():
         col = table.column(c)
-        if key in _TEXT:
+        if key in TEXT:
             if len(col):
                 text[key] = str(col[0].as_py() or "")
             continue
         unit = units.get(c, "")
-        _check_locale(col.slice(0, sample), unit in _INTEGRAL_UNITS, source)
-        f = _factor_for(key, unit) if has_units else 1.0  # no units row: base units assumed
-        vals = _scale(_to_float(col), np.full(len(col), f))
+        check_locale(col.slice(0, sample), unit in INTEGRAL_UNITS, source)
+        f = factor_for(key, unit) if has_units else 1.0  # no units row: base units assumed
+        vals = scale(to_float(col), np.full(len(col), f))
         metrics[key] = vals
         if np.isnan(vals).any():
             missing[key] = int(np.isnan(vals).sum())
@@ -280,6 +280,6 @@ def _raw(data: bytes, block: tuple[int, int, int], names: list[str], source: str
     other = [c for c in names if c not in _IDENTITY and c not in key_of and c not in nvtx_cols
              and not c.startswith("__extra")]
     names_out = np.asarray(k_names, dtype=object)[k_codes] if k_names else np.empty(0, dtype=object)
-    return _Launches(ids=ids, names=names_out, metrics=metrics, missing=missing, text=text, other=other,
+    return Launches(ids=ids, names=names_out, metrics=metrics, missing=missing, text=text, other=other,
                      bad_units=bad_units, first=first, groups=_nvtx_groups(table, nvtx_cols, np.arange(len(ids))),
                      pids=_pids(table, np.arange(len(ids))))

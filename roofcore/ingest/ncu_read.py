@@ -17,7 +17,7 @@ from .. import filemap, limits
 from ..models import Skipped
 from . import skip
 from .columns import cut_short
-from .ncu_metrics import _HEADER, _HEADER_RE, _locale_error
+from .ncu_metrics import HEADER, HEADER_RE, locale_error
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -31,11 +31,11 @@ _ENGLISH_RE = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$"
 _COMMA_RE = r"^[+-]?[\d.]*,[\d.,]*$"
 _TWO_DOTS_RE = r"^[+-]?\d+\.\d+\.\d"
 _EURO_INT_RE = r"^\d{1,3}(\.\d{3})+$"
-_INTEGRAL_UNITS = {"byte", "inst", "nsecond", "ns", "sector", "request"}
-_EURO_SAMPLE = 20_000
+INTEGRAL_UNITS = {"byte", "inst", "nsecond", "ns", "sector", "request"}
+EURO_SAMPLE = 20_000
 
 
-def _to_float(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
+def to_float(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """Strings → float64: thousands separators stripped; anything but a finite number ≥ 0 → NaN."""
     clean = pc.replace_substring(values, ",", "")
     try:
@@ -55,13 +55,13 @@ def _chunked_numpy(col: pa.ChunkedArray, dtype: DTypeLike) -> np.ndarray:
     return np.concatenate([c.to_numpy(zero_copy_only=False) for c in col.chunks]).astype(dtype, copy=False)
 
 
-def _check_locale(values: pa.ChunkedArray | pa.Array, integral: np.ndarray | bool, source: str) -> None:
+def check_locale(values: pa.ChunkedArray | pa.Array, integral: np.ndarray | bool, source: str) -> None:
     """Refuse decimal-comma exports (docs/formats.md). The locale is file-wide, so a sample of values suffices.
 
     ``integral`` marks values whose unit is integral in an English export (bytes, instructions, ns), where
     ``65.536`` can only be a European 65,536.
     """
-    sample = values.slice(0, _EURO_SAMPLE)
+    sample = values.slice(0, EURO_SAMPLE)
     comma = pc.and_(pc.match_substring_regex(sample, _COMMA_RE), pc.invert(pc.match_substring_regex(sample, _ENGLISH_RE)))
     dots = pc.match_substring_regex(sample, _TWO_DOTS_RE)
     flags = np.asarray(integral, dtype=bool)
@@ -71,7 +71,7 @@ def _check_locale(values: pa.ChunkedArray | pa.Array, integral: np.ndarray | boo
     for hit in (comma, dots):  # prefer a decimal comma as the example
         idx = pc.index(hit, True).as_py()
         if idx is not None and idx >= 0:
-            raise _locale_error(source, sample[idx].as_py())
+            raise locale_error(source, sample[idx].as_py())
 
 
 def _ids(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, bool]:
@@ -92,7 +92,7 @@ def _as_numpy(a: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return arr
 
 
-def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
+def dict_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
     """Dictionary-encoded strings → (int codes, distinct values)."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
@@ -105,11 +105,11 @@ def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
 
 DICT = pa.dictionary(pa.int32(), pa.string())
 STRING = pa.string()
-_BLOCK_SIZE = 4 << 20  #: pyarrow's parallel unit
-_PIECE_SIZE = 16 << 20  #: bytes read per read_csv call (bounds pyarrow's memory to a few pieces' worth)
+BLOCK_SIZE = 4 << 20  #: pyarrow's parallel unit
+PIECE_SIZE = 16 << 20  #: bytes read per read_csv call (bounds pyarrow's memory to a few pieces' worth)
 
 
-def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: list[str], dict_cols: set[str],
+def arrow_read(data: bytes, start: int, end: int, names: list[str], include: list[str], dict_cols: set[str],
                 skip_rows: int, id_type: pa.DataType = STRING, parse: pcsv.ParseOptions | None = None) -> pa.Table:
     """pyarrow's CSV reader on ``data[start:end]``: only the ``include`` columns, repeated strings
     dictionary-encoded.
@@ -126,12 +126,12 @@ def _arrow_read(data: bytes, start: int, end: int, names: list[str], include: li
         start = end if nl < 0 else nl + 1
     buf = pa.py_buffer(data)  # a map's too: the tables read hold copies, no view of it outlives the read
     # an invalid-row handler is called in file order only when one thread reads
-    ro = pcsv.ReadOptions(column_names=names, use_threads=parse is None, block_size=_BLOCK_SIZE)
+    ro = pcsv.ReadOptions(column_names=names, use_threads=parse is None, block_size=BLOCK_SIZE)
     co = pcsv.ConvertOptions(include_columns=include, check_utf8=False, column_types=types)
     tables = []
     while start < end:
         limits.tick()
-        stop = min(end, start + _PIECE_SIZE)
+        stop = min(end, start + PIECE_SIZE)
         if stop < end:
             nl = data.find(b"\n", stop, end)
             stop = end if nl < 0 else nl + 1
@@ -153,7 +153,7 @@ def release_arrow_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
-def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: set[str], skip_rows: int,
+def python_read(block: bytes, names: list[str], include: list[str], dict_cols: set[str], skip_rows: int,
                  first_line: int, source: str, cut: bool = False) -> tuple[pa.Table, np.ndarray, list[Skipped]]:
     """The robust reader: the csv module line by line. Noise lines are dropped, a repeated header switches the
     columns (several tables in one output), ragged rows are skipped with a reason; ``cut``: the file ends inside
@@ -188,7 +188,7 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
         except (csv.Error, StopIteration):
             skipped.append(skip(source, f"line {i}", "not a CSV row"))
             continue
-        if _HEADER_RE.match(line):
+        if HEADER_RE.match(line):
             idx, width, need = layout(fields)
             units_next = raw_page
             continue
@@ -215,7 +215,7 @@ def _python_read(block: bytes, names: list[str], include: list[str], dict_cols: 
 _REQUIRED = ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
 
 
-def _required_width(names: list[str]) -> int:
+def required_width(names: list[str]) -> int:
     """Fields a details-page metric row needs: up to its last required column."""
     return max([names.index(c) for c in _REQUIRED if c in names] or [0]) + 1
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowKeyError, pa.ArrowTypeError)
@@ -226,7 +226,7 @@ def _try_arrow(data: bytes, start: int, end: int, names: list[str], include: lis
     """pyarrow on the table, or None where it cannot read it as one table (ragged rows, noise, a header again)."""
     for id_type in (pa.int64(), STRING):  # integer ids parse fastest; text ids (stray rows) need strings
         try:
-            table = _arrow_read(data, start, end, names, include, dict_cols, skip_rows, id_type)
+            table = arrow_read(data, start, end, names, include, dict_cols, skip_rows, id_type)
         except _ARROW_ERRORS:
             continue
         ids, clean = _ids(table.column("ID"))
@@ -239,7 +239,7 @@ def _try_arrow(data: bytes, start: int, end: int, names: list[str], include: lis
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
 
 
-def _utf8(data: bytes, start: int, end: int) -> bool:
+def utf8(data: bytes, start: int, end: int) -> bool:
     """Whether ``data[start:end]`` is valid UTF-8 (decoded only where a byte is not ASCII: rare in exports)."""
     if _NON_ASCII.search(data, start, end) is None:
         return True
@@ -256,7 +256,7 @@ def _arrow_ragged(data: bytes, start: int, end: int, names: list[str], width: in
     read at the metric rows' ``width``, the longer rows (rule rows, a few per launch) handed over by pyarrow's
     invalid-row handler and read with the csv module. None where that does not fit (a row shorter still, a noise
     line, an ID that is not a number): the other readers take over."""
-    if not _utf8(data, start, end):
+    if not utf8(data, start, end):
         return None  # pyarrow hands the handler decoded text: it cannot, and the row is lost in a warning
     longer: list[str] = []
 
@@ -268,7 +268,7 @@ def _arrow_ragged(data: bytes, start: int, end: int, names: list[str], width: in
 
     short = names[:width]
     try:
-        table = _arrow_read(data, start, end, short, [c for c in include if c in short], dict_cols, 1, pa.int64(),
+        table = arrow_read(data, start, end, short, [c for c in include if c in short], dict_cols, 1, pa.int64(),
                             pcsv.ParseOptions(invalid_row_handler=handler))
     except _ARROW_ERRORS:
         return None
@@ -317,7 +317,7 @@ def _without_noise(data: bytes, start: int, end: int, skip_rows: int) -> tuple[b
     maybe = maybe[(maybe >= skip_rows) & (starts[maybe] + 1 < end)]
     for i in maybe[a[starts[maybe] + 1] == ord("I")]:  # candidates for a repeated "ID",... header
         s = int(starts[i])
-        if data[s: s + len(_HEADER)] != _HEADER:
+        if data[s: s + len(HEADER)] != HEADER:
             continue
         e = data.find(b"\n", s, end)
         if data[s: e if e >= 0 else end].rstrip(b"\r") != header:
@@ -337,7 +337,7 @@ def _without_noise(data: bytes, start: int, end: int, skip_rows: int) -> tuple[b
     return b"".join(pieces), np.flatnonzero(keep)[skip_rows:]
 
 
-def _read_block(data: bytes, block: tuple[int, int, int], names: list[str], include: list[str], dict_cols: set[str],
+def read_block(data: bytes, block: tuple[int, int, int], names: list[str], include: list[str], dict_cols: set[str],
                 skip_rows: int, source: str, width: int | None = None
                 ) -> tuple[pa.Table, np.ndarray, np.ndarray, list[Skipped]]:
     """``(table, launch ids, line numbers, skipped)``: pyarrow's reader on the table (at the metric rows' ``width``
@@ -359,23 +359,23 @@ def _read_block(data: bytes, block: tuple[int, int, int], names: list[str], incl
             return got[0], got[1], cleaned[1] + line, []
     del cleaned
     cut = end == len(data) and not data[end - 1:end].isspace()  # the file ends inside the table's last line
-    table, lines, skipped = _python_read(data[start:end], names, include, dict_cols, skip_rows, line, source, cut)
+    table, lines, skipped = python_read(data[start:end], names, include, dict_cols, skip_rows, line, source, cut)
     return table, _ids(table.column("ID"))[0], lines, skipped
 
 
-def _split_header(line: bytes) -> list[str]:
+def split_header(line: bytes) -> list[str]:
     try:
         return next(csv.reader((line.decode("utf-8", errors="replace").rstrip("\r\n"),)))
     except (csv.Error, StopIteration):
         return []
 
 
-def _table(data: bytes) -> tuple[int, int, int] | None:
+def table_span(data: bytes) -> tuple[int, int, int] | None:
     """``(start, end, line number)`` of the table: from the first header line to the last row (noise after it
     trimmed). Later headers (several tables in one output) are handled by the line reader."""
-    pos = data.find(_HEADER)
+    pos = data.find(HEADER)
     while pos >= 0 and not (pos == 0 or data[pos - 1] in b"\n\r" or (pos == 3 and data[:3] == b"\xef\xbb\xbf")):
-        pos = data.find(_HEADER, pos + 1)
+        pos = data.find(HEADER, pos + 1)
     if pos < 0:
         return None
     return pos, _trim_tail(data, pos, len(data)), 1 + filemap.count(data, b"\n", 0, pos)
@@ -404,7 +404,7 @@ def _trim_tail(data: bytes, start: int, end: int, max_lines: int = 10_000) -> in
     return end
 
 
-def _first_row(data: bytes, start: int, end: int, names: list[str], skip_rows: int) -> dict[str, str]:
+def first_row(data: bytes, start: int, end: int, names: list[str], skip_rows: int) -> dict[str, str]:
     """The first data row of a block as a dict (device, CC and trailing-comma detection)."""
     pos = start
     for _ in range(skip_rows):
@@ -414,5 +414,5 @@ def _first_row(data: bytes, start: int, end: int, names: list[str], skip_rows: i
         pos = nl + 1
     stop = min(end, pos + (1 << 20))
     nl = data.find(b"\n", pos, stop)
-    fields = _split_header(data[pos: nl if nl >= 0 else stop])
+    fields = split_header(data[pos: nl if nl >= 0 else stop])
     return {"__fields__": str(len(fields)), **dict(zip(names, fields, strict=False))}

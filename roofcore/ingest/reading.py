@@ -373,7 +373,7 @@ def _time_left() -> float | None:
     """Seconds left of the parse time limit in force here (None: no limit), for the workers to keep to."""
     import time
 
-    d = limits._DEADLINE.get()
+    d = limits.DEADLINE.get()
     return None if d is None else max(d[0] - time.monotonic(), 0.001)
 
 

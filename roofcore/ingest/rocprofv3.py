@@ -234,30 +234,30 @@ JSON_BARE = ("the JSON holds kernel times only: collect counters in the same run
              "SQ_INSTS_VALU_FMA_F32 … --output-format json -- app).")
 
 
-def _listed(v: object) -> Iterable[object]:
+def listed(v: object) -> Iterable[object]:
     """A table's records (a list, or a mapping's keys); nothing for null or a scalar."""
     return v if isinstance(v, list | dict) else ()
 
 
-def _handle(v: object) -> str:
+def handle_text(v: object) -> str:
     """An id as text: ``{"handle": 7}`` or ``7``."""
     if isinstance(v, dict):
         v = v.get("handle")
     return "" if v is None or isinstance(v, (dict, list, bool)) else str(v)
 
 
-def _int_text(v: object) -> str:
+def int_text(v: object) -> str:
     return str(v) if isinstance(v, int) and not isinstance(v, bool) else (v.strip() if isinstance(v, str) else "")
 
 
-def _symbols(raw: object) -> dict[str, str]:
+def symbol_names(raw: object) -> dict[str, str]:
     """kernel id → name from ``kernel_symbols`` (a list of records, or a mapping by id)."""
     items = raw.items() if isinstance(raw, dict) else enumerate(raw) if isinstance(raw, list) else ()
     out: dict[str, str] = {}
     for key, s in items:
         if not isinstance(s, dict):
             continue
-        kid = _handle(s.get("kernel_id", key))
+        kid = handle_text(s.get("kernel_id", key))
         name = next((s[k] for k in ("formatted_kernel_name", "demangled_kernel_name", "kernel_name",
                                     "truncated_kernel_name") if isinstance(s.get(k), str) and s[k].strip()), None)
         if name is not None:
@@ -308,12 +308,12 @@ def parse_json(data: bytes, source: str, context: dict[str, Any] | None = None) 
 
 
 #: one dispatch of the JSON: ``name``, ``gpu``, ``start``, ``end`` (text), ``counters`` (name -> value summed)
-_Row = dict[str, Any]
+Row = dict[str, Any]
 #: ``(rows by (process, dispatch id), copies, GPU names by agent label)``
-_Records = tuple[dict[tuple[str, str], _Row], list[dict[str, Any]], dict[str, tuple[str, str]]]
+Records = tuple[dict[tuple[str, str], Row], list[dict[str, Any]], dict[str, tuple[str, str]]]
 
 
-def _json_records(data: bytes, source: str) -> _Records:
+def _json_records(data: bytes, source: str) -> Records:
     """Rows by (process, dispatch id), copies and GPU names of every process record, read with the stdlib."""
     doc = load_json(data, source, JSON_HINT)
     tools = doc.get("rocprofiler-sdk-tool") if isinstance(doc, dict) else None
@@ -321,7 +321,7 @@ def _json_records(data: bytes, source: str) -> _Records:
     if not isinstance(tools, list) or not any(isinstance(t, dict) for t in tools):
         raise InputError(where=source, expected='a "rocprofiler-sdk-tool" list of process records',
                          found=type(tools).__name__, hint=JSON_HINT)
-    rows: dict[tuple[str, str], _Row] = {}  # (process, dispatch id) -> row
+    rows: dict[tuple[str, str], Row] = {}  # (process, dispatch id) -> row
     copies: list[dict[str, Any]] = []
     gpu_names: dict[str, tuple[str, str]] = {}
     for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
@@ -331,32 +331,32 @@ def _json_records(data: bytes, source: str) -> _Records:
     return rows, copies, gpu_names
 
 
-def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], _Row], copies: list[dict[str, Any]],
+def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], Row], copies: list[dict[str, Any]],
                   gpu_names: dict[str, tuple[str, str]]) -> None:
     """One process record's dispatches (into ``rows`` by (process, dispatch id): name, agent, times, counters
     summed), copies and GPU names."""
-    agents = {_handle(a.get("id")): a for a in _listed(tool.get("agents")) if isinstance(a, dict)}
-    symbols = _symbols(tool.get("kernel_symbols"))
-    counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in _listed(tool.get("counters"))
+    agents = {handle_text(a.get("id")): a for a in listed(tool.get("agents")) if isinstance(a, dict)}
+    symbols = symbol_names(tool.get("kernel_symbols"))
+    counters = {handle_text(c.get("id")): str(c.get("name", "")).strip() for c in listed(tool.get("counters"))
                 if isinstance(c, dict)}
     buffers = b if isinstance(b := tool.get("buffer_records"), dict) else {}
     callbacks = c if isinstance(c := tool.get("callback_records"), dict) else {}
     labels: dict[str, str] = {}  # agent handle -> label, worked out once per agent
 
-    def row(info: object) -> _Row | None:
-        if not isinstance(info, dict) or not _int_text(info.get("dispatch_id")):
+    def row(info: object) -> Row | None:
+        if not isinstance(info, dict) or not int_text(info.get("dispatch_id")):
             return None
-        key = (p, _int_text(info["dispatch_id"]))
+        key = (p, int_text(info["dispatch_id"]))
         r = rows.get(key)
         if r is None:
-            handle = _handle(info.get("agent_id"))
+            handle = handle_text(info.get("agent_id"))
             if handle not in labels:
                 agent = agents.get(handle, {})
-                labels[handle] = _agent_label(agent, handle)
+                labels[handle] = agent_label(agent, handle)
                 if agent.get("product_name") or agent.get("name"):
                     gpu_names[labels[handle]] = (str(agent.get("product_name") or "").strip(),
                                                  str(agent.get("name") or ""))
-            kid = _handle(info.get("kernel_id"))
+            kid = handle_text(info.get("kernel_id"))
             r = rows[key] = {"counters": {}, "gpu": labels[handle],
                              "name": symbols.get(kid) or (f"kernel {kid}" if kid else "unnamed kernel")}
         return r
@@ -364,7 +364,7 @@ def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], _Row
     for d in buffers.get("kernel_dispatch", ()) if isinstance(buffers.get("kernel_dispatch"), list) else ():
         r = row(d.get("dispatch_info")) if isinstance(d, dict) else None
         if r is not None:
-            r["start"], r["end"] = _int_text(d.get("start_timestamp")), _int_text(d.get("end_timestamp"))
+            r["start"], r["end"] = int_text(d.get("start_timestamp")), int_text(d.get("end_timestamp"))
     for cc in callbacks.get("counter_collection", ()) if isinstance(callbacks.get("counter_collection"), list) else ():
         data_ = cc.get("dispatch_data") if isinstance(cc, dict) else None
         r = row(data_.get("dispatch_info") if isinstance(data_, dict) else None)
@@ -372,7 +372,7 @@ def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], _Row
             continue
         for rec in cc.get("records", ()) if isinstance(cc.get("records"), list) else ():
             if isinstance(rec, dict):
-                name = counters.get(_handle(rec.get("counter_id")), "")
+                name = counters.get(handle_text(rec.get("counter_id")), "")
                 v = rec.get("value")
                 if name and isinstance(v, int | float) and not isinstance(v, bool):
                     r["counters"][name] = r["counters"].get(name, 0.0) + float(v)
@@ -380,10 +380,10 @@ def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], _Row
                     r["counters"][name] = float("-inf")
     for m in buffers.get("memory_copy", ()) if isinstance(buffers.get("memory_copy"), list) else ():
         if isinstance(m, dict):
-            src, dst = agents.get(_handle(m.get("src_agent_id")), {}), agents.get(_handle(m.get("dst_agent_id")), {})
-            copies.append({"src": _agent_type(src), "dst": _agent_type(dst), "bytes": m.get("bytes"),
-                           "start": _int_text(m.get("start_timestamp")), "end": _int_text(m.get("end_timestamp")),
-                           "gpu": _agent_label(dst if _agent_type(dst) == "gpu" else src, "")})
+            src, dst = agents.get(handle_text(m.get("src_agent_id")), {}), agents.get(handle_text(m.get("dst_agent_id")), {})
+            copies.append({"src": agent_type(src), "dst": agent_type(dst), "bytes": m.get("bytes"),
+                           "start": int_text(m.get("start_timestamp")), "end": int_text(m.get("end_timestamp")),
+                           "gpu": agent_label(dst if agent_type(dst) == "gpu" else src, "")})
 
 
 def _json_counters(dicts: list[dict[str, float]], ids: np.ndarray) -> tuple[Counters, dict[int, np.ndarray], Problems]:
@@ -402,17 +402,17 @@ def _json_counters(dicts: list[dict[str, float]], ids: np.ndarray) -> tuple[Coun
     return plan, mats, problems
 
 
-def _agent_type(agent: dict[str, Any]) -> str:
+def agent_type(agent: dict[str, Any]) -> str:
     t = agent.get("type")
     return {1: "cpu", 2: "gpu", "1": "cpu", "2": "gpu"}.get(t, str(t or "").lower().removeprefix("rocprofiler_agent_type_"))
 
 
-def _agent_label(agent: dict[str, Any], handle: str) -> str:
+def agent_label(agent: dict[str, Any], handle: str) -> str:
     """``GPU <n>`` by the agent's logical node id (as rocprofv3's CSV names agents), else its handle."""
     for key in ("logical_node_type_id", "logical_node_id", "node_id"):
         v = agent.get(key)
         if isinstance(v, int) and not isinstance(v, bool):
-            return f"{'GPU' if _agent_type(agent) == 'gpu' else 'Agent'} {v}"
+            return f"{'GPU' if agent_type(agent) == 'gpu' else 'Agent'} {v}"
     return handle
 
 

@@ -22,7 +22,7 @@ from ..errors import LimitError
 from .rocprof_decode import decode_whole
 
 if TYPE_CHECKING:
-    from .rocprofv3 import _Records, _Row
+    from .rocprofv3 import Records, Row
 
     _RawOrNone = msgspec.Raw | None
 else:
@@ -100,10 +100,10 @@ class _Skip(Exception):
     """Read it with the stdlib instead."""
 
 
-def records(data: bytes) -> _Records | None:
+def records(data: bytes) -> Records | None:
     """``(rows, copies, gpu_names)`` as :func:`.rocprofv3._tool_records` fills them for every process record, or
     None where the stdlib reader must read the file."""
-    from .rocprofv3 import _agent_label, _handle, _int_text, _listed, _symbols
+    from .rocprofv3 import agent_label, handle_text, int_text, listed, symbol_names
 
     doc = decode_whole(_DECODER, data)
     if doc is None:
@@ -112,18 +112,18 @@ def records(data: bytes) -> _Records | None:
     tools = [tools] if isinstance(tools, _Tool) else tools
     if not tools:
         return None
-    rows: dict[tuple[str, str], _Row] = {}
+    rows: dict[tuple[str, str], Row] = {}
     copies: list[dict[str, Any]] = []
     gpu_names: dict[str, tuple[str, str]] = {}
     try:
         for p, tool in enumerate(tools):
-            agents = {_handle(a.get("id")): a for a in _listed(_table(tool.agents)) if isinstance(a, dict)}
-            symbols = _symbols(_table(tool.kernel_symbols))
-            counters = {_handle(c.get("id")): str(c.get("name", "")).strip() for c in _listed(_table(tool.counters))
+            agents = {handle_text(a.get("id")): a for a in listed(_table(tool.agents)) if isinstance(a, dict)}
+            symbols = symbol_names(_table(tool.kernel_symbols))
+            counters = {handle_text(c.get("id")): str(c.get("name", "")).strip() for c in listed(_table(tool.counters))
                         if isinstance(c, dict)}
-            ids: _Ids = (agents, symbols, counters, {}, rows, gpu_names, str(p), _handle, _int_text, _agent_label)
+            ids: _Ids = (agents, symbols, counters, {}, rows, gpu_names, str(p), handle_text, int_text, agent_label)
             _dispatches(tool, ids)
-            _copies(tool, agents, copies, _handle, _int_text, _agent_label)
+            _copies(tool, agents, copies, handle_text, int_text, agent_label)
     except _Skip:
         return None
     if not rows and not copies:
@@ -150,21 +150,21 @@ def _hid(v: object) -> str:
 
 
 #: what a tool's dispatches are read with: its agents, kernel names and counter names by id, agent labels (filled
-#: as found), the rows and GPU names filled, the process, and rocprofv3's _handle, _int_text and _agent_label
-_Ids = tuple[dict[str, dict[str, Any]], dict[str, str], dict[str, str], dict[str, str], dict[tuple[str, str], "_Row"],
+#: as found), the rows and GPU names filled, the process, and rocprofv3's handle_text, int_text and agent_label
+_Ids = tuple[dict[str, dict[str, Any]], dict[str, str], dict[str, str], dict[str, str], dict[tuple[str, str], "Row"],
              dict[str, tuple[str, str]], str, Callable[[object], str], Callable[[object], str],
              Callable[[dict[str, Any], str], str]]
 
 
 def _dispatches(tool: _Tool, ids: _Ids) -> None:
     """Rows by (process, dispatch id): name, agent label, times, counters summed (as the stdlib reader)."""
-    agents, symbols, counters, labels, rows, gpu_names, p, _handle, _int_text, _agent_label = ids
+    agents, symbols, counters, labels, rows, gpu_names, p, _, int_text, agent_label = ids
 
-    def row(info: _Info | None) -> _Row | None:
+    def row(info: _Info | None) -> Row | None:
         if info is None:
             return None
         did = info.dispatch_id
-        did = str(did) if type(did) is int else _int_text(did)
+        did = str(did) if type(did) is int else int_text(did)
         if not did:
             return None
         key = (p, did)
@@ -173,12 +173,12 @@ def _dispatches(tool: _Tool, ids: _Ids) -> None:
             r = rows[key] = new(info)
         return r
 
-    def new(info: _Info) -> _Row:
+    def new(info: _Info) -> Row:
         handle = _hid(info.agent_id)
         label = labels.get(handle)
         if label is None:
             agent = agents.get(handle, {})
-            label = labels[handle] = _agent_label(agent, handle)
+            label = labels[handle] = agent_label(agent, handle)
             if agent.get("product_name") or agent.get("name"):
                 gpu_names[label] = (str(agent.get("product_name") or "").strip(), str(agent.get("name") or ""))
         kid = _hid(info.kernel_id)
@@ -193,8 +193,8 @@ def _dispatches(tool: _Tool, ids: _Ids) -> None:
         r = row(d.dispatch_info)
         if r is not None:
             s, e = d.start_timestamp, d.end_timestamp
-            r["start"] = str(s) if type(s) is int else _int_text(s)
-            r["end"] = str(e) if type(e) is int else _int_text(e)
+            r["start"] = str(s) if type(s) is int else int_text(s)
+            r["end"] = str(e) if type(e) is int else int_text(e)
     for cc in (callbacks.counter_collection or ()) if callbacks else ():
         r = row(cc.dispatch_data.dispatch_info if cc.dispatch_data is not None else None)
         if r is None:
@@ -212,11 +212,11 @@ def _dispatches(tool: _Tool, ids: _Ids) -> None:
 def _copies(tool: _Tool, agents: dict[str, dict[str, Any]], copies: list[dict[str, Any]],
             _handle: Callable[[object], str], _int_text: Callable[[object], str],
             _agent_label: Callable[[dict[str, Any], str], str]) -> None:
-    from .rocprofv3 import _agent_type
+    from .rocprofv3 import agent_type
 
     buffers = tool.buffer_records
     for m in (buffers.memory_copy or ()) if buffers else ():
         src, dst = agents.get(_hid(m.src_agent_id), {}), agents.get(_hid(m.dst_agent_id), {})
-        copies.append({"src": _agent_type(src), "dst": _agent_type(dst), "bytes": m.bytes,
+        copies.append({"src": agent_type(src), "dst": agent_type(dst), "bytes": m.bytes,
                        "start": _int_text(m.start_timestamp), "end": _int_text(m.end_timestamp),
-                       "gpu": _agent_label(dst if _agent_type(dst) == "gpu" else src, "")})
+                       "gpu": _agent_label(dst if agent_type(dst) == "gpu" else src, "")})

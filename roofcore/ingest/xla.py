@@ -65,7 +65,7 @@ MAX_COUNT = 2**53  #: launches / executions beyond this are not a count (and not
 # --------------------------------------------------------------------------------------------- cost analysis
 
 
-def _sniff_cost(head: str, name: str) -> bool:
+def sniff_cost(head: str, name: str) -> bool:
     if head.lstrip()[:1] not in ("{", "[") or '"traceEvents"' in head:
         return False
     return bool(re.search(r"""["'](bytes accessed|optimal_seconds|transcendentals)["']\s*:""", head)) or (
@@ -218,7 +218,7 @@ def _program_row(name: str, entry: object, notes: dict[str, list[str]]) -> dict[
 
 
 @register_format(COST, "JAX compiled.cost_analysis() as JSON: flops and bytes accessed per program (XLA "
-                 "estimates; add time_ms per program for measured times)", _sniff_cost, priority=15)
+                 "estimates; add time_ms per program for measured times)", sniff_cost, priority=15)
 def parse_cost(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One row per compiled program (accepted shapes and fields in the module docstring)."""
     text = check_text(data, source)
@@ -295,7 +295,7 @@ _MATRIX = r"convolution|\bdot\b|^dot|matmul|gemm|einsum|cublas|cudnn"
 XPROF_HINT = "export the Roofline Model table again with its \"Export as CSV\" button."
 
 
-def _sniff_xprof(head: str, name: str) -> bool:
+def sniff_xprof(head: str, name: str) -> bool:
     first = next((ln for ln in head.split("\n") if ln.strip()), "")
     return bool(_XPROF_HEADER.match(first))
 
@@ -343,7 +343,7 @@ def _read_table(text: str, source: str, skipped_lines: int) -> pd.DataFrame:
 
 
 @register_format(XPROF, "xprof Roofline Model tool CSV export: per-op time, FLOP rate and bandwidths (GiB/s)",
-                 _sniff_xprof, priority=20)
+                 sniff_xprof, priority=20)
 def parse_xprof(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """One row per HLO op of one step record; ``context["xprof_step"]`` picks another Step than the default."""
     context = context or {}

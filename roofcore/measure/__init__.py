@@ -51,7 +51,7 @@ import numpy as np
 
 from ..units import fmt_rate
 from .catalog_yaml import to_catalog_dict, to_catalog_yaml
-from .machine import _blas_name, _cpu_info, _gpu_measure
+from .machine import blas_name, cpu_info, gpu_measure
 from .plateaus import LEVEL_RATIO, find_plateaus
 from .results import (
     BandwidthPoint,
@@ -63,7 +63,7 @@ from .results import (
     Plateau,
     Progress,
 )
-from .sweeps import _sizes, bandwidth_sweep, compute_sweep, matmul_rate
+from .sweeps import bandwidth_sweep, compute_sweep, matmul_rate, working_set_sizes
 
 
 def measure(quick: bool = False, progress: Progress | None = None, *, gpu: bool = True) -> MeasureResult:
@@ -74,10 +74,10 @@ def measure(quick: bool = False, progress: Progress | None = None, *, gpu: bool 
     """
     start = time.perf_counter()
     if quick:
-        sizes = _sizes(64 * 2**10, 512 * 2**20, 1)
+        sizes = working_set_sizes(64 * 2**10, 512 * 2**20, 1)
         min_time, trials, mm_n, cs_n = 0.002, 5, 768, 16384
     else:
-        sizes = _sizes(16 * 2**10, 512 * 2**20, 2)
+        sizes = working_set_sizes(16 * 2**10, 512 * 2**20, 2)
         min_time, trials, mm_n, cs_n = 0.03, 7, 2048, 16384
     bw = bandwidth_sweep(sizes, min_time=min_time, trials=trials, progress=progress)
     levels = find_plateaus(bw)
@@ -98,11 +98,11 @@ def measure(quick: bool = False, progress: Progress | None = None, *, gpu: bool 
         else:
             how = f"numpy elementwise FMA sweep; matmul {mm.n}x{mm.n} {fmt_rate(mm.flops_per_s)}"
         ceilings.append(MeasuredCeiling(prec, "vector", max(mm.flops_per_s, elem), how))
-    gpu_result = _gpu_measure(quick, progress) if gpu else None
-    model, vendor = _cpu_info()
+    gpu_result = gpu_measure(quick, progress) if gpu else None
+    model, vendor = cpu_info()
     cores = os.cpu_count() or 1
     return MeasureResult(
-        description=f"{model}, {cores} logical cores, numpy {np.__version__} with {_blas_name()}",
+        description=f"{model}, {cores} logical cores, numpy {np.__version__} with {blas_name()}",
         vendor=vendor, date=_dt.date.today().isoformat(), quick=quick, seconds=time.perf_counter() - start,
         bandwidth=bw, levels=levels, compute=tuple(compute), matmul=tuple(matmul), ceilings=tuple(ceilings),
         gpu=gpu_result, cores=cores,

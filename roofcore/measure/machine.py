@@ -16,7 +16,7 @@ import numpy as np
 from .results import GpuResult, MeasuredCeiling, Progress
 
 
-def _cpu_info() -> tuple[str, str]:
+def cpu_info() -> tuple[str, str]:
     """(model name, vendor) without the host name: /proc/cpuinfo on Linux, else platform."""
     model, vendor = "", ""
     try:
@@ -36,7 +36,7 @@ def _cpu_info() -> tuple[str, str]:
     return model, vendor
 
 
-def _blas_name() -> str:
+def blas_name() -> str:
     try:
         cfg = np.show_config(mode="dicts")  # numpy >= 1.26
         return str(cfg["Build Dependencies"]["blas"]["name"])
@@ -44,7 +44,7 @@ def _blas_name() -> str:
         return "BLAS"
 
 
-def _gpu_measure(quick: bool, progress: Progress | None) -> GpuResult | None:
+def gpu_measure(quick: bool, progress: Progress | None) -> GpuResult | None:
     """A large device copy and matmuls with PyTorch, else CuPy; None when neither sees a GPU."""
     try:
         import torch  # type: ignore[import-not-found]

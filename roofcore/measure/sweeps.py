@@ -37,7 +37,7 @@ def _copy_overhead(trials: int) -> float:
     return _best_time(lambda: np.copyto(dst, src), 2000, max(trials, 5))
 
 
-def _sizes(lo: int, hi: int, steps_per_octave: int) -> list[int]:
+def working_set_sizes(lo: int, hi: int, steps_per_octave: int) -> list[int]:
     """Geometric working-set sizes from ``lo`` to ``hi`` bytes, rounded to whole 64-byte lines."""
     n = round(math.log2(hi / lo) * steps_per_octave)
     out = sorted({int(lo * 2 ** (i / steps_per_octave)) // 128 * 128 for i in range(n + 1)})

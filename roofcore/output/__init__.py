@@ -26,7 +26,7 @@ the flag messages). ``roofcore.output`` re-exports the flag messages and array f
 from __future__ import annotations
 
 from ..wording import Col, above_roof_messages, flag_lists, flag_messages, vfmt_pct, vfmt_si, vfmt_time  # noqa: F401
-from ..wording.formatting import _f0, _g3, _sig3  # noqa: F401 (the tests check them)
+from ..wording.formatting import f0, g3, sig3  # noqa: F401 (the tests check them)
 from .columns import CHUNK_ROWS, finite_or_none  # noqa: F401
 from .csv_out import analysis_csv, analysis_csv_chunks, neutralise
 from .json_out import KERNEL_KEYS, analysis_document, analysis_json, analysis_json_chunks  # noqa: F401

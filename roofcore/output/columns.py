@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 
 from .. import settings
 from ..roofline import DeviceResult, Flag
-from ..wording.cells import _STR, Col, Esc, Part, _raw
-from ..wording.messages import Recipe, Segment, _recipes, flag_segments
+from ..wording.cells import STR, Col, Esc, Part, raw_cell
+from ..wording.messages import Recipe, Segment, flag_recipes, flag_segments
 
 _T = TypeVar("_T")
 #: an item of a writer's row template (:meth:`Rows.parts`): constant text, a whole-table :class:`Col`, or what a
@@ -28,13 +28,13 @@ _T = TypeVar("_T")
 Item: TypeAlias = "str | Col | tuple[Any, ...]"
 
 
-def _jnum(values: np.ndarray, *, empty_unknown: bool = False, comma: bool = False) -> pa.Array:
+def jnum(values: np.ndarray, *, empty_unknown: bool = False, comma: bool = False) -> pa.Array:
     """JSON numbers, shortest round-trip form (orjson's, one C pass per column); NaN and ±inf are null (as CSV cells,
     ``empty_unknown``: NaN empty, ±inf written ``inf``/``-inf`` as pandas writes them). ``comma``: each followed by
     the comma that ends it in its row (orjson's text is then the array's data, not copied)."""
     v = np.ascontiguousarray(values)
     if not len(v):
-        return pa.array([], _STR)
+        return pa.array([], STR)
     if comma:
         return _with_commas(v, empty_unknown)
     empty = np.isnan(v) if empty_unknown and v.dtype.kind == "f" else None
@@ -42,7 +42,7 @@ def _jnum(values: np.ndarray, *, empty_unknown: bool = False, comma: bool = Fals
                         empty if empty is not None and empty.any() else None)
     inf = np.isinf(v) if empty is not None else None
     if inf is not None and inf.any():
-        out = pc.replace_with_mask(out, pa.array(inf), pa.array(np.where(v[inf] > 0, "inf", "-inf").tolist(), _STR))
+        out = pc.replace_with_mask(out, pa.array(inf), pa.array(np.where(v[inf] > 0, "inf", "-inf").tolist(), STR))
     return out
 
 
@@ -62,7 +62,7 @@ def _with_commas(v: np.ndarray, empty_unknown: bool) -> pa.Array:
         odd = ~np.isfinite(v)
         if odd.any():
             cells = np.where(np.isnan(v[odd]), ",", np.where(v[odd] > 0, "inf,", "-inf,")).tolist()
-            out = pc.replace_with_mask(out, pa.array(odd), pa.array(cells, _STR))
+            out = pc.replace_with_mask(out, pa.array(odd), pa.array(cells, STR))
     return out
 
 
@@ -95,11 +95,11 @@ def _values(col: pd.Series) -> pa.Array | np.ndarray:
     if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
         a = pa.array(col.array)
         a = a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
-        return a if a.type == _STR else a.cast(_STR)
+        return a if a.type == STR else a.cast(STR)
     return col.to_numpy(dtype=object) if col.dtype == object or not isinstance(col.dtype, np.dtype) else col.to_numpy()
 
 
-def _distinct(values: pa.Array | np.ndarray) -> tuple[np.ndarray, list[Any]]:
+def distinct(values: pa.Array | np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """Codes (-1 missing) and the distinct values of a column with few of them."""
     if isinstance(values, pa.Array):
         d = values.dictionary_encode()
@@ -144,7 +144,7 @@ class Rows:
     @property
     def recipes(self) -> dict[Flag, list[Recipe]]:
         """The flag-message recipes of the whole table (:func:`~.messages._recipes`)."""
-        return self.whole(("recipes",), lambda: _recipes(self._tab, self.r))
+        return self.whole(("recipes",), lambda: flag_recipes(self._tab, self.r))
 
     def flags(self, esc: Esc, before: Callable[[Flag], str], after: str, sep: str) -> list[Segment]:
         """The flag messages readied for one destination (:func:`flag_segments`)."""
@@ -158,13 +158,13 @@ class Rows:
         out: list[Part] = []
         for it in template:
             if isinstance(it, str):
-                out.append(_raw(it))
+                out.append(raw_cell(it))
             elif isinstance(it, Col):
                 out.append(it.slice(lo, hi))
             elif it[0] == "flags":
                 out += flags(lo, hi)
             elif it[0] == "num":
-                out.append(_jnum(self.num(it[1], lo, hi, it[2]), empty_unknown=it[3], comma=it[4]))
+                out.append(jnum(self.num(it[1], lo, hi, it[2]), empty_unknown=it[3], comma=it[4]))
             elif it[0] == "raw":
                 out.append(self.text(it[1], lo, hi))
             else:
@@ -177,7 +177,7 @@ class Rows:
         return ((lo, min(lo + rows, self.n)) for lo in range(0, self.n, rows))
 
 
-def _pieces(pieces: Iterator[str | memoryview], binary: bool, encoding: str) -> Iterator[str | bytes | memoryview]:
+def encoded_pieces(pieces: Iterator[str | memoryview], binary: bool, encoding: str) -> Iterator[str | bytes | memoryview]:
     """Text pieces as text, or (``binary``) as bytes: the large ones are Arrow buffers, written without a copy."""
     for p in pieces:
         if binary:
@@ -186,7 +186,7 @@ def _pieces(pieces: Iterator[str | memoryview], binary: bool, encoding: str) -> 
             yield p if isinstance(p, str) else str(p, encoding)
 
 
-def _ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[pa.Array]:
+def ahead(jobs: Iterator[Callable[[], pa.Array]], depth: int = 2) -> Iterator[pa.Array]:
     """The jobs' results in order, the next ``depth`` computed in threads meanwhile: Arrow's string kernels,
     orjson and numpy release the GIL, so a second core writes the next piece while this one is handed over."""
     if _cores() < 2:

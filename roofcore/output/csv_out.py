@@ -15,9 +15,9 @@ import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, Flag
 from ..wording import flag_cells
-from ..wording.cells import _STR, Col, Part, _csv_esc, _join, _strs, _text_of, merge_runs
-from .columns import Item, Rows, _ahead, _pieces
-from .json_out import _plain
+from ..wording.cells import STR, Col, Part, csv_esc, join_parts, merge_runs, strs, text_of
+from .columns import Item, Rows, ahead, encoded_pieces
+from .json_out import plain
 
 if TYPE_CHECKING:
     from ..analyze import Analysis
@@ -45,7 +45,7 @@ def _csv_text(values: pa.Array | np.ndarray) -> pa.Array:
     """Text cells: a leading formula character neutralised with a quote, quoted where needed; empty when missing.
     In Arrow for strings; other objects are written as ``str()`` once per distinct value."""
     try:
-        arr = values if isinstance(values, pa.Array) else pa.array(values, _STR, from_pandas=True)
+        arr = values if isinstance(values, pa.Array) else pa.array(values, STR, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         codes, uniq = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
         cells = []
@@ -61,10 +61,10 @@ def _csv_text(values: pa.Array | np.ndarray) -> pa.Array:
         return Col([*cells, ""], np.where(codes < 0, len(cells), codes)).arrow()
     formula = pc.match_substring_regex(arr, "^[=+\\-@\t\r]")
     if pc.any(formula).as_py():
-        arr = pc.if_else(formula, _join(["'", arr], n), arr)
+        arr = pc.if_else(formula, join_parts(["'", arr], n), arr)
     special = pc.match_substring_regex(arr, '[,"\n\r]')
     if pc.any(special).as_py():
-        arr = pc.if_else(special, _join(['"', pc.replace_substring(arr, '"', '""'), '"'], n), arr)
+        arr = pc.if_else(special, join_parts(['"', pc.replace_substring(arr, '"', '""'), '"'], n), arr)
     return pc.fill_null(arr, "")
 
 
@@ -81,7 +81,7 @@ def _csv_few(values: pa.Array | np.ndarray) -> Col | None:
         uniq = d.dictionary.to_pylist()
     else:
         try:
-            return _csv_few(pa.array(values, _STR, from_pandas=True))
+            return _csv_few(pa.array(values, STR, from_pandas=True))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             codes, uniq = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
             uniq = [x if isinstance(x, str) else str(x) for x in uniq.tolist()]
@@ -108,11 +108,11 @@ def _template(rows: Rows, header: list[str]) -> list[Item]:
             if not last:
                 continue  # the number carries its comma
         elif kind == "b":
-            items.append(_strs(v))
+            items.append(strs(v))
         elif (few := _csv_few(v)) is not None:
             items.append(few)
         else:
-            items.append(("raw", c) if _plain(v, b',"\n\r', "".join(_FORMULA).encode()) else ("text", c))
+            items.append(("raw", c) if plain(v, b',"\n\r', "".join(_FORMULA).encode()) else ("text", c))
         items.append("\n" if last else ",")
     return merge_runs(items, rows.n)
 
@@ -121,12 +121,12 @@ def _csv_lines(rows: Rows, header: list[str], lo: int, hi: int) -> pa.Array:
     """Rows ``lo:hi`` as CSV lines: numbers in shortest round-trip form (empty when unknown), text as
     :func:`_csv_text`, the flags as :func:`_csv_flags`."""
     template = rows.whole(("csv", tuple(header)), partial(_template, rows, header))
-    return _join(rows.parts(template, lo, hi, partial(_csv_flags, rows), _csv_text), hi - lo)
+    return join_parts(rows.parts(template, lo, hi, partial(_csv_flags, rows), _csv_text), hi - lo)
 
 
 def _csv_flags(rows: Rows, lo: int, hi: int) -> list[Part]:
     """The flags cell of rows ``lo:hi``: ``code: message; …``, quoted (its quotes doubled) where CSV needs it."""
-    pieces, special = flag_cells(rows.flags(_csv_esc, _csv_code, "", "; "), lo, hi, csv=True)
+    pieces, special = flag_cells(rows.flags(csv_esc, _csv_code, "", "; "), lo, hi, csv=True)
     quote = Col(["", '"'], special.astype(np.int64))
     return [quote, *pieces, quote]
 
@@ -138,7 +138,7 @@ def _csv_code(bit: Flag) -> str:
 def analysis_csv_chunks(analysis: Analysis, *, binary: bool = False) -> Iterator[str | bytes | memoryview]:
     """The per-kernel table as CSV pieces (one row per kernel × device, the columns of ``Analysis.table`` less the
     bitmask, flags as ``code: message; …``), written column-wise like the JSON (``binary``: as UTF-8 bytes)."""
-    return _pieces(_csv_text_pieces(analysis), binary, "utf-8")
+    return encoded_pieces(_csv_text_pieces(analysis), binary, "utf-8")
 
 
 def _csv_text_pieces(analysis: Analysis) -> Iterator[str | memoryview]:
@@ -157,8 +157,8 @@ def _csv_text_pieces(analysis: Analysis) -> Iterator[str | memoryview]:
     if header:
         yield ",".join(_csv_quote(c) for c in header) + "\n"
     if first is not None:
-        for rows in _ahead(itertools.chain([first], jobs)):
-            yield _text_of(rows)
+        for rows in ahead(itertools.chain([first], jobs)):
+            yield text_of(rows)
 
 
 def analysis_csv(analysis: Analysis) -> str:

@@ -17,8 +17,8 @@ import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, Flag
 from ..wording import flag_cells
-from ..wording.cells import _STR, Col, Part, _esc_json, _join, _text_of, merge_runs
-from .columns import Item, Rows, _ahead, _distinct, _pieces
+from ..wording.cells import STR, Col, Part, esc_json, join_parts, merge_runs, text_of
+from .columns import Item, Rows, ahead, distinct, encoded_pieces
 
 if TYPE_CHECKING:
     from ..analyze import Analysis
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def _jdict(values: pa.Array | np.ndarray, *, empty_is_null: bool = False) -> Col:
     """JSON strings of a column with few distinct values (devices, precisions, bounds), each encoded once; None,
     NaN and other non-strings are null."""
-    codes, uniq = _distinct(values)
+    codes, uniq = distinct(values)
     enc = [(_enc(x) if isinstance(x, str) and (x or not empty_is_null) else "null") for x in uniq]
     return Col([*enc, "null"], np.where(codes < 0, len(enc), codes))
 
@@ -36,11 +36,11 @@ def _jdict(values: pa.Array | np.ndarray, *, empty_is_null: bool = False) -> Col
 _NEEDS_ESCAPE = '[^ !#-\\[\\]-~]'
 
 
-def _plain(values: pa.Array | np.ndarray, bad: bytes, bad_first: bytes = b"") -> bool:
+def plain(values: pa.Array | np.ndarray, bad: bytes, bad_first: bytes = b"") -> bool:
     """Whether a whole column is Arrow text without nulls, without a byte of ``bad`` and without a value starting
     with one of ``bad_first``: its text is then written as it is (the pieces take it without a copy). Checked on
     the column's bytes in numpy (a UTF-8 byte of a multi-byte character is never ASCII)."""
-    if not (isinstance(values, pa.Array) and values.type == _STR and not values.null_count):
+    if not (isinstance(values, pa.Array) and values.type == STR and not values.null_count):
         return False
     if not len(values):
         return True
@@ -65,13 +65,13 @@ def _jdistinct(values: pa.Array | np.ndarray) -> pa.Array:
     """JSON strings of a column of mostly distinct values (names, rows): quoted in Arrow, and only the strings
     that need an escape go through ``json``'s encoder; non-strings are null."""
     try:
-        arr = values if isinstance(values, pa.Array) else pa.array(values, _STR, from_pandas=True)
+        arr = values if isinstance(values, pa.Array) else pa.array(values, STR, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array([_enc(x) if isinstance(x, str) else "null" for x in values], _STR)
-    out = pc.fill_null(_join(['"', arr, '"'], len(arr)), "null")
+        return pa.array([_enc(x) if isinstance(x, str) else "null" for x in values], STR)
+    out = pc.fill_null(join_parts(['"', arr, '"'], len(arr)), "null")
     bad = np.asarray(pc.fill_null(pc.match_substring_regex(arr, _NEEDS_ESCAPE), False).to_numpy(zero_copy_only=False))
     if bad.any():
-        fixed = pa.array([_enc(x) for x in arr.filter(pa.array(bad)).to_pylist()], _STR)
+        fixed = pa.array([_enc(x) for x in arr.filter(pa.array(bad)).to_pylist()], STR)
         out = pc.replace_with_mask(out, pa.array(bad), fixed)
     return out
 
@@ -108,7 +108,7 @@ def _template(rows: Rows, byte_names: list[str], end: str) -> list[Item]:
         if name in _DICT_KEYS:
             items.append(_jdict(rows.cols[name], empty_is_null=name == "ceiling"))
         elif name in ("name", "row"):
-            items += ['"', ("raw", name), '"'] if _plain(rows.cols[name], _JSON_ESCAPED) else [("text", name)]
+            items += ['"', ("raw", name), '"'] if plain(rows.cols[name], _JSON_ESCAPED) else [("text", name)]
         elif name == "flags":
             items += ["[", ("flags",), "]"]
         elif name in ("bytes", "intensity"):  # {"hbm": 1.0, "l2": 2.0}: the last number has no comma
@@ -128,12 +128,12 @@ def _template(rows: Rows, byte_names: list[str], end: str) -> list[Item]:
 def _rows_json(rows: Rows, byte_names: list[str], lo: int, hi: int, end: str = "") -> pa.Array:
     """Rows ``lo:hi`` as JSON objects (each followed by ``end``), keys and nulls of the JSON contract's kernels."""
     template = rows.whole(("json", tuple(byte_names), end), partial(_template, rows, byte_names, end))
-    return _join(rows.parts(template, lo, hi, partial(_jflags, rows), _jdistinct), hi - lo)
+    return join_parts(rows.parts(template, lo, hi, partial(_jflags, rows), _jdistinct), hi - lo)
 
 
 def _jflags(rows: Rows, lo: int, hi: int) -> list[Part]:
     """The flags of rows ``lo:hi``, inside their ``[…]``: ``{"code": …, "message": …}, …``."""
-    return flag_cells(rows.flags(_esc_json, _jcode, '"}', ", "), lo, hi)[0]
+    return flag_cells(rows.flags(esc_json, _jcode, '"}', ", "), lo, hi)[0]
 
 
 def analysis_json_chunks(analysis: Analysis, extra: Mapping[str, Any] | None = None, *, binary: bool = False,
@@ -143,7 +143,7 @@ def analysis_json_chunks(analysis: Analysis, extra: Mapping[str, Any] | None = N
     other keys (:meth:`Analysis.json_fields`, then ``extra``'s) indented as ``json.dumps(indent=1)`` does. Streamed
     so a million kernels never sit in memory as one string; ``binary`` gives the pieces as ASCII bytes (the kernels
     as Arrow's buffers, not copied). ``kernels=False`` leaves the kernel list empty."""
-    return _pieces(_json_text(analysis, extra, kernels), binary, "ascii")
+    return encoded_pieces(_json_text(analysis, extra, kernels), binary, "ascii")
 
 
 def _json_text(analysis: Analysis, extra: Mapping[str, Any] | None, kernels: bool) -> Iterator[str | memoryview]:
@@ -173,9 +173,9 @@ def _kernel_list(analysis: Analysis) -> Iterator[str | memoryview]:
                 yield partial(_rows_json, rows, byte_names, lo, hi, ",\n")
 
     started = False
-    for rows in _ahead(pieces()):
+    for rows in ahead(pieces()):
         yield "[\n" if not started else ",\n"
-        yield _text_of(rows)[:-2]  # each row ends ",\n": not the last
+        yield text_of(rows)[:-2]  # each row ends ",\n": not the last
         started = True
     yield "\n ]" if started else "[]"
 

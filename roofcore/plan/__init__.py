@@ -26,7 +26,7 @@ from .solvers import (
     tile_for_intensity,
     tiled_intensity,
 )
-from .steps import _apply as _apply  # the app's what-if steps are parsed as scenario steps are
+from .steps import apply as apply  # the app's what-if steps are parsed as scenario steps are
 from .transforms import (
     ALGORITHMS,
     DIMS,

@@ -18,8 +18,8 @@ from ..errors import InputError
 from ..models import OFFCHIP, Hardware, Workload
 from ..roofline import attainable
 from ..units import fmt_time
-from .projection import _clean, evaluate
-from .transforms import HBM, SPLIT, _check_workload
+from .projection import clean, evaluate
+from .transforms import HBM, SPLIT, check_workload
 
 
 def by_name(workload: Workload) -> Workload:
@@ -55,8 +55,8 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         cols = list(self.table.columns)
         return {"schema_version": 1, "hardware": self.hardware, "old": self.old.workload.name,
-                "new": self.new.workload.name, "totals": {k: _clean(v) for k, v in self.totals.items()},
-                "kernels": [{k: _clean(v) for k, v in zip(cols, row, strict=True)}
+                "new": self.new.workload.name, "totals": {k: clean(v) for k, v in self.totals.items()},
+                "kernels": [{k: clean(v) for k, v in zip(cols, row, strict=True)}
                             for row in self.table.itertuples(index=False)],
                 "only_old": list(self.only_old), "only_new": list(self.only_new), "notes": list(self.notes)}
 
@@ -109,8 +109,8 @@ def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = Fa
     GEMM); each name must be one that matches nothing by name. The table's ``name`` is the old name and
     ``name_new`` the new one. With no kernel matched the total speedup is ``None``: the two sums would compare
     different kernels."""
-    _check_workload(old, "compare (old)")
-    _check_workload(new, "compare (new)")
+    check_workload(old, "compare (old)")
+    check_workload(new, "compare (new)")
     ao, an = evaluate(by_name(old), hw, achievable=achievable), evaluate(by_name(new), hw, achievable=achievable)
     so, sn = _side(ao, hw.id), _side(an, hw.id)
     sn["name_new"] = sn["name"]

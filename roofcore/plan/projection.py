@@ -26,7 +26,7 @@ from ..analyze import Analysis, analyze
 from ..counting import kernel_counts
 from ..errors import InputError, RoofcoreError
 from ..models import Hardware, Workload
-from .transforms import HBM, _check_workload, _is_link
+from .transforms import HBM, check_workload, is_link
 
 
 def effective_hardware(hw: Hardware, fraction: float) -> Hardware:
@@ -96,13 +96,13 @@ class Projection:
                 "projected_time_s", "estimate_s"]
         recs = []
         for row in self.table[[c for c in cols if c in self.table]].itertuples(index=False):
-            recs.append({k: _clean(v) for k, v in zip(cols, row, strict=False)})
+            recs.append({k: clean(v) for k, v in zip(cols, row, strict=False)})
         return {"schema_version": 1, "workload": self.workload.name, "source": self.source,
                 "reference": self.reference, "totals": [t.to_json() for t in self.totals], "kernels": recs,
                 "notes": list(self.notes)}
 
 
-def _clean(v: Any) -> Any:
+def clean(v: Any) -> Any:
     if isinstance(v, np.integer):
         return int(v)
     if isinstance(v, float | np.floating):
@@ -119,7 +119,7 @@ def _nsum(a: np.ndarray) -> float | None:
 
 def offchip_only(workload: Workload, hws: Iterable[Hardware] = ()) -> Workload:
     """The workload with on-chip level bytes dropped (FLOPs, off-chip and link bytes kept)."""
-    drop = [c for c in workload.byte_columns if c != HBM and not _is_link(c[len("bytes_"):], hws)]
+    drop = [c for c in workload.byte_columns if c != HBM and not is_link(c[len("bytes_"):], hws)]
     if not drop:
         return workload
     return replace(workload, frame=workload.frame.drop(columns=drop))
@@ -128,7 +128,7 @@ def offchip_only(workload: Workload, hws: Iterable[Hardware] = ()) -> Workload:
 def project(workload: Workload, source: str | Hardware | None, targets: Sequence[Hardware], *,
             price_per_hour: Mapping[str, float] | None = None, achievable: bool = False) -> Projection:
     """Project ``workload`` (measured on ``source``, or built) onto ``targets`` (module docstring)."""
-    _check_workload(workload, "project")
+    check_workload(workload, "project")
     targets = list(targets)
     if not targets:
         raise RoofcoreError("project needs at least one target device")

@@ -16,8 +16,8 @@ from ..analyze import Analysis
 from ..errors import InputError, RoofcoreError
 from ..models import Hardware, Workload
 from ..units import fmt_cost, fmt_time
-from .projection import Projection, _clean, evaluate, project
-from .steps import _apply, _base_workload, _err, _load_doc, _number, _relocate
+from .projection import Projection, clean, evaluate, project
+from .steps import apply, base_workload, load_doc, number, relocate, step_error
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -47,8 +47,8 @@ class Variant:
         totals = []
         for t in self.projection.totals:
             d = t.to_json()
-            d["speedup_vs_base"] = _clean(self.speedup_vs_base.get(t.hardware))
-            d["speedup_vs_base_estimate"] = _clean(self.speedup_vs_base_estimate.get(t.hardware))
+            d["speedup_vs_base"] = clean(self.speedup_vs_base.get(t.hardware))
+            d["speedup_vs_base_estimate"] = clean(self.speedup_vs_base_estimate.get(t.hardware))
             totals.append(d)
         return {"name": self.name, "step": self.kind, "params": self.params, "from": self.parent,
                 "hardware": list(self.hardware), "workload": a["workload"], "kernels": a["kernels"],
@@ -95,7 +95,7 @@ class _Run:
         for i, h in enumerate(ids):
             if h not in self.catalog:
                 close = self.catalog.closest(h) if hasattr(self.catalog, "closest") else []
-                raise _err(f"{where}[{i}]", "a device id from the catalog", h,
+                raise step_error(f"{where}[{i}]", "a device id from the catalog", h,
                            f"closest: {', '.join(close)}" if close else "see `roofline hardware list`.")
             out.append(self.catalog.get(h))
         return tuple(out)
@@ -129,12 +129,12 @@ def run_scenario(source: str | Path | Mapping[str, Any], catalog: Catalog, *, al
     Each step makes a new variant from the previous one (chained), or from ``from: base`` / ``from: NAME``
     of an earlier step. ``allow_files=False`` refuses ``base: {file: ...}`` (for uploads).
     """
-    doc, label, here = _load_doc(source)
+    doc, label, here = load_doc(source)
     if base_dir is not None:
         here = Path(base_dir)
     run = _Run(catalog)
     base_hw, steps = _header(doc, label, run)
-    base = _base_workload(doc["base"], label, here, allow_files)
+    base = base_workload(doc["base"], label, here, allow_files)
     all_hw: dict[str, Hardware] = {h.id: h for h in base_hw}
     run.add("base", "base", None, None, base, base_hw)
     prev = "base"
@@ -147,14 +147,14 @@ def run_scenario(source: str | Path | Mapping[str, Any], catalog: Catalog, *, al
             if isinstance(ids, str):
                 ids = [ids]
             if not isinstance(ids, list) or not ids:
-                raise _err(f"{where}.hardware", "a non-empty list of device ids", ids)
+                raise step_error(f"{where}.hardware", "a non-empty list of device ids", ids)
             hws = run.devices(ids, f"{where}.hardware")
             all_hw.update({h.id: h for h in hws})
         else:
             try:
-                w = _apply(kind, step[kind], w, f"{where}.{kind}")
+                w = apply(kind, step[kind], w, f"{where}.{kind}")
             except InputError as e:
-                raise _relocate(e, where, kind) from None
+                raise relocate(e, where, kind) from None
             w = replace(w, name=f"{base.name} · {vname}")
         run.add(vname, kind, step[kind], parent, w, hws)
         prev = vname
@@ -169,28 +169,28 @@ def _header(doc: dict[str, Any], label: str, run: _Run) -> tuple[tuple[Hardware,
     if unknown:
         k = sorted(unknown)[0]
         close = difflib.get_close_matches(k, list(_TOP_KEYS), n=1)
-        raise _err(f"{label}: $.{k}", "a scenario key: " + ", ".join(sorted(_TOP_KEYS)), k,
+        raise step_error(f"{label}: $.{k}", "a scenario key: " + ", ".join(sorted(_TOP_KEYS)), k,
                    f"did you mean {close[0]!r}?" if close else None)
     if "base" not in doc:
-        raise _err(f"{label}: $", "key 'base'", "none", "base: {file: PATH} | {builder: NAME, params: {...}} | "
+        raise step_error(f"{label}: $", "key 'base'", "none", "base: {file: PATH} | {builder: NAME, params: {...}} | "
                    "{kernels: [...]}")
     hw_ids = doc.get("hardware")
     if not isinstance(hw_ids, list) or not hw_ids or not all(isinstance(h, str) for h in hw_ids):
-        raise _err(f"{label}: $.hardware", "a non-empty list of device ids", hw_ids if hw_ids is not None else "none",
+        raise step_error(f"{label}: $.hardware", "a non-empty list of device ids", hw_ids if hw_ids is not None else "none",
                    "see `roofline hardware list`.")
     base_hw = run.devices(hw_ids, f"{label}: $.hardware")
     prices = doc.get("price_per_hour") or {}
     if not isinstance(prices, dict):
-        raise _err(f"{label}: $.price_per_hour", "a mapping of device id to $/hour", f"<{type(prices).__name__}>")
+        raise step_error(f"{label}: $.price_per_hour", "a mapping of device id to $/hour", f"<{type(prices).__name__}>")
     for k, v in prices.items():
-        _number(v, f"{label}: $.price_per_hour.{k}", strict=False)
+        number(v, f"{label}: $.price_per_hour.{k}", strict=False)
     measured = doc.get("measured_on")
     if measured is not None and measured not in [h.id for h in base_hw]:
-        raise _err(f"{label}: $.measured_on", "one of the scenario's hardware ids", measured,
+        raise step_error(f"{label}: $.measured_on", "one of the scenario's hardware ids", measured,
                    "the device the base's times were measured on must be among the devices.")
     steps = doc.get("steps") or []
     if not isinstance(steps, list):
-        raise _err(f"{label}: $.steps", "a list of steps", f"<{type(steps).__name__}>")
+        raise step_error(f"{label}: $.steps", "a list of steps", f"<{type(steps).__name__}>")
     run.prices, run.measured = prices, measured
     return base_hw, steps
 
@@ -198,24 +198,24 @@ def _header(doc: dict[str, Any], label: str, run: _Run) -> tuple[tuple[Hardware,
 def _step(step: Any, i: int, where: str, variants: Mapping[str, Variant], prev: str) -> tuple[str, str, str]:
     """A step's action, its variant's name and the variant it starts from, each checked."""
     if not isinstance(step, dict):
-        raise _err(where, "a mapping with a name and one action (" + ", ".join(STEP_KINDS) + ")",
+        raise step_error(where, "a mapping with a name and one action (" + ", ".join(STEP_KINDS) + ")",
                    f"<{type(step).__name__}>")
     kinds = [k for k in STEP_KINDS if k in step]
     extra = set(step) - {*STEP_KINDS, "name", "from"}
     if extra:
         k = sorted(extra)[0]
         close = difflib.get_close_matches(k, [*STEP_KINDS, "name", "from"], n=1)
-        raise _err(f"{where}.{k}", "a step key: name, from, or one of " + ", ".join(STEP_KINDS), k,
+        raise step_error(f"{where}.{k}", "a step key: name, from, or one of " + ", ".join(STEP_KINDS), k,
                    f"did you mean {close[0]!r}?" if close else None)
     if len(kinds) != 1:
-        raise _err(where, "exactly one action: " + ", ".join(STEP_KINDS), ", ".join(kinds) or "none")
+        raise step_error(where, "exactly one action: " + ", ".join(STEP_KINDS), ", ".join(kinds) or "none")
     kind = kinds[0]
     vname = str(step.get("name") or f"step {i + 1}: {kind}")
     if vname in variants:
-        raise _err(f"{where}.name", "a name no other step has", vname)
+        raise step_error(f"{where}.name", "a name no other step has", vname)
     parent = step.get("from", prev)
     if parent not in variants:
-        raise _err(f"{where}.from", "base or the name of an earlier step: " + ", ".join(variants), parent)
+        raise step_error(f"{where}.from", "base or the name of an earlier step: " + ", ".join(variants), parent)
     return kind, vname, parent
 
 

@@ -15,7 +15,7 @@ from ..models import Workload, canonical_dtype
 from .transforms import ALGORITHMS, DIMS, WHAT, change_precision, comm_fraction, fuse, scale_batch, shard
 
 
-def _err(where: str, expected: str, found: Any, hint: str | None = None) -> InputError:
+def step_error(where: str, expected: str, found: Any, hint: str | None = None) -> InputError:
     text = found if isinstance(found, str) and found.startswith("<") else repr(found)
     return InputError(where=where, expected=expected, found=text[:120], hint=hint)
 
@@ -24,19 +24,19 @@ def _kernel_list(v: Any, where: str) -> list[str | int]:
     if isinstance(v, str | int) and not isinstance(v, bool):
         return [v]
     if not isinstance(v, list) or not v or not all(isinstance(x, str | int) and not isinstance(x, bool) for x in v):
-        raise _err(where, "a list of kernel names or 0-based indices", v)
+        raise step_error(where, "a list of kernel names or 0-based indices", v)
     return v
 
 
-def _number(v: Any, where: str, *, lo: float = 0.0, strict: bool = True, hi: float | None = None) -> float:
+def number(v: Any, where: str, *, lo: float = 0.0, strict: bool = True, hi: float | None = None) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or (
             v <= lo if strict else v < lo) or (hi is not None and v >= hi):
         rng = f"> {lo:g}" if strict else f"≥ {lo:g}"
-        raise _err(where, f"a number {rng}" + (f" and < {hi:g}" if hi is not None else ""), v)
+        raise step_error(where, f"a number {rng}" + (f" and < {hi:g}" if hi is not None else ""), v)
     return float(v)
 
 
-def _load_doc(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str, Path]:
+def load_doc(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str, Path]:
     import yaml
 
     if isinstance(source, Mapping):
@@ -56,36 +56,36 @@ def _load_doc(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], s
     except yaml.YAMLError as e:
         raise yaml_input_error(e, label) from None
     if not isinstance(doc, dict):
-        raise _err(f"{label}: $", "a mapping with name, base, hardware and steps", f"<{type(doc).__name__}>")
+        raise step_error(f"{label}: $", "a mapping with name, base, hardware and steps", f"<{type(doc).__name__}>")
     return doc, label, path.resolve().parent
 
 
-def _base_workload(base: Any, label: str, base_dir: Path, allow_files: bool) -> Workload:
+def base_workload(base: Any, label: str, base_dir: Path, allow_files: bool) -> Workload:
     from ..ingest import aggregate, read
 
     where = f"{label}: $.base"
     if not isinstance(base, dict):
-        raise _err(where, "a mapping: {file: PATH}, {builder: NAME, params: {...}} or {kernels: [...]}",
+        raise step_error(where, "a mapping: {file: PATH}, {builder: NAME, params: {...}} or {kernels: [...]}",
                    f"<{type(base).__name__}>")
     kinds = [k for k in ("file", "builder", "kernels") if k in base]
     if len(kinds) != 1:
-        raise _err(where, "exactly one of file, builder or kernels", ", ".join(kinds) or "none",
+        raise step_error(where, "exactly one of file, builder or kernels", ", ".join(kinds) or "none",
                    "e.g. base: {file: ../transformer_block.yaml}")
     kind = kinds[0]
     extra = set(base) - {kind, "params", "aggregate", "name"}
     if extra:
-        raise _err(f"{where}.{sorted(extra)[0]}", f"a key of a {kind} base", sorted(extra)[0])
+        raise step_error(f"{where}.{sorted(extra)[0]}", f"a key of a {kind} base", sorted(extra)[0])
     if kind == "file":
         if not allow_files:
             raise InputError(where=f"{where}.file", text="files cannot be named by an uploaded scenario.",
                              hint="use inline kernels (base: {kernels: [...]}) or a builder.")
         p = base["file"]
         if not isinstance(p, str) or not p.strip():
-            raise _err(f"{where}.file", "a path to a workload file", p)
+            raise step_error(f"{where}.file", "a path to a workload file", p)
         cand = [Path(p)] if Path(p).is_absolute() else [base_dir / p, Path.cwd() / p]
         found = next((c for c in cand if c.is_file()), None)
         if found is None:
-            raise _err(f"{where}.file", "an existing workload file (relative to the scenario)", p,
+            raise step_error(f"{where}.file", "an existing workload file (relative to the scenario)", p,
                        f"looked in {base_dir}" + (" and the current folder" if len(cand) > 1 else "") + ".")
         w = read(found)
     elif kind == "builder":
@@ -96,10 +96,10 @@ def _base_workload(base: Any, label: str, base_dir: Path, allow_files: bool) -> 
                              hint="give the kernels inline or a file.") from None
         name = base["builder"]
         if name not in BUILDERS:
-            raise _err(f"{where}.builder", "one of " + ", ".join(sorted(BUILDERS)), name)
+            raise step_error(f"{where}.builder", "one of " + ", ".join(sorted(BUILDERS)), name)
         params = base.get("params") or {}
         if not isinstance(params, dict):
-            raise _err(f"{where}.params", "a mapping of builder parameters", f"<{type(params).__name__}>")
+            raise step_error(f"{where}.params", "a mapping of builder parameters", f"<{type(params).__name__}>")
         try:
             w = build_workload(name, params)
         except InputError as e:
@@ -110,7 +110,7 @@ def _base_workload(base: Any, label: str, base_dir: Path, allow_files: bool) -> 
 
         ks = base["kernels"]
         if not isinstance(ks, list) or not ks:
-            raise _err(f"{where}.kernels", "a non-empty list of kernels", f"<{type(ks).__name__}>")
+            raise step_error(f"{where}.kernels", "a non-empty list of kernels", f"<{type(ks).__name__}>")
         doc = {"name": str(base.get("name") or "inline kernels"), "kernels": ks}
         w = read(yaml.safe_dump(doc, sort_keys=False).encode(), name=f"{label} $.base", fmt="inventory-yaml")
         if w.skipped:
@@ -121,24 +121,24 @@ def _base_workload(base: Any, label: str, base_dir: Path, allow_files: bool) -> 
     return w
 
 
-def _apply(kind: str, value: Any, w: Workload, where: str) -> Workload:
+def apply(kind: str, value: Any, w: Workload, where: str) -> Workload:
     if kind == "fuse":
         if isinstance(value, dict):
             extra = set(value) - {"kernels", "name"}
             if extra or "kernels" not in value:
-                raise _err(where, "{kernels: [...], name: NAME} or a list of kernel names", sorted(extra or {"none"})[0])
+                raise step_error(where, "{kernels: [...], name: NAME} or a list of kernel names", sorted(extra or {"none"})[0])
             return fuse(w, _kernel_list(value["kernels"], f"{where}.kernels"), name=value.get("name"))
         return fuse(w, _kernel_list(value, where))
     if kind == "precision":
         if isinstance(value, str):
             value = {"dtype": value}
         if not isinstance(value, dict) or "dtype" not in value:
-            raise _err(where, "{dtype: fp8, what: both|weights|activations}", value)
+            raise step_error(where, "{dtype: fp8, what: both|weights|activations}", value)
         extra = set(value) - {"dtype", "what", "kernels", "from_dtype"}
         if extra:
-            raise _err(f"{where}.{sorted(extra)[0]}", "dtype, what, kernels or from_dtype", sorted(extra)[0])
+            raise step_error(f"{where}.{sorted(extra)[0]}", "dtype, what, kernels or from_dtype", sorted(extra)[0])
         if value.get("what", "both") not in WHAT:
-            raise _err(f"{where}.what", " or ".join(WHAT), value.get("what"))
+            raise step_error(f"{where}.what", " or ".join(WHAT), value.get("what"))
         ks = _kernel_list(value["kernels"], f"{where}.kernels") if "kernels" in value else None
         return change_precision(w, canonical_dtype(value["dtype"], where=f"{where}.dtype"),
                                 what=value.get("what", "both"), kernels=ks, from_dtype=value.get("from_dtype"))
@@ -146,32 +146,32 @@ def _apply(kind: str, value: Any, w: Workload, where: str) -> Workload:
         if isinstance(value, dict):
             extra = set(value) - {"factor", "kernels"}
             if extra or "factor" not in value:
-                raise _err(where, "a factor or {factor: F, kernels: [...]}", sorted(extra or {"none"})[0])
+                raise step_error(where, "a factor or {factor: F, kernels: [...]}", sorted(extra or {"none"})[0])
             ks = _kernel_list(value["kernels"], f"{where}.kernels") if "kernels" in value else None
-            return scale_batch(w, _number(value["factor"], f"{where}.factor"), kernels=ks)
-        return scale_batch(w, _number(value, where))
+            return scale_batch(w, number(value["factor"], f"{where}.factor"), kernels=ks)
+        return scale_batch(w, number(value, where))
     if kind == "shard":
         if not isinstance(value, dict) or "chips" not in value:
-            raise _err(where, "{chips: N, dim: k|m|n, link: ici, algorithm: ring|tree}", value)
+            raise step_error(where, "{chips: N, dim: k|m|n, link: ici, algorithm: ring|tree}", value)
         extra = set(value) - {"chips", "dim", "link", "algorithm", "kernels"}
         if extra:
-            raise _err(f"{where}.{sorted(extra)[0]}", "chips, dim, link, algorithm or kernels", sorted(extra)[0])
+            raise step_error(f"{where}.{sorted(extra)[0]}", "chips, dim, link, algorithm or kernels", sorted(extra)[0])
         c = value["chips"]
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise _err(f"{where}.chips", "a whole number of chips ≥ 1", c)
+            raise step_error(f"{where}.chips", "a whole number of chips ≥ 1", c)
         if value.get("algorithm", "ring") not in ALGORITHMS:
-            raise _err(f"{where}.algorithm", " or ".join(ALGORITHMS), value.get("algorithm"))
+            raise step_error(f"{where}.algorithm", " or ".join(ALGORITHMS), value.get("algorithm"))
         if str(value.get("dim", "k")).lower() not in DIMS:
-            raise _err(f"{where}.dim", "k (contraction), m (rows/batch) or n (output columns)", value.get("dim"))
+            raise step_error(f"{where}.dim", "k (contraction), m (rows/batch) or n (output columns)", value.get("dim"))
         ks = _kernel_list(value["kernels"], f"{where}.kernels") if "kernels" in value else None
         return shard(w, c, dim=str(value.get("dim", "k")), link=str(value.get("link", "ici")),
                      algorithm=value.get("algorithm", "ring"), kernels=ks)
     if kind == "comm_fraction":
-        return comm_fraction(w, _number(value, where, strict=False, hi=1.0))
+        return comm_fraction(w, number(value, where, strict=False, hi=1.0))
     return w
 
 
-def _relocate(e: InputError, step_where: str, kind: str) -> InputError:
+def relocate(e: InputError, step_where: str, kind: str) -> InputError:
     """A transformation's error (``where`` like ``fuse[1]`` or ``shard.chips``) placed at its scenario step."""
     inner = e.where or ""
     if inner.startswith(step_where):

@@ -134,7 +134,7 @@ def _other_bytes(f: pd.DataFrame) -> list[str]:
     return [c for c in f.columns if c.startswith("bytes_") and c != HBM]
 
 
-def _is_link(name: str, hws: Iterable[Hardware] = ()) -> bool:
+def is_link(name: str, hws: Iterable[Hardware] = ()) -> bool:
     return name in KNOWN_LINKS or any(name in h.link_map for h in hws)
 
 
@@ -174,7 +174,7 @@ def _size(dtype: object) -> float:
     return float(DTYPE_SIZE[str(dtype)]) if dtype in DTYPE_SIZE else math.nan
 
 
-def _check_workload(w: Workload, what: str) -> None:
+def check_workload(w: Workload, what: str) -> None:
     if not isinstance(w, Workload):
         raise RoofcoreError(f"{what} needs a Workload, got {type(w).__name__}")
     if len(w) == 0:
@@ -186,7 +186,7 @@ def _check_workload(w: Workload, what: str) -> None:
 
 def fuse(workload: Workload, kernels: Sequence[str | int], *, name: str | None = None) -> Workload:
     """A new workload where the chain ``kernels`` (names or 0-based indices, in chain order) is one kernel."""
-    _check_workload(workload, "fuse")
+    check_workload(workload, "fuse")
     f = _frame(workload)
     idx = _select(f, kernels, "fuse")
     if len(idx) < 2:
@@ -231,7 +231,7 @@ def fuse(workload: Workload, kernels: Sequence[str | int], *, name: str | None =
 def change_precision(workload: Workload, dtype: str, *, what: str = "both",
                      kernels: Sequence[str | int] | None = None, from_dtype: str | None = None) -> Workload:
     """A new workload with ``dtype`` for the weights, the activations or both (bytes and compute ceiling)."""
-    _check_workload(workload, "change_precision")
+    check_workload(workload, "change_precision")
     new = canonical_dtype(dtype, where="precision.dtype")
     if what not in WHAT:
         raise InputError(where="precision.what", expected=" or ".join(WHAT), found=repr(what))
@@ -272,7 +272,7 @@ def change_precision(workload: Workload, dtype: str, *, what: str = "both",
 
 def scale_batch(workload: Workload, factor: float, *, kernels: Sequence[str | int] | None = None) -> Workload:
     """A new workload with the batch × ``factor``: FLOPs and activation bytes scale, weight bytes do not."""
-    _check_workload(workload, "scale_batch")
+    check_workload(workload, "scale_batch")
     factor = float(factor)
     if not (factor > 0 and math.isfinite(factor)):
         raise InputError(where="batch", expected="a positive factor", found=repr(factor))
@@ -304,7 +304,7 @@ def collective_bytes(kind: str, message_bytes: float, chips: int, algorithm: str
 def shard(workload: Workload, chips: int, *, dim: str = "k", link: str = "ici", algorithm: str = "ring",
           kernels: Sequence[str | int] | None = None) -> Workload:
     """One chip's view of the workload sharded over ``chips`` along ``dim`` (module docstring)."""
-    _check_workload(workload, "shard")
+    check_workload(workload, "shard")
     if isinstance(chips, bool) or not isinstance(chips, int | float) or chips < 1 or int(chips) != chips:
         raise InputError(where="shard.chips", expected="a whole number of chips ≥ 1", found=repr(chips))
     n = int(chips)
@@ -331,7 +331,7 @@ def shard(workload: Workload, chips: int, *, dim: str = "k", link: str = "ici", 
         new_r, new_w, new_wt = act + weight * k, written * k, weight * k
     f["flops"] = f["flops"].to_numpy(dtype=np.float64) * k
     for c in _other_bytes(f):
-        if not _is_link(c[len("bytes_"):]):
+        if not is_link(c[len("bytes_"):]):
             f[c] = f[c].to_numpy(dtype=np.float64) * k
     _set_split(f, new_r, new_w, new_wt)
     if d == "k" and n > 1:
@@ -348,7 +348,7 @@ def shard(workload: Workload, chips: int, *, dim: str = "k", link: str = "ici", 
 
 def comm_fraction(workload: Workload, fraction: float) -> Workload:
     """A new workload whose every roof is lowered by ``fraction`` of communication: ``t_roof' = t_roof / (1 − f)``."""
-    _check_workload(workload, "comm_fraction")
+    check_workload(workload, "comm_fraction")
     fr = float(fraction)
     if not (0 <= fr < 1):
         raise InputError(where="comm_fraction", expected="a fraction from 0 up to (not including) 1", found=repr(fraction))

@@ -27,19 +27,19 @@ from . import appendix as _draw
 # the parts marked F401 are imported only so that they stay importable from roofcore.report, as before the
 # package was split (tests read some private ones)
 from .model import (
-    _offchip_column,  # noqa: F401
-    _report,
+    build_report,
+    offchip_column,  # noqa: F401
 )
 from .page import (
-    _PAGE_ID,
-    _PAPER_CSS,  # noqa: F401
-    _ROWS_ID,
     APPENDIX_ALL_MAX,
-    _appendix_html,
-    _appendix_layout,
-    _appendix_pages,
-    _appendix_rows,
-    _page,
+    PAGE_ID,
+    PAPER_CSS,  # noqa: F401
+    ROWS_ID,
+    appendix_block,
+    appendix_layout,
+    appendix_pages,
+    appendix_rows,
+    page_html,
 )
 from .sections import CHART_KERNELS, RECS_SHOWN, WARNINGS_SHOWN  # noqa: F401
 from .text import default_title, no_paths
@@ -102,9 +102,9 @@ def build_html(analysis: Analysis, *, title: str | None = None, scenario: Scenar
     """
     _check(paper, top)
     mode = appendix_mode(analysis, appendix)
-    r = _report(analysis, advice, top)
-    return _page(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
-                 appendix_html=_appendix_html(r, mode) if mode != "none" else "", levels=levels)
+    r = build_report(analysis, advice, top)
+    return page_html(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
+                 appendix_html=appendix_block(r, mode) if mode != "none" else "", levels=levels)
 
 
 def _no_fetch(url: str, *args: object, **kwargs: object) -> NoReturn:
@@ -134,11 +134,11 @@ def build_pdf(analysis: Analysis, *, title: str | None = None, scenario: Scenari
     from weasyprint import HTML
 
     mode = appendix_mode(analysis, appendix)
-    r = _report(analysis, advice, top)
-    lay = _appendix_layout(r, mode, paper) if mode != "none" else None
-    rows = len(_appendix_rows(r, mode)) if lay is not None else 0
-    page = _page(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
-                 appendix_html=_appendix_pages(r, mode, rows, len(lay.pages)) if lay is not None else "",
+    r = build_report(analysis, advice, top)
+    lay = appendix_layout(r, mode, paper) if mode != "none" else None
+    rows = len(appendix_rows(r, mode)) if lay is not None else 0
+    page = page_html(r, title=title, scenario=scenario, date=date, charts=charts, paper=paper, mode=mode,
+                 appendix_html=appendix_pages(r, mode, rows, len(lay.pages)) if lay is not None else "",
                  appendix_cls="appendix-pdf", levels=levels)
     doc = HTML(string=page, url_fetcher=_no_fetch).render()
     if lay is None:
@@ -153,7 +153,7 @@ def _check_reserved(pages: list[Page], lay: _draw.Layout) -> None:
     """The appendix's reserved pages are the last ones, each starting where the layout expects (else the
     drawn rows would overlap the page's own text): a mismatch between style.css and :mod:`.appendix`."""
     g, px = lay.geometry, 0.75  # a CSS px is 0.75 pt
-    expected = [(_ROWS_ID, g.left, None)] + [(f"{_PAGE_ID}{i}", g.left, g.top) for i in range(1, len(lay.pages))]
+    expected = [(ROWS_ID, g.left, None)] + [(f"{PAGE_ID}{i}", g.left, g.top) for i in range(1, len(lay.pages))]
     reserved = pages[-len(expected):]
     for i, (anchor, x, y) in enumerate(expected):
         page = reserved[i] if len(reserved) == len(expected) else None

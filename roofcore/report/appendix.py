@@ -322,7 +322,7 @@ def _pages(encoded: list[list[bytes]], columns: list[Column], is_mono: list[bool
     return pages
 
 
-def _pdf_string(text: bytes) -> bytes:
+def pdf_string(text: bytes) -> bytes:
     """A PDF literal string: backslashes and parentheses escaped (the bytes are printable cp1252)."""
     return b"(" + text.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") + b")"
 
@@ -340,12 +340,12 @@ def page_stream(lay: Layout, i: int) -> bytes:
            b"0.867 G 0.5 w"]  # rules between rows, as ``td`` (#ddd)
     out += [f"{x0:.2f} {h - y:.2f} m {x1:.2f} {h - y:.2f} l".encode() for y in page.rules]
     out += [b"S", f"BT 0.067 g /{_FONT_BOLD} {SIZE:g} Tf".encode()]
-    out += [f"1 0 0 1 {x:.2f} {h - top - y:.2f} Tm ".encode() + _pdf_string(t) + b" Tj" for x, y, t in lay.header]
+    out += [f"1 0 0 1 {x:.2f} {h - top - y:.2f} Tm ".encode() + pdf_string(t) + b" Tj" for x, y, t in lay.header]
     out.append(f"/{_FONT} {SIZE:g} Tf".encode())
-    out += [f"1 0 0 1 {x:.2f} {h - y:.2f} Tm ".encode() + _pdf_string(t) + b" Tj" for x, y, t in page.texts]
+    out += [f"1 0 0 1 {x:.2f} {h - y:.2f} Tm ".encode() + pdf_string(t) + b" Tj" for x, y, t in page.texts]
     if page.mono:
         out.append(f"/{_FONT_MONO} {MONO_SIZE:g} Tf".encode())
-        out += [f"1 0 0 1 {x:.2f} {h - y:.2f} Tm ".encode() + _pdf_string(t) + b" Tj" for x, y, t in page.mono]
+        out += [f"1 0 0 1 {x:.2f} {h - y:.2f} Tm ".encode() + pdf_string(t) + b" Tj" for x, y, t in page.mono]
     out += [b"ET", b"Q"]
     return b"\n".join(out)
 

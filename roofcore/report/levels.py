@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..analyze import Analysis
 from ..units import fmt_pct, fmt_rate, fmt_time
-from .sections import _FONT, _svg
-from .text import _e
+from .sections import FONT, svg
+from .text import esc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,8 +51,8 @@ def _table(rows: pd.DataFrame, label: str) -> str:
     body = []
     for r in rows.itertuples(index=False):
         share = r.time_s / total if total else float("nan")
-        cells = [_e(str(r.name)), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share), fmt_pct(r.coverage),
-                 fmt_rate(r.achieved_flops_per_s), fmt_pct(r.efficiency), _e(r.bound if isinstance(r.bound, str)
+        cells = [esc(str(r.name)), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share), fmt_pct(r.coverage),
+                 fmt_rate(r.achieved_flops_per_s), fmt_pct(r.efficiency), esc(r.bound if isinstance(r.bound, str)
                                                                                else "–")]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return f'<table class="levels"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
@@ -63,7 +63,7 @@ def _altair_svg(chart: _Chart, n: int) -> str:
     import vl_convert as vlc
 
     spec = chart.to_dict()
-    spec["config"] = {**(spec.get("config") or {}), "font": _FONT}
+    spec["config"] = {**(spec.get("config") or {}), "font": FONT}
     s = vlc.vegalite_to_svg(spec)
     s = re.sub(r"^\s*<\?xml[^>]*>\s*", "", s)
     s = re.sub(r'\bid="([^"]+)"', rf'id="c{n}-\1"', s)
@@ -83,18 +83,18 @@ def section(a: Analysis, charts_on: bool) -> str:
         by = _depth(a)
         rows = group(a, by, hw_id=hw.id)
         rows = rows[rows["group"] != OUTSIDE].sort_values("time_s", ascending=False).head(ROWS)
-        out.append(f"<h3>Module classes with the most time ({_e(by.replace('class:', 'depth '))})</h3>")
+        out.append(f"<h3>Module classes with the most time ({esc(by.replace('class:', 'depth '))})</h3>")
         out.append(_table(rows, "module"))
         if charts_on:
             fig = level_charts.level_roofline(a, by, hw_id=hw.id, top=ROWS, width=560, height=250)
-            out.append(f'<figure class="roofline">{_svg(fig, 900)}<figcaption>{_e(fig.caption)}</figcaption></figure>')
+            out.append(f'<figure class="roofline">{svg(fig, 900)}<figcaption>{esc(fig.caption)}</figcaption></figure>')
     if "step" in lv:
         rows = group(a, "step", hw_id=hw.id)
         rows = flag_steps(rows, a.workload.frame)
         rows = rows[rows["group"] != OUTSIDE]
         out.append("<h3>Steps in order</h3>")
         out.append(_table(rows.head(ROWS * 2), "step"))
-        notes = [f"{_e(str(r.group))}: {fmt_time(r.time_s)}, beyond 1.5× the median — {_e(str(r.differs))}."
+        notes = [f"{esc(str(r.group))}: {fmt_time(r.time_s)}, beyond 1.5× the median — {esc(str(r.differs))}."
                  for r in rows[rows["outlier"]].itertuples(index=False)]
         out.append(f'<p class="muted">{" ".join(notes) or "No step beyond 1.5× the median step."}</p>')
         if charts_on and len(rows) > 1:

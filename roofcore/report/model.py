@@ -14,7 +14,7 @@ from ..analyze import Analysis
 from ..models import Hardware
 from ..names import short_names
 from ..units import fmt_bytes, fmt_flops, fmt_intensity, fmt_time
-from .text import _pct, _vfmt
+from .text import pct, vfmt
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class _Report:
+class Report:
     """What every section reads: the analysis, its advice, the ranking and numbering of kernels, short names."""
 
     a: Analysis
@@ -50,7 +50,7 @@ class _Report:
         return ", ".join(f"#{n}" for n in nums[:3]) + (", …" if len(nums) > 3 else "") + f" {short}"
 
 
-def _model(a: Analysis, advice: dict[str, Advice], top: int) -> _Report:
+def _model(a: Analysis, advice: dict[str, Advice], top: int) -> Report:
     f = a.workload.frame
     t = f["time_s"].to_numpy(dtype=np.float64)
     tables = {h.id: a.table(h.id, messages=False) for h in a.hardware}
@@ -63,16 +63,16 @@ def _model(a: Analysis, advice: dict[str, Advice], top: int) -> _Report:
     number = np.zeros(len(f), dtype=np.int64)
     number[shown] = np.arange(1, len(shown) + 1)
     names = f["name"].astype(str).to_numpy()
-    return _Report(a, advice, order, shown, number, short_names(names[order]), tables)
+    return Report(a, advice, order, shown, number, short_names(names[order]), tables)
 
 
-def _report(a: Analysis, advice: dict[str, Advice] | None, top: int) -> _Report:
+def build_report(a: Analysis, advice: dict[str, Advice] | None, top: int) -> Report:
     from ..advise import advise_all
 
     return _model(a, advise_all(a) if advice is None else advice, top)
 
 
-def _offchip_column(a: Analysis) -> str | None:
+def offchip_column(a: Analysis) -> str | None:
     cols = a.workload.byte_columns
     return "bytes_hbm" if "bytes_hbm" in cols else (cols[0] if cols else None)
 
@@ -88,7 +88,7 @@ def _bound_short(h: Hardware, label: object) -> str:
     return (lv.display if lv is not None else name) + (" link" if kind == "link" else "")
 
 
-def _bound_words(h: Hardware, label: str) -> str:
+def bound_words(h: Hardware, label: str) -> str:
     """A bound in words for a sentence: "the bf16-matrix peak", "HBM3 bandwidth", "the PCIe 5.0 x16 link"."""
     kind, _, name = label.partition(":")
     if kind == "compute":
@@ -100,31 +100,31 @@ def _bound_words(h: Hardware, label: str) -> str:
     return "unknown"
 
 
-def _kernel_columns(r: _Report, rows: np.ndarray, *, short: bool) -> tuple[list[tuple[str, bool | str]],
+def kernel_columns(r: Report, rows: np.ndarray, *, short: bool) -> tuple[list[tuple[str, bool | str]],
                                                                             list[pd.Series], list[str]]:
     """The per-kernel columns for workload ``rows`` as plain text: #, kernel (short or full name), count,
     time, FLOPs, off-chip bytes, intensity, then per device t_roof, of roof and bound. Also returns, per
     column, the device it belongs to ("" for the kernel's own columns)."""
     a = r.a
     f = a.workload.frame.iloc[rows]
-    off = _offchip_column(a)
+    off = offchip_column(a)
     multi = len(a.hardware) > 1
     names = f["name"].astype(str)
     headers: list[tuple[str, bool | str]] = [("#", True), ("kernel", False), ("count", True), ("time", True),
                                              ("FLOPs", True)]
     cols = [pd.Series(np.where(r.number[rows] > 0, r.number[rows].astype(str), ""), dtype=object),
             names.map(r.short).astype(object) if short else names.astype(object),
-            f["count"].map("{:,}".format).astype(object), _vfmt(f["time_s"], fmt_time), _vfmt(f["flops"], fmt_flops)]
+            f["count"].map("{:,}".format).astype(object), vfmt(f["time_s"], fmt_time), vfmt(f["flops"], fmt_flops)]
     if not (short and multi):  # the body's table has no room for bytes beside two devices; intensity says it
         headers.append(("off-chip bytes", True))
-        cols.append(_vfmt(f[off], fmt_bytes) if off else pd.Series(["–"] * len(rows), dtype=object))
+        cols.append(vfmt(f[off], fmt_bytes) if off else pd.Series(["–"] * len(rows), dtype=object))
     headers.append(("intensity", True))
     if off:
         with np.errstate(divide="ignore", invalid="ignore"):
             b = f[off].to_numpy(dtype=np.float64)
             fl = f["flops"].to_numpy(dtype=np.float64)
             inten = np.where(b > 0, fl / b, np.nan)
-        cols.append(_vfmt(inten, fmt_intensity))
+        cols.append(vfmt(inten, fmt_intensity))
     else:
         cols.append(pd.Series(["–"] * len(rows), dtype=object))
     owner = [""] * len(headers)
@@ -135,7 +135,7 @@ def _kernel_columns(r: _Report, rows: np.ndarray, *, short: bool) -> tuple[list[
         bound_col = pd.Series([uniq.get(b, "–") if isinstance(b, str) else "–" for b in bounds], dtype=object)
         suffix = f" {h.id}" if multi and not short else ""
         headers += [(f"t_roof{suffix}", True), (f"of roof{suffix}", True), (f"bound{suffix}", "t")]
-        cols += [_vfmt(tab["t_roof_s"], fmt_time), _vfmt(tab["efficiency"], _pct), bound_col]
+        cols += [vfmt(tab["t_roof_s"], fmt_time), vfmt(tab["efficiency"], pct), bound_col]
         owner += [h.id] * 3
     return headers, [c.reset_index(drop=True) for c in cols], owner
 

@@ -16,8 +16,8 @@ from ..ingest.pseudo import runtime_line
 from ..models import Hardware
 from ..units import fmt_bandwidth, fmt_factor, fmt_intensity, fmt_rate, fmt_time
 from ..views.summary import count_text, coverage_counts
-from .model import _bound_words, _kernel_columns, _Report
-from .text import _clip, _e, _escape_col, _money, _pct, _quotable, no_paths
+from .model import Report, bound_words, kernel_columns
+from .text import clip, esc, escape_col, money, no_paths, pct, quotable
 
 if TYPE_CHECKING:
     from ..charts.spec import RooflineFigure
@@ -35,11 +35,11 @@ WARNINGS_SHOWN = 6
 
 
 #: the one font of the report (Debian's fonts-dejavu-core), named in the CSS and the charts
-_FONT = "DejaVu Sans"
+FONT = "DejaVu Sans"
 
 
 
-def _svg(chart: RooflineFigure, n: int) -> str:
+def svg(chart: RooflineFigure, n: int) -> str:
     """A chart as inline SVG: no XML prolog, ids made unique per chart, fonts named explicitly."""
     import vl_convert as vlc
 
@@ -49,7 +49,7 @@ def _svg(chart: RooflineFigure, n: int) -> str:
             "datasets": {k: json.loads(v.to_json(orient="records", double_precision=15))
                          for k, v in chart.datasets.items()}}
     config = dict(spec.get("config") or {})
-    config["font"] = _FONT  # vl-convert measures labels with the font the PDF draws them in
+    config["font"] = FONT  # vl-convert measures labels with the font the PDF draws them in
     s = vlc.vegalite_to_svg({**spec, "config": config})
     s = re.sub(r"^\s*<\?xml[^>]*>\s*", "", s)
     s = re.sub(r'\bid="([^"]+)"', rf'id="c{n}-\1"', s)
@@ -58,26 +58,26 @@ def _svg(chart: RooflineFigure, n: int) -> str:
     return s
 
 
-def _inputs(r: _Report, scenario: ScenarioResult | None) -> str:
+def inputs(r: Report, scenario: ScenarioResult | None) -> str:
     w = r.a.workload
     files = ", ".join(no_paths(s) for s in w.sources) or "– (built in memory)"
-    rows = [["Workload", _e(no_paths(w.name))],
-            ["Files", _e(files) + (f" ({_e(', '.join(w.formats))})" if w.formats else "")],
+    rows = [["Workload", esc(no_paths(w.name))],
+            ["Files", esc(files) + (f" ({esc(', '.join(w.formats))})" if w.formats else "")],
             ["Kernels", count_text(w) + (f"; {len(w.skipped):,} rows skipped" if w.skipped else "")],
-            ["Devices", "; ".join(f"{_e(h.name)} (<code>{_e(h.id)}</code>)" for h in r.a.hardware)],
+            ["Devices", "; ".join(f"{esc(h.name)} (<code>{esc(h.id)}</code>)" for h in r.a.hardware)],
             ["Roofs", "achievable (measured) ceilings where the catalog has them, else theoretical peaks"
              if r.a.achievable else "theoretical peaks (catalog figures)"]]
     if w.device:
-        rows.append(["Profiled on", _e(w.device)])
+        rows.append(["Profiled on", esc(w.device)])
     if w.runtime is not None:  # queue packets and API rows: not kernels, counted once here
-        rows.append(["Runtime/queue entries", _e(runtime_line(w.runtime).split(": ", 1)[1])])
+        rows.append(["Runtime/queue entries", esc(runtime_line(w.runtime).split(": ", 1)[1])])
     if scenario is not None:
-        rows.append(["Scenario", _e(scenario.name) + (f" ({_e(no_paths(scenario.source))})" if scenario.source else "")])
+        rows.append(["Scenario", esc(scenario.name) + (f" ({esc(no_paths(scenario.source))})" if scenario.source else "")])
     return ('<table class="inputs"><tbody>' + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
             + "</tbody></table>")
 
 
-def _renamed(r: _Report, text: str, kernels: Sequence[str]) -> str:
+def _renamed(r: Report, text: str, kernels: Sequence[str]) -> str:
     """Advice text with each kernel name (whole, or cut as the advice cut it) replaced by its body label."""
     for k in kernels:
         flat = " ".join(str(k).split())
@@ -88,7 +88,7 @@ def _renamed(r: _Report, text: str, kernels: Sequence[str]) -> str:
     return text
 
 
-def _summary(r: _Report) -> str:
+def summary_html(r: Report) -> str:
     a = r.a
     out = []
     summaries = {h.id: a.summary(h.id) for h in a.hardware}
@@ -105,9 +105,9 @@ def _summary(r: _Report) -> str:
         sent = []
         if known:
             kind = known[0][0].split(":")[0]
-            what = "; ".join(f"{_bound_words(h, k)} bounds {_pct(v)}" for k, v in known[:2])
+            what = "; ".join(f"{bound_words(h, k)} bounds {pct(v)}" for k, v in known[:2])
             sent.append(f"Mostly {kind}-bound: {what} of the {basis} time"
-                        + (f"; {_pct(share['unknown'])} has no known bound (FLOPs or bytes missing)."
+                        + (f"; {pct(share['unknown'])} has no known bound (FLOPs or bytes missing)."
                            if share.get("unknown") and not notes[h.id] else "."))
         elif share:
             sent.append("No kernel has a known bound: FLOPs or bytes are missing for all of them.")
@@ -134,23 +134,23 @@ def _summary(r: _Report) -> str:
         elif s["time_s"] is not None:
             sent.append(f"It takes {fmt_time(s['time_s'])} measured; no kernel has a known roofline.")
         sent += [n for n in (notes[h.id] if shared is None else "", speedup_note(s), communication_text(s)) if n]
-        body = f"<p><strong>{_e(h.name)}.</strong> " + _e(_quotable(" ".join(sent))) + "</p>"
+        body = f"<p><strong>{esc(h.name)}.</strong> " + esc(quotable(" ".join(sent))) + "</p>"
         adv = r.advice.get(h.id)
         acts = [x for x in (adv.items if adv else ()) if x.gain_s > 0][:3]
         if acts and adv is not None:  # acts imply an adv
             body += '<ol class="actions">' + "".join(
-                f"<li>{_e(_quotable(_renamed(r, x.title, x.kernels)))}: saves {fmt_time(x.gain_s)}"
-                f" ({_pct(x.gain_s / adv.workload_time_s) if adv.workload_time_s > 0 else '–'} of the time)</li>"
+                f"<li>{esc(quotable(_renamed(r, x.title, x.kernels)))}: saves {fmt_time(x.gain_s)}"
+                f" ({pct(x.gain_s / adv.workload_time_s) if adv.workload_time_s > 0 else '–'} of the time)</li>"
                 for x in acts) + "</ol>"
         elif adv is not None:
-            body += f'<p class="muted">{_e(_quotable(adv.summary()))}</p>'
+            body += f'<p class="muted">{esc(quotable(adv.summary()))}</p>'
         out.append(body)
     if shared:
-        out.append(f"<p>{_e(_quotable(shared))} (On every device.)</p>")
+        out.append(f"<p>{esc(quotable(shared))} (On every device.)</p>")
     return '<div class="summary">' + "\n".join(out) + "</div>"
 
 
-def _rooflines(r: _Report, charts_on: bool) -> str:
+def rooflines(r: Report, charts_on: bool) -> str:
     from .. import charts
 
     a = r.a
@@ -165,20 +165,20 @@ def _rooflines(r: _Report, charts_on: bool) -> str:
         cap = (f"{h.name}: each kernel at its measured FLOP/s (on its roof if untimed), sized by time; "
                + ("the numbers are the rows of the top-kernels table. " if numbered else
                   "none of the top-kernels table can be drawn. ") + fig.caption)
-        out.append(f'<figure class="roofline{" half" if len(a.hardware) > 2 else ""}">{_svg(fig, i)}'
-                   f"<figcaption>{_e(cap)}</figcaption></figure>")
+        out.append(f'<figure class="roofline{" half" if len(a.hardware) > 2 else ""}">{svg(fig, i)}'
+                   f"<figcaption>{esc(cap)}</figcaption></figure>")
     return "\n".join(out)
 
 
-def _top_kernels(r: _Report) -> str:
+def top_kernels(r: Report) -> str:
     a = r.a
     if not len(r.top):
         return "<p>No kernels.</p>"
-    headers, cols, owner = _kernel_columns(r, r.top, short=True)
+    headers, cols, owner = kernel_columns(r, r.top, short=True)
     full = a.workload.frame["name"].astype(str).to_numpy()[r.top]
     kinds = [("n" if num is True else "k" if num is False else num) for _, num in headers]
-    cells = [_escape_col(c) for c in cols]
-    cells[1] = pd.Series([f'<span title="{_e(n, quote=True)}">{s}</span>' for n, s in zip(full, cells[1], strict=True)],
+    cells = [escape_col(c) for c in cols]
+    cells[1] = pd.Series([f'<span title="{esc(n, quote=True)}">{s}</span>' for n, s in zip(full, cells[1], strict=True)],
                          dtype=object)
     head = ""
     if len(a.hardware) > 1:
@@ -188,11 +188,11 @@ def _top_kernels(r: _Report) -> str:
             while j < len(owner) and owner[j] == owner[i]:
                 j += 1
             name = next((h.name for h in a.hardware if h.id == owner[i]), "")
-            spans.append(f'<th colspan="{j - i}" class="dev">{_e(name)}</th>' if owner[i] else
+            spans.append(f'<th colspan="{j - i}" class="dev">{esc(name)}</th>' if owner[i] else
                          f'<th colspan="{j - i}" class="blank"></th>')
             i = j
         head = "<tr>" + "".join(spans) + "</tr>"
-    head += "<tr>" + "".join(f'<th class="{k}">{_e(h)}</th>' for (h, _), k in zip(headers, kinds, strict=True)) + "</tr>"
+    head += "<tr>" + "".join(f'<th class="{k}">{esc(h)}</th>' for (h, _), k in zip(headers, kinds, strict=True)) + "</tr>"
     row = pd.Series(["<tr>"] * len(r.top), dtype=object)
     for k, c in zip(kinds, cells, strict=True):
         row = row + f'<td class="{k}">' + c.to_numpy(dtype=object) + "</td>"
@@ -203,17 +203,17 @@ def _top_kernels(r: _Report) -> str:
     note += ("Short names: template arguments and parameter lists elided (one telling token kept), [k] where two "
              "would read the same; the full names are in the appendix (and, in the HTML, on hover). "
              "of roof: t_roof / measured time; bound: the roof that sets t_roof.")
-    out.append(f'<p class="muted">{_e(note)}</p>')
+    out.append(f'<p class="muted">{esc(note)}</p>')
     return "\n".join(out)
 
 
-def _recommendations(r: _Report) -> str:
+def recommendations(r: Report) -> str:
     out = []
     for h in r.a.hardware:
         adv = r.advice.get(h.id)
         if adv is None:
             continue
-        out.append(f'<div class="device"><h3>{_e(h.name)}</h3><p class="muted">{_e(_quotable(adv.summary()))}</p>')
+        out.append(f'<div class="device"><h3>{esc(h.name)}</h3><p class="muted">{esc(quotable(adv.summary()))}</p>')
         items = []
         shown_n = RECS_SHOWN if len(r.a.hardware) == 1 else RECS_SHOWN - 2  # several devices: the body stays short
         for x in adv.items[:shown_n]:
@@ -223,10 +223,10 @@ def _recommendations(r: _Report) -> str:
                 shown = [r.label(k) for k in x.kernels[:4]]
                 more = x.name_count - len(shown)
                 names = "Kernels: " + "; ".join(shown) + (f"; and {more:,} more (appendix)" if more > 0 else "") + "."
-            items.append(f"<li><strong>{_e(_quotable(_renamed(r, x.title, x.kernels)))}</strong> — {gain} "
-                         f'<span class="muted">({_e(x.lever.value)}, {_e(x.confidence.value)} confidence)</span><br>'
-                         f'<span class="reason">{_e(_quotable(_renamed(r, x.reason, x.kernels)))}'
-                         + (f" {_e(names)}" if names else "") + "</span></li>")
+            items.append(f"<li><strong>{esc(quotable(_renamed(r, x.title, x.kernels)))}</strong> — {gain} "
+                         f'<span class="muted">({esc(x.lever.value)}, {esc(x.confidence.value)} confidence)</span><br>'
+                         f'<span class="reason">{esc(quotable(_renamed(r, x.reason, x.kernels)))}'
+                         + (f" {esc(names)}" if names else "") + "</span></li>")
         if items:
             out.append('<ol class="recs">' + "".join(items) + "</ol>")
         if len(adv.items) > shown_n:
@@ -236,26 +236,26 @@ def _recommendations(r: _Report) -> str:
     return "\n".join(out)
 
 
-def _planning(scenario: ScenarioResult) -> str:
-    out = [f"<p>Scenario <strong>{_e(scenario.name)}</strong>"
-           + (f": {_e(scenario.description)}" if scenario.description else "") + "</p>"]
+def planning(scenario: ScenarioResult) -> str:
+    out = [f"<p>Scenario <strong>{esc(scenario.name)}</strong>"
+           + (f": {esc(scenario.description)}" if scenario.description else "") + "</p>"]
     rows = []
     for v in scenario.variants:
         for t in v.projection.totals:
             vs = v.speedup_vs_base.get(t.hardware)
-            rows.append([_e(v.name), _e(v.kind), _e(t.hardware),
+            rows.append([esc(v.name), esc(v.kind), esc(t.hardware),
                          fmt_time(t.t_roof_s) if t.t_roof_s is not None else "–",
                          fmt_time(t.estimate_s) if t.estimate_s is not None else "–",
                          fmt_factor(vs) if vs else "–",
-                         _money(t.cost_per_run),
-                         _e(next(iter(t.bound_share), "–"))])
+                         money(t.cost_per_run),
+                         esc(next(iter(t.bound_share), "–"))])
     heads = [("variant", "k"), ("step", "k"), ("device", "k"), ("t_roof", "n"), ("estimate", "n"),
              ("vs base", "n"), ("cost/run", "n"), ("mostly bound by", "k")]
     out.append("<table><thead><tr>" + "".join(f'<th class="{k}">{h}</th>' for h, k in heads) + "</tr></thead><tbody>"
                + "".join("<tr>" + "".join(f'<td class="{k}">{c}</td>' for c, (_, k) in zip(row, heads, strict=True))
                          + "</tr>" for row in rows) + "</tbody></table>")
     notes = list(dict.fromkeys(n for v in scenario.variants for n in (*v.workload.warnings, *v.projection.notes)))
-    out += [f'<p class="muted">Note: {_e(no_paths(n))}</p>' for n in notes[:8]]
+    out += [f'<p class="muted">Note: {esc(no_paths(n))}</p>' for n in notes[:8]]
     out.append('<p class="muted">vs base: the base variant\'s Σ t_roof (same device, else its first device) / '
                "this variant's Σ t_roof. Estimate: projected time where measured, else t_roof.</p>")
     return "\n".join(out)
@@ -266,7 +266,7 @@ def _source_id(h: Hardware, source: str) -> str:
     return sid if sid in h.sources else source
 
 
-def _assumptions(r: _Report, scenario: ScenarioResult | None) -> str:
+def assumptions(r: Report, scenario: ScenarioResult | None) -> str:
     a = r.a
     hws = {h.id: h for h in a.hardware}
     if scenario is not None:
@@ -297,13 +297,13 @@ def _assumptions(r: _Report, scenario: ScenarioResult | None) -> str:
         meta = "; ".join(str(m) for m in (h.config and f"configuration: {h.config}",
                                           h.unverified and "UNVERIFIED figures") if m)
         figs = {_source_id(h, f.source) for f in h.figures}
-        srcs = "; ".join(f"[{sid}] {_clip(text)}" for sid, text in h.sources.items() if sid in figs)
-        out.append(f"<p><strong>{_e(h.name)}</strong> (<code>{_e(h.id)}</code>): {_e('; '.join(roofs))}; ridge "
-                   f"{_e(fmt_intensity(ridge))} ({_e(h.default_ceiling)} over {_e(h.offchip.display)})."
-                   + (f" {_e(meta)}." if meta else "") + f" Sources: {_e(no_paths(srcs))}.</p>")
+        srcs = "; ".join(f"[{sid}] {clip(text)}" for sid, text in h.sources.items() if sid in figs)
+        out.append(f"<p><strong>{esc(h.name)}</strong> (<code>{esc(h.id)}</code>): {esc('; '.join(roofs))}; ridge "
+                   f"{esc(fmt_intensity(ridge))} ({esc(h.default_ceiling)} over {esc(h.offchip.display)})."
+                   + (f" {esc(meta)}." if meta else "") + f" Sources: {esc(no_paths(srcs))}.</p>")
     w = a.workload
     if w.warnings:
-        shown = [f"<li>{_e(_quotable(no_paths(x)))}" + (f'<pre class="script">{_e(cmds)}</pre>' if cmds else "")
+        shown = [f"<li>{esc(quotable(no_paths(x)))}" + (f'<pre class="script">{esc(cmds)}</pre>' if cmds else "")
                  + "</li>" for x, _, cmds in (text.partition("\n") for text in w.warnings[:WARNINGS_SHOWN])]
         more = len(w.warnings) - WARNINGS_SHOWN
         out.append("<p>Warnings from reading the inputs:</p><ul>" + "".join(shown)

@@ -14,7 +14,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from ..analyze import Analysis
 
-_e = html.escape
+esc = html.escape
 
 
 
@@ -35,7 +35,7 @@ def default_title(a: Analysis) -> str:
     return f"Roofline report: {no_paths(a.workload.name)}"
 
 
-def _pct(x: float | None) -> str:
+def pct(x: float | None) -> str:
     """A fraction as a percentage with two significant figures ("41%", "5.3%", "0.12%"); above 100% whole."""
     if x is None or not np.isfinite(x):
         return "–"
@@ -58,15 +58,15 @@ _SCI = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])")
 
 
 
-def _quotable(text: str) -> str:
+def quotable(text: str) -> str:
     """Text from elsewhere (advice, warnings) with its numbers as the report prints them: percentages with
     two significant figures, no scientific notation."""
-    text = _PERCENT.sub(lambda m: _pct(float(m.group(1)) / 100), text)
+    text = _PERCENT.sub(lambda m: pct(float(m.group(1)) / 100), text)
     return _SCI.sub(lambda m: f"{float(m.group(0)):,.{max(0, 2 - int(m.group(2)))}f}"
                     if -6 <= int(m.group(2)) <= 15 else m.group(0), text)
 
 
-def _vfmt(values: Iterable[float], fn: Callable[[float], str]) -> pd.Series:
+def vfmt(values: Iterable[float], fn: Callable[[float], str]) -> pd.Series:
     """``fn`` over a column, called once per distinct value (NaN → "–")."""
     s = pd.Series(values, dtype="float64").reset_index(drop=True)
     uniq = pd.unique(s.dropna())
@@ -75,13 +75,13 @@ def _vfmt(values: Iterable[float], fn: Callable[[float], str]) -> pd.Series:
     return out.where(out.notna(), "–")
 
 
-def _escape_col(values: Iterable[str]) -> pd.Series:
+def escape_col(values: Iterable[str]) -> pd.Series:
     s = pd.Series(list(values), dtype=object)
-    table = {v: _e(v) for v in pd.unique(s)}
+    table = {v: esc(v) for v in pd.unique(s)}
     return s.map(table).astype(object)
 
 
-def _money(v: float | None) -> str:
+def money(v: float | None) -> str:
     """Dollars as a reader quotes them: "$12.40", "$0.034", "$0.000034" (never "$3.4e-05")."""
     if v is None or not np.isfinite(v):
         return "–"
@@ -90,7 +90,7 @@ def _money(v: float | None) -> str:
     return f"${v:.{1 - int(np.floor(np.log10(abs(v))))}f}"
 
 
-def _clip(text: str, limit: int = 90) -> str:
+def clip(text: str, limit: int = 90) -> str:
     """A catalog source cut to its first ``limit`` characters (at a word), for the small print."""
     text = " ".join(str(text).split())
     if len(text) <= limit:

@@ -15,18 +15,18 @@ import pyarrow.compute as pc
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-_STR = pa.string()
+STR = pa.string()
 _T = TypeVar("_T")
 Esc = Callable[[str], str] | None  #: how text is escaped for its destination (None: plain text)
 
 
-def _esc_json(text: str) -> str:
+def esc_json(text: str) -> str:
     """The inside of a JSON string literal (``json.dumps``'s ASCII escapes); escaping pieces one by one and joining
     them gives the escape of the whole, as every character is escaped on its own."""
     return _enc(text)[1:-1]
 
 
-def _csv_esc(text: str) -> str:
+def csv_esc(text: str) -> str:
     return text.replace('"', '""')
 
 
@@ -62,7 +62,7 @@ class Col:
         key = (esc, len(self.texts))  # the length: a text appended after a first use is not missed
         texts = self._arrow.get(key)
         if texts is None:
-            texts = self._arrow[key] = pa.array(self.texts if esc is None else _escape_all(self.texts, esc), _STR)
+            texts = self._arrow[key] = pa.array(self.texts if esc is None else escape_all(self.texts, esc), STR)
         return texts.take(pa.array(np.asarray(self.codes, dtype=np.int64)))
 
     def special(self) -> np.ndarray:
@@ -71,7 +71,7 @@ class Col:
         key = ("special", len(self.texts))
         out = self._arrow.get(key)
         if out is None:
-            out = self._arrow[key] = _has_special(pa.array(self.texts, _STR))
+            out = self._arrow[key] = _has_special(pa.array(self.texts, STR))
         return out
 
     def tolist(self) -> list[str]:
@@ -79,18 +79,18 @@ class Col:
         return out
 
 
-def _escape_all(texts: list[str], esc: Callable[[str], str]) -> list[str]:
+def escape_all(texts: list[str], esc: Callable[[str], str]) -> list[str]:
     """``esc`` of every text. The escapes here work character by character, so the texts are escaped in one call,
     joined by NUL, and split again where the NUL (or its JSON escape) is; one by one if a text holds its own."""
-    if len(texts) > 8 and (esc is _esc_json or esc is _csv_esc):
+    if len(texts) > 8 and (esc is esc_json or esc is csv_esc):
         joined = "\x00".join(texts)
-        parts = _enc(joined)[1:-1].split("\\u0000") if esc is _esc_json else _csv_esc(joined).split("\x00")
+        parts = _enc(joined)[1:-1].split("\\u0000") if esc is esc_json else csv_esc(joined).split("\x00")
         if len(parts) == len(texts):
             return parts
     return [esc(t) for t in texts]
 
 
-def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unique_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(key, return_inverse=True)`` for integer keys; by a presence table where their range is small
     (no sort)."""
     if len(key) and int(key.max()) - int(key.min()) < 1 << 20:
@@ -103,14 +103,14 @@ def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, inv.reshape(-1)
 
 
-def _by_bits(values: np.ndarray, fmt: Callable[[float], str]) -> Col:
+def by_bits(values: np.ndarray, fmt: Callable[[float], str]) -> Col:
     """``fmt`` once per distinct float (by bit pattern, so 0.0 and -0.0 stay apart)."""
     v = np.ascontiguousarray(values, dtype=np.float64)
     uniq, inv = np.unique(v.view(np.int64), return_inverse=True)
     return Col([fmt(x) for x in uniq.view(np.float64).tolist()], inv.reshape(-1).astype(np.int64))
 
 
-def _strs(values: np.ndarray) -> Col:
+def strs(values: np.ndarray) -> Col:
     """``str(v)`` of every value (as an f-string writes it: None is "None"), once per distinct value."""
     arr = np.asarray(values, dtype=object)
     codes, uniq = pd.factorize(arr, use_na_sentinel=True)
@@ -137,7 +137,7 @@ def merge_runs(items: Sequence[_T | str | Col], n: int, limit: int | None = None
                                       or len(it.texts) * len(texts) <= limit):
             base = texts if texts is not None else [""]
             key = (codes if codes is not None else np.zeros(n, dtype=np.int64)) * len(it.texts) + it.codes
-            uniq, codes = _unique(np.asarray(key, dtype=np.int64))
+            uniq, codes = unique_codes(np.asarray(key, dtype=np.int64))
             m = len(it.texts)
             texts = [base[u // m] + it.texts[u % m] for u in uniq.tolist()]
         elif isinstance(it, Col):  # too many combinations: the run ends here and a new one starts with it
@@ -160,45 +160,45 @@ def merge_runs(items: Sequence[_T | str | Col], n: int, limit: int | None = None
 Part: TypeAlias = str | Col | pa.Scalar | pa.Array | Callable[[Esc], pa.Array]
 
 
-def _join(parts: Sequence[Part], n: int, esc: Esc = None) -> pa.Array:
+def join_parts(parts: Sequence[Part], n: int, esc: Esc = None) -> pa.Array:
     """Row-wise concatenation of ``parts`` (one pass of Arrow's string kernel)."""
     if n == 0:
-        return pa.array([], _STR)
+        return pa.array([], STR)
     args: list[pa.Scalar | pa.Array] = []
     arrays = False
     for p in parts:
         if isinstance(p, str):
-            args.append(pa.scalar(esc(p) if esc else p, _STR))
+            args.append(pa.scalar(esc(p) if esc else p, STR))
         elif isinstance(p, pa.Scalar):
             args.append(p)
         else:
             args.append(p.arrow(esc) if isinstance(p, Col) else p if isinstance(p, pa.Array) else p(esc))
             arrays = True
     if not arrays:
-        return _const("".join(a.as_py() for a in args), n)
+        return const("".join(a.as_py() for a in args), n)
     if len(args) == 1:
         return args[0]
     return pc.binary_join_element_wise(*args, "")
 
 
-def _raw(text: str) -> pa.Scalar:
+def raw_cell(text: str) -> pa.Scalar:
     """Text that is already escaped for its destination (JSON syntax around a message)."""
-    return pa.scalar(text, _STR)
+    return pa.scalar(text, STR)
 
 
-def _const(text: str, n: int) -> pa.Array:
-    return pa.array([text], _STR).take(pa.array(np.zeros(n, dtype=np.int64)))
+def const(text: str, n: int) -> pa.Array:
+    return pa.array([text], STR).take(pa.array(np.zeros(n, dtype=np.int64)))
 
 
-def _scatter(items: pa.Array, idx: np.ndarray, n: int) -> pa.Array:
+def scatter(items: pa.Array, idx: np.ndarray, n: int) -> pa.Array:
     """An ``n``-row array holding ``items`` at rows ``idx`` (ascending) and "" elsewhere: the items' characters in
     the same order, so their data buffer is kept as it is and only the offsets are new."""
     if len(idx) == n:
         return items
-    if items.null_count or items.type != _STR:
+    if items.null_count or items.type != STR:
         mask = np.zeros(n, dtype=bool)
         mask[idx] = True
-        return pc.replace_with_mask(_const("", n), pa.array(mask), items)
+        return pc.replace_with_mask(const("", n), pa.array(mask), items)
     before = np.zeros(n + 1, dtype=np.int64)  # per row, how many items lie before it
     before[np.asarray(idx, dtype=np.int64) + 1] = 1
     np.cumsum(before, out=before)
@@ -206,7 +206,7 @@ def _scatter(items: pa.Array, idx: np.ndarray, n: int) -> pa.Array:
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets[before]), items.buffers()[2])
 
 
-def _text_of(arr: pa.Array) -> memoryview:
+def text_of(arr: pa.Array) -> memoryview:
     """The characters of a string array's rows, back to back (its data buffer, not copied)."""
     if len(arr) == 0:
         return memoryview(b"")
@@ -217,7 +217,7 @@ def _text_of(arr: pa.Array) -> memoryview:
 _CSV_SPECIAL = ',"\n\r'
 
 
-def _special(parts: Sequence[Part], n: int) -> np.ndarray:
+def needs_quotes(parts: Sequence[Part], n: int) -> np.ndarray:
     """Per row, whether the joined text holds a character that makes a CSV cell need quotes."""
     out = np.zeros(n, dtype=bool)
     for p in parts:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cells import Col, _by_bits, _unique
+from .cells import Col, by_bits, unique_codes
 
 #: (sign, digits, exponent) key of :func:`_g3` -> its text, kept between calls (a few thousand keys in practice)
 _G3_TEXT: dict[int, str] = {}
@@ -25,7 +25,7 @@ def _g3_text(k: int) -> str:
 _TIE = 1e-6
 
 
-def _g3(values: np.ndarray) -> Col:
+def g3(values: np.ndarray) -> Col:
     """``f"{v:.3g}"`` of every value: the three significant digits and the exponent found in numpy, each distinct
     (sign, digits, exponent) written by Python once. Values near a rounding tie, zeros, NaN, ±inf and extremes are
     formatted one by one (per distinct value), so every text is exactly Python's."""
@@ -52,28 +52,28 @@ def _g3(values: np.ndarray) -> Col:
         m[carry] = 100
         e = e + carry
         key = (e * 2 + (v < 0)) * 1024 + m
-        uk, inv = _unique(key[~tie])
+        uk, inv = unique_codes(key[~tie])
         cache = _G3_TEXT
         texts = [cache.get(k) or _g3_text(k) for k in uk.tolist()]
         codes[fi[~tie]] = inv
     slow = np.concatenate([fi[tie], np.flatnonzero(~fast)])
     if len(slow):
-        one = _by_bits(x[slow], lambda y: f"{y:.3g}")
+        one = by_bits(x[slow], lambda y: f"{y:.3g}")
         codes[slow] = one.codes + len(texts)
         texts += one.texts
     return Col(texts, codes)
 
 
-def _sig3(values: np.ndarray) -> Col:
+def sig3(values: np.ndarray) -> Col:
     """``units._sig``: three significant digits, "0" for zero, a whole number where ``.3g`` would write an
     exponent (1000 after prefix scaling)."""
     x = np.asarray(values, dtype=np.float64)
-    c = _g3(x)
+    c = g3(x)
     sci = [k for k, t in enumerate(c.texts) if "e" in t]
     texts, codes = list(c.texts), c.codes.copy()
     if sci:
         rows = np.flatnonzero(np.isin(codes, sci))
-        whole = _by_bits(np.rint(x[rows]), lambda y: f"{y:.0f}")  # .0f rounds half to even, as rint does
+        whole = by_bits(np.rint(x[rows]), lambda y: f"{y:.0f}")  # .0f rounds half to even, as rint does
         codes[rows] = whole.codes + len(texts)
         texts += whole.texts
     zero = np.flatnonzero(x == 0)
@@ -83,9 +83,9 @@ def _sig3(values: np.ndarray) -> Col:
     return Col(texts, codes)
 
 
-def _f0(values: np.ndarray) -> Col:
+def f0(values: np.ndarray) -> Col:
     """``f"{v:.0f}"`` of every value (rint is the same half-to-even rounding)."""
-    return _by_bits(np.rint(np.asarray(values, dtype=np.float64)), lambda y: f"{y:.0f}")
+    return by_bits(np.rint(np.asarray(values, dtype=np.float64)), lambda y: f"{y:.0f}")
 
 
 _UP = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
@@ -109,11 +109,11 @@ def _scaled(values: np.ndarray, steps: tuple[tuple[float, str], ...], unit: str,
     cls[todo] = len(steps)
     y[todo] = v[todo] / floor[0]
     cls[np.isinf(v)] = -2
-    num = _sig3(y)
+    num = sig3(y)
     ncodes = np.where(cls >= 0, num.codes, 0)
     prefixes = [p for _, p in steps] + [floor[1]]
     width = len(prefixes) + 2
-    uk, inv = _unique(ncodes * width + (cls + 2))
+    uk, inv = unique_codes(ncodes * width + (cls + 2))
     texts = []
     for k in uk.tolist():
         c = k % width - 2
@@ -121,7 +121,7 @@ def _scaled(values: np.ndarray, steps: tuple[tuple[float, str], ...], unit: str,
     return Col(texts, inv)
 
 
-def _time(values: np.ndarray) -> Col:
+def time_text(values: np.ndarray) -> Col:
     v = np.asarray(values, dtype=np.float64)
     c = _scaled(v, _TIME, "", (1e-9, "ns"))  # "3.2 ms": the unit is the prefix, so no space to tidy
     zero = np.flatnonzero(v == 0)  # exactly zero is "0 s"; under a thousandth of a ns stays "0 ns", as fmt_time says
@@ -131,13 +131,13 @@ def _time(values: np.ndarray) -> Col:
     return c
 
 
-def _si(values: np.ndarray, unit: str) -> Col:
+def si(values: np.ndarray, unit: str) -> Col:
     return _scaled(values, _UP, unit, (1.0, ""))
 
 
-def _pct(values: np.ndarray) -> Col:
+def pct(values: np.ndarray) -> Col:
     v = np.asarray(values, dtype=np.float64) * 100
-    c = _sig3(v).map(lambda s: s + "%")
+    c = sig3(v).map(lambda s: s + "%")
     nan = np.flatnonzero(np.isnan(v))
     if len(nan):
         c.codes[nan] = len(c.texts)
@@ -147,14 +147,14 @@ def _pct(values: np.ndarray) -> Col:
 
 def vfmt_si(values: np.ndarray, unit: str) -> list[str]:
     """``units.fmt_si`` over an array."""
-    return _si(values, unit).tolist()
+    return si(values, unit).tolist()
 
 
 def vfmt_time(values: np.ndarray) -> list[str]:
     """``units.fmt_time`` over an array."""
-    return _time(values).tolist()
+    return time_text(values).tolist()
 
 
 def vfmt_pct(values: np.ndarray) -> list[str]:
     """``units.fmt_pct`` over an array."""
-    return _pct(values).tolist()
+    return pct(values).tolist()

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..roofline import FLAG_CODES, DeviceResult, Flag
-from .cells import Col, Esc, Part, _const, _escape_all, _join, _scatter, _special, _strs, merge_runs
-from .formatting import _f0, _g3, _pct, _si, _time
+from .cells import Col, Esc, Part, const, escape_all, join_parts, merge_runs, needs_quotes, scatter, strs
+from .formatting import f0, g3, pct, si, time_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -28,7 +28,7 @@ Piece: TypeAlias = "str | Col | _Listed"
 Recipe: TypeAlias = "tuple[NDArray[np.int64], list[Piece]]"
 
 
-def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Recipe]]:
+def flag_recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Recipe]]:
     """Per flag set on some rows of ``tab`` (one device's rows), how its messages are written: segments of rows
     with the parts of their messages. Each message is one sentence with the numbers behind the flag; the numbers
     are formatted once per distinct value, and nothing is joined yet (the destination escapes and joins)."""
@@ -50,13 +50,13 @@ def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Recipe]]:
         with np.errstate(divide="ignore"):
             ratio = 1 / eff
         out[Flag.FAR_BELOW] = [(i, [
-            "Measured ", _time(col("time_s", i)), " is ", _f0(ratio), "× the roofline time ", _time(col("t_roof_s", i)),
-            " (efficiency ", _pct(eff), "): latency, launch overhead, synchronisation or occupancy dominate, which the "
+            "Measured ", time_text(col("time_s", i)), " is ", f0(ratio), "× the roofline time ", time_text(col("t_roof_s", i)),
+            " (efficiency ", pct(eff), "): latency, launch overhead, synchronisation or occupancy dominate, which the "
             "roofline cannot diagnose."])]
     if len(i := rows(Flag.TINY)):
         t, tr = col("time_s", i).astype(np.float64), col("t_roof_s", i).astype(np.float64)
         per = np.where(np.isnan(t), tr, t) / np.maximum(col("count", i).astype(np.float64), 1)
-        out[Flag.TINY] = [(i, [_time(per), " per launch is under 1 µs: launch-bound, and replaying profilers (cache "
+        out[Flag.TINY] = [(i, [time_text(per), " per launch is under 1 µs: launch-bound, and replaying profilers (cache "
                                            "flush, base clocks) distort such kernels; batch or fuse them rather than "
                                            "tuning them."])]
     if len(i := rows(Flag.MISSING_TIME)):
@@ -74,10 +74,10 @@ def _recipes(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, list[Recipe]]:
         has = [col(f"bytes_{lv}", i).astype(np.float64) for lv in r.lacking]
         out[Flag.LEVEL_NOT_ON_DEVICE] = [(i, [
             "Bytes at ", _Listed(r.lacking, has, lambda lv, b: [lv]), " (",
-            _Listed(r.lacking, has, lambda lv, b: [_g3(b), " B"]),
+            _Listed(r.lacking, has, lambda lv, b: [g3(b), " B"]),
             f") are not on any roof: {hw.id} has no such memory level or link in its catalog."])]
     if len(i := rows(Flag.NO_CEILING)):
-        out[Flag.NO_CEILING] = [(i, [f"{hw.id} publishes no ", _strs(col("precision", i)),
+        out[Flag.NO_CEILING] = [(i, [f"{hw.id} publishes no ", strs(col("precision", i)),
                                      " ceiling: the compute time is unknown and the bound uses memory and links only."])]
     return out
 
@@ -102,10 +102,10 @@ class _Listed:
         for lv, b in zip(self.levels, self.has, strict=True):
             here = b > 0
             sep = Col(["", ", "], seen.astype(np.int64))
-            arrays.append(pc.if_else(pa.array(here), _join([sep, *self.pieces(lv, b)], m, esc), ""))
+            arrays.append(pc.if_else(pa.array(here), join_parts([sep, *self.pieces(lv, b)], m, esc), ""))
             seen |= here
         if not arrays:
-            return _const("", m)
+            return const("", m)
         return arrays[0] if len(arrays) == 1 else pc.binary_join_element_wise(*arrays, "")
 
 
@@ -127,10 +127,10 @@ def _above_roof(tab: pd.DataFrame, i: NDArray[np.int64], hw: Hardware) -> list[R
             b = tab[f"bytes_{lv}"].to_numpy(dtype=np.float64)[i][sel]
             with np.errstate(divide="ignore", invalid="ignore"):
                 bw[sel] = np.where(t[sel] > 0, b / t[sel], np.nan)
-    ceiling = _strs(tab["ceiling"].to_numpy()[i])
+    ceiling = strs(tab["ceiling"].to_numpy()[i])
     head: list[Piece] = [
-        "Measured ", _time(t), " beats the roofline minimum ", _time(tab["t_roof_s"].to_numpy()[i]), " (",
-        _g3(eff), "× the roof), so an input is wrong: "]
+        "Measured ", time_text(t), " beats the roofline minimum ", time_text(tab["t_roof_s"].to_numpy()[i]), " (",
+        g3(eff), "× the roof), so an input is wrong: "]
     with np.errstate(invalid="ignore"):
         two = (eff >= 1.8) & (eff <= 2.2)
         case = np.where(compute, np.where(two, 0, 1),
@@ -142,7 +142,7 @@ def _above_roof(tab: pd.DataFrame, i: NDArray[np.int64], hw: Hardware) -> list[R
         ["most likely the units: the bytes look about 1000× too small (KB or MB read as bytes?)."],
         ["most likely per-die vs per-package scope: the time or bytes cover both dies of the package."],
         ["most likely the ", level, " bytes are undercounted (traffic counted at another level, or bytes per launch "
-         "with time over all launches) — achieved ", _si(bw, "B/s"), " vs the roof."],
+         "with time over all launches) — achieved ", si(bw, "B/s"), " vs the roof."],
     ]
     out: list[Recipe] = []
     for c, cause in enumerate(causes):
@@ -156,10 +156,10 @@ def _plain(segments: list[Recipe]) -> tuple[NDArray[np.int64], pa.Array]:
     """One flag's messages as plain text: the rows (ascending) and their messages."""
     if len(segments) == 1:
         idx, parts = segments[0]
-        return idx, _join(parts, len(idx))
+        return idx, join_parts(parts, len(idx))
     idx = np.concatenate([s[0] for s in segments])
     order = np.argsort(idx, kind="stable")
-    msgs = pa.concat_arrays([_join(parts, len(rows)) for rows, parts in segments])
+    msgs = pa.concat_arrays([join_parts(parts, len(rows)) for rows, parts in segments])
     return idx[order], msgs.take(pa.array(order))
 
 
@@ -167,7 +167,7 @@ def flag_messages(tab: pd.DataFrame, r: DeviceResult) -> dict[Flag, np.ndarray]:
     """Per flag, an object array aligned with ``tab`` (one device's rows): the message where the flag is set, else
     None (``Analysis.table(..)["flags"]``)."""
     out: dict[Flag, np.ndarray] = {}
-    for bit, segments in _recipes(tab, r).items():
+    for bit, segments in flag_recipes(tab, r).items():
         idx, msgs = _plain(segments)
         arr = np.full(len(tab), None, dtype=object)
         arr[idx] = msgs.to_numpy(zero_copy_only=False)
@@ -219,7 +219,7 @@ def _escaped(p: Piece, esc: Esc) -> str | Col | _Built:
         return _Built(p, esc)
     if esc is None:
         return p
-    return esc(p) if isinstance(p, str) else Col(_escape_all(p.texts, esc), p.codes)
+    return esc(p) if isinstance(p, str) else Col(escape_all(p.texts, esc), p.codes)
 
 
 def flag_segments(recipes: dict[Flag, list[Recipe]], n: int, esc: Esc, before: Callable[[Flag], str],
@@ -253,7 +253,7 @@ def flag_cells(segments: list[Segment], lo: int, hi: int, *, csv: bool = False) 
             continue
         rows = idx[a:b] - lo
         parts = [p.slice(a, b) if isinstance(p, Col | _Built) else p for p in items]
-        pieces.append(_scatter(_join(parts, b - a), rows, n))
+        pieces.append(scatter(join_parts(parts, b - a), rows, n))
         if csv:
-            special[rows] |= _special(parts, b - a)
+            special[rows] |= needs_quotes(parts, b - a)
     return pieces, special

@@ -119,7 +119,7 @@ class Problems:
                 "what needs it is unknown for those dispatches." for c, (k, d, t) in self.by_counter.items()]
 
 
-def _numbers(values: np.ndarray, counter: str, ids: np.ndarray, problems: Problems) -> np.ndarray:
+def numbers(values: np.ndarray, counter: str, ids: np.ndarray, problems: Problems) -> np.ndarray:
     """Counter cells to float64; missing, non-numeric, infinite or negative cells become NaN (recorded)."""
     num = to_floats(values)
     bad = ~np.isfinite(num) | (num < 0)

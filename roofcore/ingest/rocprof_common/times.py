@@ -18,10 +18,10 @@ def no_time_warning(source: str, cols: tuple[str, str], hint: str | None = None)
             f"{hint or 'profile with timestamps on (rocprof --timestamp on).'}")
 
 
-def _ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ok, whole ns, fraction of a ns) of timestamp texts: whole ns, or decimal ns as rocprof-compute 3.x averages
     passes; the whole part stays an exact int64 (ns since boot need 16+ digits, beyond a float's exact range)."""
-    whole = _whole_ns(texts)
+    whole = whole_ns(texts)
     if whole is not None:
         return np.ones(len(texts), dtype=bool), whole, np.zeros(len(texts))
     m = pd.Series(texts, dtype=object).str.extract(r"^([0-9]{1,18})(\.[0-9]*)?$")
@@ -32,7 +32,7 @@ def _ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ok, whole, frac.fillna(0.0).to_numpy(dtype=np.float64)
 
 
-def _whole_ns(texts: np.ndarray) -> np.ndarray | None:
+def whole_ns(texts: np.ndarray) -> np.ndarray | None:
     """Every text 1–18 ASCII digits (the usual case): their values, checked and converted at C speed; else None."""
     if not len(texts):
         return None
@@ -55,7 +55,7 @@ def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray,
         return np.full(n, np.nan), [no_time_warning(source, cols, no_time)]
     s_txt = np.array([str(v).strip() for v in start], dtype=object)
     e_txt = np.array([str(v).strip() for v in end], dtype=object)
-    (s_ok, s, s_frac), (e_ok, e, e_frac) = _ns(plain_numbers(s_txt)), _ns(plain_numbers(e_txt))
+    (s_ok, s, s_frac), (e_ok, e, e_frac) = ns(plain_numbers(s_txt)), ns(plain_numbers(e_txt))
     ok = s_ok & e_ok
     d = np.where(ok, (e - s).astype(np.float64) + (e_frac - s_frac), 0.0)
     good = ok & (d > 0)

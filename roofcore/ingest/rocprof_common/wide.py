@@ -16,7 +16,7 @@ from ...models import Skipped, Workload
 from .. import check_text, make_frame, skip
 from ..columns import HeaderPattern
 from .context import context_dict, context_meta
-from .counters import Counters, Problems, _numbers, derive, gpu_family
+from .counters import Counters, Problems, derive, gpu_family, numbers
 from .table import (
     MAX_NAMED,
     Table,
@@ -122,7 +122,7 @@ def parse_wide(data: bytes, source: str, context: dict[str, Any] | None, lay: La
             if plan is None:
                 cache[name] = None
             else:
-                parts = [_numbers(sel[i], table.header[i], ids, problems) for i in plan]
+                parts = [numbers(sel[i], table.header[i], ids, problems) for i in plan]
                 cache[name] = np.sum(parts, axis=0) if len(parts) > 1 else parts[0]
         return cache[name]
 
