@@ -205,6 +205,10 @@ def proj_ranges(text: str, source: str) -> dict[str, Any]:
         raise InputError(where=source, expected="an nvtx_gpu_proj_trace header (Name,Projected Start (ns),Projected "
                          "Duration (ns),…)", found="none", hint=PROJ_HINT)
     col, header, rows = _table(text, m, source)
+    need = ("name", "projected start", "projected duration")  # a stray quote can merge the header's cells
+    if any(c not in col for c in need):
+        raise InputError(where=f"{source}: header", expected="Name, Projected Start and Projected Duration columns",
+                         found=", ".join(header)[:200], hint=PROJ_HINT)
     per_s = _per_s(header, col["projected start"], source)
     out: dict[str, list[Any]] = {"thread": [], "start": [], "end": [], "depth": [], "name": []}
     for _line, f in rows:
