@@ -61,6 +61,13 @@ def _table(text: str, m: re.Match[str], source: str
     return col, header, rows
 
 
+def _require(col: dict[str, int], header: list[str], need: tuple[str, ...], source: str, expected: str,
+             hint: str) -> None:
+    """Refuse a header without the columns read (a stray quote can merge its cells into one)."""
+    if any(c not in col for c in need):
+        raise InputError(where=f"{source}: header", expected=expected, found=", ".join(header)[:200], hint=hint)
+
+
 def _per_s(header: list[str], i: int, source: str) -> float:
     m = re.search(r"\((\w+)\)\s*$", header[i])
     per_s = TIME_UNITS.get((m.group(1) if m else "ns").lower())
@@ -87,10 +94,8 @@ def parse_kern_sum(data: bytes, source: str, context: dict[str, Any] | None = No
         raise InputError(where=source, expected="an nvtx_kern_sum header (NVTX Range,Style,PID,TID,NVTX Inst,Kern "
                          "Inst,Total Time (ns),…,Kernel Name)", found="none", hint=KERN_SUM_HINT)
     col, header, rows = _table(text, m, source)
-    need = ("nvtx range", "kern inst", "total time", "kernel name")
-    if any(c not in col for c in need):
-        raise InputError(where=f"{source}: header", expected="NVTX Range, Kern Inst, Total Time and Kernel Name "
-                         "columns", found=", ".join(header)[:200], hint=KERN_SUM_HINT)
+    _require(col, header, ("nvtx range", "kern inst", "total time", "kernel name"), source,
+             "NVTX Range, Kern Inst, Total Time and Kernel Name columns", KERN_SUM_HINT)
     per_s = _per_s(header, col["total time"], source)
     names, counts, times, nvtx, lines, threads, skipped = [], [], [], [], [], [], []
     for line_no, f in rows:
@@ -205,10 +210,8 @@ def proj_ranges(text: str, source: str) -> dict[str, Any]:
         raise InputError(where=source, expected="an nvtx_gpu_proj_trace header (Name,Projected Start (ns),Projected "
                          "Duration (ns),…)", found="none", hint=PROJ_HINT)
     col, header, rows = _table(text, m, source)
-    need = ("name", "projected start", "projected duration")  # a stray quote can merge the header's cells
-    if any(c not in col for c in need):
-        raise InputError(where=f"{source}: header", expected="Name, Projected Start and Projected Duration columns",
-                         found=", ".join(header)[:200], hint=PROJ_HINT)
+    _require(col, header, ("name", "projected start", "projected duration"), source,
+             "Name, Projected Start and Projected Duration columns", PROJ_HINT)
     per_s = _per_s(header, col["projected start"], source)
     out: dict[str, list[Any]] = {"thread": [], "start": [], "end": [], "depth": [], "name": []}
     for _line, f in rows:
