@@ -20,6 +20,19 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
+# Property and fuzz tests draw the same examples on every CI run (`.ci/run` sets CI=true), as Hypothesis 6.12x and
+# later do by themselves when they see CI: a run on the oldest supported Hypothesis (.ci/lower_bounds) would otherwise
+# draw new inputs each time, so a stop could fail on an example no earlier run had met. Outside CI each run draws
+# anew, and ROOFCORE_FUZZ_LONG=1 runs the long fuzz, to find such examples before CI.
+if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+    from hypothesis import HealthCheck, settings
+
+    # no deadline or too-slow check either: a shared 2-core machine makes any time limit a random failure
+    settings.register_profile("roofcore-ci", derandomize=True, database=None, print_blob=True, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("roofcore-ci")
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: twice the usable cores on a small machine (at most 8 workers). A third of the suite's time is
     waiting — on a `streamlit run` server, a browser, a database, a child process — which a second worker per core
