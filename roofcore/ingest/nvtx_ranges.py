@@ -104,7 +104,7 @@ def parse_kern_sum(data: bytes, source: str, context: dict[str, Any] | None = No
             continue
         n, t, name = _num(f[col["kern inst"]]), _num(f[col["total time"]]) / per_s, f[col["kernel name"]].strip()
         if not (0 <= n < 2**62 and t >= 0) or not name:  # a count past int64 (or inf) is no launch count
-            skipped.append(skip(source, f"line {line_no}", "Kern Inst and Total Time must be numbers ≥ 0 and Kernel "
+            skipped.append(skip(source, f"line {line_no}", "Kern Inst must be a count (0 to 2^62), Total Time ≥ 0, Kernel "
                                 f"Name given, found {f[col['kern inst']]!r}, {f[col['total time']]!r}, {name!r}"))
             continue
         names.append(name)
