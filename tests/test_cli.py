@@ -112,3 +112,50 @@ def test_module_entry_point():
     p = subprocess.run([sys.executable, "-m", "roofcore", "hardware", "show", "tpu-v1"], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     assert p.returncode == 0 and "Google TPU v1" in p.stdout
+
+
+def test_the_entry_point_leaves_without_teardown_once_pyarrow_is_loaded(monkeypatch, capsys):
+    """Arrow's C++ thread pool can abort a finished process at interpreter teardown (apache/arrow#34314): once
+    pyarrow is loaded, the entry point flushes, runs the exit handlers and leaves with main()'s status at once."""
+    import atexit
+    import tomllib
+
+    import pyarrow  # noqa: F401  (loaded, as every Nsight Compute read loads it)
+
+    import roofcore.cli as cli
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["roofline"] == "roofcore.cli:run"
+    ran, left = [], []
+
+    class Left(Exception):
+        pass
+
+    def fake_exit(code):
+        left.append(code)
+        raise Left
+
+    atexit.register(ran.append, "handler")
+    monkeypatch.setattr(cli.os, "_exit", fake_exit)
+    monkeypatch.setattr(sys, "argv", ["roofline", "hardware", "show", "no-such-device"])
+    try:
+        with pytest.raises(Left):
+            cli.run()
+    finally:
+        atexit.unregister(ran.append)
+    assert left == [2] and ran == ["handler"]
+    assert "roofline: error" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["roofline", "--help"])
+    with pytest.raises(Left):
+        cli.run()
+    assert left == [2, 0]
+
+
+def test_the_module_entry_point_delivers_the_whole_output():
+    """`python -m roofcore` through run(): an Nsight Compute CSV (read with pyarrow) gives its whole JSON and 0."""
+    csv = ROOT / "tests" / "data" / "ncu" / "details_12col_sm80_tags.csv"
+    p = subprocess.run([sys.executable, "-m", "roofcore", "analyze", "--hardware", "a100-80gb-sxm", "--json",
+                        str(csv)], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["workload"]["formats"] == ["ncu-details"] and len(doc["kernels"]) == doc["workload"]["kernels"] == 2

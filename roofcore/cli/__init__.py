@@ -7,7 +7,10 @@ The package: :mod:`.parser` builds the argument parser, :mod:`.browse` lists dev
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -55,7 +58,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The installed command's entry point (and ``python -m roofcore``'s): :func:`main`, then exit.
+
+    Once pyarrow is loaded the process leaves without the interpreter's teardown: Arrow's C++ thread pool can
+    abort the process there ("terminate called without an active exception", status -6, after the command's
+    whole output; apache/arrow#34314), which made a finished command fail now and then. The output is flushed
+    and the exit handlers run first, so nothing the command wrote or registered is lost.
+    """
+    try:
+        code = main()
+    except SystemExit as e:  # argparse: --help, a usage error
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        if e.code is not None and not isinstance(e.code, int):
+            print(e.code, file=sys.stderr)
+    if "pyarrow" not in sys.modules:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to deliver
+            stream.flush()
+    os._exit(code)
+
 
 __all__ = ["advice_report", "analysis_csv", "analysis_text", "build_parser", "cmd_advise", "cmd_analyze",
            "cmd_compare", "cmd_examples", "cmd_formats", "cmd_hardware_list", "cmd_hardware_show", "cmd_measure",
-           "cmd_plan", "cmd_report", "device_line", "main"]
+           "cmd_plan", "cmd_report", "device_line", "main", "run"]
