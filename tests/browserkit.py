@@ -143,7 +143,7 @@ def inventory_csv(prefix: str, kernels: int = 4) -> str:
 def settle(page) -> None:
     """Wait until the app has finished its run (Streamlit shows a status widget while running)."""
     page.wait_for_timeout(300)
-    page.wait_for_function(NO_STATUS_JS, timeout=TIMEOUT_MS)
+    page.wait_for_function(NO_STATUS_JS, timeout=TIMEOUT_MS, polling=100)
     page.wait_for_timeout(300)
 
 

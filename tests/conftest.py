@@ -33,6 +33,29 @@ if os.environ.get("CI", "").lower() not in ("", "0", "false"):
     settings.load_profile("roofcore-ci")
 
 
+def _scan_installed_components_once() -> None:
+    """Every new AppTest scans the metadata of every installed distribution for Streamlit v2 component manifests
+    (streamlit.components.v2.manifest_scanner, ~0.5 s of CPU each time: 80 packages' METADATA parsed by the email
+    module), and the suite creates hundreds of them. Nothing is installed while the tests run, so the first scan's
+    answer is the answer: keep it for the process. A server (`streamlit run`) scans once at start, as before."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without v2 components: nothing to scan
+        return
+    scan = manifest_scanner.scan_component_manifests
+    found: dict[str, list] = {}
+
+    def scan_once(max_workers=None):
+        if "all" not in found:
+            found["all"] = scan(max_workers)
+        return list(found["all"])
+
+    manifest_scanner.scan_component_manifests = scan_once
+
+
+_scan_installed_components_once()
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: twice the usable cores on a small machine (at most 8 workers). A third of the suite's time is
     waiting — on a `streamlit run` server, a browser, a database, a child process — which a second worker per core
