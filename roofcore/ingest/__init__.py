@@ -15,7 +15,7 @@ from __future__ import annotations
 # the names this module offered before it was split (ingest.Workload, ingest.InputError, ...)
 from ..errors import InputError, RoofcoreError
 from ..models import KERNEL_COLUMNS, Skipped, Workload, canonical_level
-from .frames import aggregate, combine, make_frame, rank_of, skip, with_rank
+from .frames import COUNT_LIMIT, aggregate, combine, make_frame, rank_of, skip, with_rank
 from .reading import PARALLEL_MIN_BYTES, read, read_file, read_many
 from .registry import (
     FORMATS,
@@ -52,7 +52,7 @@ from . import (  # noqa: F401
     xla,
 )
 
-__all__ = ["FORMATS", "KERNEL_COLUMNS", "PARALLEL_MIN_BYTES", "Format", "InputError", "Parser", "RoofcoreError", "Skipped",
-           "Sniffer", "Workload", "aggregate", "canonical_level", "check_binary", "check_text", "combine", "decode_error",
-           "detect", "get_format", "make_frame", "max_input_bytes", "rank_of", "read", "read_file", "read_many",
-           "register_format", "skip", "with_rank"]
+__all__ = ["COUNT_LIMIT", "FORMATS", "KERNEL_COLUMNS", "PARALLEL_MIN_BYTES", "Format", "InputError", "Parser",
+           "RoofcoreError", "Skipped", "Sniffer", "Workload", "aggregate", "canonical_level", "check_binary",
+           "check_text", "combine", "decode_error", "detect", "get_format", "make_frame", "max_input_bytes", "rank_of",
+           "read", "read_file", "read_many", "register_format", "skip", "with_rank"]

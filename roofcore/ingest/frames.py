@@ -15,6 +15,10 @@ from ..errors import InputError
 from ..measured import merge_measured
 from ..models import KERNEL_COLUMNS, RuntimeEntries, Skipped, Workload, canonical_level
 
+#: the largest launch count a reader keeps: the count column is int64, and a damaged cell ("9" × 40, inf) past this
+#: bound is no launch count (the fuzz tests found such cells overflowing int64 in four readers)
+COUNT_LIMIT = 2**62
+
 _RANK_IN_NAME = re.compile(r"(?<![a-z])rank[-_.]?(\d+)(?!\d)", re.IGNORECASE)
 
 

@@ -37,7 +37,7 @@ from ..errors import InputError, UnitError, compose
 from ..limits import load_yaml, yaml_input_error
 from ..models import DTYPE_SIZE, Skipped, Workload, canonical_dtype, canonical_level
 from ..units import Dimension, parse
-from . import check_binary, check_text, decode_error, make_frame, register_format, skip
+from . import COUNT_LIMIT, check_binary, check_text, decode_error, make_frame, register_format, skip
 
 if TYPE_CHECKING:
     from ..models import Kernel
@@ -201,7 +201,7 @@ def _from_columns(frame: pd.DataFrame, source: str) -> Workload:
     if "count" in cols:
         count = _numeric(frame["count"], Dimension.FLOPS, 1.0, "count", source, reasons)
         count = np.where(np.isnan(count), 1.0, count)
-        whole = np.isfinite(count) & (count >= 1) & (count == np.floor(count)) & (count < 2**62)
+        whole = np.isfinite(count) & (count >= 1) & (count == np.floor(count)) & (count < COUNT_LIMIT)
         for i in np.flatnonzero(~whole):
             reasons.setdefault(int(i), f"count: expected a whole number of launches ≥ 1, found {_show(frame['count'].iloc[i])}")
         columns["count"] = np.where(whole, count, 1).astype(np.int64)

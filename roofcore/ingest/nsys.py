@@ -32,7 +32,7 @@ import pandas as pd
 from .. import limits
 from ..errors import InputError
 from ..models import Skipped, Workload
-from . import check_text, make_frame, register_format, skip
+from . import COUNT_LIMIT, check_text, make_frame, register_format, skip
 from .columns import cut_short, last_line_cut
 from .readers import is_quantity, refit
 
@@ -245,7 +245,7 @@ def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Wo
         raise InputError(where=source, expected="at least one kernel row under the cuda_gpu_kern_sum header",
                          found="none", hint="the profile has no kernels; profile with CUDA tracing (-t cuda).")
     n = len(names)
-    if any(c > 2**62 for c in counts):  # found by the fuzz test: a damaged Instances cell overflowed int64
+    if any(c > COUNT_LIMIT for c in counts):  # found by the fuzz test: a damaged Instances cell overflowed int64
         raise InputError(where=source, expected="launch counts a 64-bit integer holds",
                          found=f"a {len(str(max(counts)))}-digit number of instances", hint="the Instances column is damaged; export again.")
     frame = make_frame({"name": names, "count": np.asarray(counts, dtype=np.int64),

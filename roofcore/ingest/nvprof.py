@@ -40,7 +40,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..models import Workload
-from . import check_text, make_frame, nvprof_console, register_format
+from . import COUNT_LIMIT, check_text, make_frame, nvprof_console, register_format
 from .columns import Header, header_with
 from .readers import is_quantity, refit, seconds
 
@@ -311,7 +311,7 @@ def _times(text: str, source: str) -> Workload:
         keep = (df["Type"] == "GPU activities") & ~df["Name"].str.match(_NOT_KERNELS)
         time = _seconds(df["Time"], unit.get("Time", ""), source, "Time")
         calls = pd.to_numeric(df["Calls"].str.replace(",", "", regex=False), errors="coerce").to_numpy(dtype=np.float64)
-        keep &= np.isfinite(calls) & (calls >= 1) & (calls < 2**62)  # a kernel row without a call count is noise
+        keep &= np.isfinite(calls) & (calls >= 1) & (calls < COUNT_LIMIT)  # a kernel row without a call count is noise
         count = np.where(keep, calls, 1).astype(np.int64)
         row = df["Name"].to_numpy()
     left_out = int((~keep).sum())

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..models import Workload
-from . import check_text, make_frame, register_format, skip
+from . import COUNT_LIMIT, check_text, make_frame, register_format, skip
 from .ancestry import SEP
 from .nsys import TIME_UNITS
 
@@ -103,7 +103,7 @@ def parse_kern_sum(data: bytes, source: str, context: dict[str, Any] | None = No
             skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(f)}"))
             continue
         n, t, name = _num(f[col["kern inst"]]), _num(f[col["total time"]]) / per_s, f[col["kernel name"]].strip()
-        if not (0 <= n < 2**62 and t >= 0) or not name:  # a count past int64 (or inf) is no launch count
+        if not (0 <= n < COUNT_LIMIT and t >= 0) or not name:  # a count past int64 (or inf) is no launch count
             skipped.append(skip(source, f"line {line_no}", "Kern Inst must be a count (0 to 2^62), Total Time ≥ 0, Kernel "
                                 f"Name given, found {f[col['kern inst']]!r}, {f[col['total time']]!r}, {name!r}"))
             continue
