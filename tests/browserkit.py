@@ -147,6 +147,11 @@ def settle(page) -> None:
     page.wait_for_timeout(300)
 
 
+def is_timeout(e: BaseException) -> bool:
+    """Whether ``e`` is Playwright's TimeoutError, told by its class name: this module imports without Playwright."""
+    return "Timeout" in type(e).__name__
+
+
 def navigate(page, name: str, *, exact: bool = False, tries: int = 3) -> None:
     """Click the sidebar's link to page ``name`` and wait for its heading. On a loaded 2-core machine (CI runs
     three servers and three browsers at once) a click that lands while the previous run is being torn down can
@@ -160,8 +165,8 @@ def navigate(page, name: str, *, exact: bool = False, tries: int = 3) -> None:
         try:
             heading.wait_for(timeout=TIMEOUT_MS)
             return
-        except Exception as e:  # Playwright's TimeoutError; the module imports without Playwright
-            if attempt == tries - 1 or "Timeout" not in type(e).__name__:
+        except Exception as e:
+            if attempt == tries - 1 or not is_timeout(e):
                 raise
 
 

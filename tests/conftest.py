@@ -1,5 +1,6 @@
 """Fixtures shared by the AppTest suites."""
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -35,25 +36,13 @@ if os.environ.get("CI", "").lower() not in ("", "0", "false"):
 
 def _scan_installed_components_once() -> None:
     """Every new AppTest scans the metadata of every installed distribution for Streamlit v2 component manifests
-    (streamlit.components.v2.manifest_scanner, ~0.5 s of CPU each time: 80 packages' METADATA parsed by the email
-    module), and the suite creates hundreds of them. Nothing is installed while the tests run, so the first scan's
-    answer is the answer: keep it for the process. A server (`streamlit run`) scans once at start, as before."""
-    try:
-        from streamlit.components.v2 import manifest_scanner
-    except ImportError:  # a Streamlit without v2 components: nothing to scan
-        return
-    scan = manifest_scanner.scan_component_manifests
-    found: dict[str, list] = {}
+    (streamlit.components.v2.manifest_scanner, 0.14-0.26 s of CPU each time on a 2-core machine), and the suite
+    creates hundreds of them. Nothing is installed while the tests run, so the first scan's answer is the answer:
+    keep it for the process. A server (`streamlit run`) scans once at start, as before."""
+    from streamlit.components.v2 import manifest_scanner
 
-    def scan_once(max_workers=None):
-        if "all" not in found:
-            found["all"] = scan(max_workers)
-        return list(found["all"])
-
-    manifest_scanner.scan_component_manifests = scan_once
-
-
-_scan_installed_components_once()
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    manifest_scanner.scan_component_manifests = lambda max_workers=None: list(scan(max_workers))
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -75,6 +64,8 @@ SLOW_FIRST = ("test_browser_samples.py", "test_browser_samples_b.py", "test_brow
 
 
 def pytest_collection_modifyitems(config, items):
+    if "streamlit.testing.v1" in sys.modules:  # a collected file runs AppTests (no Streamlit import for the others)
+        _scan_installed_components_once()
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its own order
 

@@ -123,9 +123,11 @@ class User:
             try:
                 saved.wait_for(timeout=bk.TIMEOUT_MS)
                 break
-            except Exception as e:  # Playwright's TimeoutError
+            except Exception as e:
+                if not bk.is_timeout(e):
+                    raise
                 bk.settle(self.page)
-                if attempt == 2 or "Timeout" not in type(e).__name__ or saved.count():
+                if attempt == 2 or saved.count():
                     break
         expect(self.sidebar()).to_contain_text(f"Saved {name} in project team")
         bk.settle(self.page)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).parent
 SHARED = ROOT.parent.parent / "shared" / "samples"
 LONG = os.environ.get("ROOFCORE_FUZZ_LONG") == "1"
 EXAMPLES = 10_000 if LONG else 150
-SEED_LIMIT = 64 * 1024  # keep mutations of large seeds cheap: a seed past its first 64 kB adds parse time, not new paths
+SEED_LIMIT = 256 * 1024  # keep mutations of large seeds cheap
 
 
 def _seed_files() -> list[Path]:
