@@ -192,6 +192,8 @@ def test_two_sessions_never_see_each_other(people):
         # own kernels on 2 devices: each kernel once, a row per kernel and device
         expect(me.main()).to_contain_text(re.compile(
             rf"{me.kernels} of {me.kernels} kernels( \(\d+ launches\))?, in {2 * me.kernels} rows"))
+        # the grid fills its accessible copy of the cells after the caption is drawn: wait for its own rows
+        expect(table).to_contain_text(me.prefix)
         html = table.inner_html()  # the grid's accessible copy of its cells
         assert me.prefix in html and other.prefix not in html, (me.name, "Kernels table")
         me.never_sees(other, "the Kernels page")

@@ -159,8 +159,14 @@ def _scrub(text: str, password: str | None) -> str:
 
 
 def new_id() -> str:
-    """128 random bits, URL-safe (22 characters)."""
-    return secrets.token_urlsafe(16)
+    """128 random bits, URL-safe (22 characters), never starting with "-".
+
+    One token in 64 starts with "-", and a command line reads ``--baseline -Xy…`` as an option, not a value; such a
+    token is drawn again (ids saved before this rule are still reached with ``run:ID``).
+    """
+    while (token := secrets.token_urlsafe(16)).startswith("-"):
+        pass
+    return token
 
 
 def _clean_tags(tags: Sequence[str] | str) -> tuple[str, ...]:
