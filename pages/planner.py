@@ -322,11 +322,13 @@ with scenario_tab:
     sbase, note = scenario_base(entry)
     st.caption(escape_markdown(note) + f" Steps: {len(wsteps)} from the What-if tab; devices: the sidebar's.")
     if sbase is not None:
-        text = whatif.scenario_yaml(f"What-if on {base.name}", sbase, hw_ids, wsteps,
-                                 measured_on=source if timed and not entry.get("builder") else None,
-                                 price_per_hour={k: v for k, v in prices.items() if k in hw_ids})
-        st.download_button("Download scenario YAML", text, file_name="whatif-scenario.yaml", mime="application/x-yaml",
-                           icon=":material/download:", key="sc_download")
+        # written when clicked: the base carries every kernel inline, and dumping it was a third of this page's run
+        scenario_args = (f"What-if on {base.name}", sbase, hw_ids, list(wsteps))
+        scenario_kw = {"measured_on": source if timed and not entry.get("builder") else None,
+                       "price_per_hour": {k: v for k, v in prices.items() if k in hw_ids}}
+        st.download_button("Download scenario YAML", lambda: whatif.scenario_yaml(*scenario_args, **scenario_kw),
+                           file_name="whatif-scenario.yaml", mime="application/x-yaml", icon=":material/download:",
+                           key="sc_download", on_click="ignore")
     st.markdown("**Example scenarios**")
     examples = sorted(SCENARIO_EXAMPLES.glob("*.yaml"))
     ecols = st.columns(2)

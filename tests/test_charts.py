@@ -589,3 +589,26 @@ def test_a_kernel_without_offchip_bytes_on_a_real_export_is_placed_by_its_bindin
     a = analyze(roofcore.read(path), [roofcore.load_catalogs().get("rtx-4090")])
     spec = charts.roofline(a).to_dict()
     assert spec["usermeta"]["roofcore"]
+
+
+def test_box_hits_counts_what_a_circle_by_circle_check_counts():
+    """The placer's box test (sorted ends, one band of circles per row) gives the counts of the direct check:
+    a circle (x, y, r) overlaps a box when the box's nearest point is nearer than r; radius 0 overlaps nothing."""
+    from roofcore.charts.placer import box_hits
+
+    def direct(obs, x0, x1, y0, y1):
+        ox, oy, r = obs[:, 0][None, :], obs[:, 1][None, :], obs[:, 2][None, :]
+        dx = np.maximum(np.maximum(x0[:, None] - ox, ox - x1[:, None]), 0.0)
+        dy = np.maximum(np.maximum(y0 - oy, oy - y1), 0.0)
+        return (dx * dx + dy * dy < r * r).sum(axis=1)
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(0, 200))
+        obs = np.column_stack([rng.uniform(0, 640, n), rng.uniform(0, 270, n), rng.uniform(0, 12, n)])
+        obs[: n // 10, 2] = 0.0  # some circles of radius 0
+        w, h, top = rng.uniform(1, 200), rng.uniform(5, 60), rng.uniform(20, 270)
+        xs = np.arange(4.0, 640 - w, 6.0)
+        assert box_hits(obs, xs, xs + w, top - h, top).tolist() == direct(obs, xs, xs + w, top - h, top).tolist()
+    one = np.array([[10.0, 10.0, 5.0]])  # just touching from the left, from above, and inside
+    assert box_hits(one, np.array([15.0, 14.0, 0.0]), np.array([20.0, 20.0, 20.0]), 0.0, 20.0).tolist() == [0, 1, 1]
