@@ -68,31 +68,34 @@ def label_key_below(entries: pd.DataFrame, title: str, placer: Placer) -> pd.Dat
     return pd.DataFrame(rows)
 
 
-def ceiling_labels(segs: pd.DataFrame, placer: Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
+def ceiling_labels(segs: pd.DataFrame, placer: Placer, first: frozenset[str] = frozenset(),
+                   groups: pd.DataFrame | None = None) -> pd.DataFrame:
     """One label per distinct theoretical ceiling value (ceilings with the same peak share it) where it hides
     no kernel mark and no other label. ``first``: bounds ("compute:bf16-matrix") whose ceilings are placed
-    before the others (those binding the highlighted kernels: they must get a label)."""
+    before the others (those binding the highlighted kernels: they must get a label); ``groups``: the
+    :func:`ceiling_groups` of ``segs`` and ``first`` when the caller has them."""
     cols = ["device", "device_id", "x", "y", "text", "below", "shared"]
-    g = ceiling_groups(segs, first)
+    g = ceiling_groups(segs, first) if groups is None else groups
     if g.empty:
         return pd.DataFrame(columns=cols)
     rows = []
     x_left = 10 ** placer.lx0
-    for r in g.sort_values(["first", "y"], ascending=False).itertuples():
+    # "first" ones first, then from the top down (a stable sort: equal keys keep the groups' order)
+    for r in sorted(g.to_dict("records"), key=lambda r: (not r["first"], -r["y"])):
         # first choice: left of where the ceiling meets the roofs, above it, where no kernel can be (it would
         # be above its roof); then along the ceiling, then below it; last, the spot hiding the fewest kernels
-        tries = [dict(x0=x_left, x1=r.x, reverse=True), dict(x0=r.x, x1=r.x2), dict(x0=r.x, x1=r.x2, above=False),
-                 dict(x0=x_left, x1=r.x, reverse=True, above=False),
-                 dict(x0=x_left, x1=r.x, reverse=True, strict=False), dict(x0=r.x, x1=r.x2, strict=False)]
+        tries = [dict(x0=x_left, x1=r["x"], reverse=True), dict(x0=r["x"], x1=r["x2"]),
+                 dict(x0=r["x"], x1=r["x2"], above=False), dict(x0=x_left, x1=r["x"], reverse=True, above=False),
+                 dict(x0=x_left, x1=r["x"], reverse=True, strict=False), dict(x0=r["x"], x1=r["x2"], strict=False)]
         for kw in tries:
             x0, x1 = kw.pop("x0"), kw.pop("x1")
-            at = placer.place(x0, r.y, x1, r.y, r.text, avoid_lines=True, **kw)
+            at = placer.place(x0, r["y"], x1, r["y"], r["text"], avoid_lines=True, **kw)
             if at:
-                rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": r.y, "text": r.text,
-                             "below": not kw.get("above", True), "shared": r.shared})
+                rows.append({"device": r["device"], "device_id": r["device_id"], "x": at[0], "y": r["y"],
+                             "text": r["text"], "below": not kw.get("above", True), "shared": r["shared"]})
                 break
         else:
-            _unlabelled(r.device, r.text)
+            _unlabelled(r["device"], r["text"])
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -101,20 +104,21 @@ def ceiling_groups(segs: pd.DataFrame, first: frozenset[str] = frozenset()) -> p
     share it, "bf16 matrix / fp16 matrix · 989 TFLOP/s"), and one for a label several devices would repeat (the
     same ceilings at the same peak: ``shared``, said once, :func:`shared_text`); ``first`` marks those of the
     given bounds."""
-    c = segs[(segs["kind"] == "compute") & ~segs["achievable"]] if len(segs) else segs
     cols = ["device_id", "y", "device", "x", "x2", "text", "first", "shared"]
+    if not len(segs):
+        return pd.DataFrame(columns=cols)
+    c = segs[(segs["kind"] == "compute") & ~segs["achievable"]]
     if c.empty:
         return pd.DataFrame(columns=cols)
-    # by device and peak, in order of appearance (a few rows: no groupby)
+    # by device and peak, in order of appearance (a few rows: plain lists, no groupby)
     groups: dict[tuple[str, float], dict[str, Any]] = {}
-    for dev, dev_id, x, x2, y, label, value in zip(*(c[k].tolist() for k in (
-            "device", "device_id", "x", "x2", "y", "label", "value")), strict=True):
+    for dev, dev_id, x, x2, y, label, value, name in zip(*(c[k].tolist() for k in (
+            "device", "device_id", "x", "x2", "y", "label", "value", "name")), strict=True):
         g = groups.setdefault((dev_id, y), {"device_id": dev_id, "y": y, "device": dev, "x": x, "x2": x2,
                                             "labels": [], "value": value, "first": False})
         if label not in g["labels"]:
             g["labels"].append(label)
-    for (_dev_id, _y), v in groups.items():
-        v["first"] = any(f"compute:{k}" in first for k in c.loc[(c["device_id"] == _dev_id) & (c["y"] == _y), "name"])
+        g["first"] = g["first"] or f"compute:{name}" in first
     # one label per text: devices with the same ceilings at the same peak share it
     by_text: dict[str, dict[str, Any]] = {}
     for v in groups.values():
@@ -140,11 +144,18 @@ def distinct_roofs(segs: pd.DataFrame) -> pd.DataFrame:
     d = segs[(segs["kind"] != "compute") & ~segs["achievable"]] if len(segs) else segs
     if d.empty:
         return d.assign(text=pd.Series(dtype=object), shared=pd.Series(dtype=bool))
-    d = d.sort_values("beta", ascending=False, kind="stable")
-    devices = d.groupby("label", sort=False)["device_id"].nunique()
-    d = d.drop_duplicates("label")
-    n = d["label"].map(devices).to_numpy()
-    return d.assign(text=[shared_text(t, int(k)) for t, k in zip(d["label"], n, strict=True)], shared=n > 1)
+    # a few rows: plain records. Steepest first (a stable sort: equal bandwidths keep their order), one per label
+    recs = sorted(d.to_dict("records"), key=lambda r: -r["beta"])
+    devices: dict[str, set[str]] = {}
+    for r in recs:
+        devices.setdefault(r["label"], set()).add(r["device_id"])
+    rows, seen = [], set()
+    for r in recs:
+        if r["label"] not in seen:
+            seen.add(r["label"])
+            n = len(devices[r["label"]])
+            rows.append({**r, "text": shared_text(r["label"], n), "shared": n > 1})
+    return pd.DataFrame(rows, columns=[*d.columns, "text", "shared"])
 
 
 def _unlabelled(device: str, text: str) -> None:
@@ -154,26 +165,29 @@ def _unlabelled(device: str, text: str) -> None:
         build.unlabelled.append(f"{device}: {text}")
 
 
-def roof_labels(segs: pd.DataFrame, placer: Placer, first: frozenset[str] = frozenset()) -> pd.DataFrame:
+def roof_labels(segs: pd.DataFrame, placer: Placer, first: frozenset[str] = frozenset(),
+                roofs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Labels along each theoretical diagonal roof, rotated to its slope, where they hide nothing; the roofs
-    of the bounds in ``first`` ("memory:hbm") placed before the others."""
-    d = distinct_roofs(segs)
+    of the bounds in ``first`` ("memory:hbm") placed before the others; ``roofs``: the :func:`distinct_roofs` of
+    ``segs`` when the caller has them."""
+    d = distinct_roofs(segs) if roofs is None else roofs
     cols = ["device", "device_id", "x", "y", "text", "angle"]
     if d.empty:
         return pd.DataFrame(columns=[*cols, "below", "shared"])
-    d = d.assign(_first=(d["kind"] + ":" + d["name"]).isin(first)).sort_values(["_first", "beta"], ascending=False)
     angle = -math.degrees(math.atan(placer.py / placer.px))
     rows = []
-    for r in d.itertuples():
+    # "first" ones first, then the steepest (a stable sort: equal keys keep the roofs' order)
+    for r in sorted(d.to_dict("records"), key=lambda r: (f"{r['kind']}:{r['name']}" not in first, -r["beta"])):
         # above the line, else below it; only then a spot that hides the fewest kernel marks and lines
         for kw in ({}, {"above": False}, {"strict": False}, {"strict": False, "above": False}):
-            at = placer.place(r.x, r.y, r.x2, r.y2, r.text, start=0.04, avoid_lines=True, **kw)
+            at = placer.place(r["x"], r["y"], r["x2"], r["y2"], r["text"], start=0.04, avoid_lines=True, **kw)
             if at:
-                rows.append({"device": r.device, "device_id": r.device_id, "x": at[0], "y": at[1], "text": r.text,
-                             "angle": angle, "below": kw.get("above") is False, "shared": r.shared})
+                rows.append({"device": r["device"], "device_id": r["device_id"], "x": at[0], "y": at[1],
+                             "text": r["text"], "angle": angle, "below": kw.get("above") is False,
+                             "shared": r["shared"]})
                 break
         else:
-            _unlabelled(r.device, r.text)
+            _unlabelled(r["device"], r["text"])
     return pd.DataFrame(rows, columns=[*cols, "below", "shared"])
 
 

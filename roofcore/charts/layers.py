@@ -252,8 +252,9 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: Placer, x: dic
         keys.append((role, key))
         return placed.iloc[0:0]
 
-    groups = ceiling_groups(seg, first).sort_values("y", ascending=False)
-    cl = inline_or_key(lambda: ceiling_labels(seg, placer, first), len(groups), groups.assign(kind="compute"),
+    found = ceiling_groups(seg, first)
+    groups = found.sort_values("y", ascending=False)  # the key's order, top to bottom
+    cl = inline_or_key(lambda: ceiling_labels(seg, placer, first, found), len(groups), groups.assign(kind="compute"),
                        "ceiling_key", "Ceilings, top to bottom")
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = cl[cl["below"] == below]
@@ -262,7 +263,8 @@ def _line_labels(seg: pd.DataFrame, points: pd.DataFrame, placer: Placer, x: dic
                               "ceiling_labels" + ("_below" if below else ""), align="left", baseline=base, dy=dy, dx=2,
                               fontSize=12)
     diag = distinct_roofs(seg)  # one label per roof text: devices whose roofs coincide share it
-    rl = inline_or_key(lambda: roof_labels(seg, placer, first), len(diag), diag, "roof_key", "Roofs, top to bottom")
+    rl = inline_or_key(lambda: roof_labels(seg, placer, first, diag), len(diag), diag, "roof_key",
+                       "Roofs, top to bottom")
     for below, base, dy in ((False, "bottom", -3), (True, "top", 3)):
         part = rl[rl["below"] == below]
         if len(part):
