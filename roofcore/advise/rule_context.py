@@ -72,7 +72,11 @@ class Context:
     @cached_property
     def matmul_named(self) -> np.ndarray:
         """Kernels whose name looks like a matrix product (gemm, conv, matmul…)."""
-        return np.array([bool(_MATMUL_NAME.search(x)) for x in self.names], dtype=bool)
+        # once per distinct name: a trace launches the same few hundred kernels (long template names) thousands
+        # of times
+        seen: dict[str, bool] = {}
+        return np.array([seen[x] if x in seen else seen.setdefault(x, bool(_MATMUL_NAME.search(x)))
+                         for x in self.names], dtype=bool)
 
     @property
     def t_roof(self) -> np.ndarray:
