@@ -3,6 +3,11 @@ and the current workload as a scenario's ``base:``."""
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
+import yaml
+
 from roofcore.resources import data_dir
 from roofcore.views import count_text
 from roofcore.whatif import inline_kernels
@@ -19,6 +24,18 @@ BUILDER_DEFAULTS: dict[str, dict[str, object]] = {
 INLINE_LIMIT = 2000
 #: the example scenarios offered for download on the Planner
 SCENARIO_EXAMPLES = data_dir("examples") / "scenarios"
+
+
+@functools.cache
+def scenario_examples() -> tuple[tuple[Path, str, bool], ...]:
+    """The example scenarios offered for download, read once per process (they ship with the app): each file,
+    its text, and whether its base names a workload file (which only ``roofline plan`` reads)."""
+    out = []
+    for path in sorted(SCENARIO_EXAMPLES.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        doc = yaml.safe_load(text) or {}
+        out.append((path, text, isinstance(doc.get("base"), dict) and "file" in doc["base"]))
+    return tuple(out)
 
 
 def scenario_base(entry: WorkloadEntry) -> tuple[dict | None, str]:

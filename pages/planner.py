@@ -17,7 +17,7 @@ from app import page, state
 from app.markdown import escape_markdown, escape_message
 from app.memo import remember
 from app.messages import message
-from app.planner import BUILDER_DEFAULTS, SCENARIO_EXAMPLES, scenario_base
+from app.planner import BUILDER_DEFAULTS, scenario_base, scenario_examples
 from app.sidebar import counted
 from roofcore import RoofcoreError, charts, plan, views, whatif
 from roofcore.builders import BUILDER_PARAMS, BUILDERS, build_workload
@@ -73,11 +73,14 @@ with project_tab:
                 if v is not None:
                     prices[hid] = v
     try:
-        proj = cached(("project", token, tuple(targets), source, tuple(sorted(prices.items())), achievable),
-                      lambda: plan.project(base, source, [catalog.get(h) for h in targets],
-                                           price_per_hour=prices, achievable=achievable))
+        pkey = (token, tuple(targets), source, tuple(sorted(prices.items())), achievable)
+        proj = cached(("project", *pkey), lambda: plan.project(base, source, [catalog.get(h) for h in targets],
+                                                               price_per_hour=prices, achievable=achievable))
         st.dataframe(views.projection_frame(proj), hide_index=True, width="stretch", key="plan_projection")
-        st.altair_chart(charts.projection_chart(views.projection_totals(proj)), theme=None, width="content")
+        # the chart's spec once per projection: st.altair_chart converts and validates it again on every run
+        spec = cached(("project-chart", *pkey),
+                      lambda: charts.projection_chart(views.projection_totals(proj)).to_dict(validate=False))
+        st.vega_lite_chart(spec=dict(spec), theme=None, width="content")
         st.caption(f"Speedups are against **{proj.reference}** "
                    + ("(where the times were measured). " if proj.source else "(the first device). ")
                    + "Estimate: a measured kernel's projected time (it keeps its measured efficiency), else its "
@@ -241,8 +244,9 @@ with solver_tab:
         st.caption(f"Batch B at which X[B, {d_in}] @ W[{d_in}, {f_in}] reaches the device's ridge (≈ ridge in "
                    "bf16, ≈ ridge/2 with int8 weights); square N at which N×N×N does (N = 3 × ridge in bf16). "
                    "Empty: the device publishes no such ceiling.")
-        st.altair_chart(cached(("mi-chart", tuple(hw_ids)), lambda: charts.matmul_intensity_chart(a.hardware)),
-                        theme=None, width="content")
+        spec = cached(("mi-chart", tuple(hw_ids)),
+                      lambda: charts.matmul_intensity_chart(a.hardware).to_dict(validate=False))
+        st.vega_lite_chart(spec=dict(spec), theme=None, width="content")
     except RoofcoreError as e:
         message("error", e)
     left, right = st.columns(2, gap="large")
@@ -330,12 +334,8 @@ with scenario_tab:
                            file_name="whatif-scenario.yaml", mime="application/x-yaml", icon=":material/download:",
                            key="sc_download", on_click="ignore")
     st.markdown("**Example scenarios**")
-    examples = sorted(SCENARIO_EXAMPLES.glob("*.yaml"))
     ecols = st.columns(2)
-    for i, path in enumerate(examples):
-        text = path.read_text(encoding="utf-8")
-        doc = yaml.safe_load(text) or {}
-        files_base = isinstance(doc.get("base"), dict) and "file" in doc["base"]
+    for i, (path, text, files_base) in enumerate(scenario_examples()):
         ecols[i % 2].download_button(path.name, text, file_name=path.name, mime="application/x-yaml",
                                      icon=":material/description:", key=f"sc_example_{path.stem}",
                                      help="Names a workload file: run it with `roofline plan` (an upload here cannot "
