@@ -75,12 +75,14 @@ def draw(a: Analysis, by: str, window: float | None) -> None:
     timed = by in ("step", "window")
     if timed:
         steps = "window" if window else "step"
-        traj = shared("levels.trajectory", key, lambda: level_charts.trajectory_chart(ra, hw_id=hw.id, by=steps,
-                                                                                      window=window))
-        st.altair_chart(traj, theme=None, key="level_trajectory")
-        over = shared("levels.over_time", key, lambda: level_charts.over_time_chart(ra, hw_id=hw.id, by=steps,
-                                                                                   window=window))
-        st.altair_chart(over, theme=None, key="level_over_time")
+        # specs made once per level (st.altair_chart would convert and validate the charts on every run; the
+        # chart tests validate them)
+        traj = shared("levels.trajectory", key, lambda: level_charts.trajectory_chart(
+            ra, hw_id=hw.id, by=steps, window=window).to_dict(validate=False))
+        st.vega_lite_chart(spec=dict(traj), theme=None, key="level_trajectory")
+        over = shared("levels.over_time", key, lambda: level_charts.over_time_chart(
+            ra, hw_id=hw.id, by=steps, window=window).to_dict(validate=False))
+        st.vega_lite_chart(spec=dict(over), theme=None, key="level_over_time")
     table = shared("levels.table", key, lambda: _table(ra, by, window, hw.id))
     st.dataframe(table, hide_index=True, width="stretch", placeholder="–", key="level_table",
                  column_config={"Path": st.column_config.TextColumn("Path", width="medium")})
