@@ -79,10 +79,10 @@ def draw(a: Analysis, by: str, window: float | None) -> None:
         # chart tests validate them)
         traj = shared("levels.trajectory", key, lambda: level_charts.trajectory_chart(
             ra, hw_id=hw.id, by=steps, window=window).to_dict(validate=False))
-        st.vega_lite_chart(spec=dict(traj), theme=None, key="level_trajectory")
+        st.vega_lite_chart(spec=dict(traj), theme=None, width="content", key="level_trajectory")
         over = shared("levels.over_time", key, lambda: level_charts.over_time_chart(
             ra, hw_id=hw.id, by=steps, window=window).to_dict(validate=False))
-        st.vega_lite_chart(spec=dict(over), theme=None, key="level_over_time")
+        st.vega_lite_chart(spec=dict(over), theme=None, width="content", key="level_over_time")
     table = shared("levels.table", key, lambda: _table(ra, by, window, hw.id))
     st.dataframe(table, hide_index=True, width="stretch", placeholder="–", key="level_table",
                  column_config={"Path": st.column_config.TextColumn("Path", width="medium")})
