@@ -74,9 +74,8 @@ class Context:
         """Kernels whose name looks like a matrix product (gemm, conv, matmul…)."""
         # once per distinct name: a trace launches the same few hundred kernels (long template names) thousands
         # of times
-        seen: dict[str, bool] = {}
-        return np.array([seen[x] if x in seen else seen.setdefault(x, bool(_MATMUL_NAME.search(x)))
-                         for x in self.names], dtype=bool)
+        hit = {x: bool(_MATMUL_NAME.search(x)) for x in dict.fromkeys(self.names)}
+        return np.array([hit[x] for x in self.names], dtype=bool)
 
     @property
     def t_roof(self) -> np.ndarray:
