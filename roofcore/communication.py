@@ -28,22 +28,29 @@ from .units import fmt_bandwidth, fmt_pct
 _HOST_LINKS = ("pcie", "c2c")
 #: communication kernels by name: NCCL's and RCCL's, PyTorch's symmetric-memory kernels, vLLM's custom all-reduce,
 #: DeepEP's all-to-all (a compute kernel's name that merely says "reduce" is not one)
-_COMM_KERNEL = re.compile(r"nccl|rccl|multimem_all_reduce|multimem_all_gather|one_shot_all_reduce|"
+COMM_KERNEL = re.compile(r"nccl|rccl|multimem_all_reduce|multimem_all_gather|one_shot_all_reduce|"
                           r"two_shot_all_reduce|cross_device_reduce|deep_ep::", re.IGNORECASE)
-_COMM_GROUP = re.compile(r"^(?:c10d::|nccl:|record_param_comms|_c10d_functional::|symm_mem::|_C_custom_ar::)|"
+COMM_GROUP = re.compile(r"^(?:c10d::|nccl:|record_param_comms|_c10d_functional::|symm_mem::|_C_custom_ar::)|"
                          r"^vllm::(?:all_reduce|all_gather|reduce_scatter)$")
 
 
 def comm_rows(frame: pd.DataFrame) -> np.ndarray:
     """Which rows of a workload frame are communication (see the module docstring)."""
-    names = frame["name"].astype(str)
-    rows: np.ndarray = names.str.contains(_COMM_KERNEL).to_numpy(bool).copy()
+    rows = _found(frame["name"], COMM_KERNEL)
     if "group" in frame.columns:
-        groups = frame["group"].astype(object).where(frame["group"].notna(), "").astype(str)
-        rows = rows | groups.str.contains(_COMM_GROUP).to_numpy(bool)
+        rows = rows | _found(frame["group"], COMM_GROUP)
     for col in link_columns(frame):
         rows = rows | (frame[col].to_numpy(dtype=np.float64) > 0)
     return rows
+
+
+def _found(values: pd.Series, pattern: re.Pattern[str]) -> np.ndarray:
+    """Where ``pattern`` is found in a value's text (missing: nowhere), searched once per distinct value: names
+    repeat, a workload of a million launches has a few thousand."""
+    codes, uniq = pd.factorize(values.to_numpy(dtype=object), use_na_sentinel=True)
+    hit = np.array([pattern.search(str(u)) is not None for u in uniq.tolist()] + [False], dtype=bool)
+    found: np.ndarray = hit[codes]  # code -1 (missing): the False appended
+    return found
 
 
 def link_columns(frame: pd.DataFrame) -> list[str]:

@@ -91,6 +91,17 @@ def test_device_lines_of_a_program(line, device, meta):
     assert ev.said and line.strip()[:40] in ev.said[0]
 
 
+@pytest.mark.parametrize("lead", ["", "  ", "\t", "> ", "* ", "## ", "- ", " -*> "])
+def test_a_device_line_behind_marks_is_found_and_a_json_key_is_not(lead):
+    """What may stand before a label (blanks, quote and list marks) is skipped; a JSON key, indented or not, is
+    no program's line (lines are pre-filtered on their first character after those marks)."""
+    text = "\n".join(["{", '  "device": "NVIDIA A100-SXM4-80GB",', '"GPU 0": "NVIDIA H100",',
+                      f"{lead}GPU 0: NVIDIA H100 80GB HBM3", "}"])
+    ev = arch.from_text(text)
+    assert ev.device == "NVIDIA H100 80GB HBM3"
+    assert arch.from_text("\n".join(text.splitlines()[:3])).device is None
+
+
 @pytest.mark.parametrize("text", [
     "Device: cuda:0\nGPU: available\n",  # no model named
     "Marketing Name: AMD EPYC 9654 96-Core Processor\n",  # a CPU

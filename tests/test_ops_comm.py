@@ -130,3 +130,29 @@ def test_comm_rows_by_name_and_by_op():
                                "gemm"], "group": [None, "aten::_softmax", None, "_c10d_functional::all_reduce"],
                       "time_s": [1.0, 1.0, 1.0, 1.0]})
     assert comm_rows(f).tolist() == [True, False, True, True]
+
+
+def test_comm_rows_match_a_search_of_every_row():
+    """Searched once per distinct value, the rows found are those a search of every row finds (names and ops
+    repeating, missing, not text)."""
+    import re
+
+    import numpy as np
+    import pandas as pd
+
+    from roofcore.communication import COMM_GROUP, COMM_KERNEL, comm_rows
+
+    rng = np.random.default_rng(3)
+    names = np.array(["ncclDevKernel_AllReduce_Sum_f32", "NCCL_kernel", "gemm", "deep_ep::dispatch", None, np.nan,
+                      "reduce_kernel", 7], dtype=object)
+    groups = np.array(["c10d::allreduce_", "aten::mm", None, "vllm::all_reduce", "vllm::all_reduce_x", np.nan,
+                       "nccl:all_gather", "symm_mem::one_shot"], dtype=object)
+    f = pd.DataFrame({"name": names[rng.integers(0, len(names), 500)],
+                      "group": groups[rng.integers(0, len(groups), 500)], "time_s": np.ones(500)})
+
+    def every_row(values, pattern: re.Pattern[str]) -> list[bool]:
+        return [v is not None and v == v and pattern.search(str(v)) is not None for v in values]
+
+    want = np.array(every_row(f["name"], COMM_KERNEL)) | np.array(every_row(f["group"], COMM_GROUP))
+    assert comm_rows(f).tolist() == want.tolist()
+    assert 0 < want.sum() < len(f)

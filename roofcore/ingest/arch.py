@@ -186,7 +186,8 @@ def from_names(names: Iterable[object] | np.ndarray) -> Evidence:
 _LABEL = (r"detected\s+(?:gpu|device)|(?:cuda\s+|gpu\s+)?device(?:\s*#?\s*\d+)?(?:\s+name)?|gpu(?:\s+device)?"
           r"(?:\s*#?\s*\d+)?(?:\s+name)?|using\s+(?:cuda\s+|gpu\s+)?device(?:\s*#?\s*\d+)?|running\s+on(?:\s+device)?|"
           r"selected\s+(?:gpu|device)|\d+")
-_LINE = re.compile(rf"(?i)[ \t>*#-]*(?:{_LABEL})\s*[:=]\s*(?P<value>[^\n]{{2,200}})$")
+_LEAD = " \t>*#-"  # what may come before a label
+_LINE = re.compile(rf"(?i)[{_LEAD}]*(?:{_LABEL})\s*[:=]\s*(?P<value>[^\n]{{2,200}})$")
 _DATA_ROW = re.compile(r"\s*[\d.]+\s*[,;\t]")  # a table's row: a number, then a separator
 _GFX = re.compile(r"gfx(\d{2,3}[0-9a-f])(?![0-9a-z])")
 _GPU_NAME = re.compile(r"(?i)\b(?:NVIDIA|Tesla|GeForce|Quadro|TITAN|AMD|Radeon|Instinct)\b[^\n(,;\"']*")
@@ -213,7 +214,7 @@ def from_text(text: str) -> Evidence:
     """Device lines of a program's output and gfx ids in the text around a table (a preamble, a trailer, sysinfo)."""
     ev = Evidence()
     candidates = (ln for ln in text.splitlines() if len(ln) < 300 and (":" in ln or "=" in ln)
-                  and not ln.startswith('"') and not _DATA_ROW.match(ln))
+                  and ln.lstrip(_LEAD)[:1].isalnum() and not _DATA_ROW.match(ln))  # a label starts [a-z0-9]
     for m in filter(None, map(_LINE.match, candidates)):
         value = m.group("value").strip()
         name = _names_a_gpu(value)

@@ -76,9 +76,14 @@ class Events:
     unit: np.ndarray = field(init=False)
     group: np.ndarray = field(init=False)
     extra: dict[str, np.ndarray] = field(default_factory=dict)
+    #: ``corr_raw`` / ``ext_raw`` as int64 where every value is a JSON integer (every Kineto trace), else None:
+    #: converted once (``as_int64``), read by every step that links by id
+    corr_ids: np.ndarray | None = field(init=False)
+    ext_ids: np.ndarray | None = field(init=False)
 
     def __post_init__(self) -> None:
         n = self.n
+        self.corr_ids, self.ext_ids = as_int64(self.corr_raw), as_int64(self.ext_raw)
         self.op_of = np.full(n, -1, dtype=np.int64)
         self.flops, self.b_hbm, self.b_pcie = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
         self.precision, self.unit = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
@@ -110,7 +115,7 @@ def build(sc: Scan, source: str, context: dict[str, Any]) -> Workload:
 
 def _row_ids(ev: Events) -> np.ndarray:
     """Each GPU event's row id: its correlation id as text (``event N`` without one)."""
-    ints = as_int64(ev.corr_raw)
+    ints = ev.corr_ids
     if ints is not None:  # every event has an integer correlation: converted in one pass
         return ints.astype(str).astype(object)
     return np.array([str(c) if c is not None else f"event {i}" for c, i in zip(ev.corr_raw, ev.ev_idx, strict=True)],
@@ -144,7 +149,8 @@ def _link_ops(sc: Scan, ev: Events) -> tuple[np.ndarray, np.ndarray]:
     ops, n_ops = sc.ops, len(sc.ops)
     if not (ops and ev.n):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    corr, ext = id_index(ev.corr_raw), id_index(ev.ext_raw)
+    corr = id_index(ev.corr_raw if ev.corr_ids is None else ev.corr_ids)
+    ext = id_index(ev.ext_raw if ev.ext_ids is None else ev.ext_ids)
     ops_col = column(sc.arrays, ops)
     o_start = ops_col("ops_ts", 2, lambda v: numbers(v, "ts", None, negative_ok=True))
     o_end = o_start + np.nan_to_num(ops_col("ops_dur", 3, lambda v: numbers(v, "dur", None)))
@@ -159,10 +165,14 @@ def _link_ops(sc: Scan, ev: Events) -> tuple[np.ndarray, np.ndarray]:
         first = ~r_index.duplicated()
         r_index, launch_op = r_index[first], launch_op[first]
         at = r_index.get_indexer(corr)
-        at[~valid_ids(ev.corr_raw)] = -1
+        if ev.corr_ids is None:  # integers: every one valid
+            at[~valid_ids(ev.corr_raw)] = -1
         op_of = np.where(at >= 0, launch_op[np.maximum(at, 0)], -1)
     # fallback (newer traces): the kernel's External id is its op's External id, not its correlation
-    ext_differs = valid_ids(ev.ext_raw) & differ(ev.ext_raw, ev.corr_raw)
+    if ev.ext_ids is not None and ev.corr_ids is not None:
+        ext_differs = ev.ext_ids != ev.corr_ids
+    else:
+        ext_differs = valid_ids(ev.ext_raw) & differ(ev.ext_raw, ev.corr_raw)
     need = (op_of < 0) & ext_differs
     if need.any():
         o_index = id_index(ops_col("", 5))

@@ -156,8 +156,8 @@ def _launches(ev: Events, r_thr: np.ndarray, r_ts: Values, r_corr: Values) -> tu
     q_time = np.full(ev.n, np.nan)
     if not len(r_corr):
         return q_thr, q_time
-    k_corr = list(ev.corr_raw)
-    r_int, k_int = as_int64(r_corr), as_int64(k_corr)
+    k_corr = ev.corr_raw
+    r_int, k_int = as_int64(r_corr), ev.corr_ids
     if r_int is not None and k_int is not None:  # numeric correlation ids (every Kineto trace): in numpy
         r_index = pd.Index(r_int)
         first = np.flatnonzero(~r_index.duplicated())
