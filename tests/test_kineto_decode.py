@@ -149,6 +149,11 @@ def test_gzip_is_decoded_as_a_stream(monkeypatch):
     b'{"schemaVersion": 1}',
     b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "args": {"Input Dims": '
     + b"[" * 150 + b"]" * 150 + b"}}]}",
+    # numbers beyond a float in values read after the events' decode: an op's inputs, a range's counters
+    b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": {"Input Dims": '
+    b'[[1e99964, 256], [256, 128]], "Input type": ["float", "float"]}}]}',
+    b'{"traceEvents": [{"ph": "X", "cat": "cuda_profiler_range", "name": "k", "ts": 1, "dur": 2, "args": '
+    b'{"dram__bytes.sum": -1e999}}]}',
     b"",
 ])
 def test_what_it_does_not_read_exactly_goes_to_the_scanner(data, monkeypatch):

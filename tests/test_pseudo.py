@@ -12,7 +12,7 @@ import roofcore
 from roofcore.advise import advise_all
 from roofcore.cli.analysis import analysis_text
 from roofcore.errors import InputError
-from roofcore.ingest.pseudo import kind_of, runtime_line, split_runtime
+from roofcore.ingest.pseudo import is_runtime, kind_of, runtime_line, split_runtime
 from roofcore.models import RuntimeEntries, RuntimeEntry
 from roofcore.output import analysis_json
 
@@ -43,6 +43,21 @@ def test_runtime_names_are_classified(name, kind):
 ])
 def test_kernels_and_copies_stay_kernels(name):
     assert kind_of(name) is None
+
+
+@pytest.mark.parametrize("odd", [None, float("nan"), 7, "  \"hipMemcpyAsync\"  "])
+def test_the_column_pass_agrees_with_each_name_on_its_own(odd):
+    """Names repeat, so the column is matched once per distinct name (RE2 in Arrow, or name by name where one is
+    no text): the rows found are those :func:`kind_of` finds one name at a time, missing names none."""
+    import numpy as np
+    import pandas as pd
+
+    names = np.array(["<barrier packet>", "hipLaunchKernel", "cudaLaunchKernel", "ncclDevKernel_AllReduce_RING_LL",
+                      "void gemm<float>(int, float *)", "ncclAllReduce", "__amd_rocclr_copyBuffer", "Marker", odd],
+                     dtype=object)
+    col = pd.Series(names[np.random.default_rng(5).integers(0, len(names), 400)], dtype=object)
+    assert is_runtime(col).tolist() == [kind_of(x) is not None for x in col]
+    assert is_runtime(pd.Series([], dtype=object)).tolist() == []
 
 
 def test_stats_summary_keeps_only_kernels():

@@ -79,6 +79,16 @@ def test_rocprofv3_json_odd_input_goes_to_the_stdlib_reader(edit, monkeypatch):
     assert fast == slow
 
 
+def test_rocprofv3_json_number_beyond_a_float_in_a_table_goes_to_the_stdlib_reader(monkeypatch):
+    """A table the typed decode kept raw (agents) holding 1e999, which the stdlib reads as infinity."""
+    doc = v3_doc()
+    doc["rocprofiler-sdk-tool"][0]["agents"][0]["simd_count"] = 123456789
+    data = json.dumps(doc).replace("123456789", "1e999").encode()
+    assert rocprofv3_decode.records(data) is None
+    fast, slow = both(rocprofv3.parse_json, rocprofv3_decode, "records", data, monkeypatch)
+    assert fast == slow
+
+
 @pytest.mark.parametrize("data", [b'{"rocprofiler-sdk-tool": [{"agents": []', b'{"rocprofiler-sdk-tool": NaN}',
                                   b"[1, 2]", b"\x89PNG\r\n\x1a\n\x00\x00"])
 def test_rocprofv3_json_damaged(data, monkeypatch):

@@ -155,6 +155,15 @@ def scan(data: bytes, chunks: Iterator[bytes | memoryview] | None, source: str, 
     return out
 
 
+def _value(text: bytes) -> Any:
+    """A raw value the events' decode skipped over, decoded now; :class:`Fallback` where msgspec reads it otherwise
+    than the stdlib would (a number beyond a float: the stdlib reads ``1e999`` as infinity)."""
+    try:
+        return _ANY.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        raise Fallback from None
+
+
 def _depth(text: bytes) -> None:
     """Nesting beyond ``ROOFCORE_MAX_JSON_DEPTH`` in a value the analysis reads: the scanner says so."""
     try:
@@ -441,7 +450,7 @@ class _Bucket:
                 if r is not None:
                     text = bytes(r)
                     _depth(text)
-                    args[k] = _ANY.decode(text)
+                    args[k] = _value(text)
             name = cast(str, nm)  # costed: a string (is_costed above)
             res = self.raw_memo[key] = signature(name, args, self.memo, self.out.signatures)
         return res
@@ -455,5 +464,5 @@ class _Bucket:
             if r is not None:
                 text = bytes(r)
                 _depth(text)
-                a = _ANY.decode(text)
+                a = _value(text)
             self.out.ranges.append((idx, nm, a if type(a) is dict else {}))
