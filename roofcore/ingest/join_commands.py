@@ -51,7 +51,10 @@ def kernel_times(w: Workload) -> pd.DataFrame:
         known = f["counter_kernel"].notna() & (f["flops"].notna() | f[w.byte_columns].notna().any(axis=1))
     else:
         known = f["flops"].notna()
-    df = pd.DataFrame({"name": f["name"].astype(object).map(str), "time": f["time_s"].fillna(0.0),
+    # the names as text, kept an object column: pandas would otherwise copy every one into an Arrow string column
+    text = pd.Series([x if type(x) is str else str(x) for x in f["name"].to_numpy(dtype=object)], index=f.index,
+                     dtype=object)
+    df = pd.DataFrame({"name": text, "time": f["time_s"].fillna(0.0),
                        "count": f["count"], "known": known})
     g = df.groupby("name", sort=False).agg(time=("time", "sum"), count=("count", "sum"), known=("known", "any"))
     return g.sort_values("time", ascending=False, kind="stable")

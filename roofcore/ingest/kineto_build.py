@@ -337,9 +337,11 @@ def _unknown_count(ev: Events, keep: np.ndarray) -> str:
     """``"17 of 38 kernels (48 of 174 launches) have"``: the kernels with unknown FLOPs among those the workload
     keeps, counted as every page counts them (roofcore.counting: launches of one kernel are one kernel; copies
     count, runtime and queue entries do not: roofcore.ingest.pseudo)."""
-    names = pd.Series(ev.names, dtype=object)
-    rows = pd.DataFrame({"name": names, "precision": ev.precision, "unit": ev.unit, "group": ev.group,
-                         "count": np.ones(ev.n, dtype=np.int64)})
+    # object columns: only counted, so pandas need not make text (Arrow) columns of a million values
+    cols = {k: pd.Series(v, dtype=object) for k, v in (("name", ev.names), ("precision", ev.precision),
+                                                         ("unit", ev.unit), ("group", ev.group))}
+    rows = pd.DataFrame({**cols, "count": np.ones(ev.n, dtype=np.int64)})
+    names = cols["name"]
     codes, uniq = pd.factorize(names)  # names repeat: each distinct one tested once
     kept = keep & ~is_runtime(pd.Series(uniq, dtype=object))[codes]
     missing = kept & ev.is_kernel & np.isnan(ev.flops)

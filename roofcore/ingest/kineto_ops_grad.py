@@ -325,6 +325,8 @@ def parent_context(ops_rows: list[tuple[Any, ...]], signatures: list[Signature],
                    ) -> np.ndarray:
     """``res_of_op`` with the ops of :data:`FROM_PARENT` pointing at signatures completed from their enclosing
     op (the innermost op of the parent's name on the same thread); new signatures are appended."""
+    if not any(sig[0] in FROM_PARENT for sig in signatures):  # checked per distinct signature first
+        return res_of_op
     need = [i for i, r in enumerate(res_of_op) if r >= 0 and signatures[r][0] in FROM_PARENT]
     if not need:
         return res_of_op

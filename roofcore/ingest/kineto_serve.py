@@ -415,6 +415,8 @@ def instance_results(op_rows: Sequence[tuple[Any, ...]], signatures: Sequence[Si
     """Per MoE op instance (an index into ``op_rows``, the scan's ``(pid, tid, ts, dur, name, ext, res, shapes)``),
     its result from :func:`moe_forward_cost`: allocations are the ``aten::empty`` ops on its thread within its
     time span, kernels those it launched (``op_of``). ``tensors``: dims, types → argument tensors."""
+    if not any(sig[0] in MOE_FORWARD for sig in signatures):  # an op's signature carries its name: no MoE op
+        return {}
     moe = [i for i, r in enumerate(op_rows) if type(r[4]) is str and r[4] in MOE_FORWARD and r[6] >= 0]
     if not moe:
         return {}
