@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import filemap, limits, settings
+from .. import filemap, gcpause, limits, settings
 from ..errors import InputError, LimitError, RoofcoreError
 from ..measured import merge_measured
 from ..models import Hardware, Workload
@@ -92,7 +92,7 @@ def read(source: str | Path | bytes, name: str | None = None, fmt: str | None = 
     more is detected on its head and, where its format reads one (``Format.mapped``), parsed from a memory map
     instead of a copy (:mod:`roofcore.filemap`)."""
     max_bytes = max_bytes or max_input_bytes()
-    with limits.deadline(name or ("input" if isinstance(source, bytes) else str(source))):
+    with limits.deadline(name or ("input" if isinstance(source, bytes) else str(source))), gcpause.paused():
         return _read(source, name, fmt, max_bytes, context)
 
 
@@ -151,7 +151,7 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
     max_bytes = max_bytes or max_input_bytes()
     names = [s[1] if isinstance(s, tuple) else Path(s).name for s, _ in items]
     what = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    with limits.deadline(what or "the inputs"):
+    with limits.deadline(what or "the inputs"), gcpause.paused():
         w = _read_many(items, fmt, max_bytes, on_error, workers, executor, pairs)
     limits.KERNELS.check(len(w), what, f"{len(w):,} kernels read from these files")
     return w
@@ -419,10 +419,11 @@ def read_file(source: _Source, fmt: str | None = None, *, max_bytes: int | None 
     Dask cluster can map it over a fleet of traces (``client.map(read_file, paths)``, then :func:`combine`).
     ``timeout_s`` bounds this read (the rest of a caller's parse time limit)."""
     label = source[1] if isinstance(source, tuple) else str(source)
-    if timeout_s is None:
-        return _read_with_rank(source, fmt, max_bytes, context)
-    with limits.deadline(label, timeout_s):
-        return _read_with_rank(source, fmt, max_bytes, context)
+    with gcpause.paused():
+        if timeout_s is None:
+            return _read_with_rank(source, fmt, max_bytes, context)
+        with limits.deadline(label, timeout_s):
+            return _read_with_rank(source, fmt, max_bytes, context)
 
 
 def _read_with_rank(source: _Source, fmt: str | None, max_bytes: int | None, context: dict[str, Any] | None
