@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from . import gcpause
 from .communication import communication
 from .errors import RoofcoreError
 from .models import Hardware, Workload
@@ -179,7 +180,8 @@ class Analysis:
     def table(self, hw_id: str | None = None, *, messages: bool = True) -> pd.DataFrame:
         """One row per kernel × device with every derived field (base units), JSON field names flattened."""
         results = [self.result(hw_id)] if hw_id else list(self.results)
-        return pd.concat([self._device_table(r, messages) for r in results], ignore_index=True)
+        with gcpause.paused():  # a list of flags per row: the collector's passes would walk them all (gcpause)
+            return pd.concat([self._device_table(r, messages) for r in results], ignore_index=True)
 
     def _device_table(self, r: DeviceResult, messages: bool) -> pd.DataFrame:
         f = self.workload.frame

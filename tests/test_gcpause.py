@@ -68,3 +68,24 @@ def test_a_collector_switched_off_by_the_host_stays_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_table_is_built_with_the_collector_paused(monkeypatch):
+    """``Analysis.table()`` makes a list of flags per row: built paused, then set back."""
+    import importlib
+
+    from roofhelpers import make_hw
+
+    analyze_mod = importlib.import_module("roofcore.analyze")  # the package's attribute is the function
+
+    seen = []
+    flag_lists = analyze_mod.flag_lists
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return flag_lists(*args, **kwargs)
+
+    monkeypatch.setattr(analyze_mod, "flag_lists", spy)
+    w = roofcore.read(b"name,flops,bytes,time_s\nk1,1e9,1e6,0.001\nk2,1e6,1e9,0.002\n", name="inv.csv")
+    table = roofcore.analyze(w, make_hw()).table()
+    assert len(table) == 2 and seen == [False] and gc.isenabled()
