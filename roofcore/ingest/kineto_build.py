@@ -341,9 +341,7 @@ def _unknown_count(ev: Events, keep: np.ndarray) -> str:
     cols = {k: pd.Series(v, dtype=object) for k, v in (("name", ev.names), ("precision", ev.precision),
                                                          ("unit", ev.unit), ("group", ev.group))}
     rows = pd.DataFrame({**cols, "count": np.ones(ev.n, dtype=np.int64)})
-    names = cols["name"]
-    codes, uniq = pd.factorize(names)  # names repeat: each distinct one tested once
-    kept = keep & ~is_runtime(pd.Series(uniq, dtype=object))[codes]
+    kept = keep & ~is_runtime(cols["name"])  # each distinct name tested once (pseudo.is_runtime)
     missing = kept & ev.is_kernel & np.isnan(ev.flops)
     (k, n), (k_all, n_all) = kernel_counts(rows, missing), kernel_counts(rows, kept)
     launches = f" ({n:,} of {_n(n_all, 'launch')})" if n_all != k_all else ""
