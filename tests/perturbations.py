@@ -1,6 +1,6 @@
 """Perturbations: the changes real files go through on their way to a user, written for CSV text in general (each
 row's cells with their quoting, re-emitted), never for one file; JSON and console text get the ones that apply to
-them. Used by tests/test_perturb.py.
+them (a shell's UTF-16 and a classic Mac's lone ``\r`` reach console text too). Used by tests/test_perturb.py.
 
 A file is a :class:`Doc`: its lines, line endings, BOM and compression kept apart, and where its CSV table is (the
 first line of three or more column names followed by a row). Each perturbation takes a Doc and returns the changed
@@ -84,6 +84,7 @@ class Doc:
     header: int | None = None  #: the table's header line (csv)
     last: int | None = None  #: the table's last row (csv)
     size: int = 0  #: bytes, decompressed
+    utf16: bool = False  #: written as UTF-16 (little-endian, with its byte-order mark) instead of UTF-8
 
     @classmethod
     def of(cls, name: str, data: bytes) -> Doc:
@@ -119,7 +120,8 @@ class Doc:
         else:
             text = "".join(a + b for a, b in zip(self.lines, self.ends, strict=True))
         text = ("\ufeff" if self.bom else "") + text
-        raw = text.encode("utf-8", errors="surrogateescape")
+        raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16
+               else text.encode("utf-8", errors="surrogateescape"))
         return (gzip.compress(raw, mtime=0), self.name + ".gz") if self.gz else (raw, self.name)
 
     @property
@@ -313,6 +315,74 @@ def insert_column(d: Doc) -> Doc | None:
     return d.map_rows(row_fn)
 
 
+def mac_cr(d: Doc) -> Doc | None:
+    """Lines ended by a carriage return alone, as classic Mac spreadsheets save "CSV (Macintosh)"."""
+    if d.kind == "json":
+        return None
+    return replace(d, ends=tuple("\r" if e else e for e in d.ends))
+
+
+def _readable(d: Doc) -> bool:
+    """Text a re-encoding keeps (no byte that is not UTF-8 in it)."""
+    return not any(re.search("[\udc80-\udcff]", line) for line in d.lines)
+
+
+def utf16(d: Doc) -> Doc | None:
+    """A profiler's output redirected by Windows PowerShell (``ncu --csv ... > out.csv``): UTF-16 with its
+    byte-order mark, CRLF."""
+    if d.kind == "json" or not _readable(d):
+        return None
+    return replace(d, utf16=True, bom=False, ends=tuple("\r\n" for _ in d.ends))
+
+
+def _quoted_for(sep: str) -> Callable[[str], str]:
+    """A spreadsheet's quoting of a field between ``sep``: only where it holds ``sep``, a quote or a line break."""
+    must = re.compile(f'[{re.escape(sep)}"\r\n]')
+    return lambda v: '"' + v.replace('"', '""') + '"' if must.search(v) else v
+
+
+def _separated(d: Doc, sep: str, number: Callable[[str], str]) -> Doc:
+    """The table's rows with ``sep`` between fields, each cell after the header through ``number``; other lines
+    (program output) as they were."""
+    quote = _quoted_for(sep)
+    lines = list(d.lines)
+    for i in d.rows:
+        row = cells(lines[i])
+        if len(row) >= 2:
+            lines[i] = sep.join(quote(v if i == d.header else number(v)) for v, _ in row)
+    return replace(d, lines=tuple(lines))
+
+
+def tabs_utf16(d: Doc) -> Doc | None:
+    """A spreadsheet's "Unicode text": tabs between fields, UTF-16 with its byte-order mark, CRLF."""
+    if d.kind != "csv" or not _readable(d):
+        return None
+    out = _separated(d, "\t", lambda v: v)
+    return replace(out, utf16=True, bom=False, ends=tuple("\r\n" for _ in d.ends))
+
+
+_SCIENTIFIC = re.compile(r"^[+-]?\d+\.\d+[eE][+-]?\d+$")
+
+
+def decimal_comma(v: str) -> str:
+    """A number as a spreadsheet in a decimal-comma locale writes it: 0.25 → 0,25, "1,234.5" → 1234,5,
+    1.5e+06 → 1,5e+06; any other cell as it is."""
+    if _SEPARATED.match(v):
+        v = v.replace(",", "")
+    if _NUMBER.match(v) or _SCIENTIFIC.match(v):
+        return v.replace(".", ",")
+    return v
+
+
+def semicolons(d: Doc) -> Doc | None:
+    """A spreadsheet's CSV in a decimal-comma locale (German, French, ...): semicolons between fields, decimal
+    commas, CRLF, a BOM."""
+    if d.kind != "csv":
+        return None
+    out = _separated(d, ";", decimal_comma)
+    return replace(out, bom=True, ends=(*("\r\n",) * (len(d.ends) - 1), d.ends[-1] and "\r\n"))
+
+
 def gzipped(d: Doc) -> Doc | None:
     """Compressed (or, where the sample is compressed, decompressed)."""
     if is_big(d):
@@ -344,4 +414,5 @@ def without_last_row(d: Doc) -> Doc:
 #: line endings, BOM and final newline that are also run alone; each read costs time on a 2-core machine)
 PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
-                            names_unquoted, program_output, truncated, reorder, insert_column, gzipped)}
+                            names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
+                            utf16, tabs_utf16, semicolons)}

@@ -2,7 +2,8 @@
 a spreadsheet round-trip (minimal quoting, CRLF, a UTF-8 BOM, no final newline, numbers re-typed with or without
 thousands separators or in ``1.5e+06`` form), kernel names holding commas left unquoted, program output before and
 after the table, a truncated last line, columns reordered, an unknown column inserted in the middle (newer ncu
-versions add ``Body Item Label``), gzip. Each must give the numbers the unperturbed file gives (same kernels, per
+versions add ``Body Item Label``), gzip, lone ``\r`` line ends (classic Mac), UTF-16 from a PowerShell redirect, a
+spreadsheet's tab-separated UTF-16 "Unicode text" and its semicolon CSV with decimal commas. Each must give the numbers the unperturbed file gives (same kernels, per
 kernel the same name, count, FLOPs, time and bytes, NaN where the original has NaN); a truncated last line loses
 exactly that row, said in a warning naming its line; a JSON trace cut short is refused with one line saying the
 file ends early, or read as far as it goes with a warning saying so (Kineto's reader keeps the complete events).

@@ -17,6 +17,7 @@ from ..measured import merge_measured
 from ..models import Hardware, Workload
 from .arch import infer as infer_arch
 from .compression import GZIP_MAGIC, gunzip_bounded
+from .dialect import DECIMAL_COMMA_NOTE, canonical
 from .frames import combine, with_rank
 from .pseudo import split_runtime
 from .registry import Format, detect, get_format, max_input_bytes
@@ -57,13 +58,17 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
     limits.tick()
     if data[:2] == GZIP_MAGIC and not f.gzip:
         data = gunzip_bounded(data, max_bytes, label)
+    decimal_commas = False
     if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
+        data, decimal_commas = canonical(data, label)  # a spreadsheet's or shell's re-save (.dialect)
         limits.check_rows(data, label)
     try:
         out = f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
     except RecursionError:
         raise InputError(where=label, text="the input is nested too deeply to read.") from None
     if isinstance(out, Workload):
+        if decimal_commas:
+            out = replace(out, warnings=(*out.warnings, f"{label}: {DECIMAL_COMMA_NOTE}."))
         out = split_runtime(out)  # queue packets and API rows are not kernels (.pseudo), whatever the format
         out = infer_arch(out, data)  # the GPU from names, program output, rates (.arch), whatever the format
         limits.KERNELS.check(len(out), label, f"{len(out):,} kernels read")

@@ -12,6 +12,7 @@ from .. import filemap, limits
 from ..errors import InputError
 from ..models import Workload
 from .compression import GZIP_MAGIC, gunzip_chunks
+from .dialect import canonical
 
 Parser = Callable[..., "Workload | dict[str, Any]"]  # (data: bytes, name: str, context: Mapping | None) -> Workload
 Sniffer = Callable[[str, str], bool]
@@ -119,6 +120,7 @@ def detect(data: bytes, name: str, max_bytes: int | None = None) -> Format:
     Gzip data is sniffed on its first decompressed piece (bounded by the input limit)."""
     if data[:2] == GZIP_MAGIC:
         data = next(gunzip_chunks(data, max_bytes or max_input_bytes(), name), b"")
+    data = canonical(data, name, partial=True)[0]  # a spreadsheet's or shell's re-save: its head, converted
     check_binary(data, name)
     try:
         head = data[:65536].decode("utf-8-sig", errors="strict" if len(data) <= 65536 else "ignore")

@@ -1,0 +1,186 @@
+"""Text that a spreadsheet or a shell saved in another dialect, put back into the one the parsers read: UTF-8,
+``\\n`` line ends, commas between fields, decimal points (docs/formats.md, "Spreadsheet and shell re-saves").
+
+The classes, each seen in files users hand in, each handled for every text format at once:
+
+* UTF-16 with a byte-order mark: Windows PowerShell's ``>`` (``ncu --csv ... > out.csv``) and a spreadsheet's
+  "Unicode text";
+* ``\\r`` alone ending lines: classic Mac spreadsheets' "CSV (Macintosh)";
+* tabs between fields: a spreadsheet's "Text (tab delimited)" and its "Unicode text";
+* semicolons between fields, numbers with decimal commas (``1,5``) and grouping points (``1.234,5``): a
+  spreadsheet's CSV in a locale that writes decimal commas (German, French, ...).
+
+Files in the parsers' own dialect pass through untouched, after a look at their first 64 kB (a memory map stays a
+map). A table is tab- or semicolon-separated when its first line of three or more column names is split by that
+character and not by commas. Its numbers are taken to have decimal commas only where the file says so: some number
+can only be written that way (``0,25``, ``3,14159``, ``1.234,5``, ``1.234.567``) and none can only have a decimal
+point (``0.25``, ``1,234.5``, ``1,234,567``); the caller labels a workload read that way
+(:data:`DECIMAL_COMMA_NOTE`). Where every such number could be either (``7,488``: 7.488, or 7488 with a thousands
+separator), the file is refused with one line rather than guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+from ..errors import InputError
+
+#: bytes looked at to tell the dialect (the same quick look the format detection takes)
+HEAD = 65536
+#: the warning a workload read with decimal commas carries (the caller adds where)
+DECIMAL_COMMA_NOTE = ("numbers read with decimal commas (0,25 = 0.25; 1.234,5 = 1234.5), as a spreadsheet in a "
+                      "decimal-comma locale saves them")
+
+_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+_LETTER = re.compile(r"[A-Za-z]")
+_ALONE_NUMBER = re.compile(r"^[+-]?\d+([.,]\d+)?$")
+_LINES = 200  #: lines of the head searched for a table's header
+_SEP_NAMES = {"\t": "tab", ";": "semicolon"}
+
+
+_COMMA_NUMBER = re.compile(r"^([+-]?)(\d{1,3}(?:\.\d{3})+|\d+),(\d+)([eE][+-]?\d+)?$")
+_GROUPED = re.compile(r"^([+-]?)(\d{1,3}(?:\.\d{3})+)$")
+
+
+def _numbers(sep: str) -> re.Pattern[str]:
+    """A cell between ``sep`` (or a line's ends) that is a number written with a comma or a point in it."""
+    s = re.escape(sep)
+    return re.compile(rf"(?:^|(?<={s}))[+-]?\d[\d.,]*[.,]\d+(?:[eE][+-]?\d+)?(?=$|{s}|\r)", re.M)
+
+
+def mark_of(token: str) -> str:
+    """What one number says of the file's decimal mark: ``","`` (``0,25``, ``1.234,5``, ``1.234.567``), ``"."``
+    (``0.25``, ``1,234.5``, ``1,234,567``), ``"?"`` (``7,488`` or ``7.488``: a decimal or a thousands separator)
+    or ``""`` (neither: ``1.2.3``)."""
+    t = token.lstrip("+-")
+    exp = re.search(r"[eE][+-]?\d+$", t)
+    if exp:
+        t = t[: exp.start()]
+    commas, points = t.count(","), t.count(".")
+    if commas and points:
+        return "," if t.rfind(",") > t.rfind(".") else "."
+    mark, other = (",", ".") if commas else (".", ",")
+    n = commas or points
+    if n > 1:  # groups of a thousand: the other mark is the decimal one
+        return other if all(len(g) == 3 for g in t.split(mark)[1:]) else ""
+    before, after = t.split(mark)
+    if exp or len(after) != 3 or before.startswith("0") or len(before) > 3:
+        return mark  # no thousands separator looks like this
+    return "?"
+
+
+def _header_like(fields: list[str]) -> bool:
+    """Three or more column names: each holds a letter, none is a number alone, none has a space at either end or
+    a run of spaces (a log line with commas, a console table), and the first is no ``==PROF==`` mark."""
+    return (len(fields) >= 3 and not fields[0].startswith("==")
+            and all(_LETTER.search(f) and not _ALONE_NUMBER.match(f) and f == f.strip() and "  " not in f
+                    for f in fields))
+
+
+def _fields(line: str, sep: str) -> list[str]:
+    try:
+        return next(csv.reader([line], delimiter=sep))
+    except (csv.Error, StopIteration):
+        return []
+
+
+def separator(head: str) -> str | None:
+    """``"\\t"`` or ``";"`` where the head's first table header is split by it (and not by commas); None for a
+    comma table, JSON, YAML or console text."""
+    if head.lstrip("\ufeff \t\r\n")[:1] in "[{":
+        return None
+    for n, line in enumerate(head.split("\n")):
+        if n >= _LINES:
+            break
+        line = line.rstrip("\r").lstrip("\ufeff")
+        if "," in line and _header_like(_fields(line, ",")):
+            return None
+        for sep in ("\t", ";"):
+            if sep in line and _header_like(_fields(line, sep)):
+                return sep
+    return None
+
+
+def _to_text(data: bytes, label: str, partial: bool) -> str | None:
+    """UTF-16 with a byte-order mark as text (``partial``: its head, cut anywhere); None for any other data."""
+    encoding = _BOMS.get(bytes(data[:2]))
+    if encoding is None:
+        return None
+    raw = bytes(data[2: 2 + 4 * HEAD] if partial else data[2:])
+    if partial:
+        raw = raw[: len(raw) - len(raw) % 2]
+    try:
+        return raw.decode(encoding, errors="ignore" if partial else "strict")
+    except UnicodeDecodeError as e:
+        raise InputError(where=label, expected="UTF-16 text (the file starts with its byte-order mark)",
+                         found=f"bytes that do not decode at offset {e.start + 2}",
+                         hint="save the file again as UTF-8.") from None
+
+
+def _decimal(cell: str) -> str:
+    m = _COMMA_NUMBER.match(cell)
+    if m:
+        sign, whole, frac, exp = m.groups()
+        return f"{sign}{whole.replace('.', '')}.{frac}{exp or ''}"
+    m = _GROUPED.match(cell)
+    return f"{m.group(1)}{m.group(2).replace('.', '')}" if m else cell
+
+
+def _decimal_commas(text: str, sep: str, label: str) -> bool:
+    """Whether the table's numbers have decimal commas: some number can only mean that and none can only mean
+    decimal points. Numbers that could mean either (``7,488``), with nothing else to tell, are refused."""
+    marks = {mark_of(t) for t in set(_numbers(sep).findall(text))}
+    if "," in marks:
+        return "." not in marks
+    if "." not in marks and "?" in marks:
+        example = next(t for t in _numbers(sep).findall(text) if mark_of(t) == "?")
+        raise InputError(where=label, text=f"numbers such as {example!r} in this {_SEP_NAMES[sep]}-separated table "
+                         "could hold a decimal comma or a thousands separator, and no other number tells which.",
+                         hint="save the file again as CSV with commas between fields and decimal points.")
+    return False
+
+
+def _commas(text: str, sep: str, label: str, partial: bool) -> tuple[str, bool]:
+    """The table's fields joined by commas (quoted where they must be), decimal commas made points where the file
+    has them; and whether it had."""
+    decimal_commas = not partial and _decimal_commas(text, sep, label)  # detection reads no number
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    try:
+        for row in rows:
+            writer.writerow([_decimal(c) for c in row] if decimal_commas else row)
+    except csv.Error as e:
+        if not partial:
+            raise InputError(where=label, text=f"line {rows.line_num}: the table's fields cannot be told apart "
+                             f"({e}).", hint="save the file again as CSV with commas between fields.") from None
+    return out.getvalue(), decimal_commas
+
+
+def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bool]:
+    """``data`` in the parsers' dialect, and whether its numbers were read with decimal commas. ``partial``: only
+    the format is being detected; a converted input is its head (the first ``2 * HEAD`` bytes, cut anywhere).
+
+    ``data`` comes back itself (a map stays a map) unless it is UTF-16, ends lines with ``\\r`` alone, or is a
+    tab- or semicolon-separated table. Bytes that are not UTF-8 stay as they were, for the parser's message."""
+    text = _to_text(data, label, partial)
+    if text is None and b"\x00" in bytes(data[:8192]):
+        return data, False  # binary: the registry refuses it with its own message
+    head = text[:HEAD] if text is not None else bytes(data[:HEAD]).decode("utf-8", errors="surrogateescape")
+    lone_cr = "\r" in head and "\n" not in head
+    sep = separator(head.replace("\r", "\n") if lone_cr else head)
+    if text is None and not lone_cr and sep is None:
+        return data, False
+    if text is None:
+        text = bytes(data[: 2 * HEAD] if partial else data).decode("utf-8", errors="surrogateescape")
+    if lone_cr:
+        text = text.replace("\r", "\n")
+    decimal_commas = False
+    if sep is not None:
+        text, decimal_commas = _commas(text, sep, label, partial)
+    return text.encode("utf-8", errors="surrogateescape"), decimal_commas
+
+
+__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "canonical", "mark_of", "separator"]

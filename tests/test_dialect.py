@@ -1,0 +1,121 @@
+"""Spreadsheet and shell re-saves (roofcore/ingest/dialect.py): UTF-16, lone ``\\r`` line ends, tabs or semicolons
+between fields, decimal commas. The classes run over every sample and fixture in tests/test_perturb.py (mac_cr,
+utf16, tabs_utf16, semicolons); these are the rules themselves and the cases a perturbation does not reach."""
+
+from __future__ import annotations
+
+import pytest
+
+import roofcore
+from roofcore import filemap
+from roofcore.errors import InputError
+from roofcore.ingest import dialect
+from roofcore.ingest.dialect import DECIMAL_COMMA_NOTE, canonical
+
+HEADER = "name,count,flops,bytes,time_ms,precision,unit,group"
+ROWS = [("gemm_a", 1, "8.8e12", "2.8e9", "12.25", "bf16", "matrix", "attention"),
+        ("norm_b", 3, "2.7e9", "2.4e9", "4.5", "bf16", "vector", "norm")]
+
+
+def inventory(sep: str = ",", number=str) -> str:
+    lines = [HEADER.replace(",", sep)]
+    lines += [sep.join(number(str(v)) if i else str(v) for i, v in enumerate(r)) for r in ROWS]
+    return "\n".join(lines) + "\n"
+
+
+def numbers(w: roofcore.Workload) -> list[tuple]:
+    f = w.frame
+    return list(zip(f["name"], f["count"], f["flops"], f["time_s"], f["bytes_hbm"], strict=True))
+
+
+BASE = numbers(roofcore.read(inventory().encode(), name="inv.csv"))
+
+
+@pytest.mark.parametrize(("token", "mark"), [
+    ("0,25", ","), ("3,14159", ","), ("1.234,5", ","), ("1.234.567", ","), ("1,5E+06", ","), ("0,250", ","),
+    ("1234,567", ","), ("0.25", "."), ("1,234.5", "."), ("1,234,567", "."), ("1.5e+06", "."), ("7,488", "?"),
+    ("7.488", "?"), ("-12,345", "?"), ("1.2.3", ""), ("1,23,4", "")])
+def test_what_a_number_says_of_the_decimal_mark(token, mark):
+    assert dialect.mark_of(token) == mark
+
+
+def test_the_parsers_own_dialect_is_passed_through_untouched():
+    """Comma CSV, JSON, YAML, console text and binary data come back as the same object (a map stays a map)."""
+    for data in (inventory().encode(), b'{"traceEvents": [{"ph": "X"}]}', b"kernels:\n  - name: a; b; c\n",
+                 b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"Time (%)  Total Time (ns)  Name\n 50.0  100  a\n",
+                 b"==PROF== a;b;c\nID,Process ID,Kernel Name\n1,2,k\n"):
+        out, decimal_commas = canonical(data, "f")
+        assert out is data and not decimal_commas
+
+
+@pytest.mark.parametrize("sep", ["\t", ";"])
+def test_a_table_split_by_tabs_or_semicolons_reads_as_its_comma_twin(sep):
+    w = roofcore.read(inventory(sep).encode(), name="inv.txt")
+    assert numbers(w) == BASE
+    assert not any(DECIMAL_COMMA_NOTE in x for x in w.warnings)  # decimal points: nothing guessed, nothing said
+
+
+def test_decimal_commas_are_read_and_labelled():
+    text = inventory(";", lambda v: v.replace(".", ","))  # 12,25 ms, 8,8e12 FLOPs: a decimal-comma locale's CSV
+    w = roofcore.read(text.encode(), name="inv.csv")
+    assert numbers(w) == BASE
+    assert [x for x in w.warnings if DECIMAL_COMMA_NOTE in x] == [f"inv.csv: {DECIMAL_COMMA_NOTE}."]
+
+
+def test_grouping_points_in_a_decimal_comma_file():
+    text = "name;count;flops;bytes;time_ms\nk;1;1.234.567.890;2.500.000,5;0,5\n"
+    f = roofcore.read(text.encode(), name="inv.csv").frame
+    assert f["flops"].iloc[0] == 1234567890.0 and f["bytes_hbm"].iloc[0] == 2500000.5 and f["time_s"].iloc[0] == 5e-4
+
+
+def test_numbers_that_could_mean_either_are_refused_not_guessed():
+    """``7,488`` is 7.488 with a decimal comma, 7488 with a thousands separator: nothing else in the file tells."""
+    text = "name;count;flops;bytes;time_ms\nk;1;1,500;2,250;7,488\n"
+    with pytest.raises(InputError) as e:
+        roofcore.read(text.encode(), name="inv.csv")
+    msg = str(e.value)
+    assert "'1,500'" in msg and "semicolon-separated" in msg and "\n" not in msg
+
+
+def test_thousands_separators_in_a_tab_file_with_decimal_points():
+    """A spreadsheet in an English locale: ``7,488`` beside ``0.25`` is seven thousand and some."""
+    text = "name\tcount\tflops\tbytes\ttime_ms\nk\t1\t33,619,968\t7,488\t0.25\n"
+    f = roofcore.read(text.encode(), name="inv.tsv").frame
+    assert f["flops"].iloc[0] == 33619968.0 and f["bytes_hbm"].iloc[0] == 7488.0
+
+
+def test_utf16_with_either_byte_order():
+    for encoding, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
+        data = bom + inventory("\t").replace("\n", "\r\n").encode(encoding)
+        assert numbers(roofcore.read(data, name="inv.txt")) == BASE
+
+
+def test_utf16_that_does_not_decode_says_so():
+    data = b"\xff\xfe" + "name,count\r\n".encode("utf-16-le") + b"\x00\xd8" + "x".encode("utf-16-le")  # a lone surrogate
+    with pytest.raises(InputError) as e:
+        roofcore.read(data, name="inv.csv")
+    assert "UTF-16" in str(e.value) and "save the file again as UTF-8" in str(e.value)
+
+
+def test_lone_carriage_returns_end_lines():
+    w = roofcore.read(inventory().replace("\n", "\r").encode(), name="inv.csv")
+    assert numbers(w) == BASE
+
+
+def test_bytes_that_are_not_utf8_keep_their_message():
+    """A semicolon CSV saved in a legacy code page (Windows-1252 ``µs``): the parser's one line, offset included."""
+    data = "name;count;flops;bytes;time_ms;unit\nk;1;1,5;2,5;0,5;µs\n".encode("cp1252")
+    with pytest.raises(InputError) as e:
+        roofcore.read(data, name="inv.csv")
+    assert "UTF-8" in str(e.value) and "0xb5" in str(e.value)
+
+
+def test_a_large_tab_file_read_from_its_path(tmp_path, monkeypatch):
+    """A file large enough to be detected on its head and mapped: the head converted to detect it, the whole
+    converted to parse it."""
+    monkeypatch.setattr(filemap, "MAP_MIN_BYTES", 4096)
+    rows = "".join(f"k{i}\t1\t{i}.5\t{i * 2}\t0.25\n" for i in range(20_000))
+    path = tmp_path / "big.tsv"
+    path.write_text("name\tcount\tflops\tbytes\ttime_ms\n" + rows, encoding="utf-8")
+    f = roofcore.read(path).frame
+    assert len(f) == 20_000 and f["flops"].iloc[-1] == 19999.5
