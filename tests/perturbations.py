@@ -322,6 +322,14 @@ def mac_cr(d: Doc) -> Doc | None:
     return replace(d, ends=tuple("\r" if e else e for e in d.ends))
 
 
+def double_cr(d: Doc) -> Doc | None:
+    """CRLF text written again through a CRLF conversion: lines end ``\\r\\r\\n`` (Python's csv module on Windows
+    into a file opened without ``newline=""``), which shows as a blank line after each row."""
+    if d.kind == "json":
+        return None
+    return replace(d, ends=tuple("\r\r\n" if e else e for e in d.ends))
+
+
 def _readable(d: Doc) -> bool:
     """Text a re-encoding keeps (no byte that is not UTF-8 in it)."""
     return not any(re.search("[\udc80-\udcff]", line) for line in d.lines)
@@ -415,4 +423,4 @@ def without_last_row(d: Doc) -> Doc:
 PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
-                            utf16, tabs_utf16, semicolons)}
+                            double_cr, utf16, tabs_utf16, semicolons)}

@@ -6,6 +6,9 @@ The classes, each seen in files users hand in, each handled for every text forma
 * UTF-16 with a byte-order mark: Windows PowerShell's ``>`` (``ncu --csv ... > out.csv``) and a spreadsheet's
   "Unicode text";
 * ``\\r`` alone ending lines: classic Mac spreadsheets' "CSV (Macintosh)";
+* ``\\r\\r\\n`` ending lines: CRLF text sent through a CRLF conversion again (Python's ``csv`` module on Windows
+  writing to a file opened without ``newline=""``, an FTP transfer in ASCII mode), which every reader would
+  otherwise take for a blank line after each row;
 * tabs between fields: a spreadsheet's "Text (tab delimited)" and its "Unicode text";
 * semicolons between fields, numbers with decimal commas (``1,5``) and grouping points (``1.234,5``): a
   spreadsheet's CSV in a locale that writes decimal commas (German, French, ...).
@@ -163,20 +166,23 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
     """``data`` in the parsers' dialect, and whether its numbers were read with decimal commas. ``partial``: only
     the format is being detected; a converted input is its head (the first ``2 * HEAD`` bytes, cut anywhere).
 
-    ``data`` comes back itself (a map stays a map) unless it is UTF-16, ends lines with ``\\r`` alone, or is a
-    tab- or semicolon-separated table. Bytes that are not UTF-8 stay as they were, for the parser's message."""
+    ``data`` comes back itself (a map stays a map) unless it is UTF-16, ends lines with ``\\r`` alone or with
+    ``\\r\\r\\n``, or is a tab- or semicolon-separated table. Bytes that are not UTF-8 stay as they were, for the parser's message."""
     text = _to_text(data, label, partial)
     if text is None and b"\x00" in bytes(data[:8192]):
         return data, False  # binary: the registry refuses it with its own message
     head = text[:HEAD] if text is not None else bytes(data[:HEAD]).decode("utf-8", errors="surrogateescape")
     lone_cr = "\r" in head and "\n" not in head
+    double_cr = "\r\r\n" in head
     sep = separator(head.replace("\r", "\n") if lone_cr else head)
-    if text is None and not lone_cr and sep is None:
+    if text is None and not lone_cr and not double_cr and sep is None:
         return data, False
     if text is None:
         text = bytes(data[: 2 * HEAD] if partial else data).decode("utf-8", errors="surrogateescape")
     if lone_cr:
         text = text.replace("\r", "\n")
+    elif double_cr:
+        text = text.replace("\r\r\n", "\n")
     decimal_commas = False
     if sep is not None:
         text, decimal_commas = _commas(text, sep, label, partial)
