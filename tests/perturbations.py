@@ -391,6 +391,31 @@ def semicolons(d: Doc) -> Doc | None:
     return replace(out, bom=True, ends=(*("\r\n",) * (len(d.ends) - 1), d.ends[-1] and "\r\n"))
 
 
+_FIGURE = re.compile(r"^[+-]?[\d,]*\.?\d+([eE][+-]?\d+)?$")
+
+
+def totals_row(d: Doc) -> Doc | None:
+    """A totals row under the table, as a spreadsheet user adds one: "Total" in the name column and, in each column
+    whose cells are mostly numbers, their sum (``=SUM(...)``: text cells such as a units row skipped)."""
+    if d.kind != "csv":
+        return None
+    head = [v for v, _ in cells(d.lines[d.header])]
+    name = next((j for j, h in enumerate(head) if _NAME_COLUMN.match(h.strip())), None)
+    rows = [r for r in ([v for v, _ in cells(d.lines[i])] for i in range(d.header + 1, d.last + 1))
+            if len(r) == len(head) and r != head]
+    if name is None or not rows:
+        return None
+    out = []
+    for j in range(len(head)):
+        col = [r[j].strip() for r in rows]
+        figures = [float(v.replace(",", "")) for v in col if _FIGURE.match(v)]
+        out.append("Total" if j == name else repr(sum(figures)) if figures and 2 * len(figures) >= len(col) else "")
+    lines, ends = list(d.lines), list(d.ends)
+    lines.insert(d.last + 1, emit([(v, None) for v in out]))
+    ends.insert(d.last + 1, d.ends[d.last] or "\n")
+    return replace(d, lines=tuple(lines), ends=tuple(ends), last=d.last + 1)
+
+
 def gzipped(d: Doc) -> Doc | None:
     """Compressed (or, where the sample is compressed, decompressed)."""
     if is_big(d):
@@ -423,4 +448,4 @@ def without_last_row(d: Doc) -> Doc:
 PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
-                            double_cr, utf16, tabs_utf16, semicolons)}
+                            double_cr, utf16, tabs_utf16, semicolons, totals_row)}

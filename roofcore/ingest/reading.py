@@ -20,6 +20,7 @@ from .compression import GZIP_MAGIC, gunzip_bounded
 from .dialect import DECIMAL_COMMA_NOTE, canonical
 from .frames import combine, with_rank
 from .pseudo import split_runtime
+from .totals import drop_totals
 from .registry import Format, detect, get_format, max_input_bytes
 
 #: one input of several: a path (file or folder) or uploaded ``(bytes, name)``
@@ -69,6 +70,7 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
     if isinstance(out, Workload):
         if decimal_commas:
             out = replace(out, warnings=(*out.warnings, f"{label}: {DECIMAL_COMMA_NOTE}."))
+        out = drop_totals(out, label)  # a spreadsheet's "Total" row is no kernel (.totals), whatever the format
         out = split_runtime(out)  # queue packets and API rows are not kernels (.pseudo), whatever the format
         out = infer_arch(out, data)  # the GPU from names, program output, rates (.arch), whatever the format
         limits.KERNELS.check(len(out), label, f"{len(out):,} kernels read")
