@@ -391,6 +391,29 @@ def semicolons(d: Doc) -> Doc | None:
     return replace(out, bom=True, ends=(*("\r\n",) * (len(d.ends) - 1), d.ends[-1] and "\r\n"))
 
 
+def sorted_by_name(d: Doc) -> Doc | None:
+    """The table's rows sorted by kernel name as a spreadsheet sorts them: text ascending, case ignored, empty
+    cells last, so a units row under the header moves to the bottom. The table ends at its first line of fewer
+    than two fields (another report below it stays where it is)."""
+    if d.kind != "csv":
+        return None
+    head = [v for v, _ in cells(d.lines[d.header])]
+    name = next((j for j, h in enumerate(head) if _NAME_COLUMN.match(h.strip())), None)
+    end = next((i for i in range(d.header + 1, d.last + 1) if len(cells(d.lines[i])) < 2), d.last + 1)
+    if name is None or end - d.header < 3:
+        return None
+
+    def key(line: str) -> tuple[bool, str]:
+        row = cells(line)
+        v = row[name][0].strip() if name < len(row) else ""
+        return (not v, v.casefold())
+
+    rows = sorted(d.lines[d.header + 1:end], key=key)
+    if rows == list(d.lines[d.header + 1:end]):
+        return None
+    return replace(d, lines=(*d.lines[:d.header + 1], *rows, *d.lines[end:]))
+
+
 _FIGURE = re.compile(r"^[+-]?[\d,]*\.?\d+([eE][+-]?\d+)?$")
 
 
@@ -448,4 +471,4 @@ def without_last_row(d: Doc) -> Doc:
 PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
-                            double_cr, utf16, tabs_utf16, semicolons, totals_row)}
+                            double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name)}

@@ -752,3 +752,25 @@ def test_fuzz_ends_in_a_workload_or_an_input_error(data, raw):
     for c in ("flops", "time_s", *w.byte_columns):
         v = w.frame[c].to_numpy(dtype=float)
         assert not (np.isinf(v) | (v < 0)).any(), c
+
+
+def test_raw_page_without_its_units_row_leaves_sized_values_unknown():
+    """No units row (deleted by hand): a time's or a size's unit is not guessed (it was read as seconds and bytes, a
+    duration in ns a million times too long); counts, which have no unit, stay."""
+    lines = (DATA / "raw_page.csv").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    w = ingest.read("".join(lines[:at + 1] + lines[at + 2:]).encode(), name="raw.csv")
+    full = ingest.read(DATA / "raw_page.csv")
+    assert w.frame["time_s"].isna().all() and w.frame["bytes_hbm"].isna().all()
+    assert np.array_equal(w.frame["flops"].to_numpy(), full.frame["flops"].to_numpy())
+    assert any("gpu__time_duration.sum (3 launches, unit 'none: the file has no units row')" in x for x in w.warnings)
+
+
+def test_raw_page_units_row_found_where_a_sort_put_it():
+    """A spreadsheet's sort by kernel name puts the units row (no name) last: it is still the units row."""
+    lines = (DATA / "raw_page.csv").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    moved = "".join(lines[:at + 1] + lines[at + 2:] + [lines[at + 1]])
+    w, full = ingest.read(moved.encode(), name="raw.csv"), ingest.read(DATA / "raw_page.csv")
+    assert np.array_equal(w.frame["time_s"].to_numpy(), full.frame["time_s"].to_numpy())
+    assert not w.skipped and w.warnings == full.warnings

@@ -182,3 +182,19 @@ def test_fuzz_ends_in_a_workload_or_an_input_error(data):
         for c in ("flops", "time_s", *w.byte_columns):
             v = w.frame[c].to_numpy(dtype=float)
             assert not (np.isinf(v) | (v < 0)).any(), c
+
+
+def test_gpu_trace_without_its_units_row_leaves_plain_durations_unknown():
+    """No units row: ``245.120000`` is not guessed to be seconds (it is microseconds here), and the warning says so."""
+    lines = (DATA / "gpu_trace.csv").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith('"Start"'))
+    w = ingest.read("".join(lines[:at + 1] + lines[at + 2:]).encode(), name="trace.csv")
+    assert len(w) == 3 and w.frame["time_s"].isna().all()
+    assert any(x.startswith("no units row under the header") for x in w.warnings)
+
+
+def test_gpu_trace_units_row_found_where_a_sort_put_it():
+    lines = (DATA / "gpu_trace.csv").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith('"Start"'))
+    w = ingest.read("".join(lines[:at + 1] + lines[at + 2:] + [lines[at + 1]]).encode(), name="trace.csv")
+    assert col(w, "time_s") == [245.12e-6, 244.864e-6, 180.032e-6]

@@ -223,6 +223,19 @@ _IDENTITY = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Ke
              "Block Size", "Grid Size", "Device", "CC")
 
 
+def _moved_units(table: pa.Table, ids: np.ndarray, metric_cols: list[str]) -> tuple[int, dict[str, str]] | None:
+    """``(row, units)``: the units row found among the launches (no ID, no kernel name, a unit such as
+    ``nsecond`` in some metric column), where a spreadsheet's sort put it; None if there is none."""
+    names = table.column("Kernel Name")
+    for i in map(int, np.flatnonzero(np.isnan(ids))[:1000]):
+        if str(names[i].as_py() or "").strip():
+            continue
+        units = {c: str(table.column(c)[i].as_py() or "").strip() for c in metric_cols}
+        if any(u and not u[0].isdigit() and u[0] not in "+-." for u in units.values()):
+            return i, units
+    return None
+
+
 def raw_launches(data: bytes, block: tuple[int, int, int], names: list[str], source: str,
          skipped: list[Skipped]) -> Launches:
     start, end, _ = block
@@ -248,8 +261,14 @@ def raw_launches(data: bytes, block: tuple[int, int, int], names: list[str], sou
                                          skip_rows, source)
     skipped.extend(bad)
     n = table.num_rows
+    units_at = -1
+    if not has_units:  # a spreadsheet's sort moved the units row (no ID, no name) among the launches
+        moved = _moved_units(table, ids, metric_cols)
+        if moved is not None:
+            (units_at, units), has_units = moved, True
     for i in np.flatnonzero(np.isnan(ids))[:1000]:
-        skipped.append(skip(source, f"line {lines[i]}", "ID is not a launch number"))
+        if i != units_at:
+            skipped.append(skip(source, f"line {lines[i]}", "ID is not a launch number"))
     keep = np.flatnonzero(~np.isnan(ids))
     if len(keep) < n:
         table = table.take(pa.array(keep))
@@ -270,13 +289,13 @@ def raw_launches(data: bytes, block: tuple[int, int, int], names: list[str], sou
             continue
         unit = units.get(c, "")
         check_locale(col.slice(0, sample), unit in INTEGRAL_UNITS, source)
-        f = factor_for(key, unit) if has_units else 1.0  # no units row: base units assumed
+        f = factor_for(key, unit)  # no units row: a unit-less value is a count; a time's or a size's is unknown
         vals = scale(to_float(col), np.full(len(col), f))
         metrics[key] = vals
         if np.isnan(vals).any():
             missing[key] = int(np.isnan(vals).sum())
             if np.isnan(f):
-                bad_units[key] = unit
+                bad_units[key] = unit if has_units else "none: the file has no units row"
     other = [c for c in names if c not in _IDENTITY and c not in key_of and c not in nvtx_cols
              and not c.startswith("__extra")]
     names_out = np.asarray(k_names, dtype=object)[k_codes] if k_names else np.empty(0, dtype=object)

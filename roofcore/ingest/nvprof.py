@@ -277,18 +277,22 @@ def _metrics(text: str, source: str) -> Workload:
 # ------------------------------------------------------------------------------------------ times
 
 
-def _unit_row(rows: list[list[str]], lines: list[int]) -> tuple[list[str], list[list[str]], list[int]]:
-    """The units row under the header (``ms,us,,,...``), and the data rows after it with their line numbers."""
-    if rows and all(not c or not re.match(r"^[+-]?\d", c) for c in rows[0]):
-        return rows[0], rows[1:], lines[1:]
-    return [], rows, lines
+def _unit_row(rows: list[list[str]], lines: list[int]) -> tuple[list[str] | None, list[list[str]], list[int]]:
+    """The units row (``ms,us,,,...``: no cell a number), and the other rows with their line numbers. It is found
+    under the header, or among the rows where a spreadsheet's sort moved it; None where there is none."""
+    for i, row in enumerate(rows):
+        if any(c.strip() for c in row) and all(not c or not re.match(r"^[+-]?\d", c) for c in row):
+            return row, rows[:i] + rows[i + 1:], lines[:i] + lines[i + 1:]
+    return None, rows, lines
 
 
-def _seconds(values: pd.Series, unit: str, source: str, column: str) -> np.ndarray:
+def _seconds(values: pd.Series, unit: str | None, source: str, column: str) -> np.ndarray:
+    """Durations in seconds: in the units row's unit (none written: seconds), a unit inside a cell (542.36ms)
+    winning; without a units row a plain number's unit is unknown (NaN). Never negative."""
     if unit and unit not in _TIME:
         raise InputError(where=f"{source}: column {column!r}", expected="a time unit (ns, us, ms, s)",
                          found=repr(unit), hint="export again with nvprof --csv.")
-    return seconds(values.to_numpy(), unit or "s")  # a unit inside a cell (542.36ms) wins; never negative
+    return seconds(values.to_numpy(), "" if unit is None else unit or "s")
 
 
 def _times(text: str, source: str) -> Workload:
@@ -301,15 +305,16 @@ def _times(text: str, source: str) -> Workload:
                          else _table(text, _TRACE_HEADER if trace else _SUMMARY_HEADER, source))
     units, rows, lines = _unit_row(rows, lines)
     df = pd.DataFrame(rows, columns=head)
-    unit = dict(zip(head, units, strict=False))
+    unit: dict[str, str | None] = (dict(zip(head, units, strict=False)) if units is not None
+                                   else dict.fromkeys(head, None if not console else ""))
     if trace:
         keep = ~df["Name"].str.match(_NOT_KERNELS) & df["Grid X"].str.strip().astype(bool)
-        time = _seconds(df["Duration"], unit.get("Duration", ""), source, "Duration")
+        time = _seconds(df["Duration"], unit.get("Duration"), source, "Duration")
         count = np.ones(len(df), dtype=np.int64)
         row = np.asarray([f"line {i}" for i in lines], dtype=object)
     else:
         keep = (df["Type"] == "GPU activities") & ~df["Name"].str.match(_NOT_KERNELS)
-        time = _seconds(df["Time"], unit.get("Time", ""), source, "Time")
+        time = _seconds(df["Time"], unit.get("Time"), source, "Time")
         calls = pd.to_numeric(df["Calls"].str.replace(",", "", regex=False), errors="coerce").to_numpy(dtype=np.float64)
         keep &= np.isfinite(calls) & (calls >= 1) & (calls < COUNT_LIMIT)  # a kernel row without a call count is noise
         count = np.where(keep, calls, 1).astype(np.int64)
@@ -325,6 +330,9 @@ def _times(text: str, source: str) -> Workload:
         raise InputError(where=source, expected="GPU kernel rows in the nvprof table", found="none (copies, memsets "
                          "or API calls only)" if len(df) else "a header only", hint=PROFILE_HINT)
     warnings = [f"{left_out:,} copy, memset or API rows left out (not kernels)."] if left_out else []
+    if units is None and not console and np.isnan(time[sel]).any():
+        warnings.append("no units row under the header: durations written without a unit are unknown; export "
+                        "again with nvprof --csv.")
     warnings.append("nvprof times only: FLOPs and bytes unknown; load an nvprof --csv --metrics export "
                     f"({METRICS}) of the same run with it to join them by kernel name.")
     cols = {"name": df["Name"].to_numpy()[sel], "count": count[sel], "time_s": time[sel],
