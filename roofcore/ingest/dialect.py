@@ -1,5 +1,6 @@
 """Text that a spreadsheet or a shell saved in another dialect, put back into the one the parsers read: UTF-8,
-``\\n`` line ends, commas between fields, decimal points (docs/formats.md, "Spreadsheet and shell re-saves").
+``\\n`` line ends, commas between fields, decimal points (docs/formats.md, "Every format goes through the same
+door").
 
 The classes, each seen in files users hand in, each handled for every text format at once:
 
@@ -167,7 +168,8 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
     the format is being detected; a converted input is its head (the first ``2 * HEAD`` bytes, cut anywhere).
 
     ``data`` comes back itself (a map stays a map) unless it is UTF-16, ends lines with ``\\r`` alone or with
-    ``\\r\\r\\n``, or is a tab- or semicolon-separated table. Bytes that are not UTF-8 stay as they were, for the parser's message."""
+    ``\\r\\r\\n``, or is a tab- or semicolon-separated table. Bytes that are not UTF-8 stay as they were, for the
+    parser's message."""
     text = _to_text(data, label, partial)
     if text is None and b"\x00" in bytes(data[:8192]):
         return data, False  # binary: the registry refuses it with its own message

@@ -20,8 +20,8 @@ from .compression import GZIP_MAGIC, gunzip_bounded
 from .dialect import DECIMAL_COMMA_NOTE, canonical
 from .frames import combine, with_rank
 from .pseudo import split_runtime
-from .totals import drop_totals
 from .registry import Format, detect, get_format, max_input_bytes
+from .totals import drop_totals
 
 #: one input of several: a path (file or folder) or uploaded ``(bytes, name)``
 _Source = str | Path | tuple[bytes, str]

@@ -1,5 +1,5 @@
 """A totals row a spreadsheet added under a table ("Total", "Sum", "Grand total"): not a kernel (docs/formats.md,
-"Spreadsheet and shell re-saves").
+"Every format goes through the same door").
 
 Read as a kernel it would count every other row a second time: the workload's time doubled, every share halved.
 A row is a totals row when its name says so and each of its launch count, FLOPs, seconds and bytes that is known
