@@ -119,3 +119,13 @@ def test_a_large_tab_file_read_from_its_path(tmp_path, monkeypatch):
     path.write_text("name\tcount\tflops\tbytes\ttime_ms\n" + rows, encoding="utf-8")
     f = roofcore.read(path).frame
     assert len(f) == 20_000 and f["flops"].iloc[-1] == 19999.5
+
+
+def test_a_table_with_exactly_a_spreadsheets_row_limit_says_it_was_likely_cut():
+    """1,048,576 lines: what Excel or LibreOffice keeps of a longer table; one line fewer or more says nothing."""
+    body = "".join(f"k{i % 7},1,{i}.5,{i},0.25\n" for i in range(1, 65_536))
+    for extra, cut in (("", True), ("k1,1,2.5,2,0.25\n", False)):
+        w = roofcore.read(f"name,count,flops,bytes,time_ms\n{body}{extra}".encode(), name="inv.csv")
+        said = [x for x in w.warnings if "65,536 lines, a spreadsheet's row limit" in x]
+        assert bool(said) == cut, w.warnings
+    assert dialect.spreadsheet_cut(b"[" + b"{},\n" * 1_048_575 + b"{}]") is None  # JSON is no spreadsheet's

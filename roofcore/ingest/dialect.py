@@ -29,6 +29,7 @@ import csv
 import io
 import re
 
+from .. import filemap
 from ..errors import InputError
 
 #: bytes looked at to tell the dialect (the same quick look the format detection takes)
@@ -191,4 +192,18 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
     return text.encode("utf-8", errors="surrogateescape"), decimal_commas
 
 
-__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "canonical", "mark_of", "separator"]
+#: the most rows a spreadsheet keeps: Excel and LibreOffice Calc since 2007 (1,048,576), Excel 97-2003 (65,536);
+#: a table saved from one with exactly that many lines was most likely cut there
+SPREADSHEET_ROWS = (1_048_576, 65_536)
+
+
+def spreadsheet_cut(data: bytes) -> int | None:
+    """The spreadsheet row limit a text table's line count equals (it was most likely cut there), else None.
+    Counted only for text large enough to hold that many lines; JSON is never a spreadsheet's."""
+    if len(data) < 2 * SPREADSHEET_ROWS[-1] or bytes(data[:HEAD]).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        return None
+    lines = filemap.count(data, b"\n") + (data[-1:] != b"\n")
+    return lines if lines in SPREADSHEET_ROWS else None
+
+
+__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "SPREADSHEET_ROWS", "canonical", "mark_of", "separator", "spreadsheet_cut"]

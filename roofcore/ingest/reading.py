@@ -17,7 +17,7 @@ from ..measured import merge_measured
 from ..models import Hardware, Workload
 from .arch import infer as infer_arch
 from .compression import GZIP_MAGIC, gunzip_bounded
-from .dialect import DECIMAL_COMMA_NOTE, canonical
+from .dialect import DECIMAL_COMMA_NOTE, canonical, spreadsheet_cut
 from .frames import combine, with_rank
 from .pseudo import split_runtime
 from .registry import Format, detect, get_format, max_input_bytes
@@ -59,10 +59,11 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
     limits.tick()
     if data[:2] == GZIP_MAGIC and not f.gzip:
         data = gunzip_bounded(data, max_bytes, label)
-    decimal_commas = False
+    decimal_commas, cut = False, None
     if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
         data, decimal_commas = canonical(data, label)  # a spreadsheet's or shell's re-save (.dialect)
         limits.check_rows(data, label)
+        cut = spreadsheet_cut(data)
     try:
         out = f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
     except RecursionError:
@@ -70,6 +71,10 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
     if isinstance(out, Workload):
         if decimal_commas:
             out = replace(out, warnings=(*out.warnings, f"{label}: {DECIMAL_COMMA_NOTE}."))
+        if cut:
+            out = replace(out, warnings=(*out.warnings, f"{label}: the file has exactly {cut:,} lines, a spreadsheet's "
+                                         "row limit: it was most likely cut there when a spreadsheet saved it, and "
+                                         "what followed is missing. Use the file as the profiler wrote it."))
         out = drop_totals(out, label)  # a spreadsheet's "Total" row is no kernel (.totals), whatever the format
         out = split_runtime(out)  # queue packets and API rows are not kernels (.pseudo), whatever the format
         out = infer_arch(out, data)  # the GPU from names, program output, rates (.arch), whatever the format
