@@ -391,6 +391,27 @@ def semicolons(d: Doc) -> Doc | None:
     return replace(out, bom=True, ends=(*("\r\n",) * (len(d.ends) - 1), d.ends[-1] and "\r\n"))
 
 
+def _pad(d: Doc, header: bool) -> Doc | None:
+    if d.kind != "csv":
+        return None
+    lines = list(d.lines)
+    for i in d.rows:
+        if len(cells(lines[i])) >= 2 and (header or i != d.header):
+            lines[i] += ",,"
+    return replace(d, lines=tuple(lines))
+
+
+def padded_columns(d: Doc) -> Doc | None:
+    """Two empty columns right of the table, on every row and the header: a spreadsheet pads each row to the widest
+    one (a note typed beside the table, or a cell once used there)."""
+    return _pad(d, header=True)
+
+
+def trailing_commas(d: Doc) -> Doc | None:
+    """Every row but the header ended by two more commas, as a script that writes ``field,`` for each field does."""
+    return _pad(d, header=False)
+
+
 def sorted_by_name(d: Doc) -> Doc | None:
     """The table's rows sorted by kernel name as a spreadsheet sorts them: text ascending, case ignored, empty
     cells last, so a units row under the header moves to the bottom. The table ends at its first line of fewer
@@ -471,4 +492,5 @@ def without_last_row(d: Doc) -> Doc:
 PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
-                            double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name)}
+                            double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name, padded_columns,
+                            trailing_commas)}

@@ -129,3 +129,15 @@ def test_a_table_with_exactly_a_spreadsheets_row_limit_says_it_was_likely_cut():
         said = [x for x in w.warnings if "65,536 lines, a spreadsheet's row limit" in x]
         assert bool(said) == cut, w.warnings
     assert dialect.spreadsheet_cut(b"[" + b"{},\n" * 1_048_575 + b"{}]") is None  # JSON is no spreadsheet's
+
+
+def test_empty_fields_right_of_the_table_are_dropped_and_nothing_else():
+    """Only bare empty fields beyond the header's names go: a quoted "" and the pieces of a name that held
+    unquoted commas stay, and a row's own empty last value stays."""
+    text = ('name,count,flops,bytes,time_ms,,\n'
+            'gemm,1,8.8e12,2.8e9,12.0,,\n'
+            'f(int, float),1,1.0e6,4.0e6,,,\n'
+            'g,1,1.0e6,4.0e6,"",,\n')
+    out = canonical(text.encode(), "inv.csv")[0].decode()
+    assert out.splitlines() == ['name,count,flops,bytes,time_ms', 'gemm,1,8.8e12,2.8e9,12.0',
+                                'f(int, float),1,1.0e6,4.0e6,', 'g,1,1.0e6,4.0e6,""']

@@ -12,7 +12,10 @@ The classes, each seen in files users hand in, each handled for every text forma
   otherwise take for a blank line after each row;
 * tabs between fields: a spreadsheet's "Text (tab delimited)" and its "Unicode text";
 * semicolons between fields, numbers with decimal commas (``1,5``) and grouping points (``1.234,5``): a
-  spreadsheet's CSV in a locale that writes decimal commas (German, French, ...).
+  spreadsheet's CSV in a locale that writes decimal commas (German, French, ...);
+* empty fields right of the table: a spreadsheet pads every row, the header's included, to its widest one (a note
+  typed beside the table, or a cell once used there, adds ``,,`` to each line), and some scripts end each row with
+  a comma; columns without a name were refused, or glued to the kernel name.
 
 Files in the parsers' own dialect pass through untouched, after a look at their first 64 kB (a memory map stays a
 map). A table is tab- or semicolon-separated when its first line of three or more column names is split by that
@@ -91,21 +94,65 @@ def _fields(line: str, sep: str) -> list[str]:
         return []
 
 
-def separator(head: str) -> str | None:
-    """``"\\t"`` or ``";"`` where the head's first table header is split by it (and not by commas); None for a
-    comma table, JSON, YAML or console text."""
+def _table_head(head: str) -> tuple[str, int, int, int] | None:
+    """``(separator, line, names, fields)`` of the head's first table header (three or more column names split by a
+    comma, a tab or a semicolon, tried in that order): its line number, how many column names it has and how many
+    fields (more where empty ones end it: a spreadsheet pads every row when some cell lies right of the table).
+    None for JSON, YAML, console text."""
     if head.lstrip("\ufeff \t\r\n")[:1] in "[{":
         return None
     for n, line in enumerate(head.split("\n")):
         if n >= _LINES:
             break
         line = line.rstrip("\r").lstrip("\ufeff")
-        if "," in line and _header_like(_fields(line, ",")):
-            return None
-        for sep in ("\t", ";"):
-            if sep in line and _header_like(_fields(line, sep)):
-                return sep
+        for sep in (",", "\t", ";"):
+            if sep not in line:
+                continue
+            fields = _fields(line, sep)
+            named = len(fields)
+            while named and not fields[named - 1].strip():
+                named -= 1
+            if _header_like(fields[:named]):
+                return sep, n, named, len(fields)
     return None
+
+
+def _padded(head: str, first: int, names: int) -> bool:
+    """Whether some row in the head, from the header on, has empty fields beyond the header's names at its end."""
+    for line in head.split("\n")[first:first + _LINES]:
+        line = line.rstrip("\r")
+        if line.endswith(",") and len(_fields(line, ",")) > names:
+            return True
+    return False
+
+
+def separator(head: str) -> str | None:
+    """``"\\t"`` or ``";"`` where the head's first table header is split by it (and not by commas); None for a
+    comma table, JSON, YAML or console text."""
+    table = _table_head(head)
+    return table[0] if table is not None and table[0] != "," else None
+
+
+def _unpadded(text: str, first: int, names: int, pad: int | None) -> str:
+    """From line ``first`` (the header) on, each line without the empty fields at its end beyond the header's
+    ``names`` columns, at most ``pad`` of them where the header shows how many were added (None: a script's trailing
+    commas, as many as there are): the columns a spreadsheet or a script added right of the table. A row wider than
+    the header because a kernel name held unquoted commas keeps those pieces (they are not empty)."""
+    lines = text.split("\n")
+    for i in range(first, len(lines)):
+        line = lines[i]
+        cr = line.endswith("\r")
+        bare = line[:-1] if cr else line
+        if not bare.endswith(","):
+            continue
+        fields = _fields(bare, ",")
+        drop = 0
+        while len(fields) - drop > names and not fields[len(fields) - drop - 1]:
+            drop += 1
+        drop = min(drop, len(bare) - len(bare.rstrip(",")), drop if pad is None else pad)  # bare commas only
+        if drop:
+            lines[i] = bare[:-drop] + ("\r" if cr else "")
+    return "\n".join(lines)
 
 
 def _to_text(data: bytes, label: str, partial: bool) -> str | None:
@@ -169,7 +216,8 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
     the format is being detected; a converted input is its head (the first ``2 * HEAD`` bytes, cut anywhere).
 
     ``data`` comes back itself (a map stays a map) unless it is UTF-16, ends lines with ``\\r`` alone or with
-    ``\\r\\r\\n``, or is a tab- or semicolon-separated table. Bytes that are not UTF-8 stay as they were, for the
+    ``\\r\\r\\n``, is a tab- or semicolon-separated table, or one whose rows end in empty fields beyond its header's
+    names. Bytes that are not UTF-8 stay as they were, for the
     parser's message."""
     text = _to_text(data, label, partial)
     if text is None and b"\x00" in bytes(data[:8192]):
@@ -177,8 +225,11 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
     head = text[:HEAD] if text is not None else bytes(data[:HEAD]).decode("utf-8", errors="surrogateescape")
     lone_cr = "\r" in head and "\n" not in head
     double_cr = "\r\r\n" in head
-    sep = separator(head.replace("\r", "\n") if lone_cr else head)
-    if text is None and not lone_cr and not double_cr and sep is None:
+    lines_of = head.replace("\r", "\n") if lone_cr else head
+    table = _table_head(lines_of)
+    sep = table[0] if table is not None and table[0] != "," else None
+    pad = table is not None and (table[3] > table[2] or (sep is None and _padded(lines_of, table[1], table[2])))
+    if text is None and not lone_cr and not double_cr and sep is None and not pad:
         return data, False
     if text is None:
         text = bytes(data[: 2 * HEAD] if partial else data).decode("utf-8", errors="surrogateescape")
@@ -189,6 +240,8 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
     decimal_commas = False
     if sep is not None:
         text, decimal_commas = _commas(text, sep, label, partial)
+    if pad and table is not None:
+        text = _unpadded(text, table[1], table[2], table[3] - table[2] or None)
     return text.encode("utf-8", errors="surrogateescape"), decimal_commas
 
 
