@@ -198,3 +198,15 @@ def test_gpu_trace_units_row_found_where_a_sort_put_it():
     at = next(i for i, line in enumerate(lines) if line.startswith('"Start"'))
     w = ingest.read("".join(lines[:at + 1] + lines[at + 2:] + [lines[at + 1]]).encode(), name="trace.csv")
     assert col(w, "time_s") == [245.12e-6, 244.864e-6, 180.032e-6]
+
+
+def test_two_exports_joined_are_both_read_and_said():
+    """``cat a.csv b.csv``: the header (and units row) again in the middle; every launch is read, and the warning
+    says that a kernel listed in both counts twice."""
+    text = (DATA / "gpu_trace.csv").read_text()
+    w = ingest.read((text + text).encode(), name="trace.csv")
+    assert col(w, "time_s") == [245.12e-6, 244.864e-6, 180.032e-6] * 2
+    said = [x for x in w.warnings if "header appears again" in x]
+    assert len(said) == 1 and "counts twice" in said[0]
+    assert "2 copy" not in " ".join(w.warnings) and "4 copy, memset or API rows left out" in " ".join(w.warnings)
+    assert not [x for x in ingest.read(DATA / "gpu_trace.csv").warnings if "header appears again" in x]

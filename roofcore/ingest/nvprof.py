@@ -128,6 +128,14 @@ def _table(text: str, header: Header, source: str) -> tuple[list[str], list[list
     return head, [rows[i] for i in keep], [numbered[i][0] for i in keep]
 
 
+def repeated_header(text: str, header: Header) -> int | None:
+    """The line where the table's header appears a second time (two exports joined, or one pasted twice); None
+    where it does not."""
+    first = header.search(text)
+    again = header.search(text, first.end()) if first is not None else None
+    return text.count("\n", 0, again.start()) + 1 if again is not None else None
+
+
 def _device(values: pd.Series) -> str | None:
     """The first device name without nvprof's ``(index)`` suffix."""
     for v in values:
@@ -280,9 +288,10 @@ def _metrics(text: str, source: str) -> Workload:
 def _unit_row(rows: list[list[str]], lines: list[int]) -> tuple[list[str] | None, list[list[str]], list[int]]:
     """The units row (``ms,us,,,...``: no cell a number), and the other rows with their line numbers. It is found
     under the header, or among the rows where a spreadsheet's sort moved it; None where there is none."""
-    for i, row in enumerate(rows):
+    for row in rows:
         if any(c.strip() for c in row) and all(not c or not re.match(r"^[+-]?\d", c) for c in row):
-            return row, rows[:i] + rows[i + 1:], lines[:i] + lines[i + 1:]
+            keep = [j for j, r in enumerate(rows) if r != row]  # and its repeats under a repeated header
+            return row, [rows[j] for j in keep], [lines[j] for j in keep]
     return None, rows, lines
 
 
@@ -330,6 +339,10 @@ def _times(text: str, source: str) -> Workload:
         raise InputError(where=source, expected="GPU kernel rows in the nvprof table", found="none (copies, memsets "
                          "or API calls only)" if len(df) else "a header only", hint=PROFILE_HINT)
     warnings = [f"{left_out:,} copy, memset or API rows left out (not kernels)."] if left_out else []
+    again = None if console else repeated_header(text, _TRACE_HEADER if trace else _SUMMARY_HEADER)
+    if again is not None:
+        warnings.append(f"the table's header appears again at line {again:,} (two exports joined, or one pasted "
+                        "twice?): the rows under both are read, so a kernel listed in both counts twice.")
     if units is None and not console and np.isnan(time[sel]).any():
         warnings.append("no units row under the header: durations written without a unit are unknown; export "
                         "again with nvprof --csv.")
