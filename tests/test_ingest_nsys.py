@@ -319,3 +319,16 @@ def test_fuzz_ends_in_a_workload_or_an_input_error(data):
         return
     assert isinstance(w, Workload) and len(w) > 0
     assert (w.frame["count"] >= 1).all() and (w.frame["time_s"] >= 0).all()
+
+
+@pytest.mark.parametrize("name", ["kern_sum.csv", "console.txt", "stats_stdout_csv.txt"])
+def test_a_second_kernel_summary_in_the_file_is_said(name):
+    """Two exports joined (``cat``, or ``nsys stats`` of two reports): the first table is read, and the warning says
+    that another starts at its line and was not read."""
+    text = (DATA / name).read_text()
+    w = ingest.read((text + "\n" + text.replace("relu", "other")).encode(), name=name)
+    alone = ingest.read(DATA / name)
+    assert np.array_equal(w.frame["time_s"].to_numpy(), alone.frame["time_s"].to_numpy())
+    said = [x for x in w.warnings if x.startswith("another kernel summary starts at line")]
+    assert len(said) == 1 and "load each export as its own file" in said[0]
+    assert not [x for x in alone.warnings if x.startswith("another kernel summary")]

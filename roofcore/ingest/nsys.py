@@ -180,6 +180,23 @@ def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list
                      hint="export it with: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
 
 
+def _second_table(text: str, after: int) -> int | None:
+    """The line of another kernel summary's header after line ``after`` (two exports joined), or None."""
+    lines = text.split("\n")
+    for i in range(after, len(lines)):
+        line = lines[i]
+        if _CSV_HEADER.match(line):
+            try:
+                if _is_kernel_header(next(csv.reader((line,)))):
+                    return i + 1
+            except (csv.Error, StopIteration):
+                continue
+        elif _CONSOLE_HEADER.match(line) and i + 1 < len(lines) and _RULE.match(lines[i + 1]) \
+                and _is_kernel_header(_rows_console(lines, i)[0]):
+            return i + 1
+    return None
+
+
 KERNEL_HINT = "export the kernel summary: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep"
 #: the other ``nsys stats`` reports, as their documentation names them
 OTHER_REPORTS = {
@@ -255,8 +272,13 @@ def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Wo
     device = next(iter(gpus), None)
     if len(gpus) > 1:
         meta["devices"] = ", ".join(gpus)
+    warnings = _summary_warnings(names)
+    again = _second_table(text, rows[-1][0]) if rows else None
+    if again is not None:
+        warnings.append(f"another kernel summary starts at line {again:,} (two exports joined?) and was not read: "
+                        "load each export as its own file.")
     return Workload(frame=frame, name=source, sources=(source,), formats=("nsys-kern-sum",), skipped=tuple(skipped),
-                    warnings=tuple(_summary_warnings(names)), device=device, meta=meta)
+                    warnings=tuple(warnings), device=device, meta=meta)
 
 
 def _kernel_rows(text: str, source: str, header: list[str], cols: dict[str, int],
