@@ -78,12 +78,16 @@ PARSE_TIMEOUT = Limit("parse_s", settings.PARSE_TIMEOUT_S.name, settings.PARSE_T
 LIMITS: tuple[Limit, ...] = (INPUT_MB, ROWS, KERNELS, JSON_DEPTH, PARSE_TIMEOUT)
 
 
-def check_rows(data: bytes, where: str) -> None:
+def check_rows(data: bytes, where: str) -> int | None:
     """Refuse a text input with more lines than ``ROOFCORE_MAX_ROWS`` (counted without decoding it; a mapped
-    file piece by piece, its pages let go as counted: :mod:`roofcore.filemap`)."""
+    file piece by piece, its pages let go as counted: :mod:`roofcore.filemap`); the count, where it was taken
+    (None where the input is too small to pass the limit)."""
     limit = ROWS.value()
-    if limit and len(data) > limit:  # fewer bytes than the limit: fewer lines too
-        ROWS.check(filemap.count(data, b"\n") + (data[-1:] != b"\n"), where)
+    if not limit or len(data) <= limit:  # fewer bytes than the limit: fewer lines too
+        return None
+    lines = filemap.count(data, b"\n") + (data[-1:] != b"\n")
+    ROWS.check(lines, where)
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------------- YAML

@@ -239,11 +239,16 @@ def scientific(d: Doc) -> Doc | None:
 _NAME_COLUMN = re.compile(r"^(kernel[ _]?name|name|kernel)$", re.I)
 
 
+def _name_columns(d: Doc) -> list[int]:
+    """The header's kernel-name columns (``Kernel Name``, ``Name``, ``kernel``), in order."""
+    return [j for j, (v, _) in enumerate(cells(d.lines[d.header])) if _NAME_COLUMN.match(v.strip())]
+
+
 def names_unquoted(d: Doc) -> Doc | None:
     """Kernel names left unquoted: a name holding commas spills over several fields."""
     if d.kind != "csv":
         return None
-    cols = [j for j, (v, _) in enumerate(cells(d.lines[d.header])) if _NAME_COLUMN.match(v.strip())]
+    cols = _name_columns(d)
     hit = False
 
     def row_fn(i: int, row: list[Cell]) -> list[Cell]:
@@ -418,8 +423,7 @@ def sorted_by_name(d: Doc) -> Doc | None:
     than two fields (another report below it stays where it is)."""
     if d.kind != "csv":
         return None
-    head = [v for v, _ in cells(d.lines[d.header])]
-    name = next((j for j, h in enumerate(head) if _NAME_COLUMN.match(h.strip())), None)
+    name = next(iter(_name_columns(d)), None)
     end = next((i for i in range(d.header + 1, d.last + 1) if len(cells(d.lines[i])) < 2), d.last + 1)
     if name is None or end - d.header < 3:
         return None
@@ -444,7 +448,7 @@ def totals_row(d: Doc) -> Doc | None:
     if d.kind != "csv":
         return None
     head = [v for v, _ in cells(d.lines[d.header])]
-    name = next((j for j, h in enumerate(head) if _NAME_COLUMN.match(h.strip())), None)
+    name = next(iter(_name_columns(d)), None)
     rows = [r for r in ([v for v, _ in cells(d.lines[i])] for i in range(d.header + 1, d.last + 1))
             if len(r) == len(head) and r != head]
     if name is None or not rows:

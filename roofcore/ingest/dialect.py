@@ -183,11 +183,12 @@ def _decimal(cell: str) -> str:
 def _decimal_commas(text: str, sep: str, label: str) -> bool:
     """Whether the table's numbers have decimal commas: some number can only mean that and none can only mean
     decimal points. Numbers that could mean either (``7,488``), with nothing else to tell, are refused."""
-    marks = {mark_of(t) for t in set(_numbers(sep).findall(text))}
+    numbers = _numbers(sep).findall(text)
+    marks = {mark_of(t) for t in set(numbers)}
     if "," in marks:
         return "." not in marks
     if "." not in marks and "?" in marks:
-        example = next(t for t in _numbers(sep).findall(text) if mark_of(t) == "?")
+        example = next(t for t in numbers if mark_of(t) == "?")
         raise InputError(where=label, text=f"numbers such as {example!r} in this {_SEP_NAMES[sep]}-separated table "
                          "could hold a decimal comma or a thousands separator, and no other number tells which.",
                          hint="save the file again as CSV with commas between fields and decimal points.")
@@ -250,12 +251,14 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
 SPREADSHEET_ROWS = (1_048_576, 65_536)
 
 
-def spreadsheet_cut(data: bytes) -> int | None:
+def spreadsheet_cut(data: bytes, lines: int | None = None) -> int | None:
     """The spreadsheet row limit a text table's line count equals (it was most likely cut there), else None.
-    Counted only for text large enough to hold that many lines; JSON is never a spreadsheet's."""
+    ``lines``: the count where the caller has it (:func:`roofcore.limits.check_rows`), else counted here, only for
+    text large enough to hold that many lines; JSON is never a spreadsheet's."""
     if len(data) < 2 * SPREADSHEET_ROWS[-1] or bytes(data[:HEAD]).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
         return None
-    lines = filemap.count(data, b"\n") + (data[-1:] != b"\n")
+    if lines is None:
+        lines = filemap.count(data, b"\n") + (data[-1:] != b"\n")
     return lines if lines in SPREADSHEET_ROWS else None
 
 

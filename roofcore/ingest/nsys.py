@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
@@ -110,15 +111,16 @@ def _rows_csv(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, 
     return header, rows
 
 
-def _rows_console(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """Fixed-width table: the dash runs of the rule line under the header give the column boundaries."""
-    rule = lines[start + 1]
+def _console_cut(rule: str) -> Callable[[str], list[str]]:
+    """A fixed-width line's cells: the dash runs of the ``rule`` line under the header give the column boundaries."""
     spans = [m.start() for m in re.finditer(r"-+", rule)]
     bounds = [*spans[1:], None]
+    return lambda line: [line[a:b].strip() for a, b in zip(spans, bounds, strict=True)]
 
-    def cut(line: str) -> list[str]:
-        return [line[a:b].strip() for a, b in zip(spans, bounds, strict=True)]
 
+def _rows_console(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Fixed-width table (:func:`_console_cut`)."""
+    cut = _console_cut(lines[start + 1])
     header = cut(lines[start])
     rows = []
     for i in range(start + 2, len(lines)):
@@ -147,22 +149,17 @@ def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list
             break
     first_other: tuple[list[str], list[str]] | None = None  # the first table that is not the kernel summary
     for i in range(begin, len(lines)):
-        line = lines[i]
-        if _CSV_HEADER.match(line) or (first_other is None and _OTHER_CSV.match(line)):
-            try:
-                header = next(csv.reader((line,)))
-            except (csv.Error, StopIteration):
-                continue
-            if _is_kernel_header(header):
-                return (*_rows_csv(lines, i), "csv")
-            if first_other is None:
-                first_other = header, [r[-1] for _, r in _rows_csv(lines, i)[1][:20] if r]
-        elif _CONSOLE_HEADER.match(line) and i + 1 < len(lines) and _RULE.match(lines[i + 1]):
-            header, rows = _rows_console(lines, i)
-            if _is_kernel_header(header):
-                return header, rows, "console"
-            if first_other is None:
-                first_other = header, [r[-1] for _, r in rows[:20] if r]
+        found = _header_at(lines, i, other_csv=first_other is None)
+        if found is None:
+            continue
+        header, layout = found
+        kernel = _is_kernel_header(header)
+        if not kernel and first_other is not None:
+            continue
+        rows = (_rows_csv if layout == "csv" else _rows_console)(lines, i)[1]
+        if kernel:
+            return header, rows, layout
+        first_other = header, [r[-1] for _, r in rows[:20] if r]
     others = [r for r in reports if r not in _KERNEL_REPORTS]
     if others:
         raise InputError(where=source, text=f"no cuda_gpu_kern_sum table among the Nsight Systems reports here "
@@ -180,19 +177,26 @@ def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list
                      hint="export it with: nsys stats --report cuda_gpu_kern_sum --format csv -o out report.nsys-rep")
 
 
+def _header_at(lines: list[str], i: int, other_csv: bool = False) -> tuple[list[str], str] | None:
+    """``(header, layout)`` where line ``i`` starts a table: a CSV summary's header (``other_csv``: another CSV
+    report's as well), or a console table's, with the rule of dashes under it; None elsewhere."""
+    line = lines[i]
+    if _CSV_HEADER.match(line) or (other_csv and _OTHER_CSV.match(line)):
+        try:
+            return next(csv.reader((line,))), "csv"
+        except (csv.Error, StopIteration):
+            return None
+    if _CONSOLE_HEADER.match(line) and i + 1 < len(lines) and _RULE.match(lines[i + 1]):
+        return _console_cut(lines[i + 1])(line), "console"
+    return None
+
+
 def _second_table(text: str, after: int) -> int | None:
     """The line of another kernel summary's header after line ``after`` (two exports joined), or None."""
     lines = text.split("\n")
     for i in range(after, len(lines)):
-        line = lines[i]
-        if _CSV_HEADER.match(line):
-            try:
-                if _is_kernel_header(next(csv.reader((line,)))):
-                    return i + 1
-            except (csv.Error, StopIteration):
-                continue
-        elif _CONSOLE_HEADER.match(line) and i + 1 < len(lines) and _RULE.match(lines[i + 1]) \
-                and _is_kernel_header(_rows_console(lines, i)[0]):
+        found = _header_at(lines, i)
+        if found is not None and _is_kernel_header(found[0]):
             return i + 1
     return None
 

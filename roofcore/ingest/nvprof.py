@@ -128,7 +128,7 @@ def _table(text: str, header: Header, source: str) -> tuple[list[str], list[list
     return head, [rows[i] for i in keep], [numbered[i][0] for i in keep]
 
 
-def repeated_header(text: str, header: Header) -> int | None:
+def _repeated_header(text: str, header: Header) -> int | None:
     """The line where the table's header appears a second time (two exports joined, or one pasted twice); None
     where it does not."""
     first = header.search(text)
@@ -339,7 +339,7 @@ def _times(text: str, source: str) -> Workload:
         raise InputError(where=source, expected="GPU kernel rows in the nvprof table", found="none (copies, memsets "
                          "or API calls only)" if len(df) else "a header only", hint=PROFILE_HINT)
     warnings = [f"{left_out:,} copy, memset or API rows left out (not kernels)."] if left_out else []
-    again = None if console else repeated_header(text, _TRACE_HEADER if trace else _SUMMARY_HEADER)
+    again = None if console else _repeated_header(text, _TRACE_HEADER if trace else _SUMMARY_HEADER)
     if again is not None:
         warnings.append(f"the table's header appears again at line {again:,} (two exports joined, or one pasted "
                         "twice?): the rows under both are read, so a kernel listed in both counts twice.")

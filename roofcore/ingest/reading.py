@@ -62,8 +62,7 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
     decimal_commas, cut = False, None
     if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
         data, decimal_commas = canonical(data, label)  # a spreadsheet's or shell's re-save (.dialect)
-        limits.check_rows(data, label)
-        cut = spreadsheet_cut(data)
+        cut = spreadsheet_cut(data, limits.check_rows(data, label))  # one count of the lines for both
     try:
         out = f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
     except RecursionError:
