@@ -139,9 +139,9 @@ class User:
         bk.open_page(self.page, "History")
         table = self.main().locator('[data-testid="stDataFrame"]').first
         table.wait_for()
-        for _ in range(50):  # the grid fills its accessible copy of the cells a moment after it appears
+        for _ in range(bk.TIMEOUT_MS // 200):  # the grid fills its accessible copy of the cells after it appears:
             if f"{self.first} " in table.inner_html():  # every user has runs of their own, named "<first> ..."
-                break
+                break  # 10 s was not always enough on a loaded 2-core machine (CI saw only the toolbar)
             self.page.wait_for_timeout(200)
         return table.inner_html()
 
@@ -179,7 +179,7 @@ def test_bob_opens_alices_shared_run_by_its_link_but_never_her_private_one(peopl
     bk.open_page(bob.page, "Kernels")
     expect(bob.main()).to_contain_text(re.compile(r"4 of 4 kernels( \(\d+ launches\))?, in 4 rows"))
     table = bob.main().locator('[data-testid="stDataFrame"]').first
-    for _ in range(50):  # the grid fills its accessible copy of the cells a moment after it appears
+    for _ in range(bk.TIMEOUT_MS // 200):  # the grid fills its accessible copy of the cells after it appears
         if alice.prefix in table.inner_html():
             break
         bob.page.wait_for_timeout(200)
