@@ -85,6 +85,7 @@ class Doc:
     last: int | None = None  #: the table's last row (csv)
     size: int = 0  #: bytes, decompressed
     utf16: bool = False  #: written as UTF-16 (little-endian, with its byte-order mark) instead of UTF-8
+    cp1252: bool = False  #: written in Windows-1252 (a spreadsheet's "CSV" on Windows) instead of UTF-8
 
     @classmethod
     def of(cls, name: str, data: bytes) -> Doc:
@@ -120,7 +121,7 @@ class Doc:
         else:
             text = "".join(a + b for a, b in zip(self.lines, self.ends, strict=True))
         text = ("\ufeff" if self.bom else "") + text
-        raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16
+        raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16 else text.encode("cp1252") if self.cp1252
                else text.encode("utf-8", errors="surrogateescape"))
         return (gzip.compress(raw, mtime=0), self.name + ".gz") if self.gz else (raw, self.name)
 
@@ -346,6 +347,37 @@ def utf16(d: Doc) -> Doc | None:
     if d.kind == "json" or not _readable(d):
         return None
     return replace(d, utf16=True, bom=False, ends=tuple("\r\n" for _ in d.ends))
+
+
+#: letters outside ASCII that Windows-1252 holds, added to kernel names by :func:`accented`
+ACCENTS = " µs·é"
+
+
+def accented(d: Doc) -> Doc | None:
+    """Every kernel name with letters outside ASCII that Windows-1252 holds (a user's note, a spreadsheet's
+    autocorrect), as UTF-8 without a BOM: the twin :func:`code_page` is compared with."""
+    if d.kind != "csv" or not _readable(d) or not _name_columns(d):
+        return None
+    try:
+        "".join(d.lines).encode("cp1252")
+    except UnicodeEncodeError:  # letters that code page lacks (a console's ✓): no spreadsheet saved it so
+        return None
+    cols = _name_columns(d)
+
+    def row_fn(i: int, row: list[Cell]) -> list[Cell]:
+        if not _looks_like_header(row):  # the table's header, or another table's further down
+            for j in cols:
+                if j < len(row) and row[j][0].strip():
+                    row[j] = (row[j][0] + ACCENTS, row[j][1])
+        return row
+
+    return replace(d.map_rows(row_fn), bom=False)
+
+
+def code_page(d: Doc) -> Doc | None:
+    """:func:`accented` saved by a spreadsheet on Windows as "CSV": Windows-1252, not UTF-8."""
+    twin = accented(d)
+    return None if twin is None else replace(twin, cp1252=True)
 
 
 def _quoted_for(sep: str) -> Callable[[str], str]:

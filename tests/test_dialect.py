@@ -10,7 +10,7 @@ import roofcore
 from roofcore import filemap
 from roofcore.errors import InputError
 from roofcore.ingest import dialect
-from roofcore.ingest.dialect import DECIMAL_COMMA_NOTE, canonical
+from roofcore.ingest.dialect import DECIMAL_COMMA_NOTE, LEGACY_NOTE, canonical
 
 HEADER = "name,count,flops,bytes,time_ms,precision,unit,group"
 ROWS = [("gemm_a", 1, "8.8e12", "2.8e9", "12.25", "bf16", "matrix", "attention"),
@@ -44,8 +44,8 @@ def test_the_parsers_own_dialect_is_passed_through_untouched():
     for data in (inventory().encode(), b'{"traceEvents": [{"ph": "X"}]}', b"kernels:\n  - name: a; b; c\n",
                  b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"Time (%)  Total Time (ns)  Name\n 50.0  100  a\n",
                  b"==PROF== a;b;c\nID,Process ID,Kernel Name\n1,2,k\n"):
-        out, decimal_commas = canonical(data, "f")
-        assert out is data and not decimal_commas
+        out, notes = canonical(data, "f")
+        assert out is data and not notes
 
 
 @pytest.mark.parametrize("sep", ["\t", ";"])
@@ -102,12 +102,44 @@ def test_lone_carriage_returns_end_lines():
     assert numbers(w) == BASE
 
 
-def test_bytes_that_are_not_utf8_keep_their_message():
-    """A semicolon CSV saved in a legacy code page (Windows-1252 ``µs``): the parser's one line, offset included."""
-    data = "name;count;flops;bytes;time_ms;unit\nk;1;1,5;2,5;0,5;µs\n".encode("cp1252")
+def test_a_windows_code_page_is_read_and_said():
+    """A semicolon CSV saved by a spreadsheet on Windows: Windows-1252 (``µ`` is 0xB5), decimal commas; read, and
+    both conversions said."""
+    text = inventory(";", lambda v: v.replace(".", ",")).replace("gemm_a", "gemm_µ_é")
+    w = roofcore.read(text.encode("cp1252"), name="inv.csv")
+    assert list(w.frame["name"]) == ["gemm_µ_é", "norm_b"]
+    assert [x[:9] for x in w.warnings] == ["inv.csv: "] * 2
+    assert LEGACY_NOTE in w.warnings[0] and "2 characters outside ASCII, the first 'µ' on line 2" in w.warnings[0]
+    assert DECIMAL_COMMA_NOTE in w.warnings[1]
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    ("name,count\nk✓,1\n".encode() + b"k\xe9,1\n", "0xe9"),  # UTF-8 beside a bad byte: damaged, not a code page
+    (b'{"traceEvents": [{"ph": "X", "name": "k\xe9"}]}', ""),  # JSON is UTF-8 by definition
+    (b"name,count,flops,bytes,time_ms\nk\x81,1,1,1,1\n", "0x81"),  # a byte Windows-1252 leaves undefined
+])
+def test_bytes_that_are_no_code_page_keep_their_message(data, said):
     with pytest.raises(InputError) as e:
         roofcore.read(data, name="inv.csv")
-    assert "UTF-8" in str(e.value) and "0xb5" in str(e.value)
+    assert said in str(e.value) and LEGACY_NOTE not in str(e.value)
+
+
+def test_text_and_utf8_pass_untouched_and_a_cut_last_letter_is_no_code_page():
+    for data in ("name,count\nk_µ_✓,1\n".encode(), b"name,count\nk,1\n"):
+        assert canonical(data, "f") == (data, ())
+    cut = "name,count,flops,bytes,time_ms\nk,1,1,1,1\né".encode()[:-1]  # a truncated file: its last letter cut
+    assert canonical(cut, "f") == (cut, ())
+
+
+def test_a_large_mapped_file_in_a_code_page_past_its_head(tmp_path, monkeypatch):
+    """The letter outside ASCII far past the 64 kB the detection looks at, in a mapped file: read and said."""
+    monkeypatch.setattr(filemap, "MAP_MIN_BYTES", 4096)
+    rows = "".join(f"k{i},1,{i}.5,{i * 2},0.25\n" for i in range(20_000))
+    path = tmp_path / "big.csv"
+    path.write_bytes(("name,count,flops,bytes,time_ms\n" + rows + "last_µ,1,1,1,1\n").encode("cp1252"))
+    w = roofcore.read(path)
+    assert len(w.frame) == 20_001 and w.frame["name"].iloc[-1] == "last_µ"
+    assert LEGACY_NOTE in w.warnings[0] and "line 20,002" in w.warnings[0]
 
 
 def test_a_large_tab_file_read_from_its_path(tmp_path, monkeypatch):

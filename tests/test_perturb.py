@@ -28,10 +28,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from perturbations import (
+    ACCENTS,
     PERTURBATIONS,
     Doc,
+    accented,
     as_scientific,
     cells,
+    code_page,
     emit,
     is_big,
     with_separators,
@@ -41,6 +44,7 @@ from test_samples import ENTRIES, WORKS, sample_paths
 
 import roofcore
 from roofcore.errors import RoofcoreError
+from roofcore.ingest.dialect import LEGACY_NOTE
 from roofcore.models import Workload
 
 # ---------------------------------------------------------------------------------------------- checking
@@ -183,6 +187,27 @@ def test_perturbed_sample_gives_the_same_numbers(key, how):
         base, got = by_name(base), by_name(got)
     problems = differences(base, got)
     assert not problems, f"{how}: " + "; ".join(problems[:8])
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, marks=[] if k in FIXTURES else [pytest.mark.samples]) for k in KEYS])
+def test_a_windows_code_page_reads_as_its_utf8_twin(key):
+    """A table with names outside ASCII saved in Windows-1252 (a spreadsheet's "CSV" on Windows) reads as the same
+    table in UTF-8, names included, and says which code page it was read in."""
+    docs = list(originals(key))
+    twins = [accented(d) for d in docs]
+    if all(t is None for t in twins):
+        pytest.skip("no CSV table with kernel names in these files")
+    utf8 = [t or d for t, d in zip(twins, docs, strict=True)]
+    saved = [code_page(d) or d for d in docs]
+    try:
+        want = read(utf8)
+    except RoofcoreError as e:
+        pytest.fail(f"the UTF-8 twin is refused: {e}")
+    got = read(saved)
+    problems = differences(want, got)
+    assert not problems, "; ".join(problems[:8])
+    assert any(ACCENTS in str(n) for n in got.frame["name"])
+    assert any(LEGACY_NOTE in x for x in got.warnings), got.warnings  # a file left out of a group says nothing
 
 
 #: perturbations that reorder the rows (the workload keeps the file's order)

@@ -15,7 +15,12 @@ The classes, each seen in files users hand in, each handled for every text forma
   spreadsheet's CSV in a locale that writes decimal commas (German, French, ...);
 * empty fields right of the table: a spreadsheet pads every row, the header's included, to its widest one (a note
   typed beside the table, or a cell once used there, adds ``,,`` to each line), and some scripts end each row with
-  a comma; columns without a name were refused, or glued to the kernel name.
+  a comma; columns without a name were refused, or glued to the kernel name;
+* a legacy single-byte code page: a spreadsheet on Windows saves "CSV" in Windows-1252 (``µ`` is the byte 0xB5,
+  ``é`` 0xE9), and so does an editor saving "ANSI"; a name or a path with such a letter made the file "not UTF-8".
+  Text that is not UTF-8, holds no UTF-8 character at all (only ASCII and stray high bytes) and is not JSON (which
+  is UTF-8 by definition) is read as Windows-1252 and labelled (:data:`LEGACY_NOTE`); text with UTF-8 characters
+  and bad bytes both, or cut inside its last character, is left for the parser's message.
 
 Files in the parsers' own dialect pass through untouched, after a look at their first 64 kB (a memory map stays a
 map). A table is tab- or semicolon-separated when its first line of three or more column names is split by that
@@ -28,6 +33,7 @@ separator), the file is refused with one line rather than guessed.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -40,6 +46,9 @@ HEAD = 65536
 #: the warning a workload read with decimal commas carries (the caller adds where)
 DECIMAL_COMMA_NOTE = ("numbers read with decimal commas (0,25 = 0.25; 1.234,5 = 1234.5), as a spreadsheet in a "
                       "decimal-comma locale saves them")
+
+#: the warning a workload read from Windows-1252 carries, before what was found (the caller adds where)
+LEGACY_NOTE = "not UTF-8: read as Windows-1252, the code page a spreadsheet on Windows saves \"CSV\" in"
 
 _BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 _LETTER = re.compile(r"[A-Za-z]")
@@ -171,6 +180,55 @@ def _to_text(data: bytes, label: str, partial: bool) -> str | None:
                          hint="save the file again as UTF-8.") from None
 
 
+_CHUNK = 1 << 22  #: bytes checked at a time for characters outside ASCII (a map's pages released after each)
+
+
+def _ascii(data: bytes) -> bool:
+    """Whether ``data`` (bytes or a map) is ASCII, in pieces: no copy of the whole, a map's pages let go."""
+    if isinstance(data, bytes):
+        return data.isascii()
+    for start in range(0, len(data), _CHUNK):
+        ascii_only = bytes(data[start: start + _CHUNK]).isascii()
+        filemap.release(data, start, start + _CHUNK)
+        if not ascii_only:
+            return False
+    return True
+
+
+def _bad_utf8(data: bytes) -> bool:
+    """Whether ``data`` is not UTF-8 for a reason other than its last character being cut (a truncated file, or
+    the head a detection takes); checked in pieces, never the whole decoded at once."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(data), _CHUNK):
+            decoder.decode(bytes(data[start: start + _CHUNK]))
+    except UnicodeDecodeError:
+        return True
+    return False  # what is left in the decoder is a last character cut short (or the head's cut)
+
+
+def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
+    """Text in Windows-1252 (see the module's notes) as text, with what the warning says of it; else None."""
+    head = bytes(data[:HEAD]).lstrip(b" \t\r\n")
+    if head[:1] in (b"{", b"[") or head[:3] == b"\xef\xbb\xbf":  # JSON, or a UTF-8 BOM: UTF-8 meant
+        return None
+    data = data[: 2 * HEAD] if partial else data
+    if _ascii(data) or not _bad_utf8(data):
+        return None
+    raw = bytes(data)
+    if any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", errors="replace")):
+        return None  # UTF-8 characters beside the bad bytes: damaged, not another code page
+    try:
+        text = raw.decode("cp1252")
+    except UnicodeDecodeError:  # a byte Windows-1252 leaves undefined: not that code page either
+        return None
+    first = next(i for i, c in enumerate(text) if c > "\x7f")
+    line = text.count("\n", 0, first) + 1
+    outside = sum(1 for c in text if c > "\x7f")
+    return text, (f"{LEGACY_NOTE} ({outside:,} character{'s' if outside != 1 else ''} outside ASCII, the first "
+                  f"{text[first]!r} on line {line:,}); if a name shows wrong letters, save the file again as UTF-8")
+
+
 def _decimal(cell: str) -> str:
     m = _COMMA_NUMBER.match(cell)
     if m:
@@ -212,17 +270,22 @@ def _commas(text: str, sep: str, label: str, partial: bool) -> tuple[str, bool]:
     return out.getvalue(), decimal_commas
 
 
-def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bool]:
-    """``data`` in the parsers' dialect, and whether its numbers were read with decimal commas. ``partial``: only
-    the format is being detected; a converted input is its head (the first ``2 * HEAD`` bytes, cut anywhere).
+def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tuple[str, ...]]:
+    """``data`` in the parsers' dialect, and what the workload read from it must say of the conversion (decimal
+    commas, a legacy code page). ``partial``: only the format is being detected; a converted input is its head
+    (the first ``2 * HEAD`` bytes, cut anywhere).
 
-    ``data`` comes back itself (a map stays a map) unless it is UTF-16, ends lines with ``\\r`` alone or with
-    ``\\r\\r\\n``, is a tab- or semicolon-separated table, or one whose rows end in empty fields beyond its header's
-    names. Bytes that are not UTF-8 stay as they were, for the
-    parser's message."""
+    ``data`` comes back itself (a map stays a map) unless it is UTF-16 or Windows-1252, ends lines with ``\\r``
+    alone or with ``\\r\\r\\n``, is a tab- or semicolon-separated table, or one whose rows end in empty fields
+    beyond its header's names. Other bytes that are not UTF-8 stay as they were, for the parser's message."""
     text = _to_text(data, label, partial)
     if text is None and b"\x00" in bytes(data[:8192]):
-        return data, False  # binary: the registry refuses it with its own message
+        return data, ()  # binary: the registry refuses it with its own message
+    notes: list[str] = []
+    legacy = _legacy(data, partial) if text is None else None
+    if legacy is not None:
+        text = legacy[0]
+        notes.append(legacy[1])
     head = text[:HEAD] if text is not None else bytes(data[:HEAD]).decode("utf-8", errors="surrogateescape")
     lone_cr = "\r" in head and "\n" not in head
     double_cr = "\r\r\n" in head
@@ -231,7 +294,7 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
     sep = table[0] if table is not None and table[0] != "," else None
     pad = table is not None and (table[3] > table[2] or (sep is None and _padded(lines_of, table[1], table[2])))
     if text is None and not lone_cr and not double_cr and sep is None and not pad:
-        return data, False
+        return data, ()
     if text is None:
         text = bytes(data[: 2 * HEAD] if partial else data).decode("utf-8", errors="surrogateescape")
     if lone_cr:
@@ -243,7 +306,9 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, bo
         text, decimal_commas = _commas(text, sep, label, partial)
     if pad and table is not None:
         text = _unpadded(text, table[1], table[2], table[3] - table[2] or None)
-    return text.encode("utf-8", errors="surrogateescape"), decimal_commas
+    if decimal_commas:
+        notes.append(DECIMAL_COMMA_NOTE)
+    return text.encode("utf-8", errors="surrogateescape"), tuple(notes)
 
 
 #: the most rows a spreadsheet keeps: Excel and LibreOffice Calc since 2007 (1,048,576), Excel 97-2003 (65,536);
@@ -262,4 +327,4 @@ def spreadsheet_cut(data: bytes, lines: int | None = None) -> int | None:
     return lines if lines in SPREADSHEET_ROWS else None
 
 
-__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "SPREADSHEET_ROWS", "canonical", "mark_of", "separator", "spreadsheet_cut"]
+__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "canonical", "mark_of", "separator", "spreadsheet_cut"]

@@ -17,7 +17,7 @@ from ..measured import merge_measured
 from ..models import Hardware, Workload
 from .arch import infer as infer_arch
 from .compression import GZIP_MAGIC, gunzip_bounded
-from .dialect import DECIMAL_COMMA_NOTE, canonical, spreadsheet_cut
+from .dialect import canonical, spreadsheet_cut
 from .frames import combine, with_rank
 from .pseudo import split_runtime
 from .registry import Format, detect, get_format, max_input_bytes
@@ -59,17 +59,18 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
     limits.tick()
     if data[:2] == GZIP_MAGIC and not f.gzip:
         data = gunzip_bounded(data, max_bytes, label)
-    decimal_commas, cut = False, None
+    notes: tuple[str, ...] = ()
+    cut = None
     if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
-        data, decimal_commas = canonical(data, label)  # a spreadsheet's or shell's re-save (.dialect)
+        data, notes = canonical(data, label)  # a spreadsheet's or shell's re-save (.dialect)
         cut = spreadsheet_cut(data, limits.check_rows(data, label))  # one count of the lines for both
     try:
         out = f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
     except RecursionError:
         raise InputError(where=label, text="the input is nested too deeply to read.") from None
     if isinstance(out, Workload):
-        if decimal_commas:
-            out = replace(out, warnings=(*out.warnings, f"{label}: {DECIMAL_COMMA_NOTE}."))
+        if notes:  # what the re-save's conversion read differently: decimal commas, a legacy code page
+            out = replace(out, warnings=(*out.warnings, *(f"{label}: {n}." for n in notes)))
         if cut:
             out = replace(out, warnings=(*out.warnings, f"{label}: the file has exactly {cut:,} lines, a spreadsheet's "
                                          "row limit: it was most likely cut there when a spreadsheet saved it, and "
