@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from roofhelpers import fast_hw, make_hw, workload_of
 
-from roofcore import InputError, analyze, load_catalogs, ops, plan, read
+from roofcore import InputError, analyze, load_catalogs, ops, plan, read, views
 from roofcore.models import Kernel
 from roofcore.output import analysis_document
 
@@ -271,6 +271,41 @@ def test_projection_keeps_measured_efficiency_and_costs(catalog):
     assert p.total("h100-sxm").estimate_s == pytest.approx(float(np.sum(w.frame["time_s"])))
     assert t200.speedup == pytest.approx(p.total("h100-sxm").estimate_s / t200.estimate_s)
     assert t200.cost_per_run == pytest.approx(3.6 * t200.estimate_s / 3600)
+    json.dumps(p.to_json(), allow_nan=False)
+
+
+COPY_AND_UNKNOWN = (b"name,count,flops,bytes_hbm,bytes_pcie,time_us\n"
+                    b"gemm,1,1e12,1e9,,100\n"          # a roofline on every device
+                    b"copy,1,0,,1e9,50\n"               # bound by a link only a device with that link has
+                    b"mystery,1,,,,30\n")               # measured, FLOPs and bytes unknown: no roofline anywhere
+
+
+def test_an_estimate_says_what_it_leaves_out_and_speedups_compare_like_with_like():
+    """A kernel with no roofline on a device is left out of that device's estimate (never counted as zero), and the
+    total says how many and what share of the measured time the estimate still holds; a speedup sums only the
+    kernels both devices give a time."""
+    w = read(COPY_AND_UNKNOWN, name="inv.csv")
+    linked, bare = make_hw(hw_id="with-link", links={"pcie": 64e9}), make_hw(hw_id="no-link")
+    p = plan.project(w, "with-link", [linked, bare])
+    a, b = p.total("with-link"), p.total("no-link")
+    assert (a.unknown_kernels, b.unknown_kernels) == (1, 2)
+    assert a.coverage == pytest.approx(150 / 180) and b.coverage == pytest.approx(100 / 180)
+    tab = p.table.set_index(["hardware", "name"])["estimate_s"]
+    assert a.estimate_s == pytest.approx(tab["with-link", "gemm"] + tab["with-link", "copy"])
+    assert b.estimate_s == pytest.approx(tab["no-link", "gemm"])
+    assert b.speedup == pytest.approx(tab["with-link", "gemm"] / tab["no-link", "gemm"])  # the copy in neither sum
+    assert "with-link: the estimate leaves out 1 kernel(s) with no roofline (FLOPs or off-chip bytes unknown), " \
+           "16.7% of the measured time: it covers the other 83.3%." in p.notes
+    assert any(n.startswith("no-link: the estimate leaves out 2 kernel(s)") and "55.6%" in n for n in p.notes)
+    frame = views.projection_frame(p).set_index("Device")
+    assert frame.loc["no-link", "Estimate covers"] == "55.6% of time"
+    one = plan.project(w, "no-link", [bare, make_hw(hw_id="no-link-2", bw=4e12)])
+    assert [n for n in one.notes if "leaves out" in n] == [
+        "On every device, the estimate leaves out 2 kernel(s) with no roofline (FLOPs or off-chip bytes unknown), "
+        "44.4% of the measured time: it covers the other 55.6%."]
+    plain = plan.project(read(COPY_AND_UNKNOWN.split(b"copy")[0], name="inv.csv"), "no-link", [bare])
+    assert plain.total("no-link").unknown_kernels == 0 and plain.total("no-link").coverage == pytest.approx(1.0)
+    assert "Estimate covers" not in views.projection_frame(plain).columns
     json.dumps(p.to_json(), allow_nan=False)
 
 

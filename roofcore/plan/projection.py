@@ -6,8 +6,11 @@ lowered to ``(1 − f)`` of its value (:func:`effective_hardware`), so ``t_roof'
 
 **Projection**: per kernel ``t_roof`` on each device; a measured kernel keeps its efficiency from
 the device it ran on (``e = t_roof_source / time``; projected ``= t_roof_target / e``, never below
-``t_roof_target``). The estimate of a run is the projected time where measured, else ``t_roof``.
-Speedups are against the source device (else the first device); cost per run
+``t_roof_target``). The estimate of a run is the projected time where measured, else ``t_roof``; a kernel with no
+roofline on a device (FLOPs or off-chip bytes unknown) has no estimate there, and each device's total says what it
+leaves out (:attr:`DeviceTotal.unknown_kernels`, :attr:`DeviceTotal.coverage`, a note), never counting it as zero.
+Speedups are against the source device (else the first device), over the kernels both devices give a time;
+cost per run
 ``= price_per_hour × estimate_s / 3600``. To another vendor only FLOPs, off-chip and link bytes
 are used (on-chip levels are dropped: cache sizes and names do not carry over), and a note says so.
 """
@@ -26,6 +29,7 @@ from ..analyze import Analysis, analyze
 from ..counting import kernel_counts
 from ..errors import InputError, RoofcoreError
 from ..models import Hardware, Workload
+from ..units import fmt_pct
 from .transforms import HBM, check_workload, is_link
 
 
@@ -68,6 +72,8 @@ class DeviceTotal:
     cost_per_run: float | None  #: price_per_hour × estimate_s / 3600
     cross_vendor: bool
     bound_share: Mapping[str, float] = field(default_factory=dict)
+    unknown_kernels: int = 0  #: kernels (as every page counts them) with no estimate here: left out of the totals
+    coverage: float | None = None  #: share of the measured time whose kernels the estimate holds (None: none timed)
 
     def to_json(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.__dict__.items()}
@@ -117,6 +123,27 @@ def _nsum(a: np.ndarray) -> float | None:
     return float(np.nansum(a)) if (~np.isnan(a)).any() else None
 
 
+def _ratio(ref: np.ndarray, this: np.ndarray) -> float | None:
+    """Σ ``ref`` / Σ ``this`` over the kernels both know (a kernel one device cannot time is in neither sum)."""
+    both = ~np.isnan(ref) & ~np.isnan(this)
+    a, b = float(ref[both].sum()), float(this[both].sum())
+    return a / b if both.any() and a and b else None
+
+
+def _left_out(gaps: Sequence[tuple[str, int, float | None]]) -> list[str]:
+    """The notes saying which estimates leave kernels out: one for every device where all leave out the same."""
+    def said(n: int, coverage: float | None) -> str:
+        share = "" if coverage is None else (f", {fmt_pct(1.0 - coverage)} of the measured time: it covers the "
+                                            f"other {fmt_pct(coverage)}")
+        return (f"the estimate leaves out {n:,} kernel(s) with no roofline (FLOPs or off-chip bytes unknown)"
+                f"{share}.")
+    hit = [(hw, n, c) for hw, n, c in gaps if n]
+    if hit and len(hit) == len(gaps) and len({(n, c) for _, n, c in hit}) == 1:
+        text = said(hit[0][1], hit[0][2])
+        return ["On every device, " + text]
+    return [f"{hw}: {said(n, c)}" for hw, n, c in hit]
+
+
 def offchip_only(workload: Workload, hws: Iterable[Hardware] = ()) -> Workload:
     """The workload with on-chip level bytes dropped (FLOPs, off-chip and link bytes kept)."""
     drop = [c for c in workload.byte_columns if c != HBM and not is_link(c[len("bytes_"):], hws)]
@@ -155,7 +182,9 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
     elif timed.any():
         notes.append("Measured times are not projected: name the device they were measured on (source).")
     reduced = offchip_only(workload, targets)
+    measured = float(times[timed].sum()) if timed.any() else 0.0
     frames, analyses, per = [], [], []
+    gaps: list[tuple[str, int, float | None]] = []  # per device: kernels left out, share of measured time kept
     for hw in targets:
         cross = hw.vendor.strip().lower() != ref.vendor.strip().lower()
         wl = reduced if cross else workload
@@ -182,18 +211,23 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
             "bound": tab["bound"], "time_s": times if src is not None and hw.id == src.id else np.nan,
             "efficiency": eff, "projected_time_s": proj, "estimate_s": est}))
         share = a.summary(hw.id)["time_share_by_bound"]
-        per.append((hw, cross, _nsum(t_roof), _nsum(proj), _nsum(est), share))
+        unknown = np.isnan(est)
+        left_out = kernel_counts(wl.frame, unknown)[0] if unknown.any() else 0
+        coverage = float(times[timed & ~unknown].sum()) / measured if measured > 0 else None
+        gaps.append((hw.id, left_out, coverage))
+        per.append((hw, cross, t_roof, est, _nsum(proj), share, left_out, coverage))
+    notes += _left_out(gaps)
     ref_row = next(p for p in per if p[0].id == ref.id)
     totals = []
-    for hw, cross, tr, pr, es, share in per:
+    for hw, cross, t_roof, est, pr, share, left_out, coverage in per:
         price = prices.get(hw.id)
+        es = _nsum(est)
         totals.append(DeviceTotal(
-            hardware=hw.id, name=hw.name, vendor=hw.vendor, t_roof_s=tr, projected_time_s=pr, estimate_s=es,
-            speedup_roof=(ref_row[2] / tr) if tr and ref_row[2] else None,
-            speedup=(ref_row[4] / es) if es and ref_row[4] else None,
+            hardware=hw.id, name=hw.name, vendor=hw.vendor, t_roof_s=_nsum(t_roof), projected_time_s=pr,
+            estimate_s=es, speedup_roof=_ratio(ref_row[2], t_roof), speedup=_ratio(ref_row[3], est),
             price_per_hour=float(price) if price is not None else None,
             cost_per_run=float(price) * es / 3600.0 if price is not None and es is not None else None,
-            cross_vendor=cross, bound_share=share))
+            cross_vendor=cross, bound_share=share, unknown_kernels=left_out, coverage=coverage))
     return Projection(workload=workload, source=src.id if src else None, reference=ref.id, totals=tuple(totals),
                       table=pd.concat(frames, ignore_index=True), notes=tuple(dict.fromkeys(notes)),
                       analyses=tuple(analyses))

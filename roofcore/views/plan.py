@@ -27,13 +27,23 @@ def _costs(v: float | None) -> dict[str, str]:
     return {"Cost per run": fmt_money(v), "Cost at scale": fmt_cost(v, at_least=1000)}
 
 
+def _covers(coverage: float | None, left_out: int) -> str:
+    """What a device's estimate holds: its share of the measured time, else the kernels it leaves out."""
+    if coverage is not None:
+        return f"{fmt_pct(coverage)} of time"  # of the measured time: the note under the table says so
+    return f"all but {left_out:,} kernel(s)" if left_out else "every kernel"
+
+
 def projection_frame(p: Projection) -> pd.DataFrame:
-    """A :class:`roofcore.plan.Projection`'s per-device totals for display (times, speedups and cost formatted)."""
+    """A :class:`roofcore.plan.Projection`'s per-device totals for display (times, speedups and cost formatted);
+    where some estimate leaves kernels out (no roofline), a column says what each one covers."""
     rows = []
+    partial = any(t.unknown_kernels for t in p.totals)
     for t in p.totals:
         top = next(iter(t.bound_share), None)
+        covers = {"Estimate covers": _covers(t.coverage, t.unknown_kernels)} if partial else {}
         rows.append({"Device": t.hardware, "Name": t.name, "Σ t_roof": fmt_time(t.t_roof_s),
-                     "Estimate": fmt_time(t.estimate_s),
+                     "Estimate": fmt_time(t.estimate_s), **covers,
                      "Speedup": _fmt_x(t.speedup), "Speedup (roof)": _fmt_x(t.speedup_roof),
                      **_costs(t.cost_per_run),
                      "Mostly bound by": f"{top} ({t.bound_share[top]:.0%})" if top else "–",
