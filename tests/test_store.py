@@ -295,6 +295,15 @@ def test_history_recomputes_every_run_and_puts_the_biggest_movers_first(store):
     assert kernel_history([], hw).movers.empty
 
 
+def test_a_run_with_no_roofline_has_an_unknown_roofline_total(store):
+    """A run of kernel times alone (an Nsight Systems summary: no FLOPs, no bytes): its roofline total in the
+    history is unknown, never 0 s."""
+    path = Path(__file__).parent / "data" / "nsys" / "kern_sum.csv"
+    store.save([(path.read_bytes(), path.name)], name="times only", project="noroof")
+    runs = project_history(store, "noroof", load_catalogs().get("h100-sxm")).runs
+    assert runs["time_s"].iloc[0] > 0 and runs["t_roof_s"].isna().all()
+
+
 def test_history_shows_only_what_the_viewer_may_see(store):
     store.save([(inventory("hv_"), "a.csv")], name="alice's", project="p", owner=ALICE.user, visibility="private")
     store.save([(inventory("hv_"), "b.csv")], name="bob's", project="p", owner=BOB.user, visibility="project")

@@ -47,9 +47,14 @@ def run_rows(info: RunInfo, w: Workload, hw: Hardware, *, achievable: bool = Fal
         "time_s": t, "t_roof_s": tab["t_roof_s"].to_numpy(dtype=np.float64),
         "efficiency": tab["efficiency"].to_numpy(dtype=np.float64), "bound": tab["bound"].astype(object)})
     row = {"run_id": info.id, "run": info.name, "created_at": info.created_at, "kernels": len(tab),
-           "time_s": float(np.nansum(t)) if np.isfinite(t).any() else np.nan,
-           "t_roof_s": float(np.nansum(tab["t_roof_s"]))}
+           "time_s": _known_sum(t),
+           "t_roof_s": _known_sum(tab["t_roof_s"].to_numpy(dtype=np.float64))}
     return frame, row
+
+
+def _known_sum(x: np.ndarray) -> float:
+    """Σ of the known values; NaN (unknown, never 0) where none is known."""
+    return float(np.nansum(x)) if np.isfinite(x).any() else np.nan
 
 
 def assemble(hw_id: str, parts: Sequence[tuple[pd.DataFrame, dict[str, Any]]]) -> History:
