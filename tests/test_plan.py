@@ -324,6 +324,18 @@ def test_cross_vendor_projection_drops_on_chip_levels(catalog):
 # ---------------------------------------------------------------------------------------- compare
 
 
+def test_compare_leaves_out_a_kernel_one_side_cannot_time_from_both_sums():
+    """A kernel with neither a measured time nor a roofline in one run is in neither matched sum (else the speedup
+    compares different kernels), and a note says how many each run leaves out."""
+    hw = make_hw()
+    old = read(b"name,count,flops,bytes,time_ms\na,1,1e9,1e6,2\nb,1,1e9,1e6,1\nx,1,1e9,1e6,1\n", name="old.csv")
+    new = read(b"name,count,flops,bytes,time_ms\na,1,1e9,1e6,1\nb,1,,,\nx,1,1e9,1e6,0.5\n", name="new.csv")
+    c = plan.compare(old, new, hw)
+    assert c.totals["matched_speedup"] == pytest.approx((2 + 1) / (1 + 0.5))
+    assert c.totals["matched_old_time_s"] == pytest.approx(3e-3)
+    assert any(n.startswith("0 kernel(s) of the old run and 1 of the new one have neither") for n in c.notes)
+
+
 def test_compare_matches_by_name_and_lists_unmatched():
     hw = make_hw()
     old = workload_of(Kernel("a", 1e9, {"hbm": 1e6}), Kernel("a", 1e9, {"hbm": 1e6}), Kernel("b", 1e9, {"hbm": 1e6}),

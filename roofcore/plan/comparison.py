@@ -126,7 +126,8 @@ def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = Fa
     only_old = tuple(so["name"][unmatched_old].tolist())
     only_new = tuple(sn["name_new"][unmatched_new].tolist())
     old_total, new_total = float(np.nansum(so["time"])), float(np.nansum(sn["time"]))
-    mo, mn = float(np.nansum(m["time_old"])), float(np.nansum(m["time_new"]))
+    both = (m["time_old"].notna() & m["time_new"].notna()).to_numpy()  # a matched kernel one side cannot time is
+    mo, mn = float(m["time_old"][both].sum()), float(m["time_new"][both].sum())  # in neither matched sum
     totals = {"old_time_s": old_total, "new_time_s": new_total,
               "speedup": old_total / new_total if new_total > 0 and len(m) else None,
               "matched_old_time_s": mo, "matched_new_time_s": mn,
@@ -138,6 +139,11 @@ def compare(old: Workload, new: Workload, hw: Hardware, *, achievable: bool = Fa
               "basis_new": "measured" if (sn["basis"] == "measured").all() else
               ("roofline" if (sn["basis"] == "roofline").all() else "mixed")}
     notes = []
+    untimed = (int(so["time"].isna().sum()), int(sn["time"].isna().sum()))
+    if any(untimed):
+        notes.append(f"{untimed[0]:,} kernel(s) of the old run and {untimed[1]:,} of the new one have neither a "
+                     "measured time nor a roofline (FLOPs or off-chip bytes unknown): they are left out of the "
+                     "totals and of the speedups, never counted as 0 s.")
     if "mixed" in (totals["basis_old"], totals["basis_new"]) or totals["basis_old"] != totals["basis_new"]:
         notes.append("Times are measured where a run has them, else roofline times: a speedup between a "
                      "measured and a roofline time compares a run with a bound.")
