@@ -324,6 +324,16 @@ def test_cross_vendor_projection_drops_on_chip_levels(catalog):
 # ---------------------------------------------------------------------------------------- compare
 
 
+def test_what_if_totals_say_how_many_kernels_their_sums_hold():
+    w = read(COPY_AND_UNKNOWN, name="inv.csv")
+    hw = make_hw(hw_id="no-link")
+    a = plan.evaluate(w, hw)
+    row = views.variant_totals(a, a).iloc[0]
+    assert row["Roofline known"] == "1 of 3 → 1 of 3 kernels"
+    full = plan.evaluate(read(COPY_AND_UNKNOWN.split(b"copy")[0], name="inv.csv"), hw)
+    assert "Roofline known" not in views.variant_totals(full, full).columns
+
+
 def test_compare_leaves_out_a_kernel_one_side_cannot_time_from_both_sums():
     """A kernel with neither a measured time nor a roofline in one run is in neither matched sum (else the speedup
     compares different kernels), and a note says how many each run leaves out."""

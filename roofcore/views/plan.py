@@ -68,7 +68,8 @@ def _why_unknown(summary: dict[str, Any]) -> str:
 
 
 def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.DataFrame:
-    """Per device: Σ t_roof of the base and of the variant, and the speedup (formatted).
+    """Per device: Σ t_roof of the base and of the variant, and the speedup (formatted); where either sum leaves
+    kernels out (no roofline: FLOPs or off-chip bytes unknown), a column says how many it holds.
 
     ``units``: how many times the base's work one run of the variant does (a batch step of ×8: 8). The speedup
     then compares work per unit (per sample, per token): the variant's time ÷ ``units`` against the base's, so
@@ -89,6 +90,9 @@ def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.
         else:
             row["Speedup"] = _fmt_x(tb / tv) if tb and tv else why
         row["Kernels"] = f"{len(base.workload)} → {len(variant.workload)}"
+        kb, kv = sb["coverage"]["kernels_known"], sv["coverage"]["kernels_known"]
+        if kb < len(base.workload) or kv < len(variant.workload):  # the sums leave kernels out: say how many
+            row["Roofline known"] = f"{kb:,} of {len(base.workload):,} → {kv:,} of {len(variant.workload):,} kernels"
         rows.append(row)
     return pd.DataFrame(rows)
 
