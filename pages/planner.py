@@ -317,6 +317,8 @@ with scenario_tab:
             if result.description:
                 st.caption(escape_markdown(result.description))
             st.dataframe(views.scenario_frame(result), hide_index=True, width="stretch", key="sc_table")
+            for note in result.notes[:8]:
+                st.caption(f"Note: {escape_markdown(note)}")
             st.download_button("Download result JSON", lambda: json.dumps(result.to_json(analysis_document), indent=1),
                                file_name="scenario-result.json", mime="application/json", icon=":material/download:")
         except RoofcoreError as e:

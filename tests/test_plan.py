@@ -324,6 +324,19 @@ def test_cross_vendor_projection_drops_on_chip_levels(catalog):
 # ---------------------------------------------------------------------------------------- compare
 
 
+def test_a_scenario_says_what_its_estimates_leave_out(catalog):
+    """A scenario's table and notes (the Planner's Scenario tab and the report print both) say what each estimate
+    leaves out; with no source device the measured times are not projected, so it counts kernels, not time."""
+    doc = {"name": "t", "base": {"kernels": [{"name": "a", "op": "elementwise", "elements": 1e9},
+                                              {"name": "mystery", "flops": None, "bytes": None, "time_ms": 1.0}]},
+           "hardware": ["h100-sxm"], "steps": [{"name": "moved", "from": "base", "hardware": ["mi300x"]}]}
+    r = plan.run_scenario(doc, catalog)
+    assert "On every device, the estimate leaves out 1 kernel(s) with no roofline (FLOPs or off-chip bytes " \
+           "unknown)." in r.notes
+    assert set(views.scenario_frame(r)["Estimate covers"]) == {"all but 1 kernel(s)"}
+    assert all(t.coverage is None for v in r.variants for t in v.projection.totals)
+
+
 def test_what_if_totals_say_how_many_kernels_their_sums_hold():
     w = read(COPY_AND_UNKNOWN, name="inv.csv")
     hw = make_hw(hw_id="no-link")

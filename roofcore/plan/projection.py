@@ -73,7 +73,8 @@ class DeviceTotal:
     cross_vendor: bool
     bound_share: Mapping[str, float] = field(default_factory=dict)
     unknown_kernels: int = 0  #: kernels (as every page counts them) with no estimate here: left out of the totals
-    coverage: float | None = None  #: share of the measured time whose kernels the estimate holds (None: none timed)
+    coverage: float | None = None  #: share of the measured time whose kernels the estimate holds (None: none
+    #: timed, or no source device to project the times from)
 
     def to_json(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.__dict__.items()}
@@ -182,7 +183,8 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
     elif timed.any():
         notes.append("Measured times are not projected: name the device they were measured on (source).")
     reduced = offchip_only(workload, targets)
-    measured = float(times[timed].sum()) if timed.any() else 0.0
+    # the share of the measured time an estimate holds: only where it uses the measured times (a source named)
+    measured = float(times[timed].sum()) if timed.any() and src is not None else 0.0
     frames, analyses, per = [], [], []
     gaps: list[tuple[str, int, float | None]] = []  # per device: kernels left out, share of measured time kept
     for hw in targets:

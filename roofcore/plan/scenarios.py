@@ -64,6 +64,12 @@ class ScenarioResult:
     hardware: tuple[Hardware, ...]  #: every device any variant uses
     description: str | None = None
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What every page and report says under the result: each variant's warnings and projection notes (what
+        an estimate leaves out, kernels measured above their roof, cross-vendor drops), each once, in order."""
+        return tuple(dict.fromkeys(n for v in self.variants for n in (*v.workload.warnings, *v.projection.notes)))
+
     def variant(self, name: str) -> Variant:
         for v in self.variants:
             if v.name == name:

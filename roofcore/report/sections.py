@@ -254,8 +254,7 @@ def planning(scenario: ScenarioResult) -> str:
     out.append("<table><thead><tr>" + "".join(f'<th class="{k}">{h}</th>' for h, k in heads) + "</tr></thead><tbody>"
                + "".join("<tr>" + "".join(f'<td class="{k}">{c}</td>' for c, (_, k) in zip(row, heads, strict=True))
                          + "</tr>" for row in rows) + "</tbody></table>")
-    notes = list(dict.fromkeys(n for v in scenario.variants for n in (*v.workload.warnings, *v.projection.notes)))
-    out += [f'<p class="muted">Note: {esc(no_paths(n))}</p>' for n in notes[:8]]
+    out += [f'<p class="muted">Note: {esc(no_paths(n))}</p>' for n in scenario.notes[:8]]
     out.append('<p class="muted">vs base: the base variant\'s Σ t_roof (same device, else its first device) / '
                "this variant's Σ t_roof. Estimate: projected time where measured, else t_roof.</p>")
     return "\n".join(out)

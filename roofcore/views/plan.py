@@ -100,11 +100,13 @@ def variant_totals(base: Analysis, variant: Analysis, units: float = 1.0) -> pd.
 def scenario_frame(result: ScenarioResult) -> pd.DataFrame:
     """A :class:`roofcore.plan.ScenarioResult` as one row per variant × device (formatted)."""
     rows = []
+    partial = any(t.unknown_kernels for v in result.variants for t in v.projection.totals)
     for v in result.variants:
         for t in v.projection.totals:
+            covers = {"Estimate covers": _covers(t.coverage, t.unknown_kernels)} if partial else {}
             rows.append({"Variant": v.name, "Step": v.kind, "Device": t.hardware, "Σ t_roof": fmt_time(t.t_roof_s),
-                         "Estimate": fmt_time(t.estimate_s), "vs base": _fmt_x(v.speedup_vs_base.get(t.hardware)),
-                         **_costs(t.cost_per_run)})
+                         "Estimate": fmt_time(t.estimate_s), **covers,
+                         "vs base": _fmt_x(v.speedup_vs_base.get(t.hardware)), **_costs(t.cost_per_run)})
     return pd.DataFrame(rows)
 
 
