@@ -192,6 +192,7 @@ def test_cli_calibrate_fits_on_a_profile(tmp_path, capsys):
     for i, n in enumerate((1e9, 4e9, 16e9, 64e9)):
         t = 2 * n / 989e12 / 0.5 + 3e-6
         rows.append(f"gemm_{i},1,{2 * n:.0f},{n / 1000:.0f},{t * 1e6:.6f},bf16,matrix")  # compute-bound
+    rows.append("mystery,1,,,100,bf16,matrix")  # timed, FLOPs and bytes unknown: not fitted on
     path = tmp_path / "profile.csv"
     path.write_text("\n".join(rows) + "\n")
     assert main(["llm", "llama-2-7b", "--hardware", "h100-sxm", "--calibrate", str(path), "--json"]) == 0
@@ -200,6 +201,9 @@ def test_cli_calibrate_fits_on_a_profile(tmp_path, capsys):
     assert "profile.csv" in cal["origin"] and cal["device"] == "h100-sxm"
     assert mat["efficiency"] == pytest.approx(0.5, rel=1e-3) and mat["overhead_s"] == pytest.approx(3e-6, rel=1e-2)
     assert mat["kernels"][0] == "gemm_3" and cal["classes"]["attention"]["source"].startswith("default")
+    fitted = sum(2 * 2 * n / 989e12 + 3e-6 for n in (1e9, 4e9, 16e9, 64e9))  # the source says what share it fits
+    assert mat["source"].endswith(f"fitted on 4 kernels of the profile profile.csv on h100-sxm "
+                                  f"({fitted / (fitted + 100e-6):.1%} of its measured time)")
 
 
 def test_published_rows_name_their_sources_and_settings():

@@ -150,6 +150,7 @@ def fit(analysis: Analysis, hw_id: str | None = None, *, label: str = "profile")
     n = np.maximum(tab["count"].to_numpy(dtype=float), 1.0)
     ok = np.isfinite(t) & (t > 0) & np.isfinite(roof) & (roof > 0)
     fits = dict(DEFAULTS)
+    timed_total = float(t[np.isfinite(t) & (t > 0)].sum())
     for c in CLASSES:
         sel = ok & (cls == c)
         if not sel.any():
@@ -159,7 +160,9 @@ def fit(analysis: Analysis, hw_id: str | None = None, *, label: str = "profile")
         e, o = _fit_class(roof[sel], t[sel], n[sel])
         own = np.clip(roof[sel] / t[sel], 0, None)
         order = np.argsort(-t[sel])
-        fits[c] = ClassFit(efficiency=max(e, 1e-3), overhead_s=o, source=f"fitted on {int(sel.sum())} kernels of the {label} on {hw}",
+        share = f" ({float(t[sel].sum()) / timed_total:.1%} of its measured time)" if timed_total > 0 else ""
+        fits[c] = ClassFit(efficiency=max(e, 1e-3), overhead_s=o,
+                           source=f"fitted on {int(sel.sum())} kernels of the {label} on {hw}{share}",
                            kernels=tuple(dict.fromkeys(names[sel][order]))[:8], launches=int(n[sel].sum()),
                            spread=(float(np.percentile(own, 10)), float(np.percentile(own, 90))))
     return Calibration(fits=fits, origin=label, device=hw)
