@@ -1,5 +1,6 @@
 """Kernel inventories (CSV, YAML with ops): parsing, partial skips, and one broken fixture per message."""
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -73,12 +74,29 @@ def test_bundled_example_parses():
 
 
 def test_aggregate_sums_launches():
-    text = b"name,flops,bytes,time_us\na,1,10,1\nb,5,50,5\na,2,20,\n"
+    text = b"name,flops,bytes,time_us\na,1,10,1\nb,5,50,5\na,2,20,3\n"
     w = aggregate(ingest.read(text, name="x.csv"))
     f = w.frame.set_index("name")
     assert f.loc["a", "count"] == 2 and f.loc["a", "flops"] == 3 and f.loc["a", "bytes_hbm"] == 30
-    assert f.loc["a", "time_s"] == pytest.approx(1e-6)
-    assert f.loc["b", "count"] == 1
+    assert f.loc["a", "time_s"] == pytest.approx(4e-6)
+    assert f.loc["b", "count"] == 1 and w.warnings == ()
+
+
+def test_aggregate_keeps_launches_with_an_unknown_value_apart():
+    """A launch whose time (or FLOPs, or bytes) is unknown is never summed with launches that have it: the sum
+    would be a bound, and a rate of the FLOPs of three launches over the time of two. The known launches keep
+    their sum, the others a row of their own, and a warning says so; a kernel's count of launches is unchanged."""
+    text = b"name,flops,bytes,time_us\na,1,10,1\nb,5,50,5\na,2,20,\na,4,40,3\nb,,50,5\n"
+    w = aggregate(ingest.read(text, name="x.csv"))
+    rows = sorted(w.frame[["name", "count", "flops", "time_s"]].itertuples(index=False), key=str)
+    assert [(r.name, r.count) for r in rows] == [("a", 1), ("a", 2), ("b", 1), ("b", 1)]
+    a_known = next(r for r in rows if r.name == "a" and r.count == 2)
+    assert a_known.flops == 5 and a_known.time_s == pytest.approx(4e-6)
+    a_untimed = next(r for r in rows if r.name == "a" and r.count == 1)
+    assert a_untimed.flops == 2 and math.isnan(a_untimed.time_s)
+    assert w.warnings == ("combining repeated launches: 2 kernel(s) keep more than one row, their launches whose "
+                          "FLOPs, bytes or time are unknown apart from those that have them (summed together the "
+                          "kernel's total would be unknown, or a bound without them)",)
 
 
 def test_format_override_and_unknown_format():

@@ -359,6 +359,20 @@ def test_compare_leaves_out_a_kernel_one_side_cannot_time_from_both_sums():
     assert any(n.startswith("0 kernel(s) of the old run and 1 of the new one have neither") for n in c.notes)
 
 
+def test_launches_summed_by_name_are_unknown_where_one_is():
+    """Compare and the gate sum a kernel's launches by name: a launch of unknown time makes the kernel's time
+    unknown (its roofline time stands in, marked), never the time of the other launches, and a warning says so."""
+    old = read(b"name,count,flops,bytes,time_ms\na,1,1e9,1e6,2\na,1,1e9,1e6,\nb,1,1e9,1e6,1\n", name="old.csv")
+    summed = plan.by_name(old)
+    f = summed.frame.set_index("name")
+    assert math.isnan(f.loc["a", "time_s"]) and f.loc["a", "count"] == 2 and f.loc["b", "time_s"] == 1e-3
+    assert summed.warnings[-1].startswith("combining repeated launches: kernels whose launches are known only in "
+                                          "part are unknown in that part (1 with time unknown for some launches)")
+    c = plan.compare(old, read(b"name,count,flops,bytes,time_ms\na,1,1e9,1e6,1\nb,1,1e9,1e6,1\n", name="n.csv"),
+                     make_hw())
+    assert c.table.set_index("name").loc["a", "basis"] == "mixed"
+
+
 def test_compare_matches_by_name_and_lists_unmatched():
     hw = make_hw()
     old = workload_of(Kernel("a", 1e9, {"hbm": 1e6}), Kernel("a", 1e9, {"hbm": 1e6}), Kernel("b", 1e9, {"hbm": 1e6}),

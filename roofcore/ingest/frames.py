@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -98,11 +99,38 @@ def make_frame(columns: Mapping[str, object], n: int) -> pd.DataFrame:
     return frame
 
 
+def launch_sums(f: pd.DataFrame, g: Any, sums: list[str]) -> tuple[pd.DataFrame, str | None]:
+    """The groups' sums of ``sums`` (launches of one kernel added up), and the warning they owe, if any.
+
+    A sum is known only where every launch's value is: a launch whose FLOPs, bytes or time is unknown makes its
+    kernel's sum unknown, never the sum of the other launches (a bound, and one that mixes launches: the FLOPs of
+    six launches over the time of five overstate the rate). The warning says how many kernels lost which sum."""
+    agg = g[sums].sum(min_count=1)
+    counted = [c for c in sums if c != "count" and f[c].isna().any()]  # a column with no gap cannot mix
+    if not counted:
+        return agg, None
+    known, size = g[counted].count(), g.size()
+    lost: list[str] = []
+    for c in counted:
+        mixed = ((known[c] > 0) & (known[c] < size)).to_numpy()
+        if mixed.any():
+            agg[c] = agg[c].where(~mixed)
+            what = {"flops": "FLOPs", "time_s": "time"}.get(c, f"{c.removeprefix('bytes_')} bytes")
+            lost.append(f"{int(mixed.sum()):,} with {what}")
+    if not lost:
+        return agg, None
+    return agg, ("combining repeated launches: kernels whose launches are known only in part are unknown in that "
+                 f"part ({'; '.join(lost)} unknown for some launches): a sum with an unknown term is unknown, not "
+                 "the sum of the known launches; each launch alone keeps its numbers")
+
+
 def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "unit", "group")) -> Workload:
     """Launches of the same kernel summed into one row: FLOPs, bytes and time added, launches counted (rates
     without a duration, ``flops_rate`` and ``bandwidth_<level>``, averaged over the launches).
 
-    A sum over launches is NaN only when every launch's value is unknown.
+    Launches whose FLOPs, time or bytes are unknown stay apart from the launches of the same kernel that have
+    them (one row each, and a warning): summed together, the kernel's sum would be unknown, or a bound if the
+    unknown terms were left out. So a kernel with two launches of 18 untimed keeps the 18 launches' time.
     """
     f = workload.frame
     if f.empty:
@@ -111,8 +139,10 @@ def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "u
     # every byte count adds up over launches, the plan's read/written/weight split too (roofcore.plan.SPLIT)
     extra = [c for c in f.columns if c.endswith("_bytes") and not c.startswith("bytes_") and f[c].dtype.kind == "f"]
     sums = ["count", "flops", "time_s", *workload.byte_columns, *extra]
-    g = f.groupby([f[k].astype(object).fillna("") for k in keys], sort=False, dropna=False)
-    agg = g[sums].sum(min_count=1)
+    # a column known for some launches only: the known and the unknown launches grouped apart
+    split = [f[c].isna().rename(f"unknown {c}") for c in sums if c != "count" and f[c].isna().any()]
+    g = f.groupby([*(f[k].astype(object).fillna("") for k in keys), *split], sort=False, dropna=False)
+    agg, _ = launch_sums(f, g, sums)  # no group mixes known and unknown launches: nothing to say
     rates = [c for c in f.columns if (c == "flops_rate" or c.startswith("bandwidth_")) and f[c].dtype.kind == "f"]
     if rates:  # rates without a duration (roofcore.ingest.ncu_rates): no time to weight them by, the mean
         agg = pd.concat([agg, g[rates].mean()], axis=1)
@@ -123,9 +153,15 @@ def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "u
     out["row"] = g.size().astype(str).radd("launches: ").to_numpy() if len(out) else out["row"]
     out["count"] = out["count"].fillna(0).astype(np.int64)
     out = out[[c for c in f.columns if c in out.columns]]
-    from dataclasses import replace
-
-    return replace(workload, frame=out)
+    ident = out[keys].astype(object).fillna("")
+    apart = ident.duplicated(keep=False) if split else None
+    if apart is None or not apart.any():
+        return replace(workload, frame=out)
+    kernels = len(ident[apart].drop_duplicates())
+    note = (f"combining repeated launches: {kernels:,} kernel(s) keep more than one row, their launches whose FLOPs, "
+            "bytes or time are unknown apart from those that have them (summed together the kernel's total would be "
+            "unknown, or a bound without them)")
+    return replace(workload, frame=out, warnings=(*workload.warnings, note))
 
 
 def skip(source: str, row: object, reason: str) -> Skipped:

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from ..analyze import Analysis
 from ..errors import InputError
+from ..ingest.frames import launch_sums
 from ..models import OFFCHIP, Hardware, Workload
 from ..roofline import attainable
 from ..units import fmt_time
@@ -29,14 +30,15 @@ def by_name(workload: Workload) -> Workload:
         return workload
     sums = [c for c in ["count", "flops", "time_s", *workload.byte_columns, *SPLIT] if c in f]
     g = f.groupby(f["name"].astype(str), sort=False)
-    agg = g[sums].sum(min_count=1)
+    agg, note = launch_sums(f, g, sums)
     first = g[[c for c in f.columns if c not in sums and c != "name"]].first()
     out = pd.concat([first, agg], axis=1).reset_index().rename(columns={"index": "name"})
     out["row"] = g.size().astype(str).radd("launches: ").to_numpy()
     out["count"] = out["count"].fillna(1).astype(np.int64)
     for c in ("precision", "unit", "group"):
         out[c] = pd.Series(out[c].astype(object).where(out[c].notna(), None), dtype=object)
-    return replace(workload, frame=out[[c for c in f.columns if c in out.columns]])
+    return replace(workload, frame=out[[c for c in f.columns if c in out.columns]],
+                   warnings=(*workload.warnings, note) if note else workload.warnings)
 
 
 @dataclass(frozen=True)
