@@ -142,7 +142,7 @@ def aggregate(workload: Workload, by: tuple[str, ...] = ("name", "precision", "u
     # a column known for some launches only: the known and the unknown launches grouped apart
     split = [f[c].isna().rename(f"unknown {c}") for c in sums if c != "count" and f[c].isna().any()]
     g = f.groupby([*(f[k].astype(object).fillna("") for k in keys), *split], sort=False, dropna=False)
-    agg, _ = launch_sums(f, g, sums)  # no group mixes known and unknown launches: nothing to say
+    agg = g[sums].sum(min_count=1)  # no group mixes known and unknown launches (split): every sum is whole
     rates = [c for c in f.columns if (c == "flops_rate" or c.startswith("bandwidth_")) and f[c].dtype.kind == "f"]
     if rates:  # rates without a duration (roofcore.ingest.ncu_rates): no time to weight them by, the mean
         agg = pd.concat([agg, g[rates].mean()], axis=1)
