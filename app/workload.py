@@ -56,6 +56,14 @@ def _analysis(token: str, _workload: roofcore.Workload, _hws: tuple[roofcore.Har
     return roofcore.analyze(combine_launches(_workload) if combine else _workload, list(_hws), achievable=achievable)
 
 
+@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
+def launch_analysis(token: str, _workload: roofcore.Workload, _hws: tuple[roofcore.Hardware, ...],
+                    achievable: bool) -> roofcore.Analysis:
+    """The workload's launches, not combined, on the analysis's devices (``token`` names that analysis): what the
+    Overview checks for launches above their roof that combining hides. Only drawn where launches are combined."""
+    return roofcore.analyze(_workload, list(_hws), achievable=achievable)
+
+
 def analysis_for(workload: roofcore.Workload, wkey: str, hws: list[roofcore.Hardware], combine: bool,
                  achievable: bool) -> tuple[str, roofcore.Analysis]:
     """The analysis for these choices and a token naming it: the workload's content key, the options and each
@@ -66,4 +74,4 @@ def analysis_for(workload: roofcore.Workload, wkey: str, hws: list[roofcore.Hard
 
 
 __all__ = ["BUNDLED_EXAMPLE", "BUNDLED_NAME", "DEFAULT_DEVICE", "analysis_for", "base_catalog", "bundled_workload",
-           "parse_uploads"]
+           "launch_analysis", "parse_uploads"]

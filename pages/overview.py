@@ -7,6 +7,7 @@ from app.markdown import escape_markdown, escape_message
 from app.memo import shared
 from app.messages import message
 from app.sidebar import counted
+from app.workload import launch_analysis
 from roofcore import RoofcoreError, views
 from roofcore.analyze import coverage_text, speedup_note
 from roofcore.charts import bound_share_spec  # plain Vega-Lite: the app's first chart needs no Altair
@@ -39,7 +40,13 @@ def top(hw_id: str):
 
 
 def flags(hw_id: str):
-    return views.flag_groups(a, hw_id)
+    groups = views.flag_groups(a, hw_id)
+    if entry["workload"] is not w:  # launches combined for the analysis: a launch above its roof must not vanish
+        launches = launch_analysis(state.token(), entry["workload"], tuple(a.hardware), a.achievable)
+        hidden = views.combined_away(launches, a, hw_id)
+        if hidden is not None:
+            return [hidden, *groups]
+    return groups
 
 
 def micro(hw_id: str):
@@ -79,12 +86,15 @@ try:
                 st.markdown("**Flags needing attention**")
                 groups = cached(flags, hw.id)
                 for g in groups:
-                    with st.expander(f"`{g.code}` × {g.count:,} — {g.help}"):
+                    undo = " Turn off Combine repeated launches to see them." if g.combined_away else ""
+                    with st.expander(f"`{g.code}` × {g.count:,} — {g.help}{undo}"):
                         for name, text in g.examples:
                             st.markdown(f"- **{escape_markdown(name)}**: {escape_markdown(text)}")
                         if g.count > len(g.examples):
-                            st.caption(f"… and {g.count - len(g.examples):,} more: filter by this flag on the "
-                                       "Kernels page.")
+                            st.caption(f"… and {g.count - len(g.examples):,} more: "
+                                       + ("turn off Combine repeated launches, then filter by this flag on the "
+                                          "Kernels page." if g.combined_away else
+                                          "filter by this flag on the Kernels page."))
                 if not groups:
                     st.caption("None: every kernel has its inputs and sits plausibly under its roof.")
             table, ranked = cached(top, hw.id)

@@ -417,3 +417,30 @@ def test_a_100k_kernel_upload_charts_only_the_drawn_kernels(monkeypatch):
     assert spec["usermeta"]["roofcore"]["kernel_points"] == len(rows_of(spec, "kernels")) == rc_charts.MAX_MARKS
     assert sum(len(v) for v in spec["_data"].values()) < rc_charts.MAX_MARKS + 100  # marks plus a few roof rows
     assert any(f"the top 5,000 of {n:,} kernels" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+# a kernel with a small launch above its roof on the H100 (3.35 MB at 3.35 TB/s is 1 µs; measured 0.5 µs) and a
+# large one under it: combined, the kernel sits under its roof
+HIDDEN = b"name,count,flops,bytes,time_us\nk,1,1e6,3.35e6,0.5\nk,1,1e9,3.35e9,2000\nother,1,1e9,1e9,1000\n"
+
+
+def test_combining_never_hides_a_launch_above_its_roof():
+    """A launch faster than its roofline (an input is wrong) stays in sight when repeated launches are combined:
+    the Overview lists it among the flags, says combining hid it and how to see it; launches apart, the flag is
+    the usual one."""
+    cat = roofcore.load_catalogs()
+    w = roofcore.read(HIDDEN, name="hidden.csv")
+    hws = [cat.get("h100-sxm")]
+    combined = roofcore.analyze(views.combine_launches(w), hws)
+    assert "above-roof" not in combined.summary("h100-sxm")["flag_counts"]
+    g = views.combined_away(roofcore.analyze(w, hws), combined, "h100-sxm")
+    assert g is not None and g.combined_away and (g.code, g.count) == ("above-roof", 1)
+    assert g.help.startswith("1 single launch(es) faster than the roofline allows") and g.examples[0][0] == "k"
+    assert views.combined_away(roofcore.analyze(w, hws), roofcore.analyze(w, hws), "h100-sxm") is None
+
+    at = goto(upload(start(), ("hidden.csv", HIDDEN)), "pages/overview.py")
+    labels = [e.label for e in at.expander]
+    assert any(lb.startswith("`above-roof` × 1 — 1 single launch(es) faster than the roofline allows") for lb in labels)
+    at.sidebar.toggle(key="combine").set_value(False).run()
+    labels = [e.label for e in at.expander]
+    assert any(lb == f"`above-roof` × 1 — {views.FLAG_HELP['above-roof']}" for lb in labels), labels

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ..units import (
     fmt_rate,
     fmt_time,
 )
+from ..views.flags import combined_away
 from .common import binary_ok, catalog_for, emit, max_bytes_of, short, text_table
 from .levels import (
     groups_csv,
@@ -69,13 +71,20 @@ def analysis_of_args(args: argparse.Namespace) -> Analysis:
             raise RoofcoreError(f"{why} Name at least one device with --hardware ID (see `roofline hardware list`)."
                                 if why else f"{ran}name at least one device with --hardware ID (see `roofline hardware "
                                 "list`).")
-    if args.aggregate:
-        workload = aggregate(workload)
     from ..hierarchy.sources import pairs_in, prefer
 
     if pairs_in(workload):  # counters beside op formulas: counters unless --flops-from formulas
         workload = prefer(workload, getattr(args, "flops_from", None) or "counters")
-    return analyze(workload, hws, achievable=args.achievable)
+    if not args.aggregate:
+        return analyze(workload, hws, achievable=args.achievable)
+    combined = aggregate(workload)
+    a = analyze(combined, hws, achievable=args.achievable)
+    launches = analyze(workload, hws, achievable=args.achievable)  # a launch above its roof must not vanish
+    hidden = [f"{hw.id}: {g.count:,} kernel(s) with {g.help[0].lower()}{g.help[1:]} Run without --aggregate to see "
+              "them." for hw in hws if (g := combined_away(launches, a, hw.id)) is not None]
+    if not hidden:
+        return a
+    return analyze(replace(combined, warnings=(*combined.warnings, *hidden)), hws, achievable=args.achievable)
 
 
 def detected_devices(cat: Catalog, workload: Workload) -> list[Hardware]:

@@ -27,7 +27,7 @@ from .devices import (
     links_frame,
     sources_frame,
 )
-from .flags import FLAG_HELP, FlagGroup, flag_groups
+from .flags import FLAG_HELP, FlagGroup, combined_away, flag_groups
 from .kernels import (
     CHOICE_LIMIT,
     KERNEL_COLUMNS,
@@ -64,7 +64,7 @@ from .summary import (
 
 __all__ = [
     "CHOICE_LIMIT", "FLAG_HELP", "KERNEL_COLUMNS", "MICRO_KERNEL_S", "ChartGaps", "FlagGroup", "Metric",
-    "bound_kind_shares", "ceilings_frame", "chart_gaps", "collect_commands", "combine_launches", "comparison_frame",
+    "bound_kind_shares", "ceilings_frame", "chart_gaps", "collect_commands", "combine_launches", "combined_away", "comparison_frame",
     "count_of", "count_text", "coverage_counts", "data_movement", "device_label", "device_order", "effective_catalog", "filter_kernels",
     "flag_codes", "flag_groups", "hardware_comparison", "kernel_choices", "kernel_counts", "kernel_detail",
     "kernel_table", "levels_frame", "links_frame", "micro_kernel_note", "note_and_script", "overview_metrics", "plural",

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..analyze import Analysis
-from ..counting import kernel_codes, kernel_counts
-from ..roofline import FLAG_CODES
+from ..counting import KERNEL_KEYS, kernel_codes, kernel_counts
+from ..roofline import FLAG_CODES, Flag
 from .kernels import subset, time_key
 
 #: one sentence per flag code, for the Overview's grouping
@@ -32,6 +33,7 @@ class FlagGroup:
     count: int
     help: str
     examples: tuple[tuple[str, str], ...]  #: (kernel name, the engine's message), the longest-running first
+    combined_away: bool = False  #: seen in single launches only: combining them with the kernel's others hides it
 
 
 def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagGroup]:
@@ -67,3 +69,40 @@ def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagG
                                         "level-not-on-device", "missing-bytes", "missing-flops", "zero-time",
                                         "missing-time"])}
     return sorted(out, key=lambda g: rank.get(g.code, 99))
+
+
+def _identities(frame: pd.DataFrame, rows: np.ndarray) -> list[tuple[str, ...]]:
+    """Each row's kernel (:data:`roofcore.counting.KERNEL_KEYS`, a missing value as ``""``), comparable across
+    frames: a combined workload's rows and the launches they sum."""
+    keys = [k for k in KERNEL_KEYS if k in frame.columns]
+    cols = [frame[k].to_numpy(dtype=object)[rows] for k in keys]
+    return [tuple("" if v is None or v != v else str(v) for v in vals) for vals in zip(*cols, strict=True)]
+
+
+def combined_away(launches: Analysis, combined: Analysis, hw_id: str, examples: int = 3) -> FlagGroup | None:
+    """Launches above their roof on ``hw_id`` whose kernel's combined row is not: summed with the kernel's other
+    launches they fall under the roof, and the contradiction (an input is wrong) would go unseen. ``launches``:
+    the workload as read; ``combined``: the same with repeated launches combined, on the same devices. None where
+    combining hides nothing."""
+    above = np.flatnonzero((launches.result(hw_id).flags & int(Flag.ABOVE_ROOF)) != 0)
+    if not len(above):
+        return None
+    rows = np.flatnonzero((combined.result(hw_id).flags & int(Flag.ABOVE_ROOF)) != 0)
+    flagged = set(_identities(combined.workload.frame, rows))
+    hidden = np.array([r for r, ident in zip(above, _identities(launches.workload.frame, above), strict=True)
+                       if ident not in flagged], dtype=np.int64)
+    if not len(hidden):
+        return None
+    key = time_key(launches, hw_id)
+    hidden = hidden[np.argsort(-key[hidden], kind="stable")]
+    _, first = np.unique(kernel_codes(launches.workload.frame)[hidden], return_index=True)  # a kernel's longest
+    picks = hidden[np.sort(first)][:examples]
+    tab = subset(launches, picks).table(hw_id, messages=True)
+    ex = tuple((str(rec["name"]), next((f["message"] for f in rec["flags"] if f["code"] == "above-roof"), ""))
+               for _, rec in tab.iterrows())
+    mask = np.zeros(len(launches.workload), dtype=bool)
+    mask[hidden] = True
+    kernels, count = kernel_counts(launches.workload.frame, mask)
+    return FlagGroup("above-roof", kernels, f"{count:,} single launch(es) faster than the roofline allows: an input "
+                     "is wrong. Combined with the kernel's other launches they fall under the roof, so the combined "
+                     "rows carry no flag.", ex, combined_away=True)
