@@ -20,14 +20,17 @@ w = a.workload
 timed = a.timed  # a measured time > 0, as the summary's "missing time" counts
 # counted as the sidebar counts (kernels and launches, whether or not launches are combined for the analysis)
 entry = state.workload()
+with_time = views.count_of(w, timed)  # "1 of 38 kernels" has, "21 of 38 kernels" have
 timing = ("no measured times: every number is a roofline bound" if not timed.any() else
           "every kernel has a measured time" if timed.all() else
-          f"{views.count_of(w, timed)} have a measured time")
+          f"{with_time} {'has' if with_time.startswith('1 of ') else 'have'} a measured time")
 st.caption(f"**{escape_message(w.name)}** · {counted(entry)} from "
            + (escape_message(", ".join(w.sources)) or "memory") + f" · {timing}"
            + (" · achievable roofs" if a.achievable else " · theoretical roofs"))
 if w.runtime is not None:  # queue packets and API rows the files listed among their kernels: shown once, here
     st.caption(escape_message(views.runtime_line(w.runtime)))
+for note in (x for x in w.warnings if x not in entry["workload"].warnings):  # what combining the launches says
+    message("info", note[0].upper() + note[1:] + ".")
 
 
 def cached(fn, hw_id: str):

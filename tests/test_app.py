@@ -444,3 +444,14 @@ def test_combining_never_hides_a_launch_above_its_roof():
     at.sidebar.toggle(key="combine").set_value(False).run()
     labels = [e.label for e in at.expander]
     assert any(lb == f"`above-roof` × 1 — {views.FLAG_HELP['above-roof']}" for lb in labels), labels
+
+
+def test_the_overview_says_when_combining_keeps_a_kernel_in_two_rows():
+    """Launches whose time is unknown are not summed with the kernel's timed ones (the sum would be a bound): the
+    combined workload keeps two rows, and the Overview says so (the import notes show the file's own warnings)."""
+    data = b"name,count,flops,bytes,time_us\nk,1,1e9,1e6,5\nk,1,1e9,1e6,\nk,1,1e9,1e6,7\n"
+    at = goto(upload(start(), ("untimed.csv", data)), "pages/overview.py")
+    assert any(x.startswith("Combining repeated launches: 1 kernel(s) keep more than one row") for x in said(at.info))
+    assert "1 of 1 kernel has a measured time" in at.caption[0].value  # one kernel: "has"
+    at.sidebar.toggle(key="combine").set_value(False).run()
+    assert not any(x.startswith("Combining repeated launches") for x in said(at.info))
