@@ -131,8 +131,9 @@ def _rows_console(lines: list[str], start: int) -> tuple[list[str], list[tuple[i
     return header, rows
 
 
-def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list[str]]], str]:
-    """Header and rows of the kernel summary, whichever layout; a specific error when there is none."""
+def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list[str]]], str, int | None]:
+    """Header, rows and layout of the kernel summary, and the line (from 1) where another kernel summary starts
+    below it (:func:`_second_table`), else None; a specific error when there is none."""
     lines = text.split("\n")
     # where the kernel report starts, when the output names its reports
     begin = 0
@@ -158,7 +159,7 @@ def _find_table(text: str, source: str) -> tuple[list[str], list[tuple[int, list
             continue
         rows = (_rows_csv if layout == "csv" else _rows_console)(lines, i)[1]
         if kernel:
-            return header, rows, layout
+            return header, rows, layout, _second_table(lines, rows[-1][0]) if rows else None
         first_other = header, [r[-1] for _, r in rows[:20] if r]
     others = [r for r in reports if r not in _KERNEL_REPORTS]
     if others:
@@ -191,9 +192,9 @@ def _header_at(lines: list[str], i: int, other_csv: bool = False) -> tuple[list[
     return None
 
 
-def _second_table(text: str, after: int) -> int | None:
-    """The line of another kernel summary's header after line ``after`` (two exports joined), or None."""
-    lines = text.split("\n")
+def _second_table(lines: list[str], after: int) -> int | None:
+    """The line (from 1) of another kernel summary's header after line index ``after`` (two exports joined), or
+    None."""
     for i in range(after, len(lines)):
         found = _header_at(lines, i)
         if found is not None and _is_kernel_header(found[0]):
@@ -250,7 +251,7 @@ def _numeric(cell: str) -> bool:
 def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
     """Read an Nsight Systems kernel summary into time-only rows (one per kernel name)."""
     text = check_text(data, source)
-    header, rows, layout = _find_table(text, source)
+    header, rows, layout, again = _find_table(text, source)
     cols = _columns(header)
     per_s = TIME_UNITS.get((_unit(header, cols["total"]) or "ns").lower())
     if per_s is None:
@@ -277,7 +278,6 @@ def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Wo
     if len(gpus) > 1:
         meta["devices"] = ", ".join(gpus)
     warnings = _summary_warnings(names)
-    again = _second_table(text, rows[-1][0]) if rows else None
     if again is not None:
         warnings.append(f"another kernel summary starts at line {again:,} (two exports joined?) and was not read: "
                         "load each export as its own file.")
