@@ -84,7 +84,7 @@ def analysis_of_args(args: argparse.Namespace) -> Analysis:
               "them." for hw in hws if (g := combined_away(launches, a, hw.id)) is not None]
     if not hidden:
         return a
-    return analyze(replace(combined, warnings=(*combined.warnings, *hidden)), hws, achievable=args.achievable)
+    return replace(a, workload=replace(combined, warnings=(*combined.warnings, *hidden)))  # the same roofline
 
 
 def detected_devices(cat: Catalog, workload: Workload) -> list[Hardware]:
