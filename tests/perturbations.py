@@ -355,14 +355,15 @@ ACCENTS = " µs·é"
 
 def accented(d: Doc) -> Doc | None:
     """Every kernel name with letters outside ASCII that Windows-1252 holds (a user's note, a spreadsheet's
-    autocorrect), as UTF-8 without a BOM: the twin :func:`code_page` is compared with."""
-    if d.kind != "csv" or not _readable(d) or not _name_columns(d):
+    autocorrect), as UTF-8 without a BOM; with ``cp1252=True`` it is the same table saved by a spreadsheet on
+    Windows as "CSV"."""
+    cols = _name_columns(d) if d.kind == "csv" else []
+    if not cols or not _readable(d):
         return None
     try:
         "".join(d.lines).encode("cp1252")
     except UnicodeEncodeError:  # letters that code page lacks (a console's ✓): no spreadsheet saved it so
         return None
-    cols = _name_columns(d)
 
     def row_fn(i: int, row: list[Cell]) -> list[Cell]:
         if not _looks_like_header(row):  # the table's header, or another table's further down
@@ -372,12 +373,6 @@ def accented(d: Doc) -> Doc | None:
         return row
 
     return replace(d.map_rows(row_fn), bom=False)
-
-
-def code_page(d: Doc) -> Doc | None:
-    """:func:`accented` saved by a spreadsheet on Windows as "CSV": Windows-1252, not UTF-8."""
-    twin = accented(d)
-    return None if twin is None else replace(twin, cp1252=True)
 
 
 def _quoted_for(sep: str) -> Callable[[str], str]:
