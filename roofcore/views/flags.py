@@ -36,6 +36,18 @@ class FlagGroup:
     combined_away: bool = False  #: seen in single launches only: combining them with the kernel's others hides it
 
 
+def _longest_each(rows: np.ndarray, key: np.ndarray, kid: np.ndarray, n: int) -> np.ndarray:
+    """Up to ``n`` of ``rows``, one per kernel (``kid``), each kernel's longest by ``key``, the longest first."""
+    rows = rows[np.argsort(-key[rows], kind="stable")]
+    _, first = np.unique(kid[rows], return_index=True)
+    return rows[np.sort(first)][:n]
+
+
+def _message(rec: pd.Series, code: str) -> tuple[str, str]:
+    """A table record's kernel name and the engine's message for flag ``code``."""
+    return str(rec["name"]), next((f["message"] for f in rec["flags"] if f["code"] == code), "")
+
+
 def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagGroup]:
     """Flags on one device grouped by code, with counts and the engine's messages for a few kernels each."""
     r = analysis.result(hw_id)
@@ -45,9 +57,7 @@ def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagG
     for bit, code in FLAG_CODES.items():
         rows = np.flatnonzero((r.flags & int(bit)) != 0)
         if len(rows):
-            rows = rows[np.argsort(-key[rows], kind="stable")]
-            _, first = np.unique(kid[rows], return_index=True)  # one example per kernel, its longest launch
-            picks[code] = rows[np.sort(first)][:examples]
+            picks[code] = _longest_each(rows, key, kid, examples)  # one example per kernel, its longest launch
     if not picks:
         return []
     order = np.unique(np.concatenate(list(picks.values())))
@@ -58,12 +68,8 @@ def flag_groups(analysis: Analysis, hw_id: str, examples: int = 3) -> list[FlagG
         if code not in picks:
             continue
         count = kernel_counts(analysis.workload.frame, (r.flags & int(bit)) != 0)[0]  # kernels, as every page counts
-        ex = []
-        for row in picks[code]:
-            rec = tab.iloc[pos[int(row)]]
-            msg = next((f["message"] for f in rec["flags"] if f["code"] == code), "")
-            ex.append((str(rec["name"]), msg))
-        out.append(FlagGroup(code, count, FLAG_HELP.get(code, ""), tuple(ex)))
+        ex = tuple(_message(tab.iloc[pos[int(row)]], code) for row in picks[code])
+        out.append(FlagGroup(code, count, FLAG_HELP.get(code, ""), ex))
     # attention first: wrong inputs, then performance problems, then missing data
     rank = {c: i for i, c in enumerate(["above-roof", "far-below-roofs", "tiny-kernel", "no-ceiling",
                                         "level-not-on-device", "missing-bytes", "missing-flops", "zero-time",
@@ -93,13 +99,9 @@ def combined_away(launches: Analysis, combined: Analysis, hw_id: str, examples: 
                        if ident not in flagged], dtype=np.int64)
     if not len(hidden):
         return None
-    key = time_key(launches, hw_id)
-    hidden = hidden[np.argsort(-key[hidden], kind="stable")]
-    _, first = np.unique(kernel_codes(launches.workload.frame)[hidden], return_index=True)  # a kernel's longest
-    picks = hidden[np.sort(first)][:examples]
+    picks = _longest_each(hidden, time_key(launches, hw_id), kernel_codes(launches.workload.frame), examples)
     tab = subset(launches, picks).table(hw_id, messages=True)
-    ex = tuple((str(rec["name"]), next((f["message"] for f in rec["flags"] if f["code"] == "above-roof"), ""))
-               for _, rec in tab.iterrows())
+    ex = tuple(_message(rec, "above-roof") for _, rec in tab.iterrows())
     mask = np.zeros(len(launches.workload), dtype=bool)
     mask[hidden] = True
     kernels, count = kernel_counts(launches.workload.frame, mask)
