@@ -95,11 +95,15 @@ def combined_away(launches: Analysis, combined: Analysis, hw_id: str, examples: 
         return None
     rows = np.flatnonzero((combined.result(hw_id).flags & int(Flag.ABOVE_ROOF)) != 0)
     flagged = set(_identities(combined.workload.frame, rows))
-    hidden = np.array([r for r, ident in zip(above, _identities(launches.workload.frame, above), strict=True)
-                       if ident not in flagged], dtype=np.int64)
+    # one identity per kernel, not per launch (a million launches can be above their roofs, of a few kernels)
+    kid = kernel_codes(launches.workload.frame)
+    codes, first = np.unique(kid[above], return_index=True)
+    shown = np.isin(kid[above], codes[[ident in flagged for ident in _identities(launches.workload.frame,
+                                                                                   above[first])]])
+    hidden = above[~shown]
     if not len(hidden):
         return None
-    picks = _longest_each(hidden, time_key(launches, hw_id), kernel_codes(launches.workload.frame), examples)
+    picks = _longest_each(hidden, time_key(launches, hw_id), kid, examples)
     tab = subset(launches, picks).table(hw_id, messages=True)
     ex = tuple(_message(rec, "above-roof") for _, rec in tab.iterrows())
     mask = np.zeros(len(launches.workload), dtype=bool)
