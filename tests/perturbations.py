@@ -451,7 +451,7 @@ def sorted_by_name(d: Doc) -> Doc | None:
     if d.kind != "csv":
         return None
     name = next(iter(_name_columns(d)), None)
-    end = next((i for i in range(d.header + 1, d.last + 1) if len(cells(d.lines[i])) < 2), d.last + 1)
+    end = _table_end(d)
     if name is None or end - d.header < 3:
         return None
 
@@ -464,6 +464,37 @@ def sorted_by_name(d: Doc) -> Doc | None:
     if rows == list(d.lines[d.header + 1:end]):
         return None
     return replace(d, lines=(*d.lines[:d.header + 1], *rows, *d.lines[end:]))
+
+
+def _table_end(d: Doc) -> int:
+    """The line after the table's first run of rows: its first line of fewer than two fields (another report below
+    it stays where it is)."""
+    return next((i for i in range(d.header + 1, d.last + 1) if len(cells(d.lines[i])) < 2), d.last + 1)
+
+
+def _between_rows(d: Doc, line: Callable[[Doc], str]) -> Doc | None:
+    """``line(d)`` inserted half-way down the table, between two of its rows."""
+    if d.kind != "csv":
+        return None
+    end = _table_end(d)
+    if end - d.header < 3:
+        return None
+    at = (d.header + 1 + end) // 2
+    lines, ends = list(d.lines), list(d.ends)
+    lines.insert(at, line(d))
+    ends.insert(at, d.ends[at - 1] or "\n")
+    return replace(d, lines=tuple(lines), ends=tuple(ends), last=d.last + 1)
+
+
+def blank_line(d: Doc) -> Doc | None:
+    """An empty line between two rows of the table: an editor's stray Return, or rows pasted from two places."""
+    return _between_rows(d, lambda d: "")
+
+
+def empty_row(d: Doc) -> Doc | None:
+    """A row of empty fields between two rows of the table: a spreadsheet's blank row (a row whose content was
+    deleted) saved as commas."""
+    return _between_rows(d, lambda d: "," * (d.width() - 1))
 
 
 _FIGURE = re.compile(r"^[+-]?[\d,]*\.?\d+([eE][+-]?\d+)?$")
@@ -524,4 +555,4 @@ PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
                             double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name, padded_columns,
-                            trailing_commas)}
+                            trailing_commas, blank_line, empty_row)}

@@ -102,6 +102,22 @@ def test_batch_log_reads_only_the_kernel_table():
                           "sm__sass_thread_inst_executed_op_ffma_pred_on.sum,... (see `roofline formats`).")
 
 
+@pytest.mark.parametrize(("name", "row", "gap"), [
+    ("console.txt", "      8.8", "\n"), ("batch_log.out", "     16.0", "\n\n"), ("stats_stdout_csv.txt", "25.0,", "\n"),
+    ("kern_sum.csv", None, "  \n")])
+def test_blank_lines_between_rows_do_not_end_the_table(name, row, gap):
+    """An editor's stray Return, or rows pasted from two places, leave blank lines inside the kernel table: the
+    rows below them are read too (before, the table ended there, without a word). Where the next report follows a
+    blank line, the table still ends there (the batch log, the several-report stdout)."""
+    text = (DATA / name).read_text(encoding="utf-8")
+    lines = text.split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(row)) if row else len(lines) // 2
+    gapped = "\n".join(lines[:at]) + "\n" + gap + "\n".join(lines[at:])
+    alone, w = ingest.read(DATA / name), ingest.read(gapped.encode(), name=name)
+    assert len(alone) >= 2 and col(w, "name") == col(alone, "name") and col(w, "time_s") == col(alone, "time_s")
+    assert col(w, "count") == col(alone, "count")
+
+
 def test_batch_log_detected_with_the_tables_far_below():
     """detect() sees the first 64 KiB: a log whose reports start later is known by the capture's own lines."""
     text = (DATA / "batch_log.out").read_text(encoding="utf-8")

@@ -97,17 +97,54 @@ def _reports(text: str) -> list[str]:
     return [next(g for g in m.groups() if g) for m in _REPORT.finditer(text)]
 
 
+def _csv_cells(line: str) -> list[str]:
+    try:
+        return next(csv.reader((line,)))
+    except (csv.Error, StopIteration):
+        return [line]
+
+
+def _csv_ends(line: str) -> bool:
+    """Whether a CSV table's line is no row of it: another header, or nsys's own lines between reports."""
+    return bool(_CSV_HEADER.match(line)) or line.startswith(("Processing ", "[", "SKIPPED", "**"))
+
+
+def _goes_on(lines: list[str], i: int, header: list[str], cut: Callable[[str], list[str]],
+             ends: Callable[[str], bool]) -> int | None:
+    """Where the table goes on after the blank lines from index ``i``, else None. A blank line ends a table in a
+    batch log (the next report follows), but a spreadsheet or an editor also leaves one between rows: the table goes
+    on where the next line is a kernel row of it, as wide as the header with numbers in its time and count."""
+    cols = _columns(header)
+    if not {"total", "instances", "name"} <= set(cols):
+        return None
+    j = i
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    if j == len(lines) or ends(lines[j]):
+        return None
+    row = cut(lines[j])
+    if len(row) != len(header) or not row[cols["name"]].strip():
+        return None
+    numbers = (row[cols["total"]], row[cols["instances"]])
+    return j if all(c.strip() and is_quantity(c) for c in numbers) else None
+
+
 def _rows_csv(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    header = next(csv.reader((lines[start],)))
+    header = _csv_cells(lines[start])
     rows = []
-    for i in range(start + 1, len(lines)):
+    i = start + 1
+    while i < len(lines):
         line = lines[i]
-        if not line.strip() or _CSV_HEADER.match(line) or line.startswith(("Processing ", "[", "SKIPPED", "**")):
+        if not line.strip():
+            on = _goes_on(lines, i, header, _csv_cells, _csv_ends)
+            if on is None:
+                break
+            i = on
+            continue
+        if _csv_ends(line):
             break
-        try:
-            rows.append((i + 1, next(csv.reader((line,)))))
-        except (csv.Error, StopIteration):
-            rows.append((i + 1, [line]))
+        rows.append((i + 1, _csv_cells(line)))
+        i += 1
     return header, rows
 
 
@@ -119,15 +156,23 @@ def _console_cut(rule: str) -> Callable[[str], list[str]]:
 
 
 def _rows_console(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """Fixed-width table (:func:`_console_cut`)."""
+    """Fixed-width table (:func:`_console_cut`); blank lines as in :func:`_rows_csv`."""
     cut = _console_cut(lines[start + 1])
     header = cut(lines[start])
     rows = []
-    for i in range(start + 2, len(lines)):
+    i = start + 2
+    while i < len(lines):
         line = lines[i]
-        if not line.strip() or _REPORT.search(line):
+        if not line.strip():
+            on = _goes_on(lines, i, header, cut, lambda ln: bool(_REPORT.search(ln) or _CONSOLE_HEADER.match(ln)))
+            if on is None:
+                break
+            i = on
+            continue
+        if _REPORT.search(line):
             break
         rows.append((i + 1, cut(line)))
+        i += 1
     return header, rows
 
 

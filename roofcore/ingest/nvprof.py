@@ -106,8 +106,8 @@ _KINDS: dict[str, dict[str, Callable[[str], bool] | None]] = {
 
 
 def _table(text: str, header: Header, source: str) -> tuple[list[str], list[list[str]], list[int]]:
-    """``(header fields, data rows, their line numbers)``: the table from its header on, ``==<pid>==`` lines and
-    program output (lines of another width) left out."""
+    """``(header fields, data rows, their line numbers)``: the table from its header on, ``==<pid>==`` lines,
+    program output (lines of another width) and rows of empty fields left out."""
     m = header.search(text)
     if m is None:
         raise InputError(where=source, expected="an nvprof --csv table", found="no nvprof header",
@@ -124,7 +124,8 @@ def _table(text: str, header: Header, source: str) -> tuple[list[str], list[list
                          hint="export again with nvprof --csv; the columns are read by name.")
     kinds = [_KINDS[header.pattern].get(c, _any) for c in head]
     rows = [refit(r, kinds) or r if len(r) > len(head) else r for r in rows]  # names holding unquoted commas
-    keep = [i for i, r in enumerate(rows) if i and len(r) == len(head) and r != head]
+    # a row of empty fields is a spreadsheet's blank row, not a kernel
+    keep = [i for i, r in enumerate(rows) if i and len(r) == len(head) and r != head and any(c.strip() for c in r)]
     return head, [rows[i] for i in keep], [numbered[i][0] for i in keep]
 
 
