@@ -466,6 +466,15 @@ def sorted_by_name(d: Doc) -> Doc | None:
     return replace(d, lines=(*d.lines[:d.header + 1], *rows, *d.lines[end:]))
 
 
+def sep_hint(d: Doc) -> Doc | None:
+    """``sep=,`` on a line of its own above everything: the hint that makes a spreadsheet in a semicolon locale
+    split a comma file, written by scripts that prepare a file for one."""
+    if d.kind != "csv":
+        return None
+    return replace(d, lines=("sep=,", *d.lines), ends=(d.ends[0] or "\n", *d.ends), header=d.header + 1,
+                   last=d.last + 1)
+
+
 def _table_end(d: Doc) -> int:
     """The line after the table's first run of rows: its first line of fewer than two fields (another report below
     it stays where it is)."""
@@ -555,4 +564,4 @@ PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
                             double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name, padded_columns,
-                            trailing_commas, blank_line, empty_row)}
+                            trailing_commas, blank_line, empty_row, sep_hint)}

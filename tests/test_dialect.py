@@ -4,6 +4,8 @@ utf16, tabs_utf16, semicolons); these are the rules themselves and the cases a p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import roofcore
@@ -95,6 +97,30 @@ def test_utf16_that_does_not_decode_says_so():
     with pytest.raises(InputError) as e:
         roofcore.read(data, name="inv.csv")
     assert "UTF-16" in str(e.value) and "save the file again as UTF-8" in str(e.value)
+
+
+@pytest.mark.parametrize(("sep", "hint", "number"), [
+    (",", "sep=,", str), (";", "SEP=;", lambda v: v.replace(".", ",")), ("\t", "sep=\t", str), (",", "\ufeffsep=,", str)])
+def test_a_spreadsheets_separator_hint_is_a_blank_line(sep, hint, number):
+    """``sep=;`` above the table tells a spreadsheet the separator; it holds no data, so it becomes a blank line:
+    the table reads as without it, and a message's line number is still the file's."""
+    text = hint + "\r\n" + inventory(sep, number).replace("\n", "\r\n")
+    assert numbers(roofcore.read(text.encode(), name="inv.csv")) == BASE
+    out, _ = canonical(text.encode(), "inv.csv")
+    assert out.decode().lstrip("\ufeff").split("\n")[0] in ("", "\r")
+
+
+def test_after_a_separator_hint_line_numbers_are_the_files():
+    table = (Path(__file__).parent / "data" / "nsys" / "kern_sum.csv").read_text() + "5.9,bad,50,1,1,1,1,1,oops\n"
+    w = roofcore.read(("sep=,\n" + table).encode(), name="kern_sum.csv")
+    assert len(w) == 3 and [s.row for s in w.skipped] == ["line 6"]
+
+
+def test_a_sep_line_within_the_text_is_data():
+    """Only the first line is a hint: ``sep=,`` further down is left to the parser."""
+    data = ("# note\nsep=,\n" + inventory()).encode()
+    out, notes = canonical(data, "f")
+    assert out is data and not notes
 
 
 def test_lone_carriage_returns_end_lines():

@@ -16,6 +16,9 @@ The classes, each seen in files users hand in, each handled for every text forma
 * empty fields right of the table: a spreadsheet pads every row, the header's included, to its widest one (a note
   typed beside the table, or a cell once used there, adds ``,,`` to each line), and some scripts end each row with
   a comma; columns without a name were refused, or glued to the kernel name;
+* a first line ``sep=;`` (or ``sep=,``, ``sep=\t``): the hint that tells a spreadsheet which character separates
+  the fields, written by scripts that prepare a file for one; the line holds no data and becomes a blank one (line
+  numbers stay the file's), and the separator is found as in any other table;
 * a legacy single-byte code page: a spreadsheet on Windows saves "CSV" in Windows-1252 (``µ`` is the byte 0xB5,
   ``é`` 0xE9), and so does an editor saving "ANSI"; a name or a path with such a letter made the file "not UTF-8".
   Text that is not UTF-8, holds no UTF-8 character at all (only ASCII and stray high bytes) and is not JSON (which
@@ -55,6 +58,8 @@ _LETTER = re.compile(r"[A-Za-z]")
 _ALONE_NUMBER = re.compile(r"^[+-]?\d+([.,]\d+)?$")
 _LINES = 200  #: lines of the head searched for a table's header
 _SEP_NAMES = {"\t": "tab", ";": "semicolon"}
+#: a spreadsheet's separator hint on the first line (after a byte-order mark): ``sep=;``
+_SEP_HINT = re.compile(r"^(\ufeff?)sep=[^\r\n]?(?=[\r\n])", re.I)
 
 
 _COMMA_NUMBER = re.compile(r"^([+-]?)(\d{1,3}(?:\.\d{3})+|\d+),(\d+)([eE][+-]?\d+)?$")
@@ -276,8 +281,8 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
     (the first ``2 * HEAD`` bytes, cut anywhere).
 
     ``data`` comes back itself (a map stays a map) unless it is UTF-16 or Windows-1252, ends lines with ``\\r``
-    alone or with ``\\r\\r\\n``, is a tab- or semicolon-separated table, or one whose rows end in empty fields
-    beyond its header's names. Other bytes that are not UTF-8 stay as they were, for the parser's message."""
+    alone or with ``\\r\\r\\n``, starts with a ``sep=`` hint, is a tab- or semicolon-separated table, or one whose
+    rows end in empty fields beyond its header's names. Other bytes that are not UTF-8 stay as they were, for the parser's message."""
     text = _to_text(data, label, partial)
     if text is None and b"\x00" in bytes(data[:8192]):
         return data, ()  # binary: the registry refuses it with its own message
@@ -287,16 +292,21 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
         text = legacy[0]
         notes.append(legacy[1])
     head = text[:HEAD] if text is not None else bytes(data[:HEAD]).decode("utf-8", errors="surrogateescape")
+    hint = _SEP_HINT.match(head) is not None
+    if hint:
+        head = _SEP_HINT.sub(r"\1", head, count=1)
     lone_cr = "\r" in head and "\n" not in head
     double_cr = "\r\r\n" in head
     lines_of = head.replace("\r", "\n") if lone_cr else head
     table = _table_head(lines_of)
     sep = table[0] if table is not None and table[0] != "," else None
     pad = table is not None and (table[3] > table[2] or (sep is None and _padded(lines_of, table[1], table[2])))
-    if text is None and not lone_cr and not double_cr and sep is None and not pad:
+    if text is None and not lone_cr and not double_cr and sep is None and not pad and not hint:
         return data, ()
     if text is None:
         text = bytes(data[: 2 * HEAD] if partial else data).decode("utf-8", errors="surrogateescape")
+    if hint:
+        text = _SEP_HINT.sub(r"\1", text, count=1)
     if lone_cr:
         text = text.replace("\r", "\n")
     elif double_cr:

@@ -112,21 +112,18 @@ def _csv_ends(line: str) -> bool:
 def _goes_on(lines: list[str], i: int, header: list[str], cut: Callable[[str], list[str]],
              ends: Callable[[str], bool]) -> int | None:
     """Where the table goes on after the blank lines from index ``i``, else None. A blank line ends a table in a
-    batch log (the next report follows), but a spreadsheet or an editor also leaves one between rows: the table goes
-    on where the next line is a kernel row of it, as wide as the header with numbers in its time and count."""
+    batch log (the next report follows), but an editor also leaves one between rows: the table goes on where the
+    next line is a kernel row of it, as wide as the header, with numbers in its time and count."""
     cols = _columns(header)
     if not {"total", "instances", "name"} <= set(cols):
         return None
     j = i
     while j < len(lines) and not lines[j].strip():
         j += 1
-    if j == len(lines) or ends(lines[j]):
-        return None
-    row = cut(lines[j])
+    row = cut(lines[j]) if j < len(lines) and not ends(lines[j]) else []
     if len(row) != len(header) or not row[cols["name"]].strip():
         return None
-    numbers = (row[cols["total"]], row[cols["instances"]])
-    return j if all(c.strip() and is_quantity(c) for c in numbers) else None
+    return j if all(c.strip() and is_quantity(c) for c in (row[cols["total"]], row[cols["instances"]])) else None
 
 
 def _rows_csv(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
