@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import levels, page, pairing, state, tables
+from app import combined, levels, page, pairing, state, tables
 from app.markdown import escape_message
 from app.memo import remember
 from app.messages import message
@@ -30,6 +30,8 @@ groups = f3.multiselect("Group", sorted(g for g in table["Group"].unique() if g)
                         disabled=not table["Group"].astype(bool).any())
 text = f4.text_input("Name contains", key="k_text", placeholder="e.g. gemm")
 
+if hidden := combined.note(a):  # an above-roof launch inside a combined row: its flag is not in this table
+    message("warning", hidden)
 shown = views.filter_kernels(table, bounds=bounds, flags=flags, groups=groups, text=text)
 note = views.table_note(a, shown, tables.TABLE_ROW_LIMIT)  # kernels, as the sidebar counts them
 if len(shown) > tables.TABLE_ROW_LIMIT:

@@ -2,12 +2,11 @@
 
 import streamlit as st
 
-from app import page, state
+from app import combined, page, state
 from app.markdown import escape_markdown, escape_message
 from app.memo import shared
 from app.messages import message
 from app.sidebar import counted
-from app.workload import launch_analysis
 from roofcore import RoofcoreError, views
 from roofcore.analyze import coverage_text, speedup_note
 from roofcore.charts import bound_share_spec  # plain Vega-Lite: the app's first chart needs no Altair
@@ -44,12 +43,8 @@ def top(hw_id: str):
 
 def flags(hw_id: str):
     groups = views.flag_groups(a, hw_id)
-    if entry["workload"] is not w:  # launches combined for the analysis: a launch above its roof must not vanish
-        launches = launch_analysis(state.token(), entry["workload"], tuple(a.hardware), a.achievable)
-        hidden = views.combined_away(launches, a, hw_id)
-        if hidden is not None:
-            return [hidden, *groups]
-    return groups
+    hidden = combined.hidden(a, hw_id)  # launches combined: a launch above its roof must not vanish in its sum
+    return groups if hidden is None else [hidden, *groups]
 
 
 def micro(hw_id: str):

@@ -4,7 +4,7 @@ import contextlib
 
 import streamlit as st
 
-from app import levels, page, tables
+from app import combined, levels, page, tables
 from app.markdown import escape_message
 from app.memo import shared
 from app.messages import message
@@ -52,6 +52,8 @@ except RoofcoreError as e:
 
 gaps = shared("roofline.gaps", opts, lambda: views.chart_gaps(a, fig.rows))  # kernels, as the sidebar counts
 with st.container(border=True, key="roofline_area"):  # the chart area: the chart says what it leaves out
+    if hidden := combined.note(a):  # an above-roof launch inside a combined mark: drawn under the roof
+        message("warning", hidden)
     if gaps.text:
         message("info" if gaps.drawn else "warning", gaps.text, icon=":material/info:")
         # in a popover: Chromium draws a popover's content when it opens, and the page's first code block costs

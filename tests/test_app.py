@@ -446,6 +446,17 @@ def test_combining_never_hides_a_launch_above_its_roof():
     assert any(lb == f"`above-roof` × 1 — {views.FLAG_HELP['above-roof']}" for lb in labels), labels
 
 
+@pytest.mark.parametrize("path", ["pages/kernels.py", "pages/roofline.py"])
+def test_the_pages_of_combined_rows_say_a_launch_above_its_roof_is_inside_one(path):
+    """The Kernels table and the roofline show the combined rows, where the launch above its roof has no flag:
+    each says so above them, naming the device and the way to see it; launches apart, the flag is the row's."""
+    at = goto(upload(start(), ("hidden.csv", HIDDEN)), path)
+    said_ = [x for x in said(at.warning) if "single launch(es) faster than the roofline allows" in x]
+    assert len(said_) == 1 and "(h100-sxm): 1 single launch(es)" in said_[0] and "Turn off Combine repeated" in said_[0]
+    at.sidebar.toggle(key="combine").set_value(False).run()
+    assert not [x for x in said(at.warning) if "single launch(es)" in x]
+
+
 def test_the_overview_says_when_combining_keeps_a_kernel_in_two_rows():
     """Launches whose time is unknown are not summed with the kernel's timed ones (the sum would be a bound): the
     combined workload keeps two rows, and the Overview says so (the import notes show the file's own warnings)."""
