@@ -386,6 +386,49 @@ def test_real_per_pass_v1_file():
 # --------------------------------------------------------------------------------------------- rocprof v1 / v2
 
 
+def _epoch_trace(durations_ns: list[int], keep: int | None) -> bytes:
+    """A rocprofv3 kernel trace with ns-since-epoch timestamps (19 digits), each kept to ``keep`` significant
+    digits as a spreadsheet saves them (None: as written)."""
+    def saved(v: int) -> str:
+        return str(v) if keep is None else str(round(v, keep - len(str(v))))
+    rows, t = [], 1_764_000_000_123_456_789
+    for i, d in enumerate(durations_ns):
+        rows.append(f'KERNEL_DISPATCH,1,1,1,1,{i},{i},1,"k{i}(float*)",64,0,0,1,256,1,1,1024,1,1,{saved(t)},{saved(t + d)}')
+        t += d + 3_333_337
+    head = ("Kind,Agent_Id,Queue_Id,Stream_Id,Thread_Id,Dispatch_Id,Kernel_Id,Correlation_Id,Kernel_Name,"
+            "Private_Segment_Size,Group_Segment_Size,Workgroup_Size,Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,"
+            "Grid_Size,Grid_Size_X,Grid_Size_Y,Grid_Size_Z,Start_Timestamp,End_Timestamp")
+    return ("\n".join([head, *rows]) + "\n").encode()
+
+
+def test_timestamps_a_spreadsheet_kept_to_15_digits_say_how_well_each_time_is_known():
+    """A spreadsheet keeps 15 significant digits: ns since the epoch (19 digits) lose their last 4, so a duration
+    is known to ±10 µs. Durations under 100 steps (1 ms) become unknown, the longer ones keep theirs, and one
+    warning says so; the file as written reads exactly (19 digits fit an int64) and says nothing."""
+    lengths = [2_500, 40_000, 2_000_000, 5_123_457, 9_000_001, 30_000_017]
+    exact = ingest.read(_epoch_trace(lengths, None), name="kernel_trace.csv")
+    assert col(exact, "time_s") == pytest.approx([d * 1e-9 for d in lengths])
+    assert not [x for x in exact.warnings if "spreadsheet" in x]
+    w = ingest.read(_epoch_trace(lengths, 15), name="kernel_trace.csv")
+    t = col(w, "time_s")
+    assert t[:2] == [None, None] and t[2:] == pytest.approx([d * 1e-9 for d in lengths[2:]], rel=0.01)
+    said = [x for x in w.warnings if "as a spreadsheet saves" in x]
+    assert len(said) == 1 and "ends in 4 zero(s)" in said[0] and "±10,000 ns" in said[0] and "2 of 6" in said[0]
+    assert not [x for x in w.warnings if "dispatch 0 " in x]  # no per-dispatch "profile again" for these
+
+
+def test_what_counts_as_timestamps_a_spreadsheet_rounded():
+    from roofcore.ingest.rocprof_common.times import ns, rounded_step
+    epoch = np.arange(6, dtype=np.int64) * 1_000_000_000 + 1_764_000_000_123_460_000
+    assert rounded_step(epoch) == 10_000
+    assert rounded_step(epoch[:5]) == 0  # too few to tell from chance
+    assert rounded_step(epoch + 7) == 0  # one digit not zero
+    assert rounded_step(np.arange(6, dtype=np.int64) * 10 + 10**17) == 0  # 17 digits ending in one zero: a 10 ns clock
+    assert rounded_step(np.arange(6, dtype=np.int64) * 1000 + 10**15) == 0  # 16 digits: a 10 ns step is a clock's
+    ok, whole, _ = ns(np.array(["9223372036854775807", "9223372036854775808", "1764000000123456789.5"], dtype=object))
+    assert ok.tolist() == [True, False, True] and whole[0] == np.iinfo(np.int64).max
+
+
 def test_v1_results_fetch_size_is_kilobytes():
     w = load("results_v1.csv")
     assert w.formats == ("rocprof-v1",)

@@ -32,6 +32,7 @@ from perturbations import (
     PERTURBATIONS,
     Doc,
     accented,
+    fifteen_digits,
     as_scientific,
     cells,
     emit,
@@ -326,6 +327,26 @@ def test_ncu_file_cut_inside_its_last_value():
     assert [(s.row, s.reason) for s in w.skipped] == [
         ("line 55", "the file ends inside this row (a truncated copy?)")]
     assert not differences(roofcore.read_many([(data, "cut.csv")]), w)
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, marks=[] if k in FIXTURES else [pytest.mark.samples]) for k in KEYS])
+def test_timestamps_kept_to_15_digits_give_each_time_to_its_step(key):
+    """Whole numbers of more than 15 digits kept to 15 significant digits (tests/perturbations.py fifteen_digits): a
+    duration from such timestamps is known to ± one step. Where the step is 100 ns or more a warning gives it, and a
+    time under 100 steps is unknown; every other time is within two steps of the file's own."""
+    docs = list(originals(key))
+    kept = [fifteen_digits(d) for d in docs]
+    if all(k is None for k in kept):
+        pytest.skip("no whole number of more than 15 digits in these files")
+    base, got = baseline(key), read([k or d for k, d in zip(kept, docs, strict=True)])
+    said = [x for x in got.warnings if "as a spreadsheet saves" in x]
+    step = int(re.search(r"±([\d,]+) ns", said[0]).group(1).replace(",", "")) if said else 10
+    assert len(said) <= 1 and len(got) == len(base)
+    for a, b in zip(base.frame["time_s"].to_numpy(), got.frame["time_s"].to_numpy(), strict=True):
+        if np.isnan(b):
+            assert np.isnan(a) or (said and a < 100 * step * 1e-9), (a, b, said)
+        else:
+            assert abs(a - b) <= 2 * step * 1e-9 + 1e-15, (a, b, step)
 
 
 def test_spreadsheet_timestamps():

@@ -1,7 +1,9 @@
 """Kernel times from rocprof's nanosecond timestamps: exact for whole and decimal ns (also as a spreadsheet re-types
 them: thousands separators, scientific notation that kept every digit), unknown (NaN, with a warning naming the
 dispatch) for a zero, negative or missing one, or one in scientific notation that lost its last digits (FORMATS
-§0.11)."""
+§0.11). Timestamps a spreadsheet saved with its 15 significant digits (``1700000000123460000``: the last digits
+zeros) give each duration to ± one step of what is left; a duration shorter than 100 steps is then unknown, and a
+warning says so once for the file."""
 
 from __future__ import annotations
 
@@ -24,16 +26,26 @@ def ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     whole = whole_ns(texts)
     if whole is not None:
         return np.ones(len(texts), dtype=bool), whole, np.zeros(len(texts))
-    m = pd.Series(texts, dtype=object).str.extract(r"^([0-9]{1,18})(\.[0-9]*)?$")
-    ok = m[0].notna().to_numpy(dtype=bool)
+    m = pd.Series(texts, dtype=object).str.extract(r"^([0-9]{1,19})(\.[0-9]*)?$")
+    ok = m[0].notna().to_numpy(dtype=bool, copy=True)
+    ok[ok] = [_fits(t) for t in m[0][ok]]
     whole = np.zeros(len(texts), dtype=np.int64)
     whole[ok] = m[0][ok].astype(np.int64).to_numpy()
     frac = pd.to_numeric(m[1].where(m[1].notna() & (m[1] != "."), "0").radd("0"), errors="coerce")
     return ok, whole, frac.fillna(0.0).to_numpy(dtype=np.float64)
 
 
+#: the largest int64, as text: a timestamp of 19 digits (ns since the epoch, or since a boot 317 days ago) up to it
+INT64_MAX = str(np.iinfo(np.int64).max)
+
+
+def _fits(digits: str) -> bool:
+    return len(digits) < len(INT64_MAX) or (len(digits) == len(INT64_MAX) and digits <= INT64_MAX)
+
+
 def whole_ns(texts: np.ndarray) -> np.ndarray | None:
-    """Every text 1–18 ASCII digits (the usual case): their values, checked and converted at C speed; else None."""
+    """Every text 1–19 ASCII digits that fit an int64 (the usual case): their values, checked and converted at C
+    speed; else None."""
     if not len(texts):
         return None
     try:
@@ -41,9 +53,31 @@ def whole_ns(texts: np.ndarray) -> np.ndarray | None:
     except TypeError:
         return None
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    if not (joined.isascii() and joined.isdigit()) or lengths.min() < 1 or lengths.max() > 18:
+    if not (joined.isascii() and joined.isdigit()) or lengths.min() < 1 or lengths.max() > len(INT64_MAX):
+        return None
+    if lengths.max() == len(INT64_MAX) and not all(map(_fits, texts[lengths == len(INT64_MAX)])):
         return None
     return np.array(texts, dtype=np.int64)
+
+
+#: whole digits a spreadsheet keeps (Excel, LibreOffice Calc, Google Sheets: a double's 15 significant digits)
+KEPT_DIGITS = 15
+#: a duration from rounded timestamps is kept where the rounding can move it by at most 1%
+KEPT_STEPS = 100
+
+
+def rounded_step(values: np.ndarray) -> int:
+    """The step, in ns, of timestamps saved with :data:`KEPT_DIGITS` significant digits: ``10**k`` where every one
+    of 16 digits or more ends in its ``k`` digits beyond the 15th as zeros (the largest such step); 0 where some
+    does not, where fewer than six are that long (too few to tell rounding from chance), or where the step would
+    be 10 ns: a GPU whose clock ticks every 10 ns writes such timestamps itself (and a 10 ns step moves a 1 µs
+    kernel by 1% at most)."""
+    v = values[values >= 10 ** (KEPT_DIGITS + 1)]  # 17 digits and more: a step of 100 ns or more
+    if len(v) < 6 or (v % 100).any():  # ns since boot: two last digits 0 on every one is no chance
+        return 0
+    digits = KEPT_DIGITS + 2 + sum((v >= 10 ** d).astype(np.int64) for d in range(KEPT_DIGITS + 2, 19))
+    step = np.int64(10) ** (digits - KEPT_DIGITS)
+    return 0 if (v % step).any() else int(step.max())
 
 
 def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray, names: np.ndarray,
@@ -58,10 +92,20 @@ def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray,
     (s_ok, s, s_frac), (e_ok, e, e_frac) = ns(plain_numbers(s_txt)), ns(plain_numbers(e_txt))
     ok = s_ok & e_ok
     d = np.where(ok, (e - s).astype(np.float64) + (e_frac - s_frac), 0.0)
-    good = ok & (d > 0)
+    whole = ok & (s_frac == 0) & (e_frac == 0)
+    step = rounded_step(np.concatenate([s[whole], e[whole]])) if whole.all() else 0
+    coarse = ok & (np.abs(d) < KEPT_STEPS * step)  # rounding alone could make or break these
+    good = ok & (d > 0) & ~coarse
     time_s = np.where(good, d * 1e-9, np.nan)
-    bad = np.flatnonzero(~good)
+    bad = np.flatnonzero(~good & ~coarse)
     warn: list[str] = []
+    if step:
+        warn.append(f"{source}: every {cols[0]}/{cols[1]} ends in {len(str(step)) - 1} zero(s), as a spreadsheet "
+                    f"saves a number of more than {KEPT_DIGITS} digits: each duration is known to ±{step:,} ns. "
+                    + (f"{int(coarse.sum()):,} of {n:,} dispatch(es), shorter than {KEPT_STEPS * step:,} ns, have "
+                       "an unknown time; the others keep theirs (within 1%)." if coarse.any() else
+                       "Every dispatch is long enough to keep its time (within 1%).")
+                    + " Hint: use the CSV as the profiler wrote it.")
     for i in bad[:MAX_NAMED]:
         if ok[i]:
             why = f"{cols[1]} − {cols[0]} = {int(d[i]) if float(d[i]).is_integer() else round(float(d[i]), 3)} ns"
