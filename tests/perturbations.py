@@ -475,6 +475,16 @@ def sep_hint(d: Doc) -> Doc | None:
                    last=d.last + 1)
 
 
+def pandas_index(d: Doc) -> Doc | None:
+    """pandas' index as the first column: a table read with ``pd.read_csv`` and saved with ``df.to_csv(path)``,
+    which writes the index unless told ``index=False``: an empty first name, each row numbered from 0 (a units row
+    under the header is a row to pandas)."""
+    if d.kind != "csv":
+        return None
+    counter = iter(range(len(d.lines)))
+    return d.map_rows(lambda i, row: [("" if i == d.header else str(next(counter)), None), *row])
+
+
 def _fifteen(v: str) -> str | None:
     s = v.strip()
     if not (len(s) > 15 and s.isdigit()):
@@ -589,4 +599,5 @@ PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
                             double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name, padded_columns,
-                            trailing_commas, blank_line, empty_row, sep_hint)}
+                            trailing_commas, blank_line, empty_row, sep_hint,
+                            pandas_index)}

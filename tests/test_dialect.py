@@ -123,6 +123,27 @@ def test_a_sep_line_within_the_text_is_data():
     assert out is data and not notes
 
 
+@pytest.mark.parametrize(("sep", "name", "numbers"), [
+    (",", "", ["0", "1"]), (",", '""', ["3", "17"]), (",", "Unnamed: 0", ["1", "0"]), (";", "", ["0", "1"]),
+    ("\t", '"Unnamed: 0"', ["5", "2"])])
+def test_a_pandas_index_column_is_dropped(sep, name, numbers):
+    """``df.to_csv(path)`` writes pandas' index first: an empty (or ``Unnamed: 0``) name, a whole number on each
+    row, in any order once filtered or sorted. The table reads as without it."""
+    lines = inventory(sep).splitlines()
+    text = "\n".join([name + sep + lines[0], *(n + sep + ln for n, ln in zip(numbers, lines[1:], strict=True))])
+    assert numbers_of(text) == BASE
+
+
+def numbers_of(text: str) -> list[tuple]:
+    return numbers(roofcore.read(text.encode(), name="inv.csv"))
+
+
+def test_an_empty_first_name_over_rows_that_do_not_start_with_a_number_is_no_index():
+    data = b",name,count\nx,gemm,1\n"
+    out, notes = canonical(data, "f")
+    assert out is data and not notes
+
+
 def test_lone_carriage_returns_end_lines():
     w = roofcore.read(inventory().replace("\n", "\r").encode(), name="inv.csv")
     assert numbers(w) == BASE

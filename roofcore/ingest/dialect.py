@@ -40,6 +40,7 @@ import codecs
 import csv
 import io
 import re
+from typing import NamedTuple
 
 from .. import filemap
 from ..errors import InputError
@@ -108,16 +109,34 @@ def _fields(line: str, sep: str) -> list[str]:
         return []
 
 
-def _table_head(head: str) -> tuple[str, int, int, int] | None:
-    """``(separator, line, names, fields)`` of the head's first table header (three or more column names split by a
-    comma, a tab or a semicolon, tried in that order): its line number, how many column names it has and how many
-    fields (more where empty ones end it: a spreadsheet pads every row when some cell lies right of the table).
-    None for JSON, YAML, console text."""
+class _Table(NamedTuple):
+    sep: str  #: between fields
+    line: int  #: the header's line (from 0)
+    names: int  #: column names, the empty ones right of the last name left out
+    fields: int  #: fields in the header (more where empty ones end it)
+    indexed: bool  #: the first column is pandas' index (:func:`_unindexed`)
+
+
+#: the name pandas' ``to_csv`` gives its index column: none, or ``Unnamed: 0`` where the file was read back into
+#: pandas and written again
+_INDEX_NAMES = ("", "Unnamed: 0")
+_COUNT_FIELD = re.compile(r'^"?\d+"?(?:[,;\t]|$)')
+
+
+def _counted(lines: list[str], n: int) -> bool:
+    """Whether the first line below line ``n`` that holds anything starts with a whole number (an index's)."""
+    below = next((ln for ln in lines[n + 1: n + 4] if ln.strip()), "")
+    return bool(_COUNT_FIELD.match(below))
+
+
+def _table_head(head: str) -> _Table | None:
+    """The head's first table header: three or more column names split by a comma, a tab or a semicolon, tried in
+    that order, with a spreadsheet's padding (empty fields after the last name) or pandas' index column (an empty
+    first name, and rows that start with a whole number) around them. None for JSON, YAML, console text."""
     if head.lstrip("\ufeff \t\r\n")[:1] in "[{":
         return None
-    for n, line in enumerate(head.split("\n")):
-        if n >= _LINES:
-            break
+    lines = head.split("\n")
+    for n, line in enumerate(lines[:_LINES]):
         line = line.rstrip("\r").lstrip("\ufeff")
         for sep in (",", "\t", ";"):
             if sep not in line:
@@ -126,9 +145,28 @@ def _table_head(head: str) -> tuple[str, int, int, int] | None:
             named = len(fields)
             while named and not fields[named - 1].strip():
                 named -= 1
-            if _header_like(fields[:named]):
-                return sep, n, named, len(fields)
+            index = (bool(fields) and fields[0] in _INDEX_NAMES and _header_like(fields[1:named])
+                     and _counted(lines, n))
+            if index or _header_like(fields[:named]):
+                return _Table(sep, n, named, len(fields), index)
     return None
+
+
+_INDEX_HEADER = re.compile(r'^(\ufeff?)(?:"(?:Unnamed: 0)?"|(?:Unnamed: 0)?),')
+_INDEX_FIELD = re.compile(r'^"?\d+"?,', re.M)
+
+
+def _unindexed(text: str, header: int) -> str:
+    """The comma table from line ``header`` on without its first column, pandas' index: ``df.to_csv(path)`` writes
+    it unless told ``index=False``, so a profile filtered or sorted in pandas and saved comes with one. Its header
+    field goes, and the whole number that starts each row below (lines that start otherwise stay)."""
+    start = 0
+    for _ in range(header):
+        start = text.index("\n", start) + 1
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    return (text[:start] + _INDEX_HEADER.sub(r"\1", text[start:end], count=1)
+            + _INDEX_FIELD.sub("", text[end:]))
 
 
 def _padded(head: str, first: int, names: int) -> bool:
@@ -144,7 +182,7 @@ def separator(head: str) -> str | None:
     """``"\\t"`` or ``";"`` where the head's first table header is split by it (and not by commas); None for a
     comma table, JSON, YAML or console text."""
     table = _table_head(head)
-    return table[0] if table is not None and table[0] != "," else None
+    return table.sep if table is not None and table.sep != "," else None
 
 
 def _unpadded(text: str, first: int, names: int, pad: int | None) -> str:
@@ -299,9 +337,11 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
     double_cr = "\r\r\n" in head
     lines_of = head.replace("\r", "\n") if lone_cr else head
     table = _table_head(lines_of)
-    sep = table[0] if table is not None and table[0] != "," else None
-    pad = table is not None and (table[3] > table[2] or (sep is None and _padded(lines_of, table[1], table[2])))
-    if text is None and not lone_cr and not double_cr and sep is None and not pad and not hint:
+    sep = table.sep if table is not None and table.sep != "," else None
+    pad = table is not None and (table.fields > table.names
+                                 or (sep is None and _padded(lines_of, table.line, table.names)))
+    index = table is not None and table.indexed
+    if text is None and not lone_cr and not double_cr and sep is None and not pad and not hint and not index:
         return data, ()
     if text is None:
         text = bytes(data[: 2 * HEAD] if partial else data).decode("utf-8", errors="surrogateescape")
@@ -315,7 +355,9 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
     if sep is not None:
         text, decimal_commas = _commas(text, sep, label, partial)
     if pad and table is not None:
-        text = _unpadded(text, table[1], table[2], table[3] - table[2] or None)
+        text = _unpadded(text, table.line, table.names, table.fields - table.names or None)
+    if index and table is not None:
+        text = _unindexed(text, table.line)
     if decimal_commas:
         notes.append(DECIMAL_COMMA_NOTE)
     return text.encode("utf-8", errors="surrogateescape"), tuple(notes)
