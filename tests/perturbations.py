@@ -485,6 +485,26 @@ def pandas_index(d: Doc) -> Doc | None:
     return d.map_rows(lambda i, row: [("" if i == d.header else str(next(counter)), None), *row])
 
 
+_WHOLE = re.compile(r"^[+-]?\d{1,15}$")
+
+
+def pandas_floats(d: Doc) -> Doc | None:
+    """Whole numbers written as floats (``3`` → ``3.0``) in each column that also has an empty cell, as pandas
+    writes a column it read with a gap (a raw page's units row leaves the ``ID`` column one): ``pd.read_csv`` then
+    ``df.to_csv``."""
+    if d.kind != "csv":
+        return None
+    width = d.width()
+    rows = [v for v in (cells(d.lines[i]) for i in range(d.header + 1, d.last + 1)) if len(v) == width]
+    gaps = {j for j in range(width) if any(not r[j][0].strip() for r in rows)
+            and any(_WHOLE.match(r[j][0].strip()) for r in rows)
+            and all(not r[j][0].strip() or _WHOLE.match(r[j][0].strip()) or r[j][0].strip()[:1].isalpha() for r in rows)}
+    if not gaps:
+        return None
+    return d.map_rows(lambda i, row: row if i == d.header or len(row) != width else [
+        (v.strip() + ".0" if j in gaps and _WHOLE.match(v.strip()) else v, q) for j, (v, q) in enumerate(row)])
+
+
 def _fifteen(v: str) -> str | None:
     s = v.strip()
     if not (len(s) > 15 and s.isdigit()):
@@ -600,4 +620,4 @@ PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
                             double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name, padded_columns,
                             trailing_commas, blank_line, empty_row, sep_hint,
-                            pandas_index)}
+                            pandas_index, pandas_floats)}

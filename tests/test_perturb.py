@@ -7,7 +7,7 @@ spreadsheet's tab-separated UTF-16 "Unicode text" and its semicolon CSV with dec
 the table, the rows sorted by kernel name with empty cells last (a units row moves to the bottom; the rows are
 then compared in one order), empty fields right of the table (a spreadsheet's padding, the header's included,
 or a script's trailing commas), a blank line or a row of empty fields between two rows, a spreadsheet's ``sep=,`` line above the table, and
-pandas' index as a first column (``df.to_csv(path)``). Each must give the numbers the unperturbed file gives (same kernels, per
+pandas' index as a first column and whole numbers as floats in a column with a gap (``df.to_csv(path)``). Each must give the numbers the unperturbed file gives (same kernels, per
 kernel the same name, count, FLOPs, time and bytes, NaN where the original has NaN); a truncated last line loses
 exactly that row, said in a warning naming its line; a JSON trace cut short is refused with one line saying the
 file ends early, or read as far as it goes with a warning saying so (Kineto's reader keeps the complete events).

@@ -80,7 +80,8 @@ def _ids(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, bool]:
         return np.asarray(_as_numpy(pc.cast(col, pa.int64())), dtype=np.float64), True
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         col = pc.replace_substring(col, ",", "")  # "1,024" if the id was printed with a thousands separator
-        ok = pc.match_substring_regex(col, r"^\d{1,15}$")
+        # "3.0": pandas writes a column of whole numbers as floats where one cell is empty (a raw page's units row)
+        ok = pc.match_substring_regex(col, r"^\d{1,15}(\.0*)?$")
         return np.asarray(_as_numpy(pc.cast(pc.if_else(ok, col, pa.scalar(None, pa.string())), pa.float64())),
                           dtype=np.float64), False
 
