@@ -124,8 +124,10 @@ def _table(text: str, header: Header, source: str) -> tuple[list[str], list[list
                          hint="export again with nvprof --csv; the columns are read by name.")
     kinds = [_KINDS[header.pattern].get(c, _any) for c in head]
     rows = [refit(r, kinds) or r if len(r) > len(head) else r for r in rows]  # names holding unquoted commas
-    # a row of empty fields is a spreadsheet's blank row, not a kernel
-    keep = [i for i, r in enumerate(rows) if i and len(r) == len(head) and r != head and any(c.strip() for c in r)]
+    # a row of empty fields is a spreadsheet's blank row, and one whose first field is nvprof's ``==<pid>==`` line
+    # is that line as pandas writes it back (a field, the others empty): neither is a kernel
+    keep = [i for i, r in enumerate(rows) if i and len(r) == len(head) and r != head and any(c.strip() for c in r)
+            and not _NOISE.match(r[0])]
     return head, [rows[i] for i in keep], [numbered[i][0] for i in keep]
 
 
