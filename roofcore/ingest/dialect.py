@@ -19,6 +19,8 @@ The classes, each seen in files users hand in, each handled for every text forma
 * a first line ``sep=;`` (or ``sep=,``, ``sep=\t``): the hint that tells a spreadsheet which character separates
   the fields, written by scripts that prepare a file for one; the line holds no data and becomes a blank one (line
   numbers stay the file's), and the separator is found as in any other table;
+* pandas' index as the first column: a profile read into pandas, filtered or sorted, and saved with
+  ``df.to_csv(path)`` (an empty or ``Unnamed: 0`` first name over rows that start with a whole number);
 * a legacy single-byte code page: a spreadsheet on Windows saves "CSV" in Windows-1252 (``µ`` is the byte 0xB5,
   ``é`` 0xE9), and so does an editor saving "ANSI"; a name or a path with such a letter made the file "not UTF-8".
   Text that is not UTF-8, holds no UTF-8 character at all (only ASCII and stray high bytes) and is not JSON (which
@@ -319,8 +321,9 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
     (the first ``2 * HEAD`` bytes, cut anywhere).
 
     ``data`` comes back itself (a map stays a map) unless it is UTF-16 or Windows-1252, ends lines with ``\\r``
-    alone or with ``\\r\\r\\n``, starts with a ``sep=`` hint, is a tab- or semicolon-separated table, or one whose
-    rows end in empty fields beyond its header's names. Other bytes that are not UTF-8 stay as they were, for the parser's message."""
+    alone or with ``\\r\\r\\n``, starts with a ``sep=`` hint, is a tab- or semicolon-separated table, one whose
+    rows end in empty fields beyond its header's names, or one with pandas' index as its first column. Other bytes
+    that are not UTF-8 stay as they were, for the parser's message."""
     text = _to_text(data, label, partial)
     if text is None and b"\x00" in bytes(data[:8192]):
         return data, ()  # binary: the registry refuses it with its own message

@@ -106,8 +106,8 @@ _KINDS: dict[str, dict[str, Callable[[str], bool] | None]] = {
 
 
 def _table(text: str, header: Header, source: str) -> tuple[list[str], list[list[str]], list[int]]:
-    """``(header fields, data rows, their line numbers)``: the table from its header on, ``==<pid>==`` lines,
-    program output (lines of another width) and rows of empty fields left out."""
+    """``(header fields, data rows, their line numbers)``: the table from its header on, ``==<pid>==`` lines (also
+    as a row's first field), program output (lines of another width) and rows of empty fields left out."""
     m = header.search(text)
     if m is None:
         raise InputError(where=source, expected="an nvprof --csv table", found="no nvprof header",
