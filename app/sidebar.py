@@ -102,11 +102,11 @@ def _uploads(catalog: roofcore.Catalog) -> tuple[list, list, str | None]:
     """The uploader and the format override; the uploads read (or cleared), files from another GPU asked about
     (app.upload_choice). Returns the uploader's files, those read into the workload, and the format."""
     files = st.file_uploader(
-        "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"],
+        "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt", "log", "out", "zip"],
         accept_multiple_files=True, key=f"uploads_{state.UPLOADER_GEN.read()}",
         help=FORMATS_TEXT + ". Several files are read together: the files of one run (pmc_perf.csv with "
              "sysinfo.csv and roofline.csv, a kernel trace with its counters), or an nsys time summary with an "
-             "inventory, joined by kernel name.")
+             "inventory, joined by kernel name. A zip archive reads as the folder it holds.")
     formats = ["detect", *sorted(roofcore.FORMATS)]
     fmt = st.selectbox("Format", formats, key="format_override", disabled=not files,
                        format_func=lambda f: "Detect from content" if f == "detect" else f,

@@ -17,7 +17,7 @@ from roofcore.units import fmt_pct, fmt_time
 page.start("pages/compare.py", "Compare")
 hw_ids = page.devices_or_stop()
 catalog = state.catalog()
-FILE_TYPES = ["csv", "yaml", "yml", "json", "gz", "txt", "log", "out"]
+FILE_TYPES = ["csv", "yaml", "yml", "json", "gz", "txt", "log", "out", "zip"]
 
 
 st.caption("Upload the run before and the run after (any format the sidebar reads; the files of one run together), "

@@ -124,10 +124,10 @@ def test_hiptrace_odd_input_goes_to_the_stdlib_reader(data, monkeypatch):
 
 def test_whole_ns_fast_path_agrees_with_the_pattern():
     rng = np.random.default_rng(3)
-    digits = [str(v) for v in rng.integers(0, 10**17, 200)] + ["0", "007", "9" * 18]
+    digits = [str(v) for v in rng.integers(0, 10**17, 200)] + ["0", "007", "9" * 18, "1" * 19, str(2**63 - 1)]
     texts = np.array(digits, dtype=object)
     ok, whole, frac = times.ns(texts)
     assert ok.all() and whole.tolist() == [int(t) for t in digits] and not frac.any()
     assert times.whole_ns(texts) is not None
-    for odd in (["1", "2.5"], ["1", ""], ["1" * 19], ["+1"], ["1_0"], ["\u0663"], [" 1"], ["1e5"]):
+    for odd in (["1", "2.5"], ["1", ""], [str(2**63)], ["1" * 20], ["+1"], ["1_0"], ["\u0663"], [" 1"], ["1e5"]):
         assert times.whole_ns(np.array(odd, dtype=object)) is None

@@ -16,6 +16,7 @@ from ..errors import InputError, LimitError, RoofcoreError
 from ..measured import merge_measured
 from ..models import Hardware, Workload
 from .arch import infer as infer_arch
+from .archive import is_zip, members
 from .compression import GZIP_MAGIC, gunzip_bounded
 from .dialect import canonical, spreadsheet_cut
 from .frames import combine, with_rank
@@ -117,6 +118,8 @@ def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_byt
     else:  # a large file: its format detected on its head, then read whole or mapped (_opened)
         data, label, size, whole = _head(source, max_bytes, name, filemap.MAP_MIN_BYTES)
         src = source
+    if is_zip(data):  # the folder it holds
+        return read_many([(data, label) if whole else src], fmt, max_bytes=max_bytes)
     f = get_format(fmt) if fmt else detect(data, label, max_bytes)
     with _opened(_Input(src, label, f, data if whole else None, size), max_bytes) as data:
         if f.companion:
@@ -159,8 +162,8 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
     matched by a name normalised across tools (:mod:`roofcore.ingest.join`). ``pairs`` (timeline kernel name →
     counter kernel name) fixes pairs by hand where the names do not match.
     """
-    items = _expand_folders(list(sources))
     max_bytes = max_bytes or max_input_bytes()
+    items = _expand_folders(list(sources), max_bytes)
     names = [s[1] if isinstance(s, tuple) else Path(s).name for s, _ in items]
     what = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     with limits.deadline(what or "the inputs"), gcpause.paused():
@@ -188,21 +191,37 @@ def _natural(p: Path) -> list[int | str]:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", p.name)]
 
 
-def _expand_folders(sources: list[_Source]) -> list[tuple[_Source, bool]]:
-    """``(source, from a folder)`` for every input, a folder's files in its place."""
-    out: list[tuple[_Source, bool]] = []
+def _expand_folders(sources: list[_Source], max_bytes: int) -> list[tuple[_Source, str | None]]:
+    """``(source, the folder or zip archive it came from)`` for every input (None: named on its own), a folder's
+    files and a zip archive's (:mod:`.archive`) in its place."""
+    from ..catalog import display_path
+
+    out: list[tuple[_Source, str | None]] = []
     for s in sources:
         if isinstance(s, tuple) or not Path(s).is_dir():
-            out.append((s, False))
+            if _zipped(s):
+                data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
+                out += [(m, label) for m in members(data, label, max_bytes)]
+            else:
+                out.append((s, None))
             continue
         files = sorted((p for p in Path(s).iterdir() if p.is_file() and not p.name.startswith(".")), key=_natural)
         if not files:
-            from ..catalog import display_path
-
             raise InputError(where=display_path(s), text="the folder holds no files to read.",
                              hint="point at the folder of the traces themselves, or name the files.")
-        out += [(p, True) for p in files]
+        out += [(p, display_path(s)) for p in files]
     return out
+
+
+def _zipped(s: _Source) -> bool:
+    """Whether an input is a zip archive (by its first bytes, whatever its name)."""
+    if isinstance(s, tuple):
+        return is_zip(s[0])
+    try:
+        with Path(s).open("rb") as fh:
+            return is_zip(fh.read(4))
+    except OSError:
+        return False  # read as a file: its own message
 
 
 def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int = _HEAD
@@ -229,12 +248,13 @@ def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int 
     return head, name or display_path(p), size, False
 
 
-def _read_many(items: list[tuple[_Source, bool]], fmt: str | None, max_bytes: int,
+def _read_many(items: list[tuple[_Source, str | None]], fmt: str | None, max_bytes: int,
                on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
                executor: Executor | None, pairs: Mapping[str, str] | None = None) -> Workload:
     inputs: list[_Input] = []
     left_out: list[str] = []
-    for s, in_folder in items:
+    for s, within in items:
+        in_folder = within is not None
         label = s[1] if isinstance(s, tuple) else str(s)
         try:
             if isinstance(s, tuple):
@@ -280,12 +300,11 @@ def _read_many(items: list[tuple[_Source, bool]], fmt: str | None, max_bytes: in
     if not workloads and loaded and all(f.companion for _, _, f in loaded):
         raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
+    # a zip archive's files come as (bytes, name), a folder's as paths
+    holder = "zip archive" if any(within and isinstance(s, tuple) for s, within in items) else "folder"
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
-        from ..catalog import display_path
-
-        folders = ", ".join(sorted({display_path(Path(s).parent) for s, in_folder in items
-                                    if in_folder and not isinstance(s, tuple)}))
-        raise InputError(where=folders, text=f"no profile among the folder's files: {'; '.join(left_out[:3])}"
+        folders = ", ".join(sorted({within for _, within in items if within}))
+        raise InputError(where=folders, text=f"no profile among the {holder}'s files: {'; '.join(left_out[:3])}"
                          + (f" and {len(left_out) - 3} more." if len(left_out) > 3 else "."),
                          hint="point at the folder of the profiles themselves, or name the files.")
     if not workloads:
@@ -297,7 +316,7 @@ def _read_many(items: list[tuple[_Source, bool]], fmt: str | None, max_bytes: in
     if measured:
         out = replace(out, measured=merge_measured((*out.measured, *measured)))  # one device per GPU model
     if left_out:
-        out = replace(out, warnings=(*out.warnings, f"Left out {len(left_out)} file(s) of the folder that are not "
+        out = replace(out, warnings=(*out.warnings, f"Left out {len(left_out)} file(s) of the {holder} that are not "
                                      "profiles: " + "; ".join(left_out[:5])
                                      + (f" and {len(left_out) - 5} more." if len(left_out) > 5 else ".")))
     return out

@@ -1,0 +1,127 @@
+"""Zip archives read as the folders they hold (roofcore/ingest/archive.py): the CLI, ``read``, ``read_many`` and the
+app's uploader take ``run.zip`` as its files, within the input size limit, and refuse a damaged, encrypted or
+empty archive in one line."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from test_perturb import differences
+
+import roofcore
+from roofcore.cli import main
+from roofcore.errors import InputError, LimitError, RoofcoreError
+from roofcore.ingest.archive import MAX_MEMBERS, members
+
+DATA = Path(__file__).parent / "data"
+#: a rocprof-compute workload folder: counters, the GPU and its measured roofs
+FOLDER = {"workloads/vcopy/MI200/pmc_perf.csv": DATA / "rocprof" / "pmc_perf_mi200.csv",
+          "workloads/vcopy/MI200/sysinfo.csv": DATA / "rocprof" / "sysinfo_mi200.csv",
+          "workloads/vcopy/MI200/roofline.csv": DATA / "rocprof" / "roofline.csv"}
+
+
+def zipped(files: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_an_archive_of_a_run_folder_reads_as_its_files_read_together(tmp_path):
+    """The archive's files in name order, the non-profile ones left out with a warning, the Mac's and hidden
+    copies skipped: the same numbers and measured devices as the files named one by one."""
+    files = {name: path.read_bytes() for name, path in FOLDER.items()}
+    extra = {"workloads/vcopy/MI200/log.txt": b"rocprof-compute 2.0 profile mode\n",
+             "__MACOSX/workloads/._pmc_perf.csv": b"\x00\x05\x16\x07", "workloads/.DS_Store": b"\x00\x00\x00\x01"}
+    data = zipped({**extra, **files})
+    alone = roofcore.read_many(list(FOLDER.values()))
+    for got in (roofcore.read_many([(data, "run.zip")]), roofcore.read(data, name="run.zip")):
+        assert not differences(alone, got)
+        assert [h.id for h in got.measured] == [h.id for h in alone.measured]
+        assert got.sources[0] == "run.zip/workloads/vcopy/MI200/pmc_perf.csv"
+        said = [w for w in got.warnings if w.startswith("Left out 1 file(s) of the zip archive")]
+        assert len(said) == 1 and "run.zip/workloads/vcopy/MI200/log.txt" in said[0]
+    path = tmp_path / "shared-by-a-colleague.bin"  # the content decides, not the name
+    path.write_bytes(data)
+    assert not differences(alone, roofcore.read(path))
+
+
+def test_the_cli_reads_an_archive(tmp_path, capsys):
+    trace = DATA / "kineto" / "shapes.pt.trace.json"
+    (tmp_path / "trace.zip").write_bytes(zipped({"rank0/trace.json": trace.read_bytes()}, zipfile.ZIP_STORED))
+    docs = []
+    for path in (tmp_path / "trace.zip", trace):
+        assert main(["analyze", "--json", "--hardware", "h100-sxm", str(path)]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+    assert docs[0]["summary"] == docs[1]["summary"] and len(docs[0]["kernels"]) == len(docs[1]["kernels"])
+
+
+def _encrypted(data: bytes) -> bytes:
+    """The archive with its first member marked encrypted (bit 0 of the flags, in its local and central headers),
+    as a password-protected zip marks it."""
+    out = bytearray(data)
+    for sig, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        i = out.index(sig)
+        out[i + at] |= 1
+    return bytes(out)
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (b"PK\x05\x06" + b"\x00" * 18, "the zip archive holds no files to read"),
+    (zipped({"empty-folder/": b""}), "the zip archive holds no files to read"),
+    (zipped({"a.csv": (DATA / "advise" / "measured_block.csv").read_bytes() * 50})[:300], "a truncated or partial"),
+    (_encrypted(zipped({"a.csv": b"name,flops,bytes\nk,1,1\n"})), "cannot be read from the archive"),
+])
+def test_a_bad_archive_is_one_line(data, said):
+    with pytest.raises(InputError) as e:
+        roofcore.read_many([(data, "run.zip")])
+    assert said in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_archive_that_inflates_past_the_limit_stops_there():
+    bomb = zipped({"a.csv": b"name,flops,bytes\n" + b"0" * 5_000_000})
+    assert len(bomb) < 20_000
+    with pytest.raises(LimitError, match="expand beyond the input size limit of 1 MB"):
+        members(bomb, "bomb.zip", 1_000_000)
+    with pytest.raises(LimitError, match="more than the"):
+        members(zipped({f"{i}.csv": b"" for i in range(MAX_MEMBERS + 1)}, zipfile.ZIP_STORED), "many.zip", 10**9)
+
+
+def test_a_damaged_archive_is_an_input_error_never_a_crash():
+    """Bytes changed and the archive cut at random (seeded): every outcome is the files or a RoofcoreError (zipfile
+    raises zlib.error, ValueError and NotImplementedError on such data)."""
+    import random
+
+    base = zipped({n: p.read_bytes() for n, p in FOLDER.items()})
+    rng = random.Random(7)
+    for _ in range(400):
+        d = bytearray(base)
+        for _ in range(rng.randint(1, 8)):
+            d[rng.randrange(len(d))] = rng.randrange(256)
+        with contextlib.suppress(RoofcoreError):
+            members(bytes(d[:rng.randrange(len(d))] if rng.random() < 0.3 else d), "f.zip", 10**7)
+
+
+def test_members_come_in_name_order_with_numbers_counted():
+    data = zipped({"rank10.json": b"{}", "rank2.json": b"{}", "Rank1.json": b"{}", "sub/": b""})
+    assert [n for _, n in members(data, "r.zip", 10**6)] == ["r.zip/Rank1.json", "r.zip/rank2.json",
+                                                              "r.zip/rank10.json"]
+
+
+@pytest.mark.usefixtures("navigation_only")
+def test_the_app_reads_an_uploaded_archive():
+    """The sidebar's uploader takes a zip (a browser uploads files, not folders): the workload is its files."""
+    from test_app import goto, start, upload
+
+    at = goto(upload(start(), ("run.zip", zipped({n: p.read_bytes() for n, p in FOLDER.items()}))),
+              "pages/overview.py")
+    assert not at.error, [e.value for e in at.error]
+    caption = at.caption[0].value
+    n = len(roofcore.read_many(list(FOLDER.values())))
+    assert "run.zip/workloads/vcopy/MI200/pmc_perf.csv" in caption and f" {n} kernels from" in caption, caption
