@@ -163,7 +163,10 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
     counter kernel name) fixes pairs by hand where the names do not match.
     """
     max_bytes = max_bytes or max_input_bytes()
-    items = _expand_folders(list(sources), max_bytes)
+    sources = list(sources)
+    with limits.deadline(", ".join(s[1] if isinstance(s, tuple) else Path(s).name for s in sources[:3])
+                         or "the inputs"):  # a zip archive inflates here
+        items = _expand_folders(sources, max_bytes)
     names = [s[1] if isinstance(s, tuple) else Path(s).name for s, _ in items]
     what = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     with limits.deadline(what or "the inputs"), gcpause.paused():
