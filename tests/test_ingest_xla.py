@@ -15,7 +15,7 @@ from roofhelpers import mutated
 
 from roofcore import InputError, ingest
 from roofcore.cli import main
-from roofcore.ingest import xla
+from roofcore.ingest import xla, xprof
 
 DATA = Path(__file__).parent / "data" / "xla"
 LONG = os.environ.get("ROOFCORE_FUZZ_LONG") == "1"
@@ -277,7 +277,7 @@ def test_detection():
                       ("roofline_model_gpu_steps.csv", "xprof-roofline")]:
         assert ingest.detect((DATA / name).read_bytes(), "renamed.dat").name == fmt, name
     assert not xla.sniff_cost('{"traceEvents": [], "flops": 1}', "t.json")
-    assert not xla.sniff_xprof("name,flops,bytes\n", "x.csv")
+    assert not xprof.sniff_xprof("name,flops,bytes\n", "x.csv")
 
 
 def test_cli_analyze_tpu(capsys):
@@ -318,7 +318,7 @@ def test_fuzz_cost_analysis(data):
 @FUZZ
 @given(st.binary(max_size=1024) | mutated(sorted(SEEDS.values()), XLA_JUNK))
 def test_fuzz_xprof(data):
-    outcome(xla.parse_xprof, data)
+    outcome(xprof.parse_xprof, data)
 
 
 COST_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-5, 2**70) | st.floats() | st.text(max_size=5),

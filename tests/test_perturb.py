@@ -91,7 +91,8 @@ FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
         "details_trailing_comma.csv", "details_nvtx.csv", "details_two_tables.csv", "details_log_file.log",
         "raw_page.csv", "raw_legacy_2019.csv")},
     **{f"nsys/{f}": ((f"nsys/{f}",), "nsys") for f in (
-        "kern_sum.csv", "gpukernsum_old.csv", "stats_stdout_csv.txt", "console.txt")},
+        "kern_sum.csv", "gpukernsum_old.csv", "stats_stdout_csv.txt", "console.txt", "kern_sum_timeunit_us.csv",
+        "cuda_gpu_trace_nvtx.csv", "nvtx_kern_sum.csv")},
     **{f"nvprof/{f}": ((f"nvprof/{f}",), "nvprof") for f in (
         "gpu_trace.csv", "metrics_flops_dram.csv", "summary.csv", "summary_unquoted_names.csv")},
     **{f"rocprof/{f}": ((f"rocprof/{f}",), "rocprof") for f in (
@@ -103,6 +104,8 @@ FIXTURES: dict[str, tuple[tuple[str, ...], str]] = {
     "rocprofv3 trace + counters": (("rocprof/kernel_trace_v3.csv", "rocprof/counter_collection_v3.csv"), "rocprof"),
     **{f"kineto/{f}": ((f"kineto/{f}",), "pytorch") for f in ("shapes.pt.trace.json", "cupti_ranges.pt.trace.json")},
     "inventory CSV": (("advise/measured_block.csv",), "inventory"),
+    **{f"xla/{f}": ((f"xla/{f}",), "xprof") for f in ("roofline_model_gpu_steps.csv", "roofline_model_run1_tpuhost.csv")},
+    "rocprofv3 trace + markers": (("rocprofv3/9_kernel_trace.csv", "rocprofv3/9_marker_api_trace.csv"), "markers"),
 }
 
 
@@ -111,6 +114,14 @@ REFUSES: dict[str, dict[str, str]] = {
     "inventory": {  # roofline's own schema, written by hand or by a script: strict, so that a typo is not lost
         "insert_column": "an unknown column is refused (a misspelt 'flops' must not be read as no FLOPs)",
         "program_output": "the header is the first line (a log is no inventory)",
+    },
+    "xprof": {  # a download from xprof's web page, never a program's output: known by its first line
+        "program_output": "xprof's export is known by its header on the first line",
+        "reorder": "xprof's export is known by the order of its first columns",
+    },
+    "markers": {  # rocprofv3 writes the marker trace itself, beside the kernel trace
+        "program_output": "rocprofv3 writes marker_api_trace.csv itself: its header is the first line",
+        "reorder": "the marker trace is known by the order of its first columns",
     },
 }
 

@@ -50,6 +50,7 @@ from . import (  # noqa: F401
     rocprofv3,
     roctx,
     xla,
+    xprof,
 )
 
 __all__ = ["COUNT_LIMIT", "FORMATS", "KERNEL_COLUMNS", "PARALLEL_MIN_BYTES", "Format", "InputError", "Parser",

@@ -35,7 +35,7 @@ from ..errors import InputError
 from ..models import Skipped, Workload
 from . import COUNT_LIMIT, check_text, make_frame, register_format, skip
 from .columns import cut_short, last_line_cut
-from .readers import is_quantity, refit
+from .readers import is_quantity, refit, table_lines
 
 #: seconds per unit of a ``Total Time (<unit>)`` column (``--timeunit``)
 TIME_UNITS = {"ns": 1e9, "nsec": 1e9, "us": 1e6, "usec": 1e6, "μs": 1e6, "µs": 1e6, "ms": 1e3, "msec": 1e3,
@@ -109,39 +109,29 @@ def _csv_ends(line: str) -> bool:
     return bool(_CSV_HEADER.match(line)) or line.startswith(("Processing ", "[", "SKIPPED", "**"))
 
 
-def _goes_on(lines: list[str], i: int, header: list[str], cut: Callable[[str], list[str]],
-             ends: Callable[[str], bool]) -> int | None:
-    """Where the table goes on after the blank lines from index ``i``, else None. A blank line ends a table in a
-    batch log (the next report follows), but an editor also leaves one between rows: the table goes on where the
-    next line is a kernel row of it, as wide as the header, with numbers in its time and count."""
+def _kernel_row(header: list[str], cut: Callable[[str], list[str]],
+                ends: Callable[[str], bool]) -> Callable[[str], bool]:
+    """Whether a line past a blank one is a row of this kernel table (:func:`.readers.table_lines`): as wide as the
+    header, with a name and numbers in its time and count; never where the header is no kernel table's."""
     cols = _columns(header)
     if not {"total", "instances", "name"} <= set(cols):
-        return None
-    j = i
-    while j < len(lines) and not lines[j].strip():
-        j += 1
-    row = cut(lines[j]) if j < len(lines) and not ends(lines[j]) else []
-    if len(row) != len(header) or not row[cols["name"]].strip():
-        return None
-    return j if all(c.strip() and is_quantity(c) for c in (row[cols["total"]], row[cols["instances"]])) else None
+        return lambda line: False
+
+    def is_row(line: str) -> bool:
+        row = [] if ends(line) else cut(line)
+        return (len(row) == len(header) and bool(row[cols["name"]].strip())
+                and all(c.strip() and is_quantity(c) for c in (row[cols["total"]], row[cols["instances"]])))
+
+    return is_row
 
 
 def _rows_csv(lines: list[str], start: int) -> tuple[list[str], list[tuple[int, list[str]]]]:
     header = _csv_cells(lines[start])
     rows = []
-    i = start + 1
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            on = _goes_on(lines, i, header, _csv_cells, _csv_ends)
-            if on is None:
-                break
-            i = on
-            continue
+    for i, line in table_lines(lines, _kernel_row(header, _csv_cells, _csv_ends), start + 1):
         if _csv_ends(line):
             break
         rows.append((i + 1, _csv_cells(line)))
-        i += 1
     return header, rows
 
 
@@ -157,19 +147,11 @@ def _rows_console(lines: list[str], start: int) -> tuple[list[str], list[tuple[i
     cut = _console_cut(lines[start + 1])
     header = cut(lines[start])
     rows = []
-    i = start + 2
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            on = _goes_on(lines, i, header, cut, lambda ln: bool(_REPORT.search(ln) or _CONSOLE_HEADER.match(ln)))
-            if on is None:
-                break
-            i = on
-            continue
+    is_row = _kernel_row(header, cut, lambda ln: bool(_REPORT.search(ln) or _CONSOLE_HEADER.match(ln)))
+    for i, line in table_lines(lines, is_row, start + 2):
         if _REPORT.search(line):
             break
         rows.append((i + 1, cut(line)))
-        i += 1
     return header, rows
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import re
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -28,9 +29,19 @@ from ..models import Skipped, Workload
 from . import check_text, make_frame, register_format, skip
 from .nsys import TIME_UNITS
 from .nvtx_ranges import attach_projection
+from .readers import table_lines
 
-_HEADER = re.compile(r'^\ufeff?"?Start \((\w+)\)"?,"?Duration \((\w+)\)"?,"?CorrId"?,[^\n]*\bGrdX\b[^\n]*\bName"?[ \t\r]*$',
-                     re.M)
+
+def _column(name: str, unit: bool = False) -> str:
+    """A lookahead for ``name`` as a whole field anywhere on the line (quoted or not), with its ``(unit)``
+    captured where ``unit``: the columns in any order, as a spreadsheet may have moved them."""
+    field = re.escape(name) + (r" \((\w+)\)" if unit else "")
+    return rf'(?=(?:[^\n]*,)?[ \t]*"?{field}"?[ \t\r]*(?:,|$))'
+
+
+#: the header: Start (unit), Duration (unit), CorrId, GrdX and Name columns, in any order (groups: the two units)
+_HEADER = re.compile(r"^\ufeff?" + _column("Start", True) + _column("Duration", True) + _column("CorrId")
+                     + _column("GrdX") + _column("Name") + r"[^\n]*$", re.M)
 _MEMORY = re.compile(r"^\[CUDA (?:memcpy|memset|memory)", re.IGNORECASE)
 _DEVICE_INDEX = re.compile(r"\s*\(\d+\)\s*$")
 _HINT = ("load it together with an Nsight Compute export of some launches (joined by kernel name) or a kernel "
@@ -38,7 +49,7 @@ _HINT = ("load it together with an Nsight Compute export of some launches (joine
 
 
 def _sniff(head: str, name: str) -> bool:
-    return bool(_HEADER.search(head))
+    return "CorrId" in head and "GrdX" in head and bool(_HEADER.search(head))
 
 
 def _number(cell: str) -> float:
@@ -51,6 +62,16 @@ def _start(fields: list[str], col: dict[str, int], per_s: float) -> float:
         return _number(fields[col["start"]]) / per_s if "start" in col else float("nan")
     except ValueError:
         return float("nan")
+
+
+def _is_row(width: int, duration: int, line: str) -> bool:
+    """Whether a line past a blank one is a row of the trace (:func:`.readers.table_lines`): as wide as the header,
+    a duration, not another header."""
+    try:
+        fields = next(csv.reader([line]), [])
+        return len(fields) == width and _number(fields[duration]) >= 0 and not _HEADER.match(line)
+    except (csv.Error, ValueError):
+        return False
 
 
 @register_format("nsys-gpu-trace", "Nsight Systems cuda_gpu_trace (CSV): time per kernel launch, no FLOPs", _sniff,
@@ -78,9 +99,7 @@ def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Wo
     skipped: list[Skipped] = []
     memory = [0, 0.0]
     rows = text[m.end() + 1:].split("\n")
-    for k, line in enumerate(rows):
-        if not line.strip():
-            break
+    for k, line in table_lines(rows, partial(_is_row, len(header), col["duration"])):
         line_no = first_line + k
         if not line_no & 0xFFF:
             limits.tick()

@@ -27,9 +27,12 @@ from ..errors import InputError
 from ..models import Workload
 from . import COUNT_LIMIT, check_text, make_frame, register_format, skip
 from .ancestry import SEP
+from .columns import header_with
 from .nsys import TIME_UNITS
+from .readers import table_lines
 
-_KERN_SUM = re.compile(r'^\ufeff?"?NVTX Range"?,"?Style"?,[^\n]*\bKern Inst\b[^\n]*\bKernel Name"?[ \t]*$', re.M)
+#: the nvtx_kern_sum header: its columns in any order (a spreadsheet may have moved them)
+_KERN_SUM = header_with("NVTX Range", "Style", "Kern Inst", "Kernel Name")
 _PROJ = re.compile(r'^\ufeff?"?Name"?,"?Projected Start \(\w+\)"?,"?Projected Duration \(\w+\)"?,[^\n]*$', re.M)
 _GPU_TRACE = re.compile(r'^\ufeff?"?Start \(\w+\)"?,"?Duration \(\w+\)"?,"?CorrId"?,', re.M)
 KERN_SUM_HINT = "export it with: nsys stats --report nvtx_kern_sum --format csv -o out report.nsys-rep"
@@ -50,14 +53,18 @@ def _table(text: str, m: re.Match[str], source: str
     header = [h.strip() for h in next(csv.reader([m.group(0).lstrip("\ufeff")]))]
     col = {re.sub(r"\s*\([^)]*\)\s*$", "", h).lower(): i for i, h in enumerate(header)}
     first = text.count("\n", 0, m.start()) + 2
-    rows: list[tuple[int, list[str]]] = []
-    for k, line in enumerate(text[m.end() + 1:].split("\n")):
-        if not line.strip():
-            break
+    lines = text[m.end() + 1:].split("\n")
+
+    def cells(line: str) -> list[str]:
         try:
-            rows.append((first + k, next(csv.reader([line]), [])))
+            return next(csv.reader([line]), [])
         except csv.Error:
-            rows.append((first + k, []))
+            return []
+
+    def is_row(line: str) -> bool:  # where the table goes on past a blank line (.readers.goes_on): as wide
+        return len(cells(line)) == len(header) and not m.re.match(line)  # as the header, and not another one
+
+    rows = [(first + k, cells(line)) for k, line in table_lines(lines, is_row)]
     return col, header, rows
 
 
@@ -99,6 +106,8 @@ def parse_kern_sum(data: bytes, source: str, context: dict[str, Any] | None = No
     per_s = _per_s(header, col["total time"], source)
     names, counts, times, nvtx, lines, threads, skipped = [], [], [], [], [], [], []
     for line_no, f in rows:
+        if len(f) > len(header) and col["kernel name"] == len(header) - 1:  # a name whose commas were left unquoted
+            f = [*f[:col["kernel name"]], ",".join(f[col["kernel name"]:])]
         if len(f) != len(header):
             skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(f)}"))
             continue

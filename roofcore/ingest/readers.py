@@ -1,12 +1,13 @@
 """Readers shared by the ingest formats: the unit table (docs/formats.md, Units) every CSV with a unit per value goes through
 (time → s, bytes → B, byte/s → B/s, frequencies → Hz, counts with SI prefixes); cells with their unit written inside
 (``542.36ms``, ``47.79%``: :func:`quantities`, :func:`seconds`), and rows whose kernel name held unquoted commas put
-back into their columns by what the other columns must look like (:func:`refit`)."""
+back into their columns by what the other columns must look like (:func:`refit`), and where a table goes on past
+blank lines (:func:`goes_on`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -115,3 +116,31 @@ def refit(fields: list[str], kinds: Sequence[Callable[[str], bool] | None]) -> l
         return out
 
     return fit(0, 0)
+
+
+# ------------------------------------------------------------------------------------------- blank lines
+
+
+def goes_on(lines: Sequence[str], i: int, is_row: Callable[[str], bool]) -> int | None:
+    """Where a table goes on after the blank lines from ``lines[i]``, else None (it ends there). A blank line ends
+    a table where reports follow each other (``nsys stats`` of several reports), but an editor's stray Return or rows
+    pasted from two places also leave one between rows: the table goes on where the next line that holds anything
+    is a row of it (``is_row``: as wide as the header, numbers where it has numbers, no header or banner)."""
+    j = i
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    return j if j < len(lines) and is_row(lines[j]) else None
+
+
+def table_lines(lines: Sequence[str], is_row: Callable[[str], bool], start: int = 0) -> Iterator[tuple[int, str]]:
+    """Each line of a table from ``lines[start]`` on, with its index, up to the first blank line after which the
+    table does not go on (:func:`goes_on`)."""
+    k = start
+    while k < len(lines):
+        if not lines[k].strip():
+            on = goes_on(lines, k, is_row)
+            if on is None:
+                return
+            k = on
+        yield k, lines[k]
+        k += 1
