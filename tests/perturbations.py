@@ -86,6 +86,7 @@ class Doc:
     size: int = 0  #: bytes, decompressed
     utf16: bool = False  #: written as UTF-16 (little-endian, with its byte-order mark) instead of UTF-8
     cp1252: bool = False  #: written in Windows-1252 (a spreadsheet's "CSV" on Windows) instead of UTF-8
+    mac_roman: bool = False  #: written in Mac OS Roman (a classic Mac spreadsheet's "CSV (Macintosh)")
 
     @classmethod
     def of(cls, name: str, data: bytes) -> Doc:
@@ -122,6 +123,7 @@ class Doc:
             text = "".join(a + b for a, b in zip(self.lines, self.ends, strict=True))
         text = ("\ufeff" if self.bom else "") + text
         raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16 else text.encode("cp1252") if self.cp1252
+               else text.encode("mac_roman") if self.mac_roman
                else text.encode("utf-8", errors="surrogateescape"))
         return (gzip.compress(raw, mtime=0), self.name + ".gz") if self.gz else (raw, self.name)
 

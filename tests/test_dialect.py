@@ -12,7 +12,7 @@ import roofcore
 from roofcore import filemap
 from roofcore.errors import InputError
 from roofcore.ingest import dialect
-from roofcore.ingest.dialect import DECIMAL_COMMA_NOTE, LEGACY_NOTE, canonical
+from roofcore.ingest.dialect import DECIMAL_COMMA_NOTE, LEGACY_NOTE, MAC_NOTE, canonical
 
 HEADER = "name,count,flops,bytes,time_ms,precision,unit,group"
 ROWS = [("gemm_a", 1, "8.8e12", "2.8e9", "12.25", "bf16", "matrix", "attention"),
@@ -158,6 +158,17 @@ def test_a_windows_code_page_is_read_and_said():
     assert [x[:9] for x in w.warnings] == ["inv.csv: "] * 2
     assert LEGACY_NOTE in w.warnings[0] and "2 characters outside ASCII, the first 'µ' on line 2" in w.warnings[0]
     assert DECIMAL_COMMA_NOTE in w.warnings[1]
+
+
+def test_a_classic_mac_file_is_read_in_mac_roman():
+    """Lines ended by ``\\r`` alone are a classic Mac's "CSV (Macintosh)", saved in Mac OS Roman, where ``é`` is 0x8E
+    (``Ž`` in Windows-1252): the line ends decide the code page, and the warning names it and the line."""
+    data = inventory().replace("gemm_a", "gemm_µ_é").encode("mac_roman")
+    w = roofcore.read(data.replace(b"\n", b"\r"), name="inv.csv")
+    assert list(w.frame["name"]) == ["gemm_µ_é", "norm_b"]
+    assert MAC_NOTE in w.warnings[0] and "the first 'µ' on line 2" in w.warnings[0]
+    windows = roofcore.read(data.replace(b"\n", b"\r\n"), name="inv.csv")  # the same bytes, Windows line ends
+    assert list(windows.frame["name"]) == ["gemm_µ_Ž", "norm_b"] and LEGACY_NOTE in windows.warnings[0]
 
 
 @pytest.mark.parametrize(("data", "said"), [

@@ -39,6 +39,7 @@ from perturbations import (
     emit,
     fifteen_digits,
     is_big,
+    mac_cr,
     with_separators,
     without_last_row,
 )
@@ -46,7 +47,7 @@ from test_samples import ENTRIES, WORKS, sample_paths
 
 import roofcore
 from roofcore.errors import RoofcoreError
-from roofcore.ingest.dialect import LEGACY_NOTE
+from roofcore.ingest.dialect import LEGACY_NOTE, MAC_NOTE
 from roofcore.models import Workload
 
 # ---------------------------------------------------------------------------------------------- checking
@@ -202,16 +203,19 @@ def test_perturbed_sample_gives_the_same_numbers(key, how):
     assert not problems, f"{how}: " + "; ".join(problems[:8])
 
 
+@pytest.mark.parametrize("mac", [False, True], ids=["windows-1252", "mac-roman"])
 @pytest.mark.parametrize("key", [pytest.param(k, marks=[] if k in FIXTURES else [pytest.mark.samples]) for k in KEYS])
-def test_a_windows_code_page_reads_as_its_utf8_twin(key):
-    """A table with names outside ASCII saved in Windows-1252 (a spreadsheet's "CSV" on Windows) reads as the same
-    table in UTF-8, names included, and says which code page it was read in."""
+def test_a_windows_code_page_reads_as_its_utf8_twin(key, mac):
+    """A table with names outside ASCII saved in Windows-1252 (a spreadsheet's "CSV" on Windows), or in Mac OS Roman
+    with lines ended by ``\\r`` (a classic Mac's "CSV (Macintosh)"), reads as the same table in UTF-8, names
+    included, and says which code page it was read in."""
     docs = list(originals(key))
     twins = [accented(d) for d in docs]
     if all(t is None for t in twins):
         pytest.skip("no CSV table with kernel names in these files")
     utf8 = [t or d for t, d in zip(twins, docs, strict=True)]
-    saved = [replace(t, cp1252=True) if t else d for t, d in zip(twins, docs, strict=True)]
+    saved = [(replace(mac_cr(t) or t, mac_roman=True) if mac else replace(t, cp1252=True)) if t else d
+             for t, d in zip(twins, docs, strict=True)]
     try:
         want = read(utf8)
     except RoofcoreError as e:
@@ -220,7 +224,8 @@ def test_a_windows_code_page_reads_as_its_utf8_twin(key):
     problems = differences(want, got)
     assert not problems, "; ".join(problems[:8])
     assert any(ACCENTS in str(n) for n in got.frame["name"])
-    assert any(LEGACY_NOTE in x for x in got.warnings), got.warnings  # a file left out of a group says nothing
+    note = MAC_NOTE if mac else LEGACY_NOTE
+    assert any(note in x for x in got.warnings), got.warnings  # a file left out of a group says nothing
 
 
 #: perturbations that reorder the rows (the workload keeps the file's order)

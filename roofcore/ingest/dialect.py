@@ -24,7 +24,8 @@ The classes, each seen in files users hand in, each handled for every text forma
 * a legacy single-byte code page: a spreadsheet on Windows saves "CSV" in Windows-1252 (``µ`` is the byte 0xB5,
   ``é`` 0xE9), and so does an editor saving "ANSI"; a name or a path with such a letter made the file "not UTF-8".
   Text that is not UTF-8, holds no UTF-8 character at all (only ASCII and stray high bytes) and is not JSON (which
-  is UTF-8 by definition) is read as Windows-1252 and labelled (:data:`LEGACY_NOTE`); text with UTF-8 characters
+  is UTF-8 by definition) is read as Windows-1252 and labelled (:data:`LEGACY_NOTE`), or as Mac OS Roman where its
+  lines end in ``\r`` alone, a classic Mac's "CSV (Macintosh)" (:data:`MAC_NOTE`); text with UTF-8 characters
   and bad bytes both, or cut inside its last character, is left for the parser's message.
 
 Files in the parsers' own dialect pass through untouched, after a look at their first 64 kB (a memory map stays a
@@ -55,6 +56,8 @@ DECIMAL_COMMA_NOTE = ("numbers read with decimal commas (0,25 = 0.25; 1.234,5 = 
 
 #: the warning a workload read from Windows-1252 carries, before what was found (the caller adds where)
 LEGACY_NOTE = "not UTF-8: read as Windows-1252, the code page a spreadsheet on Windows saves \"CSV\" in"
+#: the same for a file with classic Mac line ends (``\r`` alone): a Mac spreadsheet's "CSV (Macintosh)"
+MAC_NOTE = "not UTF-8: read as Mac OS Roman, the code page a Mac spreadsheet saves \"CSV (Macintosh)\" in"
 
 _BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 _LETTER = re.compile(r"[A-Za-z]")
@@ -253,7 +256,10 @@ def _bad_utf8(data: bytes) -> bool:
 
 
 def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
-    """Text in Windows-1252 (see the module's notes) as text, with what the warning says of it; else None."""
+    """Text in Windows-1252 (see the module's notes) as text, with what the warning says of it; else None. Lines
+    ended by ``\\r`` alone are a classic Mac's, whose "CSV (Macintosh)" is in Mac OS Roman (``é`` is 0x8E there,
+    ``Ž`` in Windows-1252)."""
+    mac = b"\r" in bytes(data[:HEAD]) and b"\n" not in bytes(data[:HEAD])
     head = bytes(data[:HEAD]).lstrip(b" \t\r\n")
     if head[:1] in (b"{", b"[") or head[:3] == b"\xef\xbb\xbf":  # JSON, or a UTF-8 BOM: UTF-8 meant
         return None
@@ -264,13 +270,14 @@ def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
     if any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", errors="replace")):
         return None  # UTF-8 characters beside the bad bytes: damaged, not another code page
     try:
-        text = raw.decode("cp1252")
+        text = raw.decode("mac_roman" if mac else "cp1252")  # Mac OS Roman defines every byte
     except UnicodeDecodeError:  # a byte Windows-1252 leaves undefined: not that code page either
         return None
     first = next(i for i, c in enumerate(text) if c > "\x7f")
-    line = text.count("\n", 0, first) + 1
+    line = text.count("\r" if mac else "\n", 0, first) + 1
     outside = sum(1 for c in text if c > "\x7f")
-    return text, (f"{LEGACY_NOTE} ({outside:,} character{'s' if outside != 1 else ''} outside ASCII, the first "
+    return text, (f"{MAC_NOTE if mac else LEGACY_NOTE} ({outside:,} character{'s' if outside != 1 else ''} outside "
+                  "ASCII, the first "
                   f"{text[first]!r} on line {line:,}); if a name shows wrong letters, save the file again as UTF-8")
 
 
