@@ -347,16 +347,24 @@ def test_ncu_file_cut_inside_its_last_value():
     assert not differences(roofcore.read_many([(data, "cut.csv")]), w)
 
 
+_FRACTION = re.compile(r"^\s*[+-]?\d*\.\d+\s*$")
+
+
 def _through_pandas(path: Path, d: Doc, index: bool) -> Doc | None:
     """The file's table read by ``pd.read_csv`` and written by ``df.to_csv`` (lines above the table kept): None
     where pandas cannot read it as one table, or reads it wrong itself (rows wider than the header make pandas take
-    the first column for its index, or shift every column under the wrong name)."""
+    the first column for its index, or shift every column under the wrong name), or changes itself (a decimal of
+    more than 15 digits: rocprof-compute 3.x's fractional-ns timestamps)."""
     import pandas as pd
 
     if d.kind != "csv" or d.gz or is_big(d):
         return None
-    if any(len(cells(line)) > d.width() for line in d.lines[d.header + 1:d.last + 1]):
+    rows = [cells(line) for line in d.lines[d.header + 1:d.last + 1]]
+    if any(len(r) > d.width() for r in rows):
         return None  # pandas misreads it (the first column taken for the index, or the others shifted)
+    if any(_FRACTION.match(v) and len(v.strip().lstrip("+-").replace(".", "").lstrip("0")) > 15 for r in rows
+           for v, _ in r):
+        return None  # a float64 holds 15 digits: pandas (2.x's default parser) changes the last ones itself
     try:
         df = pd.read_csv(io.BytesIO(path.read_bytes()), skiprows=d.header)
     except (ValueError, pd.errors.ParserError):
