@@ -52,6 +52,20 @@ def test_an_archive_of_a_run_folder_reads_as_its_files_read_together(tmp_path):
     assert not differences(alone, roofcore.read(path))
 
 
+def test_a_zip_archive_in_a_folder_is_read_as_part_of_the_folder(tmp_path):
+    """A job's traces, some zipped: the folder's files and the archive's together, and what is no profile in either
+    left out with one warning that names both kinds of holder."""
+    trace = (DATA / "kineto" / "shapes.pt.trace.json").read_bytes()
+    (tmp_path / "rank0.json").write_bytes(trace)
+    (tmp_path / "rank1.zip").write_bytes(zipped({"rank1.json": trace, "notes.txt": b"run 7\n"}))
+    (tmp_path / "README.md").write_text("# traces\n")
+    w = roofcore.read_many([tmp_path])
+    assert len(w) == 2 * len(roofcore.read(DATA / "kineto" / "shapes.pt.trace.json"))
+    assert sorted(set(w.frame["source"])) == [str(tmp_path / "rank0.json"), f"{tmp_path / 'rank1.zip'}/rank1.json"]
+    said = [x for x in w.warnings if x.startswith("Left out 2 file(s) of the folder or zip archive")]
+    assert len(said) == 1 and "README.md" in said[0] and "rank1.zip/notes.txt" in said[0]
+
+
 def test_the_cli_reads_an_archive(tmp_path, capsys):
     trace = DATA / "kineto" / "shapes.pt.trace.json"
     (tmp_path / "trace.zip").write_bytes(zipped({"rank0/trace.json": trace.read_bytes()}, zipfile.ZIP_STORED))

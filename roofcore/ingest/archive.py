@@ -5,8 +5,8 @@ uploads files, not folders.
 Each member is one input named ``run.zip/path/in/it.csv``, in name order (numbers counted, as in a folder);
 folders, hidden files and the ``__MACOSX`` copies a Mac adds are skipped. The archive's members together stay
 within the input size limit, counted as they are inflated (a member whose header understates its size is cut at
-the limit, never held whole), and an archive of more than :data:`MAX_MEMBERS` files is refused. Zip inside zip is
-not opened (it is left out, as any file that is no profile).
+the limit, never held whole), and an archive of more than :data:`MAX_MEMBERS` files is refused. A zip archive in
+a folder is opened too, a zip inside a zip is not (it is left out, as any file that is no profile).
 """
 
 from __future__ import annotations

@@ -199,20 +199,21 @@ def _expand_folders(sources: list[_Source], max_bytes: int) -> list[tuple[_Sourc
     files and a zip archive's (:mod:`.archive`) in its place."""
     from ..catalog import display_path
 
+    def unzipped(s: _Source) -> list[tuple[_Source, str | None]]:
+        data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
+        return [(m, label) for m in members(data, label, max_bytes)]
+
     out: list[tuple[_Source, str | None]] = []
     for s in sources:
         if isinstance(s, tuple) or not Path(s).is_dir():
-            if _zipped(s):
-                data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
-                out += [(m, label) for m in members(data, label, max_bytes)]
-            else:
-                out.append((s, None))
+            out += unzipped(s) if _zipped(s) else [(s, None)]
             continue
         files = sorted((p for p in Path(s).iterdir() if p.is_file() and not p.name.startswith(".")), key=_natural)
         if not files:
             raise InputError(where=display_path(s), text="the folder holds no files to read.",
                              hint="point at the folder of the traces themselves, or name the files.")
-        out += [(p, display_path(s)) for p in files]
+        for p in files:  # a zip archive in the folder: its files, as the folder's
+            out += unzipped(p) if _zipped(p) else [(p, display_path(s))]
     return out
 
 
@@ -304,7 +305,7 @@ def _read_many(items: list[tuple[_Source, str | None]], fmt: str | None, max_byt
         raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
     # a zip archive's files come as (bytes, name), a folder's as paths
-    holder = "zip archive" if any(within and isinstance(s, tuple) for s, within in items) else "folder"
+    holder = " or ".join(sorted({"zip archive" if isinstance(s, tuple) else "folder" for s, within in items if within}))
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
         folders = ", ".join(sorted({within for _, within in items if within}))
         raise InputError(where=folders, text=f"no profile among the {holder}'s files: {'; '.join(left_out[:3])}"
