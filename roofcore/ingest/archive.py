@@ -58,7 +58,7 @@ def members(data: bytes, label: str, max_bytes: int) -> list[tuple[bytes, str]]:
             name = f"{label}/{info.filename}"
             try:
                 with archive.open(info) as fh:
-                    buf = io.BytesIO()
+                    pieces = []
                     while piece := fh.read(_PIECE):
                         total += len(piece)
                         if total > max_bytes:
@@ -66,7 +66,7 @@ def members(data: bytes, label: str, max_bytes: int) -> list[tuple[bytes, str]]:
                                 f"{label}: the zip archive's files expand beyond the input size limit of "
                                 f"{max_bytes / 1e6:,.0f} MB ({limits.INPUT_MB.env}; a guard against "
                                 f"decompression bombs). {limits.INPUT_MB.hint()}")
-                        buf.write(piece)
+                        pieces.append(piece)
                         limits.tick()
             except RoofcoreError:  # the size limit, the parse time: as they are
                 raise
@@ -76,7 +76,7 @@ def members(data: bytes, label: str, max_bytes: int) -> list[tuple[bytes, str]]:
             except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, ValueError, zlib.error) as e:
                 raise InputError(where=name, text=f"cannot be read from the archive ({e}).",
                                  hint="copy the archive again, or unzip it and load the files.") from None
-            out.append((buf.getvalue(), name))
+            out.append((b"".join(pieces), name))
     return out
 
 

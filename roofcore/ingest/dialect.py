@@ -259,8 +259,9 @@ def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
     """Text in Windows-1252 (see the module's notes) as text, with what the warning says of it; else None. Lines
     ended by ``\\r`` alone are a classic Mac's, whose "CSV (Macintosh)" is in Mac OS Roman (``é`` is 0x8E there,
     ``Ž`` in Windows-1252)."""
-    mac = b"\r" in bytes(data[:HEAD]) and b"\n" not in bytes(data[:HEAD])
-    head = bytes(data[:HEAD]).lstrip(b" \t\r\n")
+    first_bytes = bytes(data[:HEAD])
+    mac = b"\r" in first_bytes and b"\n" not in first_bytes
+    head = first_bytes.lstrip(b" \t\r\n")
     if head[:1] in (b"{", b"[") or head[:3] == b"\xef\xbb\xbf":  # JSON, or a UTF-8 BOM: UTF-8 meant
         return None
     data = data[: 2 * HEAD] if partial else data
@@ -277,8 +278,8 @@ def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
     line = text.count("\r" if mac else "\n", 0, first) + 1
     outside = sum(1 for c in text if c > "\x7f")
     return text, (f"{MAC_NOTE if mac else LEGACY_NOTE} ({outside:,} character{'s' if outside != 1 else ''} outside "
-                  "ASCII, the first "
-                  f"{text[first]!r} on line {line:,}); if a name shows wrong letters, save the file again as UTF-8")
+                  f"ASCII, the first {text[first]!r} on line {line:,}); if a name shows wrong letters, save the file "
+                  "again as UTF-8")
 
 
 def _decimal(cell: str) -> str:
@@ -340,9 +341,7 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
         text = legacy[0]
         notes.append(legacy[1])
     head = text[:HEAD] if text is not None else bytes(data[:HEAD]).decode("utf-8", errors="surrogateescape")
-    hint = _SEP_HINT.match(head) is not None
-    if hint:
-        head = _SEP_HINT.sub(r"\1", head, count=1)
+    head, hint = _SEP_HINT.subn(r"\1", head, count=1)
     lone_cr = "\r" in head and "\n" not in head
     double_cr = "\r\r\n" in head
     lines_of = head.replace("\r", "\n") if lone_cr else head

@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..models import Workload
 from . import COUNT_LIMIT, check_text, make_frame, register_format, skip
 from .ancestry import SEP
-from .columns import header_with
+from .columns import header_with, rejoin
 from .nsys import TIME_UNITS
 from .readers import table_lines
 
@@ -61,8 +61,8 @@ def _table(text: str, m: re.Match[str], source: str
         except csv.Error:
             return []
 
-    def is_row(line: str) -> bool:  # where the table goes on past a blank line (.readers.goes_on): as wide
-        return len(cells(line)) == len(header) and not m.re.match(line)  # as the header, and not another one
+    def is_row(line: str) -> bool:  # past a blank line (.readers.table_lines): as wide as the header, no header
+        return len(cells(line)) == len(header) and not m.re.match(line)
 
     rows = [(first + k, cells(line)) for k, line in table_lines(lines, is_row)]
     return col, header, rows
@@ -106,8 +106,8 @@ def parse_kern_sum(data: bytes, source: str, context: dict[str, Any] | None = No
     per_s = _per_s(header, col["total time"], source)
     names, counts, times, nvtx, lines, threads, skipped = [], [], [], [], [], [], []
     for line_no, f in rows:
-        if len(f) > len(header) and col["kernel name"] == len(header) - 1:  # a name whose commas were left unquoted
-            f = [*f[:col["kernel name"]], ",".join(f[col["kernel name"]:])]
+        if len(f) > len(header):  # a kernel name whose commas were left unquoted
+            f = rejoin(f, col["kernel name"], len(header))
         if len(f) != len(header):
             skipped.append(skip(source, f"line {line_no}", f"expected {len(header)} fields, found {len(f)}"))
             continue

@@ -1,8 +1,8 @@
 """Readers shared by the ingest formats: the unit table (docs/formats.md, Units) every CSV with a unit per value goes through
 (time → s, bytes → B, byte/s → B/s, frequencies → Hz, counts with SI prefixes); cells with their unit written inside
 (``542.36ms``, ``47.79%``: :func:`quantities`, :func:`seconds`), and rows whose kernel name held unquoted commas put
-back into their columns by what the other columns must look like (:func:`refit`), and where a table goes on past
-blank lines (:func:`goes_on`)."""
+back into their columns by what the other columns must look like (:func:`refit`), and a table's lines read past
+blank lines where its rows go on (:func:`table_lines`)."""
 
 from __future__ import annotations
 

@@ -305,7 +305,8 @@ def _read_many(items: list[tuple[_Source, str | None]], fmt: str | None, max_byt
         raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
     # a zip archive's files come as (bytes, name), a folder's as paths
-    holder = " or ".join(sorted({"zip archive" if isinstance(s, tuple) else "folder" for s, within in items if within}))
+    holder = " or ".join(sorted({"zip archive" if isinstance(s, tuple) else "folder"
+                                 for s, within in items if within}))
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
         folders = ", ".join(sorted({within for _, within in items if within}))
         raise InputError(where=folders, text=f"no profile among the {holder}'s files: {'; '.join(left_out[:3])}"

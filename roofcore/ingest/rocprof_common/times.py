@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .table import MAX_NAMED, plain_numbers
+from .table import MAX_NAMED, SPREADSHEET_DIGITS, plain_numbers
 
 
 def no_time_warning(source: str, cols: tuple[str, str], hint: str | None = None) -> str:
@@ -60,23 +60,22 @@ def whole_ns(texts: np.ndarray) -> np.ndarray | None:
     return np.array(texts, dtype=np.int64)
 
 
-#: whole digits a spreadsheet keeps (Excel, LibreOffice Calc, Google Sheets: a double's 15 significant digits)
-KEPT_DIGITS = 15
 #: a duration from rounded timestamps is kept where the rounding can move it by at most 1%
 KEPT_STEPS = 100
 
 
 def rounded_step(values: np.ndarray) -> int:
-    """The step, in ns, of timestamps saved with :data:`KEPT_DIGITS` significant digits: ``10**k`` where every one
-    of 16 digits or more ends in its ``k`` digits beyond the 15th as zeros (the largest such step); 0 where some
-    does not, where fewer than six are that long (too few to tell rounding from chance), or where the step would
-    be 10 ns: a GPU whose clock ticks every 10 ns writes such timestamps itself (and a 10 ns step moves a 1 µs
-    kernel by 1% at most)."""
-    v = values[values >= 10 ** (KEPT_DIGITS + 1)]  # 17 digits and more: a step of 100 ns or more
+    """The step, in ns, of timestamps a spreadsheet saved with its :data:`.table.SPREADSHEET_DIGITS` significant
+    digits: ``10**k`` where every one of 17 digits or more ends in its ``k`` digits beyond the 15th as zeros (the
+    largest such step); 0 where some does not, or fewer than six are that long (too few to tell rounding from
+    chance). A 16-digit timestamp's 10 ns step is not looked for: a GPU whose clock ticks every 10 ns writes such
+    timestamps itself (and a 10 ns step moves a 1 µs kernel by 1% at most)."""
+    v = values[values >= 10 ** (SPREADSHEET_DIGITS + 1)]  # 17 digits and more: a step of 100 ns or more
     if len(v) < 6 or (v % 100).any():  # ns since boot: two last digits 0 on every one is no chance
         return 0
-    digits = KEPT_DIGITS + 2 + sum((v >= 10 ** d).astype(np.int64) for d in range(KEPT_DIGITS + 2, 19))
-    step = np.int64(10) ** (digits - KEPT_DIGITS)
+    digits = SPREADSHEET_DIGITS + 2 + sum((v >= 10 ** d).astype(np.int64)
+                                          for d in range(SPREADSHEET_DIGITS + 2, 19))
+    step = np.int64(10) ** (digits - SPREADSHEET_DIGITS)
     return 0 if (v % step).any() else int(step.max())
 
 
@@ -92,8 +91,7 @@ def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray,
     (s_ok, s, s_frac), (e_ok, e, e_frac) = ns(plain_numbers(s_txt)), ns(plain_numbers(e_txt))
     ok = s_ok & e_ok
     d = np.where(ok, (e - s).astype(np.float64) + (e_frac - s_frac), 0.0)
-    whole = ok & (s_frac == 0) & (e_frac == 0)
-    step = rounded_step(np.concatenate([s[whole], e[whole]])) if whole.all() else 0
+    step = rounded_step(np.concatenate([s, e])) if (ok & (s_frac == 0) & (e_frac == 0)).all() else 0
     coarse = ok & (np.abs(d) < KEPT_STEPS * step)  # rounding alone could make or break these
     good = ok & (d > 0) & ~coarse
     time_s = np.where(good, d * 1e-9, np.nan)
@@ -101,7 +99,7 @@ def durations(start: np.ndarray | None, end: np.ndarray | None, ids: np.ndarray,
     warn: list[str] = []
     if step:
         warn.append(f"{source}: every {cols[0]}/{cols[1]} ends in {len(str(step)) - 1} zero(s), as a spreadsheet "
-                    f"saves a number of more than {KEPT_DIGITS} digits: each duration is known to ±{step:,} ns. "
+                    f"saves a number of more than {SPREADSHEET_DIGITS} digits: each duration is known to ±{step:,} ns. "
                     + (f"{int(coarse.sum()):,} of {n:,} dispatch(es), shorter than {KEPT_STEPS * step:,} ns, have "
                        "an unknown time; the others keep theirs (within 1%)." if coarse.any() else
                        "Every dispatch is long enough to keep its time (within 1%).")
