@@ -13,7 +13,7 @@ from .device_pick import add_devices, chosen_now, device_notice, forget_pick, pi
 from .keys import content_key
 from .markdown import escape_message
 from .trace import mark
-from .workload import BUNDLED_NAME, DEFAULT_DEVICE, bundled_workload, parse_uploads
+from .workload import BUNDLED_NAME, DEFAULT_DEVICE, UPLOAD_TYPES, bundled_workload, parse_uploads
 
 #: what the app is, in one line (the top of every page)
 TAGLINE = ("how close each GPU kernel of a profile runs to the device's compute and memory limits, what bounds it, "
@@ -102,11 +102,12 @@ def _uploads(catalog: roofcore.Catalog) -> tuple[list, list, str | None]:
     """The uploader and the format override; the uploads read (or cleared), files from another GPU asked about
     (app.upload_choice). Returns the uploader's files, those read into the workload, and the format."""
     files = st.file_uploader(
-        "Profiles and kernel inventories", type=["csv", "yaml", "yml", "json", "gz", "txt", "log", "out", "zip"],
+        "Profiles and kernel inventories", type=UPLOAD_TYPES,
         accept_multiple_files=True, key=f"uploads_{state.UPLOADER_GEN.read()}",
         help=FORMATS_TEXT + ". Several files are read together: the files of one run (pmc_perf.csv with "
              "sysinfo.csv and roofline.csv, a kernel trace with its counters), or an nsys time summary with an "
-             "inventory, joined by kernel name. A zip archive reads as the folder it holds.")
+             "inventory, joined by kernel name. A zip or tar archive reads as the folder it holds; gzip, bzip2, xz and "
+             "Zstandard files are read compressed.")
     formats = ["detect", *sorted(roofcore.FORMATS)]
     fmt = st.selectbox("Format", formats, key="format_override", disabled=not files,
                        format_func=lambda f: "Detect from content" if f == "detect" else f,

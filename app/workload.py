@@ -16,6 +16,10 @@ BUNDLED_EXAMPLE = data_dir("examples") / "transformer_block.yaml"
 BUNDLED_NAME = "examples/transformer_block.yaml"
 #: the device chosen until the user chooses
 DEFAULT_DEVICE = "h100-sxm"
+#: the file endings the uploaders take: the profilers' text exports, compressed files and archives (read by their
+#: content, whatever the name) and the profilers' binary reports (refused with the command that exports them)
+UPLOAD_TYPES = ["csv", "yaml", "yml", "json", "txt", "log", "out", "gz", "bz2", "xz", "zst", "zip", "tar", "tgz",
+                "tbz2", "txz", "ncu-rep", "nsys-rep", "qdrep"]
 
 
 @st.cache_resource(show_spinner=False)

@@ -10,14 +10,13 @@ from app.keys import content_key
 from app.markdown import escape_message
 from app.memo import remember
 from app.messages import message
-from app.workload import parse_uploads
+from app.workload import UPLOAD_TYPES, parse_uploads
 from roofcore import RoofcoreError, charts, plan, views
 from roofcore.units import fmt_pct, fmt_time
 
 page.start("pages/compare.py", "Compare")
 hw_ids = page.devices_or_stop()
 catalog = state.catalog()
-FILE_TYPES = ["csv", "yaml", "yml", "json", "gz", "txt", "log", "out", "zip"]
 
 
 st.caption("Upload the run before and the run after (any format the sidebar reads; the files of one run together), "
@@ -30,10 +29,10 @@ left, right = st.columns(2, gap="medium")
 with left:
     if use_current:
         st.info(f"Before: **{escape_message(state.workload()['label'])}**", icon=":material/dataset:")
-    before_files = [] if use_current else st.file_uploader("Before", type=FILE_TYPES, key="cmp_before",
+    before_files = [] if use_current else st.file_uploader("Before", type=UPLOAD_TYPES, key="cmp_before",
                                                            accept_multiple_files=True)
 with right:
-    after_files = st.file_uploader("After", type=FILE_TYPES, key="cmp_after", accept_multiple_files=True)
+    after_files = st.file_uploader("After", type=UPLOAD_TYPES, key="cmp_after", accept_multiple_files=True)
 labels = {h: views.device_label(catalog.get(h)) for h in hw_ids}
 hw_id = st.selectbox("Device", hw_ids, key=state.COMPARE_HW.name, format_func=labels.__getitem__)
 

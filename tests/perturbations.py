@@ -9,9 +9,12 @@ Doc, or None where it does not apply to that file (no number to re-type, no name
 
 from __future__ import annotations
 
+import bz2
 import functools
 import gzip
+import lzma
 import re
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -87,6 +90,7 @@ class Doc:
     utf16: bool = False  #: written as UTF-16 (little-endian, with its byte-order mark) instead of UTF-8
     cp1252: bool = False  #: written in Windows-1252 (a spreadsheet's "CSV" on Windows) instead of UTF-8
     mac_roman: bool = False  #: written in Mac OS Roman (a classic Mac spreadsheet's "CSV (Macintosh)")
+    packed: str = ""  #: compressed with this codec of :data:`CODECS` (bzip2, xz, Zstandard) instead of gzip
 
     @classmethod
     def of(cls, name: str, data: bytes) -> Doc:
@@ -125,6 +129,8 @@ class Doc:
         raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16 else text.encode("cp1252") if self.cp1252
                else text.encode("mac_roman") if self.mac_roman
                else text.encode("utf-8", errors="surrogateescape"))
+        if self.packed:
+            return CODECS[self.packed](raw), f"{self.name}.{self.packed}"
         return (gzip.compress(raw, mtime=0), self.name + ".gz") if self.gz else (raw, self.name)
 
     @property
@@ -595,6 +601,24 @@ def gzipped(d: Doc) -> Doc | None:
     return replace(d, gz=not d.gz)
 
 
+def _zstd(raw: bytes) -> bytes:
+    import pyarrow as pa
+
+    return pa.compress(raw, codec="zstd", asbytes=True)
+
+
+#: the other compressions files are shared in (``xz -k``, ``bzip2``, ``zstd``), by the ending each tool gives
+CODECS: dict[str, Callable[[bytes], bytes]] = {"bz2": bz2.compress, "xz": lzma.compress, "zst": _zstd}
+
+
+def recompressed(d: Doc) -> Doc | None:
+    """Compressed with bzip2, xz or Zstandard instead (one codec per file, chosen by its name), as a file is
+    shared to save space."""
+    if is_big(d):
+        return None
+    return replace(d, gz=False, packed=list(CODECS)[zlib.crc32(d.name.encode()) % len(CODECS)])
+
+
 def truncated(d: Doc) -> Doc | None:
     """A partial copy: the file ends half-way through its table's last row (a CSV) or at 60% (a JSON trace)."""
     if is_big(d):
@@ -619,7 +643,7 @@ def without_last_row(d: Doc) -> Doc:
 #: line endings, BOM and final newline that are also run alone; each read costs time on a 2-core machine)
 PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
-                            names_unquoted, program_output, truncated, reorder, insert_column, gzipped, mac_cr,
+                            names_unquoted, program_output, truncated, reorder, insert_column, gzipped, recompressed, mac_cr,
                             double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name, padded_columns,
                             trailing_commas, blank_line, empty_row, sep_hint,
                             pandas_index, pandas_floats)}

@@ -1,12 +1,16 @@
-"""Zip archives read as the folders they hold (roofcore/ingest/archive.py): the CLI, ``read``, ``read_many`` and the
-app's uploader take ``run.zip`` as its files, within the input size limit, and refuse a damaged, encrypted or
-empty archive in one line."""
+"""Archives read as the folders they hold (roofcore/ingest/archive.py): the CLI, ``read``, ``read_many`` and the
+app's uploader take ``run.zip`` and ``run.tar.gz`` (any of tar's compressions) as their files, an archive inside
+one too, within the input size limit, and refuse a damaged, encrypted or empty archive in one line."""
 
 from __future__ import annotations
 
+import bz2
 import contextlib
 import io
 import json
+import lzma
+import random
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -16,7 +20,7 @@ from test_perturb import differences
 import roofcore
 from roofcore.cli import main
 from roofcore.errors import InputError, LimitError, RoofcoreError
-from roofcore.ingest.archive import MAX_MEMBERS, members
+from roofcore.ingest.archive import MAX_MEMBERS, is_archive, members
 
 DATA = Path(__file__).parent / "data"
 #: a rocprof-compute workload folder: counters, the GPU and its measured roofs
@@ -31,6 +35,105 @@ def zipped(files: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes
         for name, data in files.items():
             z.writestr(name, data)
     return buf.getvalue()
+
+
+def tarred(files: dict[str, bytes], compress=None, prefix: str = "./", links: dict[str, str] | None = None) -> bytes:
+    """A tar archive as ``tar czf run.tgz .`` writes it: the folders too, names under ``./``; ``links``: symbolic
+    links (name → target) after the files."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for folder in sorted({n.rsplit("/", 1)[0] for n in files if "/" in n}):
+            info = tarfile.TarInfo(prefix + folder)
+            info.type = tarfile.DIRTYPE
+            t.addfile(info)
+        for name, data in files.items():
+            info = tarfile.TarInfo(prefix + name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        for name, target in (links or {}).items():
+            info = tarfile.TarInfo(prefix + name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            t.addfile(info)
+    return compress(buf.getvalue()) if compress else buf.getvalue()
+
+
+def _zstd(data: bytes) -> bytes:
+    import pyarrow as pa
+
+    return pa.compress(data, codec="zstd", asbytes=True)
+
+
+#: tar's compressions, by the ending `tar -a` picks them from
+TARS = {"run.tar": None, "run.tgz": lambda d: __import__("gzip").compress(d, mtime=0), "run.tar.bz2": bz2.compress,
+        "run.tar.xz": lzma.compress, "run.tar.zst": _zstd}
+
+
+@pytest.mark.parametrize("name", TARS)
+def test_a_tar_archive_of_a_run_folder_reads_as_its_files_read_together(name, tmp_path):
+    """``tar caf run.tar.xz workloads/``, plain or compressed: the same numbers and measured devices as the files
+    named one by one, the leading ``./`` dropped from the names, links and the Mac's ``._`` copies skipped."""
+    files = {n: p.read_bytes() for n, p in FOLDER.items()}
+    data = tarred({**files, "workloads/vcopy/MI200/._pmc_perf.csv": b"\x00\x05\x16\x07",
+                   "workloads/vcopy/MI200/log.txt": b"rocprof-compute 2.0 profile mode\n"}, TARS[name],
+                  links={"workloads/latest.csv": "vcopy/MI200/pmc_perf.csv"})
+    assert is_archive(data)
+    alone = roofcore.read_many(list(FOLDER.values()))
+    for got in (roofcore.read_many([(data, name)]), roofcore.read(data, name=name)):
+        assert not differences(alone, got)
+        assert [h.id for h in got.measured] == [h.id for h in alone.measured]
+        assert got.sources[0] == f"{name}/workloads/vcopy/MI200/pmc_perf.csv"
+        said = [w for w in got.warnings if w.startswith("Left out 1 file(s) of the tar archive")]
+        assert len(said) == 1 and f"{name}/workloads/vcopy/MI200/log.txt" in said[0], got.warnings
+    (tmp_path / "shared.bin").write_bytes(data)  # the content decides, not the name
+    assert not differences(alone, roofcore.read(tmp_path / "shared.bin"))
+
+
+def test_an_archive_in_an_archive_is_opened_one_level_deep():
+    """A job's per-rank archives packed together: the ranks' files read; an archive nested one level deeper is
+    left out, named, as any file that is no profile."""
+    trace = (DATA / "kineto" / "shapes.pt.trace.json").read_bytes()
+    inner = zipped({"rank1.json": trace})
+    deeper = zipped({"rank3.zip": zipped({"rank3.json": trace})})
+    outer = zipped({"rank0.tgz": tarred({"rank0.json": trace}, TARS["run.tgz"]), "rank1.zip": inner,
+                    "old.zip": deeper})
+    w = roofcore.read(outer, name="job.zip")
+    assert len(w) == 2 * len(roofcore.read(DATA / "kineto" / "shapes.pt.trace.json"))
+    assert sorted(set(w.frame["source"])) == ["job.zip/rank0.tgz/rank0.json", "job.zip/rank1.zip/rank1.json"]
+    said = [x for x in w.warnings if x.startswith("Left out 1 file(s) of the zip archive")]
+    assert len(said) == 1 and "job.zip/old.zip/rank3.zip (binary data (a zip archive))" in said[0], w.warnings
+
+
+def test_nested_archives_share_the_limits():
+    """Files inflated from the archives inside count against the one input limit and the one file count."""
+    inner = zipped({"a.csv": b"name,flops,bytes\n" + b"0" * 600_000})
+    with pytest.raises(LimitError, match="expand beyond the input size limit of 1 MB"):
+        members(zipped({"x.zip": inner, "y.zip": inner}), "two.zip", 1_000_000)
+    many = zipped({f"{i}.csv": b"" for i in range(MAX_MEMBERS // 2 + 1)}, zipfile.ZIP_STORED)
+    with pytest.raises(LimitError, match="the archive, with the archives in it, holds"):
+        members(zipped({"x.zip": many, "y.zip": many}, zipfile.ZIP_STORED), "many.zip", 10**9)
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (tarred({"sub/.keep": b""}), "the tar archive holds no files to read"),
+    (tarred({"a.csv": (DATA / "advise" / "measured_block.csv").read_bytes() * 50})[:5000],
+     "not a readable tar archive (unexpected end of data: a truncated or partial copy?)"),
+    (TARS["run.tgz"](tarred({"a.csv": random.Random(3).randbytes(20_000)}))[:5000], "the gzip data ends early"),
+])
+def test_a_bad_tar_archive_is_one_line(data, said):
+    with pytest.raises(InputError) as e:
+        roofcore.read_many([(data, "run.tar")])
+    assert said in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_damaged_tar_archive_is_an_input_error_never_a_crash():
+    base = tarred({n: p.read_bytes() for n, p in FOLDER.items()})
+    rng = random.Random(5)
+    for _ in range(300):
+        d = bytearray(base)
+        for _ in range(rng.randint(1, 8)):
+            d[rng.randrange(len(d))] = rng.randrange(256)
+        with contextlib.suppress(RoofcoreError):
+            roofcore.read_many([(bytes(d[:rng.randrange(len(d))] if rng.random() < 0.3 else d), "f.tar")])
 
 
 def test_an_archive_of_a_run_folder_reads_as_its_files_read_together(tmp_path):
@@ -52,18 +155,20 @@ def test_an_archive_of_a_run_folder_reads_as_its_files_read_together(tmp_path):
     assert not differences(alone, roofcore.read(path))
 
 
-def test_a_zip_archive_in_a_folder_is_read_as_part_of_the_folder(tmp_path):
-    """A job's traces, some zipped: the folder's files and the archive's together, and what is no profile in either
-    left out with one warning that names both kinds of holder."""
+def test_an_archive_in_a_folder_is_read_as_part_of_the_folder(tmp_path):
+    """A job's traces, some zipped or tarred: the folder's files and the archives' together, and what is no profile
+    in them left out with one warning that names the kinds of holder it came from."""
     trace = (DATA / "kineto" / "shapes.pt.trace.json").read_bytes()
     (tmp_path / "rank0.json").write_bytes(trace)
     (tmp_path / "rank1.zip").write_bytes(zipped({"rank1.json": trace, "notes.txt": b"run 7\n"}))
+    (tmp_path / "rank2.tar.xz").write_bytes(tarred({"rank2.json": trace}, lzma.compress))
     (tmp_path / "README.md").write_text("# traces\n")
     w = roofcore.read_many([tmp_path])
-    assert len(w) == 2 * len(roofcore.read(DATA / "kineto" / "shapes.pt.trace.json"))
-    assert sorted(set(w.frame["source"])) == [str(tmp_path / "rank0.json"), f"{tmp_path / 'rank1.zip'}/rank1.json"]
+    assert len(w) == 3 * len(roofcore.read(DATA / "kineto" / "shapes.pt.trace.json"))
+    assert sorted(set(w.frame["source"])) == [str(tmp_path / "rank0.json"), f"{tmp_path / 'rank1.zip'}/rank1.json",
+                                              f"{tmp_path / 'rank2.tar.xz'}/rank2.json"]
     said = [x for x in w.warnings if x.startswith("Left out 2 file(s) of the folder or zip archive")]
-    assert len(said) == 1 and "README.md" in said[0] and "rank1.zip/notes.txt" in said[0]
+    assert len(said) == 1 and "README.md" in said[0] and "rank1.zip/notes.txt" in said[0], w.warnings
 
 
 def test_the_cli_reads_an_archive(tmp_path, capsys):
@@ -110,8 +215,6 @@ def test_an_archive_that_inflates_past_the_limit_stops_there():
 def test_a_damaged_archive_is_an_input_error_never_a_crash():
     """Bytes changed and the archive cut at random (seeded): every outcome is the files or a RoofcoreError (zipfile
     raises zlib.error, ValueError and NotImplementedError on such data)."""
-    import random
-
     base = zipped({n: p.read_bytes() for n, p in FOLDER.items()})
     rng = random.Random(7)
     for _ in range(400):
@@ -129,13 +232,20 @@ def test_members_come_in_name_order_with_numbers_counted():
 
 
 @pytest.mark.usefixtures("navigation_only")
-def test_the_app_reads_an_uploaded_archive():
-    """The sidebar's uploader takes a zip (a browser uploads files, not folders): the workload is its files."""
+@pytest.mark.parametrize("name", ["run.zip", "run.tar.xz"])
+def test_the_app_reads_an_uploaded_archive(name):
+    """The sidebar's uploader takes a zip or a compressed tar (a browser uploads files, not folders): the workload
+    is its files. The uploader lets the browser pick every kind the reader takes, and the profilers' binary
+    reports, which get the command that exports them."""
     from test_app import goto, start, upload
 
-    at = goto(upload(start(), ("run.zip", zipped({n: p.read_bytes() for n, p in FOLDER.items()}))),
+    files = {n: p.read_bytes() for n, p in FOLDER.items()}
+    at = start()
+    accepted = set(at.sidebar.file_uploader[0].proto.type)
+    assert {".zip", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".zst", ".ncu-rep", ".nsys-rep"} <= accepted, accepted
+    at = goto(upload(at, (name, zipped(files) if name.endswith(".zip") else tarred(files, lzma.compress))),
               "pages/overview.py")
     assert not at.error, [e.value for e in at.error]
     caption = at.caption[0].value
     n = len(roofcore.read_many(list(FOLDER.values())))
-    assert "run.zip/workloads/vcopy/MI200/pmc_perf.csv" in caption and f" {n} kernels from" in caption, caption
+    assert f"{name}/workloads/vcopy/MI200/pmc_perf.csv" in caption and f" {n} kernels from" in caption, caption

@@ -1,27 +1,35 @@
-"""Zip archives read as the folders they hold: a profile is often shared as ``run.zip`` (a rocprof-compute
-workload folder, a job's per-rank traces, an Nsight Compute export beside its nsys summary), and a browser
-uploads files, not folders.
+"""Archives read as the folders they hold: a profile is often shared as ``run.zip`` or ``run.tar.gz`` (a
+rocprof-compute workload folder, a job's per-rank traces, an Nsight Compute export beside its nsys summary), and a
+browser uploads files, not folders.
 
-Each member is one input named ``run.zip/path/in/it.csv``, in name order (numbers counted, as in a folder);
-folders, hidden files and the ``__MACOSX`` copies a Mac adds are skipped. The archive's members together stay
-within the input size limit, counted as they are inflated (a member whose header understates its size is cut at
-the limit, never held whole), and an archive of more than :data:`MAX_MEMBERS` files is refused. A zip archive in
-a folder is opened too, a zip inside a zip is not (it is left out, as any file that is no profile).
+Zip archives and tar archives, plain or compressed (``.tar.gz``/``.tgz``, ``.tar.bz2``, ``.tar.xz``,
+``.tar.zst``: :mod:`.compression`), are known by their content, whatever their name. Each file is one input named
+``run.zip/path/in/it.csv``, in name order (numbers counted, as in a folder); folders, links, hidden files and the
+``__MACOSX`` copies a Mac adds are skipped. An archive inside an archive is opened too (one level: a job's per-rank
+zips zipped together); one nested deeper is left out, as any file that is no profile. The files of an archive,
+nested ones included, stay within the input size limit, counted as they are inflated (a member whose header
+understates its size is cut at the limit, never held whole), and an archive of more than :data:`MAX_MEMBERS` files
+is refused.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import tarfile
 import zipfile
 import zlib
 
 from .. import limits
 from ..errors import InputError, LimitError, RoofcoreError
+from .compression import GZIP_MAGIC, gunzip_bounded, kind, peek, unpacked
 
 ZIP_MAGIC = b"PK\x03\x04"
 EMPTY_ZIP = b"PK\x05\x06"  #: an archive with no member at all
+TAR_MAGIC = b"ustar"  #: at byte 257 of a tar archive (POSIX ustar, pax and GNU tar all write it)
 MAX_MEMBERS = 10_000
+#: archives opened inside an archive (1: run.zip holding rank0.zip is read; a zip in that one is left out)
+MAX_NESTING = 1
 _HIDDEN = re.compile(r"(^|/)(\.|__MACOSX/)")
 _PIECE = 1 << 22
 
@@ -30,14 +38,71 @@ def is_zip(data: bytes) -> bool:
     return bytes(data[:4]) in (ZIP_MAGIC, EMPTY_ZIP)
 
 
+def _is_tar(data: bytes) -> bool:
+    return bytes(data[257:262]) == TAR_MAGIC
+
+
+def is_archive(head: bytes) -> bool:
+    """Whether ``head`` (a file, or its first bytes: a MB is plenty) begins a zip archive or a tar archive, plain or
+    compressed (only the head of a compressed one is decompressed)."""
+    if is_zip(head) or _is_tar(head):
+        return True
+    return kind(head) is not None and _is_tar(peek(head, 512))
+
+
+def what(data: bytes) -> str:
+    """``zip archive`` or ``tar archive``, as messages name it."""
+    return "zip archive" if is_zip(data) else "tar archive"
+
+
 def _natural(name: str) -> list[int | str]:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", name)]
 
 
-def members(data: bytes, label: str, max_bytes: int) -> list[tuple[bytes, str]]:
-    """The files in the zip archive ``data`` as ``(bytes, "label/member")``, in name order; an
-    :class:`InputError` for a damaged or encrypted archive or one with no file, a :class:`LimitError` beyond the
-    input size limit or :data:`MAX_MEMBERS`."""
+class _Budget:
+    """The bytes an archive's files (those of the archives inside it too) inflate to, against the input limit."""
+
+    def __init__(self, label: str, limit: int) -> None:
+        self.label, self.limit, self.used = label, limit, 0
+
+    def count(self, n: int, holder: str) -> None:
+        self.used += n
+        if self.used > self.limit:
+            raise LimitError(f"{self.label}: the {holder}'s files expand beyond the input size limit of "
+                             f"{self.limit / 1e6:,.0f} MB ({limits.INPUT_MB.env}; a guard against decompression "
+                             f"bombs). {limits.INPUT_MB.hint()}")
+        limits.tick()
+
+
+def members(data: bytes, label: str, max_bytes: int, nesting: int = MAX_NESTING, budget: _Budget | None = None
+            ) -> list[tuple[bytes, str]]:
+    """The files in the archive ``data`` (:func:`is_archive`) as ``(bytes, "label/member")``, in name order, an
+    archive among them by its files (``nesting`` levels deep); an :class:`InputError` for a damaged or encrypted
+    archive or one with no file, a :class:`LimitError` beyond the input size limit or :data:`MAX_MEMBERS`."""
+    budget = budget or _Budget(label, max_bytes)
+    if is_zip(data):
+        out = _zip_members(data, label, budget)
+    else:
+        plain = unpacked(data, max_bytes, label)
+        if kind(plain) == GZIP_MAGIC:  # left for the readers that stream it, but a tar needs its bytes
+            plain = gunzip_bounded(plain, max_bytes, label)
+        out = _tar_members(plain, label, budget)
+    if nesting <= 0 or not any(is_archive(m) for m, _ in out):
+        return out
+    opened: list[tuple[bytes, str]] = []
+    for m, name in out:
+        opened += members(m, name, max_bytes, nesting - 1, budget) if is_archive(m) else [(m, name)]
+        if len(opened) > MAX_MEMBERS:
+            raise _too_many(budget.label, "archive, with the archives in it,", len(opened))
+    return opened
+
+
+def _too_many(label: str, holder: str, n: int) -> LimitError:
+    return LimitError(f"{label}: the {holder} holds {n:,} files, more than the {MAX_MEMBERS:,} read from one archive. "
+                      "Hint: pack the profile's own files, or unpack it and name them.")
+
+
+def _zip_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, str]]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(bytes(data)))
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as e:
@@ -50,24 +115,16 @@ def members(data: bytes, label: str, max_bytes: int) -> list[tuple[bytes, str]]:
             raise InputError(where=label, text="the zip archive holds no files to read.",
                              hint="zip the profile's files themselves (or their folder).")
         if len(infos) > MAX_MEMBERS:
-            raise LimitError(f"{label}: the zip archive holds {len(infos):,} files, more than the {MAX_MEMBERS:,} "
-                             "read from one archive. Hint: zip the profile's own files, or unzip it and name them.")
+            raise _too_many(label, "zip archive", len(infos))
         out: list[tuple[bytes, str]] = []
-        total = 0
         for info in infos:
             name = f"{label}/{info.filename}"
             try:
                 with archive.open(info) as fh:
                     pieces = []
                     while piece := fh.read(_PIECE):
-                        total += len(piece)
-                        if total > max_bytes:
-                            raise LimitError(
-                                f"{label}: the zip archive's files expand beyond the input size limit of "
-                                f"{max_bytes / 1e6:,.0f} MB ({limits.INPUT_MB.env}; a guard against "
-                                f"decompression bombs). {limits.INPUT_MB.hint()}")
+                        budget.count(len(piece), "zip archive")
                         pieces.append(piece)
-                        limits.tick()
             except RoofcoreError:  # the size limit, the parse time: as they are
                 raise
             except RuntimeError as e:  # encrypted: zipfile asks for a password
@@ -80,4 +137,38 @@ def members(data: bytes, label: str, max_bytes: int) -> list[tuple[bytes, str]]:
     return out
 
 
-__all__ = ["EMPTY_ZIP", "MAX_MEMBERS", "ZIP_MAGIC", "is_zip", "members"]
+def _tar_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, str]]:
+    """A tar archive's regular files (``data`` decompressed already, so within the limit whole)."""
+    bad = "not a readable tar archive ({}: a truncated or partial copy?)."
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+            infos = []
+            for info in archive:
+                name = info.name.removeprefix("./")
+                if info.isfile() and name and not _HIDDEN.search(name):
+                    infos.append((name, info))
+                    if len(infos) > MAX_MEMBERS:
+                        raise _too_many(label, "tar archive", len(infos))
+                limits.tick()
+            if not infos:
+                raise InputError(where=label, text="the tar archive holds no files to read.",
+                                 hint="pack the profile's files themselves (or their folder).")
+            out: list[tuple[bytes, str]] = []
+            for name, info in sorted(infos, key=lambda t: _natural(t[0])):
+                fh = archive.extractfile(info)
+                body = fh.read() if fh is not None else b""
+                if len(body) != info.size:
+                    raise InputError(where=f"{label}/{name}", text="the file ends early in the tar archive (a "
+                                     "truncated or partial copy?).", hint="copy the archive again.")
+                budget.count(len(body), "tar archive")
+                out.append((body, f"{label}/{name}"))
+    except RoofcoreError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as e:
+        raise InputError(where=label, text=bad.format(e), hint="copy the archive again, or unpack it and load the "
+                         "files.") from None
+    return out
+
+
+__all__ = ["EMPTY_ZIP", "MAX_MEMBERS", "MAX_NESTING", "TAR_MAGIC", "ZIP_MAGIC", "is_archive", "is_zip", "members",
+           "what"]

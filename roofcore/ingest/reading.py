@@ -16,8 +16,8 @@ from ..errors import InputError, LimitError, RoofcoreError
 from ..measured import merge_measured
 from ..models import Hardware, Workload
 from .arch import infer as infer_arch
-from .archive import is_zip, members
-from .compression import GZIP_MAGIC, gunzip_bounded
+from .archive import is_archive, members, what
+from .compression import GZIP_MAGIC, gunzip_bounded, kind, unpacked
 from .dialect import canonical, spreadsheet_cut
 from .frames import combine, with_rank
 from .pseudo import split_runtime
@@ -45,7 +45,7 @@ def _load(source: str | Path | bytes, name: str | None, max_bytes: int) -> tuple
         data = path.read_bytes()
     if len(data) > max_bytes:
         raise _too_big(label, "the input", len(data), max_bytes)
-    return data, label
+    return unpacked(data, max_bytes, label), label  # bzip2, xz, Zstandard undone (gzip: where it is parsed)
 
 
 def _too_big(label: str, what: str, size: int, max_bytes: int) -> LimitError:
@@ -118,7 +118,7 @@ def _read(source: str | Path | bytes, name: str | None, fmt: str | None, max_byt
     else:  # a large file: its format detected on its head, then read whole or mapped (_opened)
         data, label, size, whole = _head(source, max_bytes, name, filemap.MAP_MIN_BYTES)
         src = source
-    if is_zip(data):  # the folder it holds
+    if is_archive(data):  # the folder it holds
         return read_many([(data, label) if whole else src], fmt, max_bytes=max_bytes)
     f = get_format(fmt) if fmt else detect(data, label, max_bytes)
     with _opened(_Input(src, label, f, data if whole else None, size), max_bytes) as data:
@@ -194,36 +194,42 @@ def _natural(p: Path) -> list[int | str]:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", p.name)]
 
 
-def _expand_folders(sources: list[_Source], max_bytes: int) -> list[tuple[_Source, str | None]]:
-    """``(source, the folder or zip archive it came from)`` for every input (None: named on its own), a folder's
-    files and a zip archive's (:mod:`.archive`) in its place."""
+#: where an input of several came from: (the folder's or archive's name, "folder", "zip archive" or "tar archive")
+_Within = tuple[str, str] | None
+
+
+def _expand_folders(sources: list[_Source], max_bytes: int) -> list[tuple[_Source, _Within]]:
+    """``(source, the folder or archive it came from)`` for every input (None: named on its own), a folder's
+    files and an archive's (:mod:`.archive`) in its place."""
     from ..catalog import display_path
 
-    def unzipped(s: _Source) -> list[tuple[_Source, str | None]]:
+    def unpacked_archive(s: _Source) -> list[tuple[_Source, _Within]]:
         data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
-        return [(m, label) for m in members(data, label, max_bytes)]
+        holder = (label, what(data))
+        return [(m, holder) for m in members(data, label, max_bytes)]
 
-    out: list[tuple[_Source, str | None]] = []
+    out: list[tuple[_Source, _Within]] = []
     for s in sources:
         if isinstance(s, tuple) or not Path(s).is_dir():
-            out += unzipped(s) if _zipped(s) else [(s, None)]
+            out += unpacked_archive(s) if _archived(s) else [(s, None)]
             continue
         files = sorted((p for p in Path(s).iterdir() if p.is_file() and not p.name.startswith(".")), key=_natural)
         if not files:
             raise InputError(where=display_path(s), text="the folder holds no files to read.",
                              hint="point at the folder of the traces themselves, or name the files.")
-        for p in files:  # a zip archive in the folder: its files, as the folder's
-            out += unzipped(p) if _zipped(p) else [(p, display_path(s))]
+        for p in files:  # an archive in the folder: its files, as the folder's
+            out += unpacked_archive(p) if _archived(p) else [(p, (display_path(s), "folder"))]
     return out
 
 
-def _zipped(s: _Source) -> bool:
-    """Whether an input is a zip archive (by its first bytes, whatever its name)."""
+def _archived(s: _Source) -> bool:
+    """Whether an input is an archive (by its first bytes, whatever its name)."""
     if isinstance(s, tuple):
-        return is_zip(s[0])
+        return is_archive(s[0])
     try:
         with Path(s).open("rb") as fh:
-            return is_zip(fh.read(4))
+            head = fh.read(512)
+            return is_archive(head + fh.read(_HEAD) if kind(head) else head)  # compressed: a tar inside?
     except OSError:
         return False  # read as a file: its own message
 
@@ -244,19 +250,20 @@ def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int 
     except OSError:
         data, label = _load(p, name, max_bytes)  # its own message: cannot read the file
         return data, label, len(data), True
-    if head[:2] == GZIP_MAGIC or size > max_bytes or head.isspace():
-        data, label = _load(p, name, max_bytes)  # sniffed on its first decompressed piece / refused for its size
+    if kind(head) is not None or size > max_bytes or head.isspace():
+        data, label = _load(p, name, max_bytes)  # decompressed (gzip: sniffed on its first piece) / refused for its size
         return data, label, size, True
     from ..catalog import display_path
 
     return head, name or display_path(p), size, False
 
 
-def _read_many(items: list[tuple[_Source, str | None]], fmt: str | None, max_bytes: int,
+def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes: int,
                on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
                executor: Executor | None, pairs: Mapping[str, str] | None = None) -> Workload:
     inputs: list[_Input] = []
     left_out: list[str] = []
+    left_from: set[str] = set()  # what held them: folder, zip archive, tar archive
     for s, within in items:
         in_folder = within is not None
         label = s[1] if isinstance(s, tuple) else str(s)
@@ -271,8 +278,9 @@ def _read_many(items: list[tuple[_Source, str | None]], fmt: str | None, max_byt
                 _parse(f, data, label, None, max_bytes)
             inputs.append(_Input(s, label, f, data if whole else None, size))
         except InputError as e:
-            if in_folder and not fmt:  # a folder's README, log or binary report: not a profile
+            if within is not None and not fmt:  # a folder's README, log or binary report: not a profile
                 left_out.append(f"{label} ({e.found or e.text or 'not readable'})")
+                left_from.add(within[1])
                 continue
             if on_error is None:
                 raise
@@ -304,11 +312,9 @@ def _read_many(items: list[tuple[_Source, str | None]], fmt: str | None, max_byt
     if not workloads and loaded and all(f.companion for _, _, f in loaded):
         raise InputError(where=", ".join(label for _, label, _ in loaded), text="only companion files were given, "
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
-    # a zip archive's files come as (bytes, name), a folder's as paths
-    holder = " or ".join(sorted({"zip archive" if isinstance(s, tuple) else "folder"
-                                 for s, within in items if within}))
+    holder = " or ".join(sorted(left_from))
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
-        folders = ", ".join(sorted({within for _, within in items if within}))
+        folders = ", ".join(sorted({within[0] for _, within in items if within}))
         raise InputError(where=folders, text=f"no profile among the {holder}'s files: {'; '.join(left_out[:3])}"
                          + (f" and {len(left_out) - 3} more." if len(left_out) > 3 else "."),
                          hint="point at the folder of the profiles themselves, or name the files.")

@@ -4,6 +4,7 @@ text format makes first (empty, binary, not UTF-8)."""
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -11,6 +12,7 @@ from typing import Any, TypeVar
 from .. import filemap, limits
 from ..errors import InputError
 from ..models import Workload
+from . import compression
 from .compression import GZIP_MAGIC, gunzip_chunks
 from .dialect import canonical
 
@@ -74,7 +76,24 @@ _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "
           b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data",
           # rocprofv3's rocpd database (ROCm 7's default output) or an nsys .sqlite export: say what to export instead
           b"SQLite format 3\x00": "an SQLite database, e.g. rocprofv3's rocpd output: profile again with "
-                                  "`rocprofv3 --output-format csv` (or json)"}
+                                  "`rocprofv3 --output-format csv` (or json)",
+          # archives whose format is not read (zip and tar are: .archive)
+          b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive", b"Rar!\x1a\x07": "a RAR archive"}
+#: what to do with such a file, where it is not "is this the right file?"
+_MAGIC_HINTS = {b"7z\xbc\xaf\x27\x1c": "extract it, or pack the files as .zip or .tar.gz (read as their folder).",
+                b"Rar!\x1a\x07": "extract it, or pack the files as .zip or .tar.gz (read as their folder)."}
+#: the profilers' own binary reports, by their file name's end: the export a workload is read from
+REPORTS = {".ncu-rep": ("an Nsight Compute report", "export it as CSV: ncu --import FILE --csv --page raw "
+                        "--print-units base > STEM.csv (or --page details), and load that."),
+           ".nsys-rep": ("an Nsight Systems report", "export its kernel summary: nsys stats --report cuda_gpu_kern_sum "
+                         "--format csv -o out FILE, and load out_cuda_gpu_kern_sum.csv."),
+           ".qdrep": ("an Nsight Systems report", "export its kernel summary: nsys stats --report cuda_gpu_kern_sum "
+                      "--format csv -o out FILE, and load out_cuda_gpu_kern_sum.csv."),
+           ".xplane.pb": ("an xprof (TensorBoard profiler) trace", "open it in TensorBoard's profiler, export the "
+                          "Roofline Model tool's table as CSV, and load that."),
+           ".pftrace": ("a Perfetto trace", "load the profiler's own export instead (a PyTorch trace's .json, an "
+                        "Nsight or rocprof CSV)."),
+           ".rocpd": ("a rocprofv3 rocpd database", "profile again with `rocprofv3 --output-format csv` (or json).")}
 
 
 def _blank(data: bytes) -> bool:
@@ -88,15 +107,32 @@ def check_binary(data: bytes, name: str) -> None:
     if _blank(data):
         raise InputError(where=name, expected="a workload file (CSV or YAML)", found="an empty file",
                          hint="export again, or check that the right file was chosen.")
+    found, hint = None, "is this the right file? A renamed file keeps its content."
     for magic, what in _MAGIC.items():
         if magic == GZIP_MAGIC:
             continue  # decompressed (bounded) before this check: see detect() and _parse()
         if data[:len(magic)] == magic:
-            raise InputError(where=name, expected="a text workload file (CSV or YAML)", found=f"binary data ({what})",
-                             hint="is this the right file? A renamed file keeps its content.")
-    if b"\x00" in data[:8192]:
-        raise InputError(where=name, expected="a text workload file (CSV or YAML)", found="binary data",
-                         hint="is this the right file? A renamed file keeps its content.")
+            found, hint = f"binary data ({what})", _MAGIC_HINTS.get(magic, hint)
+    if found is None and (b"\x00" in data[:8192] or compression.kind(data) not in (None, GZIP_MAGIC)):
+        found = "binary data"
+    if found is not None:
+        report = next((r for end, r in REPORTS.items() if name.lower().endswith(end)), None)
+        if report is not None:  # the profiler's own report: how to export what is read
+            raise InputError(where=name, expected="a profiler's text export (CSV or JSON)",
+                             found=f"{report[0]} (binary)", hint=_command(report[1], name))
+        raise InputError(where=name, expected="a text workload file (CSV or YAML)", found=found, hint=hint)
+
+
+def _command(hint: str, name: str) -> str:
+    """A report's export command for the file ``name``: FILE its name, STEM its name without the report's ending
+    (quoted where a shell needs it)."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = base[:base.rfind(".")] if "." in base else base
+
+    def quoted(s: str) -> str:
+        return s if re.fullmatch(r"[\w.+-]+", s) else "'" + s.replace("'", "") + "'"
+
+    return hint.replace("FILE", quoted(base)).replace("STEM.csv", quoted(stem + ".csv"))
 
 
 def decode_error(data: bytes, name: str, e: UnicodeDecodeError) -> InputError:
