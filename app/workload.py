@@ -16,10 +16,11 @@ BUNDLED_EXAMPLE = data_dir("examples") / "transformer_block.yaml"
 BUNDLED_NAME = "examples/transformer_block.yaml"
 #: the device chosen until the user chooses
 DEFAULT_DEVICE = "h100-sxm"
-#: the file endings the uploaders take: the profilers' text exports, compressed files and archives (read by their
-#: content, whatever the name) and the profilers' binary reports (refused with the command that exports them)
-UPLOAD_TYPES = ["csv", "yaml", "yml", "json", "txt", "log", "out", "gz", "bz2", "xz", "zst", "zip", "tar", "tgz",
-                "tbz2", "txz", "ncu-rep", "nsys-rep", "qdrep"]
+#: the uploaders' file types: any file. Inputs are read by their content, whatever their name (a `.tsv`, an export
+#: saved as `.dat`, a `.tar.zst`), and what is not read gets its reason from the reader (an `.ncu-rep` the command
+#: that exports it); a list of endings would make the browser refuse such files with no reason (and the browser's
+#: file picker drops endings with a hyphen, `.ncu-rep`, from any list)
+UPLOAD_TYPES = None
 
 
 @st.cache_resource(show_spinner=False)

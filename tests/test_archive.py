@@ -236,13 +236,12 @@ def test_members_come_in_name_order_with_numbers_counted():
 def test_the_app_reads_an_uploaded_archive(name):
     """The sidebar's uploader takes a zip or a compressed tar (a browser uploads files, not folders): the workload
     is its files. The uploader lets the browser pick every kind the reader takes, and the profilers' binary
-    reports, which get the command that exports them."""
+    reports, which get the command that exports them: it takes any file (the content decides)."""
     from test_app import goto, start, upload
 
     files = {n: p.read_bytes() for n, p in FOLDER.items()}
     at = start()
-    accepted = set(at.sidebar.file_uploader[0].proto.type)
-    assert {".zip", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".zst", ".ncu-rep", ".nsys-rep"} <= accepted, accepted
+    assert not at.sidebar.file_uploader[0].proto.type  # no list of endings: the browser refuses nothing
     at = goto(upload(at, (name, zipped(files) if name.endswith(".zip") else tarred(files, lzma.compress))),
               "pages/overview.py")
     assert not at.error, [e.value for e in at.error]
