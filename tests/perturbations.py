@@ -91,6 +91,7 @@ class Doc:
     cp1252: bool = False  #: written in Windows-1252 (a spreadsheet's "CSV" on Windows) instead of UTF-8
     mac_roman: bool = False  #: written in Mac OS Roman (a classic Mac spreadsheet's "CSV (Macintosh)")
     packed: str = ""  #: compressed with this codec of :data:`CODECS` (bzip2, xz, Zstandard) instead of gzip
+    zeros: int = 0  #: zero bytes at the end of the file (after a compressed stream: the file on disk)
 
     @classmethod
     def of(cls, name: str, data: bytes) -> Doc:
@@ -129,9 +130,10 @@ class Doc:
         raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16 else text.encode("cp1252") if self.cp1252
                else text.encode("mac_roman") if self.mac_roman
                else text.encode("utf-8", errors="surrogateescape"))
+        zeros = b"\x00" * self.zeros
         if self.packed:
-            return CODECS[self.packed](raw), f"{self.name}.{self.packed}"
-        return (gzip.compress(raw, mtime=0), self.name + ".gz") if self.gz else (raw, self.name)
+            return CODECS[self.packed](raw) + zeros, f"{self.name}.{self.packed}"
+        return (gzip.compress(raw, mtime=0) + zeros, self.name + ".gz") if self.gz else (raw + zeros, self.name)
 
     @property
     def rows(self) -> range:
@@ -619,6 +621,14 @@ def recompressed(d: Doc) -> Doc | None:
     return replace(d, gz=False, packed=list(CODECS)[zlib.crc32(d.name.encode()) % len(CODECS)])
 
 
+def zero_tail(d: Doc) -> Doc | None:
+    """Zero bytes after the content: what a crash (a file system that had allocated the blocks but not written
+    them) or an interrupted copy leaves at a file's end."""
+    if is_big(d) or d.utf16:
+        return None
+    return replace(d, zeros=4096)
+
+
 def truncated(d: Doc) -> Doc | None:
     """A partial copy: the file ends half-way through its table's last row (a CSV) or at 60% (a JSON trace)."""
     if is_big(d):
@@ -645,5 +655,5 @@ PERTURBATIONS: dict[str, Callable[[Doc], Doc | None]] = {
     f.__name__: f for f in (crlf, bom, no_final_newline, spreadsheet, thousands, no_thousands, scientific,
                             names_unquoted, program_output, truncated, reorder, insert_column, gzipped, recompressed, mac_cr,
                             double_cr, utf16, tabs_utf16, semicolons, totals_row, sorted_by_name, padded_columns,
-                            trailing_commas, blank_line, empty_row, sep_hint,
+                            trailing_commas, blank_line, empty_row, sep_hint, zero_tail,
                             pandas_index, pandas_floats)}

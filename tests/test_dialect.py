@@ -231,3 +231,18 @@ def test_empty_fields_right_of_the_table_are_dropped_and_nothing_else():
     out = canonical(text.encode(), "inv.csv")[0].decode()
     assert out.splitlines() == ['name,count,flops,bytes,time_ms', 'gemm,1,8.8e12,2.8e9,12.0',
                                 'f(int, float),1,1.0e6,4.0e6,', 'g,1,1.0e6,4.0e6,""']
+
+
+def test_zero_bytes_ending_a_file_are_dropped_and_said():
+    """What a crash or an interrupted copy leaves: the rows before read, and the workload says the end is lost; a
+    UTF-16 file's own last zero byte and a file of zero bytes alone are not such an end."""
+    text = inventory().encode()
+    w = roofcore.read(text + b"\x00" * 5000, name="inv.csv")
+    assert numbers(w) == BASE
+    said = [x for x in w.warnings if "zero bytes" in x]
+    assert said == ["inv.csv: " + dialect.ZERO_TAIL_NOTE.format(n=5000) + "."], w.warnings
+    assert canonical(text, "inv.csv") == (text, ())
+    utf16 = b"\xff\xfe" + inventory().encode("utf-16-le")
+    assert utf16.endswith(b"\n\x00") and numbers(roofcore.read(utf16, name="u.csv")) == BASE
+    with pytest.raises(InputError, match="binary data"):
+        roofcore.read(b"\x00" * 9000, name="zeros.csv")

@@ -331,7 +331,12 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
     ``data`` comes back itself (a map stays a map) unless it is UTF-16 or Windows-1252, ends lines with ``\\r``
     alone or with ``\\r\\r\\n``, starts with a ``sep=`` hint, is a tab- or semicolon-separated table, one whose
     rows end in empty fields beyond its header's names, or one with pandas' index as its first column. Other bytes
-    that are not UTF-8 stay as they were, for the parser's message."""
+    that are not UTF-8 stay as they were, for the parser's message. Zero bytes that end a text file (what a crash
+    or an interrupted copy leaves where data should be) are dropped, and the workload says so."""
+    data, zeros = _zero_tail(data)
+    if zeros:
+        more = canonical(data, label, partial)
+        return more[0], (ZERO_TAIL_NOTE.format(n=zeros), *more[1])
     text = _to_text(data, label, partial)
     if text is None and b"\x00" in bytes(data[:8192]):
         return data, ()  # binary: the registry refuses it with its own message
@@ -372,6 +377,22 @@ def canonical(data: bytes, label: str, partial: bool = False) -> tuple[bytes, tu
     return text.encode("utf-8", errors="surrogateescape"), tuple(notes)
 
 
+ZERO_TAIL_NOTE = ("the file ends in {n:,} zero bytes, what a crash or an interrupted copy leaves where data should "
+                  "be: read without them, and whatever the file held past that point is missing")
+
+
+def _zero_tail(data: bytes) -> tuple[bytes, int]:
+    """``data`` without the zero bytes that end it, and how many there were (0: ``data`` itself). Text only: a
+    UTF-16 file (a byte-order mark) ends in a zero byte of its own, and a file of zero bytes alone, or with one
+    in its head, is binary (the registry's message)."""
+    if data[-1:] != b"\x00" or bytes(data[:2]) in _BOMS:
+        return data, 0
+    text = bytes(data).rstrip(b"\x00")
+    if not text or b"\x00" in text[:8192]:
+        return data, 0
+    return text, len(data) - len(text)
+
+
 #: the most rows a spreadsheet keeps: Excel and LibreOffice Calc since 2007 (1,048,576), Excel 97-2003 (65,536);
 #: a table saved from one with exactly that many lines was most likely cut there
 SPREADSHEET_ROWS = (1_048_576, 65_536)
@@ -388,4 +409,4 @@ def spreadsheet_cut(data: bytes, lines: int | None = None) -> int | None:
     return lines if lines in SPREADSHEET_ROWS else None
 
 
-__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "canonical", "mark_of", "separator", "spreadsheet_cut"]
+__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "ZERO_TAIL_NOTE", "canonical", "mark_of", "separator", "spreadsheet_cut"]
