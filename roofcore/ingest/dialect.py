@@ -398,15 +398,21 @@ def _zero_tail(data: bytes) -> tuple[bytes, int]:
 SPREADSHEET_ROWS = (1_048_576, 65_536)
 
 
+def is_json(data: bytes) -> bool:
+    """Whether the text starts as JSON does (an object or an array, after a BOM and blanks)."""
+    return bytes(data[:HEAD]).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+
+
 def spreadsheet_cut(data: bytes, lines: int | None = None) -> int | None:
     """The spreadsheet row limit a text table's line count equals (it was most likely cut there), else None.
     ``lines``: the count where the caller has it (:func:`roofcore.limits.check_rows`), else counted here, only for
     text large enough to hold that many lines; JSON is never a spreadsheet's."""
-    if len(data) < 2 * SPREADSHEET_ROWS[-1] or bytes(data[:HEAD]).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+    if len(data) < 2 * SPREADSHEET_ROWS[-1] or is_json(data):
         return None
     if lines is None:
         lines = filemap.count(data, b"\n") + (data[-1:] != b"\n")
     return lines if lines in SPREADSHEET_ROWS else None
 
 
-__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "ZERO_TAIL_NOTE", "canonical", "mark_of", "separator", "spreadsheet_cut"]
+__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "ZERO_TAIL_NOTE", "canonical", "is_json", "mark_of",
+           "separator", "spreadsheet_cut"]

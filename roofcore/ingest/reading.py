@@ -18,7 +18,7 @@ from ..models import Hardware, Workload
 from .arch import infer as infer_arch
 from .archive import is_archive, members, what
 from .compression import GZIP_MAGIC, gunzip_bounded, kind, unpacked
-from .dialect import canonical, spreadsheet_cut
+from .dialect import canonical, is_json, spreadsheet_cut
 from .frames import combine, with_rank
 from .pseudo import split_runtime
 from .registry import Format, detect, get_format, max_input_bytes
@@ -64,7 +64,8 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
     cut = None
     if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
         data, notes = canonical(data, label)  # a spreadsheet's or shell's re-save (.dialect)
-        cut = spreadsheet_cut(data, limits.check_rows(data, label))  # one count of the lines for both
+        if not is_json(data):  # lines of a table; JSON's readers bound their events (a trace: ROOFCORE_MAX_ROWS)
+            cut = spreadsheet_cut(data, limits.check_rows(data, label))  # one count of the lines for both
     try:
         out = f.parse(data, label, {"max_bytes": max_bytes, **(context or {})})
     except RecursionError:
