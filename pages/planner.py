@@ -83,8 +83,10 @@ with project_tab:
         st.vega_lite_chart(spec=dict(spec), theme=None, width="content")
         st.caption(f"Speedups are against **{proj.reference}** "
                    + ("(where the times were measured). " if proj.source else "(the first device). ")
-                   + "Estimate: a measured kernel's projected time (it keeps its measured efficiency), else its "
-                   "roofline time. Across vendors only FLOPs, off-chip and link bytes carry over (on-chip cache "
+                   + ("Estimate: each measured kernel's projected time (it keeps its measured efficiency); a kernel "
+                      "with no measured time is left out, as its roofline time alone would be a lower bound. "
+                      if proj.source else "Estimate: each kernel's roofline time. ")
+                   + "Across vendors only FLOPs, off-chip and link bytes carry over (on-chip cache "
                    "levels are dropped): a cross-vendor projection is a bound, not a port.")
         for note in proj.notes:
             st.caption(f"Note: {escape_markdown(note)}")

@@ -246,3 +246,5 @@ def test_zero_bytes_ending_a_file_are_dropped_and_said():
     assert utf16.endswith(b"\n\x00") and numbers(roofcore.read(utf16, name="u.csv")) == BASE
     with pytest.raises(InputError, match="binary data"):
         roofcore.read(b"\x00" * 9000, name="zeros.csv")
+    with pytest.raises(InputError, match=r"binary data \(a PNG image\)"):  # not UTF-8 before its zeros: binary
+        roofcore.read(b"\x89PNG\r\n\x1a\n\x00\x00", name="image.csv")

@@ -283,30 +283,60 @@ COPY_AND_UNKNOWN = (b"name,count,flops,bytes_hbm,bytes_pcie,time_us\n"
 def test_an_estimate_says_what_it_leaves_out_and_speedups_compare_like_with_like():
     """A kernel with no roofline on a device is left out of that device's estimate (never counted as zero), and the
     total says how many and what share of the measured time the estimate still holds; a speedup sums only the
-    kernels both devices give a time."""
+    kernels both devices give a time. On the device it ran on a run's estimate is its measured time, the kernel
+    no roofline explains included."""
     w = read(COPY_AND_UNKNOWN, name="inv.csv")
     linked, bare = make_hw(hw_id="with-link", links={"pcie": 64e9}), make_hw(hw_id="no-link")
     p = plan.project(w, "with-link", [linked, bare])
     a, b = p.total("with-link"), p.total("no-link")
-    assert (a.unknown_kernels, b.unknown_kernels) == (1, 2)
-    assert a.coverage == pytest.approx(150 / 180) and b.coverage == pytest.approx(100 / 180)
+    assert (a.unknown_kernels, b.unknown_kernels) == (0, 2)
+    assert a.coverage == pytest.approx(1.0) and b.coverage == pytest.approx(100 / 180)
     tab = p.table.set_index(["hardware", "name"])["estimate_s"]
-    assert a.estimate_s == pytest.approx(tab["with-link", "gemm"] + tab["with-link", "copy"])
+    assert a.estimate_s == pytest.approx(tab["with-link", "gemm"] + tab["with-link", "copy"] + 30e-6)
+    assert tab["with-link", "mystery"] == pytest.approx(30e-6)  # measured where it ran, with no roofline
     assert b.estimate_s == pytest.approx(tab["no-link", "gemm"])
     assert b.speedup == pytest.approx(tab["with-link", "gemm"] / tab["no-link", "gemm"])  # the copy in neither sum
-    assert "with-link: the estimate leaves out 1 kernel(s) with no roofline (FLOPs or off-chip bytes unknown), " \
-           "16.7% of the measured time: it covers the other 83.3%." in p.notes
-    assert any(n.startswith("no-link: the estimate leaves out 2 kernel(s)") and "55.6%" in n for n in p.notes)
+    assert not any(n.startswith("with-link: the estimate leaves out") for n in p.notes)
+    assert "no-link: the estimate leaves out 2 kernel(s) with no roofline (FLOPs or off-chip bytes unknown), 44.4% " \
+           "of the measured time: it covers the other 55.6%." in p.notes, p.notes
+    # measured where no roof explains it (an unknown link), projected to a device whose roof does: no efficiency
+    back = plan.project(read(COPY_AND_UNKNOWN, name="inv.csv"), "no-link", [bare, linked])
+    assert "with-link: the estimate leaves out 1 kernel(s) with no roofline (FLOPs or off-chip bytes unknown) and 1 " \
+           "kernel(s) measured with no roofline on the device they ran on (their efficiency is unknown), 44.4% of " \
+           "the measured time: it covers the other 55.6%." in back.notes, back.notes
     frame = views.projection_frame(p).set_index("Device")
     assert frame.loc["no-link", "Estimate covers"] == "55.6% of time"
     one = plan.project(w, "no-link", [bare, make_hw(hw_id="no-link-2", bw=4e12)])
     assert [n for n in one.notes if "leaves out" in n] == [
-        "On every device, the estimate leaves out 2 kernel(s) with no roofline (FLOPs or off-chip bytes unknown), "
+        "no-link-2: the estimate leaves out 2 kernel(s) with no roofline (FLOPs or off-chip bytes unknown), "
         "44.4% of the measured time: it covers the other 55.6%."]
+    on = one.table[one.table["hardware"] == "no-link"].set_index("name")["estimate_s"]
+    assert (on["copy"], on["mystery"]) == (pytest.approx(50e-6), pytest.approx(30e-6))  # where they ran: as measured
     plain = plan.project(read(COPY_AND_UNKNOWN.split(b"copy")[0], name="inv.csv"), "no-link", [bare])
     assert plain.total("no-link").unknown_kernels == 0 and plain.total("no-link").coverage == pytest.approx(1.0)
     assert "Estimate covers" not in views.projection_frame(plain).columns
     json.dumps(p.to_json(), allow_nan=False)
+
+
+def test_a_measured_run_never_estimates_an_untimed_kernel_by_its_roofline_alone():
+    """In a measured run a kernel with no measured time has no estimate: its roofline time is a lower bound, and
+    the projected kernels beside it are real times. It is left out and said, on every device, never counted at
+    its roofline time (it was before, so "covers 100% of the measured time" hid a bound in the sum); a run with
+    no measured time at all is estimated by its rooflines, as the table says."""
+    w = read(b"name,count,flops,bytes_hbm,time_us\ngemm,1,1e9,1e6,100\nnorm,1,1e9,1e9,\n", name="inv.csv")
+    h1, h2 = make_hw(hw_id="here"), make_hw(hw_id="there", bw=4e12)
+    p = plan.project(w, "here", [h1, h2])
+    tab = p.table.set_index(["hardware", "name"])
+    assert np.isnan(tab.loc[("here", "norm"), "estimate_s"]) and np.isnan(tab.loc[("there", "norm"), "estimate_s"])
+    assert tab.loc[("here", "norm"), "t_roof_s"] > 0  # a roofline, but no estimate
+    for t in p.totals:
+        assert (t.unknown_kernels, t.untimed_kernels, t.coverage) == (1, 1, pytest.approx(1.0))
+    assert p.total("here").estimate_s == pytest.approx(100e-6)
+    assert "On every device, the estimate leaves out 1 kernel(s) with no measured time (a roofline time alone is a " \
+           "lower bound, not an estimate); it covers all of the measured time." in p.notes, p.notes
+    assert set(views.projection_frame(p)["Estimate covers"]) == {"100% of time, not 1 untimed kernel(s)"}
+    built = plan.project(read(b"name,count,flops,bytes_hbm\ngemm,1,1e12,1e9\n", name="b.csv"), None, [h1, h2])
+    assert built.total("there").estimate_s == pytest.approx(built.total("there").t_roof_s)
 
 
 def test_cross_vendor_projection_drops_on_chip_levels(catalog):

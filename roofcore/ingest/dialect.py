@@ -382,13 +382,17 @@ ZERO_TAIL_NOTE = ("the file ends in {n:,} zero bytes, what a crash or an interru
 
 
 def _zero_tail(data: bytes) -> tuple[bytes, int]:
-    """``data`` without the zero bytes that end it, and how many there were (0: ``data`` itself). Text only: a
-    UTF-16 file (a byte-order mark) ends in a zero byte of its own, and a file of zero bytes alone, or with one
-    in its head, is binary (the registry's message)."""
+    """``data`` without the zero bytes that end it, and how many there were (0: ``data`` itself). UTF-8 text only:
+    a UTF-16 file (a byte-order mark) ends in a zero byte of its own, and a file of zero bytes alone, one with a
+    zero byte in its head or one that is not UTF-8 (an image ending in zeros) is binary (the registry's message)."""
     if data[-1:] != b"\x00" or bytes(data[:2]) in _BOMS:
         return data, 0
     text = bytes(data).rstrip(b"\x00")
     if not text or b"\x00" in text[:8192]:
+        return data, 0
+    try:  # the head: a letter its end cuts in two is no error
+        codecs.getincrementaldecoder("utf-8")().decode(text[:HEAD], final=len(text) <= HEAD)
+    except UnicodeDecodeError:
         return data, 0
     return text, len(data) - len(text)
 

@@ -6,9 +6,12 @@ lowered to ``(1 − f)`` of its value (:func:`effective_hardware`), so ``t_roof'
 
 **Projection**: per kernel ``t_roof`` on each device; a measured kernel keeps its efficiency from
 the device it ran on (``e = t_roof_source / time``; projected ``= t_roof_target / e``, never below
-``t_roof_target``). The estimate of a run is the projected time where measured, else ``t_roof``; a kernel with no
-roofline on a device (FLOPs or off-chip bytes unknown) has no estimate there, and each device's total says what it
-leaves out (:attr:`DeviceTotal.unknown_kernels`, :attr:`DeviceTotal.coverage`, a note), never counting it as zero.
+``t_roof_target``). The estimate of a measured run is the projected time (on the device it ran on, the measured
+time); of a run with no measured times, or none that can be projected (no source device), ``t_roof``. A kernel
+with no estimate on a device has none there: no roofline (FLOPs or off-chip bytes unknown), or, in a measured run,
+no measured time (its roofline time alone is a lower bound, never an estimate) or no roofline on the device it ran
+on (its efficiency is unknown). Each device's total says what it leaves out (:attr:`DeviceTotal.unknown_kernels`,
+:attr:`DeviceTotal.untimed_kernels`, :attr:`DeviceTotal.coverage`, a note), never counting it as zero.
 Speedups are against the source device (else the first device), over the kernels both devices give a time;
 cost per run
 ``= price_per_hour × estimate_s / 3600``. To another vendor only FLOPs, off-chip and link bytes
@@ -65,7 +68,7 @@ class DeviceTotal:
     vendor: str
     t_roof_s: float | None  #: Σ roofline time
     projected_time_s: float | None  #: Σ projected time of the measured kernels (kept efficiency)
-    estimate_s: float | None  #: Σ (projected where measured, else t_roof): the run's estimate
+    estimate_s: float | None  #: Σ projected time (a measured run) or Σ t_roof (no measured times): the run's estimate
     speedup_roof: float | None  #: reference t_roof / this t_roof
     speedup: float | None  #: reference estimate / this estimate
     price_per_hour: float | None
@@ -75,6 +78,7 @@ class DeviceTotal:
     unknown_kernels: int = 0  #: kernels (as every page counts them) with no estimate here: left out of the totals
     coverage: float | None = None  #: share of the measured time whose kernels the estimate holds (None: none
     #: timed, or no source device to project the times from)
+    untimed_kernels: int = 0  #: of unknown_kernels, those with no measured time in a measured run
 
     def to_json(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.__dict__.items()}
@@ -131,18 +135,25 @@ def _ratio(ref: np.ndarray, this: np.ndarray) -> float | None:
     return a / b if both.any() and a and b else None
 
 
-def _left_out(gaps: Sequence[tuple[str, int, float | None]]) -> list[str]:
-    """The notes saying which estimates leave kernels out: one for every device where all leave out the same."""
-    def said(n: int, coverage: float | None) -> str:
-        share = "" if coverage is None else (f", {fmt_pct(1.0 - coverage)} of the measured time: it covers the "
-                                            f"other {fmt_pct(coverage)}")
-        return (f"the estimate leaves out {n:,} kernel(s) with no roofline (FLOPs or off-chip bytes unknown)"
-                f"{share}.")
-    hit = [(hw, n, c) for hw, n, c in gaps if n]
-    if hit and len(hit) == len(gaps) and len({(n, c) for _, n, c in hit}) == 1:
+#: why a kernel has no estimate on a device (:func:`_left_out`), in the order a note names them
+_WHY = ("with no roofline (FLOPs or off-chip bytes unknown)",
+        "with no measured time (a roofline time alone is a lower bound, not an estimate)",
+        "measured with no roofline on the device they ran on (their efficiency is unknown)")
+
+
+def _left_out(gaps: Sequence[tuple[str, tuple[int, int, int], float | None]]) -> list[str]:
+    """The notes saying which estimates leave kernels out (``gaps``: per device the kernels left out for each of
+    :data:`_WHY`, and the share of the measured time kept): one for every device where all leave out the same."""
+    def said(ns: tuple[int, int, int], coverage: float | None) -> str:
+        share = ("" if coverage is None else "; it covers all of the measured time" if coverage >= 1.0 else
+                 f", {fmt_pct(1.0 - coverage)} of the measured time: it covers the other {fmt_pct(coverage)}")
+        parts = [f"{n:,} kernel(s) {why}" for n, why in zip(ns, _WHY, strict=True) if n]
+        return f"the estimate leaves out {' and '.join(parts)}{share}."
+    hit = [(hw, ns, c) for hw, ns, c in gaps if any(ns)]
+    if hit and len(hit) == len(gaps) and len({(ns, c) for _, ns, c in hit}) == 1:
         text = said(hit[0][1], hit[0][2])
         return ["On every device, " + text]
-    return [f"{hw}: {said(n, c)}" for hw, n, c in hit]
+    return [f"{hw}: {said(ns, c)}" for hw, ns, c in hit]
 
 
 def offchip_only(workload: Workload, hws: Iterable[Hardware] = ()) -> Workload:
@@ -153,10 +164,8 @@ def offchip_only(workload: Workload, hws: Iterable[Hardware] = ()) -> Workload:
     return replace(workload, frame=workload.frame.drop(columns=drop))
 
 
-def project(workload: Workload, source: str | Hardware | None, targets: Sequence[Hardware], *,
-            price_per_hour: Mapping[str, float] | None = None, achievable: bool = False) -> Projection:
-    """Project ``workload`` (measured on ``source``, or built) onto ``targets`` (module docstring)."""
-    check_workload(workload, "project")
+def _devices(source: str | Hardware | None, targets: Sequence[Hardware]) -> tuple[list[Hardware], Hardware | None]:
+    """The devices to project onto (the source among them) and the source device, if named."""
     targets = list(targets)
     if not targets:
         raise RoofcoreError("project needs at least one target device")
@@ -170,6 +179,27 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
         if src is None:
             raise InputError(where="source", expected="one of the target devices: " + ", ".join(t.id for t in targets),
                              found=repr(source), hint="add the device the profile ran on to the devices.")
+    return targets, src
+
+
+def _unknown(frame: pd.DataFrame, est: np.ndarray, t_roof: np.ndarray, timed: np.ndarray
+             ) -> tuple[int, tuple[int, int, int]]:
+    """The kernels (as every page counts them: roofcore.counting) a device's estimate leaves out, in all and for
+    each of :data:`_WHY`."""
+    unknown = np.isnan(est)
+    if not unknown.any():
+        return 0, (0, 0, 0)
+    roof = ~np.isnan(t_roof)
+    why = [kernel_counts(frame, r)[0] if r.any() else 0
+           for r in (unknown & ~roof, unknown & roof & ~timed, unknown & roof & timed)]
+    return kernel_counts(frame, unknown)[0], (why[0], why[1], why[2])
+
+
+def project(workload: Workload, source: str | Hardware | None, targets: Sequence[Hardware], *,
+            price_per_hour: Mapping[str, float] | None = None, achievable: bool = False) -> Projection:
+    """Project ``workload`` (measured on ``source``, or built) onto ``targets`` (module docstring)."""
+    check_workload(workload, "project")
+    targets, src = _devices(source, targets)
     ref = src or targets[0]
     prices = dict(price_per_hour or {})
     times = workload.frame["time_s"].to_numpy(dtype=np.float64)
@@ -186,7 +216,8 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
     # the share of the measured time an estimate holds: only where it uses the measured times (a source named)
     measured = float(times[timed].sum()) if timed.any() and src is not None else 0.0
     frames, analyses, per = [], [], []
-    gaps: list[tuple[str, int, float | None]] = []  # per device: kernels left out, share of measured time kept
+    gaps: list[tuple[str, tuple[int, int, int], float | None]] = []  # per device: kernels left out (_WHY), time kept
+    projecting = measured > 0
     for hw in targets:
         cross = hw.vendor.strip().lower() != ref.vendor.strip().lower()
         wl = reduced if cross else workload
@@ -205,7 +236,12 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
             notes.append(f"{hw.id}: {kernel_counts(wl.frame, above)[0]:,} kernel(s) measured above their roof: "
                          "projected at the roof.")  # kernels as every page counts them (roofcore.counting)
             proj = np.where(above, t_roof, proj)
-        est = np.where(np.isnan(proj), t_roof, proj)
+        if not projecting:  # no measured time to project: the roofline time is the estimate
+            est = t_roof
+        elif src is not None and hw.id == src.id:  # where it ran: its measured time, where no roof explains it too
+            est = np.where(np.isnan(proj) & timed, times, proj)
+        else:  # a projected time, never a roofline time in its place (a lower bound)
+            est = proj
         tab = a.table(hw.id, messages=False)
         frames.append(pd.DataFrame({
             "kid": np.arange(len(tab)), "name": tab["name"], "hardware": hw.id, "count": tab["count"],
@@ -213,15 +249,14 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
             "bound": tab["bound"], "time_s": times if src is not None and hw.id == src.id else np.nan,
             "efficiency": eff, "projected_time_s": proj, "estimate_s": est}))
         share = a.summary(hw.id)["time_share_by_bound"]
-        unknown = np.isnan(est)
-        left_out = kernel_counts(wl.frame, unknown)[0] if unknown.any() else 0
-        coverage = float(times[timed & ~unknown].sum()) / measured if measured > 0 else None
-        gaps.append((hw.id, left_out, coverage))
-        per.append((hw, cross, t_roof, est, _nsum(proj), share, left_out, coverage))
+        left_out, why = _unknown(wl.frame, est, t_roof, timed)
+        coverage = float(times[timed & ~np.isnan(est)].sum()) / measured if measured > 0 else None
+        gaps.append((hw.id, why, coverage))
+        per.append((hw, cross, t_roof, est, _nsum(proj), share, (left_out, why[1]), coverage))
     notes += _left_out(gaps)
     ref_row = next(p for p in per if p[0].id == ref.id)
     totals = []
-    for hw, cross, t_roof, est, pr, share, left_out, coverage in per:
+    for hw, cross, t_roof, est, pr, share, (left_out, untimed), coverage in per:
         price = prices.get(hw.id)
         es = _nsum(est)
         totals.append(DeviceTotal(
@@ -229,7 +264,8 @@ def project(workload: Workload, source: str | Hardware | None, targets: Sequence
             estimate_s=es, speedup_roof=_ratio(ref_row[2], t_roof), speedup=_ratio(ref_row[3], est),
             price_per_hour=float(price) if price is not None else None,
             cost_per_run=float(price) * es / 3600.0 if price is not None and es is not None else None,
-            cross_vendor=cross, bound_share=share, unknown_kernels=left_out, coverage=coverage))
+            cross_vendor=cross, bound_share=share, unknown_kernels=left_out, coverage=coverage,
+            untimed_kernels=untimed))
     return Projection(workload=workload, source=src.id if src else None, reference=ref.id, totals=tuple(totals),
                       table=pd.concat(frames, ignore_index=True), notes=tuple(dict.fromkeys(notes)),
                       analyses=tuple(analyses))

@@ -256,7 +256,9 @@ def planning(scenario: ScenarioResult) -> str:
                          + "</tr>" for row in rows) + "</tbody></table>")
     out += [f'<p class="muted">Note: {esc(no_paths(n))}</p>' for n in scenario.notes[:8]]
     out.append('<p class="muted">vs base: the base variant\'s Σ t_roof (same device, else its first device) / '
-               "this variant's Σ t_roof. Estimate: projected time where measured, else t_roof.</p>")
+               "this variant's Σ t_roof. Estimate: of a measured run, the kernels' projected times (one with no "
+               "measured time is left out: its t_roof alone is a lower bound); of a run with no measured times, "
+               "Σ t_roof.</p>")
     return "\n".join(out)
 
 

@@ -15,6 +15,7 @@ from ..units import fmt_cost, fmt_money, fmt_pct, fmt_time
 
 if TYPE_CHECKING:
     from ..plan import Comparison, Projection, ScenarioResult
+    from ..plan.projection import DeviceTotal
 
 
 def _fmt_x(v: float | None) -> str:
@@ -27,11 +28,13 @@ def _costs(v: float | None) -> dict[str, str]:
     return {"Cost per run": fmt_money(v), "Cost at scale": fmt_cost(v, at_least=1000)}
 
 
-def _covers(coverage: float | None, left_out: int) -> str:
-    """What a device's estimate holds: its share of the measured time, else the kernels it leaves out."""
-    if coverage is not None:
-        return f"{fmt_pct(coverage)} of time"  # of the measured time: the note under the table says so
-    return f"all but {left_out:,} kernel(s)" if left_out else "every kernel"
+def _covers(t: DeviceTotal) -> str:
+    """What a device's estimate holds: its share of the measured time (and the kernels with no measured time it
+    leaves out), else the kernels it leaves out."""
+    if t.coverage is not None:  # of the measured time: the note under the table says so
+        untimed = f", not {t.untimed_kernels:,} untimed kernel(s)" if t.untimed_kernels else ""
+        return f"{fmt_pct(t.coverage)} of time{untimed}"
+    return f"all but {t.unknown_kernels:,} kernel(s)" if t.unknown_kernels else "every kernel"
 
 
 def projection_frame(p: Projection) -> pd.DataFrame:
@@ -41,7 +44,7 @@ def projection_frame(p: Projection) -> pd.DataFrame:
     partial = any(t.unknown_kernels for t in p.totals)
     for t in p.totals:
         top = next(iter(t.bound_share), None)
-        covers = {"Estimate covers": _covers(t.coverage, t.unknown_kernels)} if partial else {}
+        covers = {"Estimate covers": _covers(t)} if partial else {}
         rows.append({"Device": t.hardware, "Name": t.name, "Σ t_roof": fmt_time(t.t_roof_s),
                      "Estimate": fmt_time(t.estimate_s), **covers,
                      "Speedup": _fmt_x(t.speedup), "Speedup (roof)": _fmt_x(t.speedup_roof),
@@ -103,7 +106,7 @@ def scenario_frame(result: ScenarioResult) -> pd.DataFrame:
     partial = any(t.unknown_kernels for v in result.variants for t in v.projection.totals)
     for v in result.variants:
         for t in v.projection.totals:
-            covers = {"Estimate covers": _covers(t.coverage, t.unknown_kernels)} if partial else {}
+            covers = {"Estimate covers": _covers(t)} if partial else {}
             rows.append({"Variant": v.name, "Step": v.kind, "Device": t.hardware, "Σ t_roof": fmt_time(t.t_roof_s),
                          "Estimate": fmt_time(t.estimate_s), **covers,
                          "vs base": _fmt_x(v.speedup_vs_base.get(t.hardware)), **_costs(t.cost_per_run)})
