@@ -90,6 +90,7 @@ class Doc:
     utf16: bool = False  #: written as UTF-16 (little-endian, with its byte-order mark) instead of UTF-8
     cp1252: bool = False  #: written in Windows-1252 (a spreadsheet's "CSV" on Windows) instead of UTF-8
     mac_roman: bool = False  #: written in Mac OS Roman (a classic Mac spreadsheet's "CSV (Macintosh)")
+    cp1251: bool = False  #: written in Windows-1251 (a spreadsheet's "CSV" on a Russian or Ukrainian Windows)
     packed: str = ""  #: compressed with this codec of :data:`CODECS` (bzip2, xz, Zstandard) instead of gzip
     zeros: int = 0  #: zero bytes at the end of the file (after a compressed stream: the file on disk)
 
@@ -128,7 +129,7 @@ class Doc:
             text = "".join(a + b for a, b in zip(self.lines, self.ends, strict=True))
         text = ("\ufeff" if self.bom else "") + text
         raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16 else text.encode("cp1252") if self.cp1252
-               else text.encode("mac_roman") if self.mac_roman
+               else text.encode("mac_roman") if self.mac_roman else text.encode("cp1251") if self.cp1251
                else text.encode("utf-8", errors="surrogateescape"))
         zeros = b"\x00" * self.zeros
         if self.packed:
@@ -363,15 +364,19 @@ def utf16(d: Doc) -> Doc | None:
 ACCENTS = " µs·é"
 
 
-def accented(d: Doc) -> Doc | None:
-    """Every kernel name with letters outside ASCII that Windows-1252 holds (a user's note, a spreadsheet's
-    autocorrect), as UTF-8 without a BOM; with ``cp1252=True`` it is the same table saved by a spreadsheet on
-    Windows as "CSV"."""
+#: words in a Cyrillic script, as a user names a range or a kernel on a Russian Windows (Windows-1251 holds them)
+CYRILLIC = " внимание слой"
+
+
+def accented(d: Doc, letters: str = ACCENTS, page: str = "cp1252") -> Doc | None:
+    """Every kernel name with ``letters`` outside ASCII that the code page ``page`` holds (a user's note, a
+    spreadsheet's autocorrect), as UTF-8 without a BOM; with ``cp1252=True`` (``cp1251=True``) it is the same table
+    saved by a spreadsheet on Windows as "CSV"."""
     cols = _name_columns(d) if d.kind == "csv" else []
     if not cols or not _readable(d):
         return None
     try:
-        "".join(d.lines).encode("cp1252")
+        "".join(d.lines).encode(page)
     except UnicodeEncodeError:  # letters that code page lacks (a console's ✓): no spreadsheet saved it so
         return None
 
@@ -379,7 +384,7 @@ def accented(d: Doc) -> Doc | None:
         if not _looks_like_header(row):  # the table's header, or another table's further down
             for j in cols:
                 if j < len(row) and row[j][0].strip():
-                    row[j] = (row[j][0] + ACCENTS, row[j][1])
+                    row[j] = (row[j][0] + letters, row[j][1])
         return row
 
     return replace(d.map_rows(row_fn), bom=False)

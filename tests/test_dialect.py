@@ -248,3 +248,18 @@ def test_zero_bytes_ending_a_file_are_dropped_and_said():
         roofcore.read(b"\x00" * 9000, name="zeros.csv")
     with pytest.raises(InputError, match=r"binary data \(a PNG image\)"):  # not UTF-8 before its zeros: binary
         roofcore.read(b"\x89PNG\r\n\x1a\n\x00\x00", name="image.csv")
+
+
+@pytest.mark.parametrize(("names", "page"), [
+    (["Größe_gemm", "café_norm", "ação_copy", "über_softmax"], "cp1252"),  # accents alone between ASCII letters
+    (["внимание_gemm", "норма", "слой_1"], "cp1251"),  # words: runs of letters outside ASCII
+    (["gemm_a", "gemm_b", "gemm_c", "gemm_d", "норма"], "cp1251"),  # one Cyrillic word among ASCII names
+])
+def test_the_code_page_is_told_by_how_its_letters_stand(names, page):
+    """Windows-1251 puts every Cyrillic letter at 0xC0-0xFF, where Windows-1252 has its accented Latin letters; a
+    Cyrillic word is a run of such bytes, a Western word holds one now and then."""
+    text = HEADER + "\n" + "".join(f"{n},1,1e9,1e6,1.0,bf16,matrix,g\n" for n in names)
+    w = roofcore.read(text.encode(page), name="inv.csv")
+    assert list(w.frame["name"]) == names
+    said = [x for x in w.warnings if "not UTF-8" in x]
+    assert len(said) == 1 and ("Windows-1251" in said[0]) == (page == "cp1251"), said

@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 from perturbations import (
     ACCENTS,
+    CYRILLIC,
     PERTURBATIONS,
     Doc,
     accented,
@@ -47,7 +48,7 @@ from test_samples import ENTRIES, WORKS, sample_paths
 
 import roofcore
 from roofcore.errors import RoofcoreError
-from roofcore.ingest.dialect import LEGACY_NOTE, MAC_NOTE
+from roofcore.ingest.dialect import CYRILLIC_NOTE, LEGACY_NOTE, MAC_NOTE
 from roofcore.models import Workload
 
 # ---------------------------------------------------------------------------------------------- checking
@@ -203,19 +204,26 @@ def test_perturbed_sample_gives_the_same_numbers(key, how):
     assert not problems, f"{how}: " + "; ".join(problems[:8])
 
 
-@pytest.mark.parametrize("mac", [False, True], ids=["windows-1252", "mac-roman"])
+#: how a code page's table is saved (from its UTF-8 twin), the letters its names get, and the note it must carry
+PAGES = {"windows-1252": (lambda t: replace(t, cp1252=True), ACCENTS, "cp1252", LEGACY_NOTE),
+         "mac-roman": (lambda t: replace(mac_cr(t) or t, mac_roman=True), ACCENTS, "cp1252", MAC_NOTE),
+         "windows-1251": (lambda t: replace(t, cp1251=True), CYRILLIC, "cp1251", CYRILLIC_NOTE)}
+
+
+@pytest.mark.parametrize("page", PAGES)
 @pytest.mark.parametrize("key", [pytest.param(k, marks=[] if k in FIXTURES else [pytest.mark.samples]) for k in KEYS])
-def test_a_windows_code_page_reads_as_its_utf8_twin(key, mac):
-    """A table with names outside ASCII saved in Windows-1252 (a spreadsheet's "CSV" on Windows), or in Mac OS Roman
-    with lines ended by ``\\r`` (a classic Mac's "CSV (Macintosh)"), reads as the same table in UTF-8, names
-    included, and says which code page it was read in."""
+def test_a_windows_code_page_reads_as_its_utf8_twin(key, page):
+    """A table with names outside ASCII saved in Windows-1252 (a spreadsheet's "CSV" on Windows), in Mac OS Roman
+    with lines ended by ``\\r`` (a classic Mac's "CSV (Macintosh)"), or with Cyrillic names in Windows-1251 (a
+    Russian Windows' "CSV"), reads as the same table in UTF-8, names included, and says which code page it was
+    read in."""
+    save, letters, encoding, note = PAGES[page]
     docs = list(originals(key))
-    twins = [accented(d) for d in docs]
+    twins = [accented(d, letters, encoding) for d in docs]
     if all(t is None for t in twins):
         pytest.skip("no CSV table with kernel names in these files")
     utf8 = [t or d for t, d in zip(twins, docs, strict=True)]
-    saved = [(replace(mac_cr(t) or t, mac_roman=True) if mac else replace(t, cp1252=True)) if t else d
-             for t, d in zip(twins, docs, strict=True)]
+    saved = [save(t) if t else d for t, d in zip(twins, docs, strict=True)]
     try:
         want = read(utf8)
     except RoofcoreError as e:
@@ -223,8 +231,7 @@ def test_a_windows_code_page_reads_as_its_utf8_twin(key, mac):
     got = read(saved)
     problems = differences(want, got)
     assert not problems, "; ".join(problems[:8])
-    assert any(ACCENTS in str(n) for n in got.frame["name"])
-    note = MAC_NOTE if mac else LEGACY_NOTE
+    assert any(letters in str(n) for n in got.frame["name"])
     assert any(note in x for x in got.warnings), got.warnings  # a file left out of a group says nothing
 
 

@@ -58,6 +58,11 @@ DECIMAL_COMMA_NOTE = ("numbers read with decimal commas (0,25 = 0.25; 1.234,5 = 
 LEGACY_NOTE = "not UTF-8: read as Windows-1252, the code page a spreadsheet on Windows saves \"CSV\" in"
 #: the same for a file with classic Mac line ends (``\r`` alone): a Mac spreadsheet's "CSV (Macintosh)"
 MAC_NOTE = "not UTF-8: read as Mac OS Roman, the code page a Mac spreadsheet saves \"CSV (Macintosh)\" in"
+CYRILLIC_NOTE = ("not UTF-8: read as Windows-1251, the code page a spreadsheet on a Windows in a Cyrillic-script "
+                 "language saves \"CSV\" in")
+#: a run of three or more bytes of Windows-1251's letters (0xC0-0xFF: А-я): a word in a Cyrillic script
+_CYRILLIC_RUN = re.compile(rb"[\xc0-\xff]{3,}")
+_HIGH_LETTER = re.compile(rb"[\xc0-\xff]")
 
 _BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 _LETTER = re.compile(r"[A-Za-z]")
@@ -258,7 +263,8 @@ def _bad_utf8(data: bytes) -> bool:
 def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
     """Text in Windows-1252 (see the module's notes) as text, with what the warning says of it; else None. Lines
     ended by ``\\r`` alone are a classic Mac's, whose "CSV (Macintosh)" is in Mac OS Roman (``é`` is 0x8E there,
-    ``Ž`` in Windows-1252)."""
+    ``Ž`` in Windows-1252); text whose bytes outside ASCII stand in words is in Windows-1251 (:func:`_cyrillic`:
+    a Russian or Ukrainian Windows' "CSV", ``внимание`` read as ``âíèìàíèå`` in Windows-1252)."""
     first_bytes = bytes(data[:HEAD])
     mac = b"\r" in first_bytes and b"\n" not in first_bytes
     head = first_bytes.lstrip(b" \t\r\n")
@@ -270,16 +276,27 @@ def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
     raw = bytes(data)
     if any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", errors="replace")):
         return None  # UTF-8 characters beside the bad bytes: damaged, not another code page
+    page, note = ("mac_roman", MAC_NOTE) if mac else ("cp1251", CYRILLIC_NOTE) if _cyrillic(raw) else \
+        ("cp1252", LEGACY_NOTE)
     try:
-        text = raw.decode("mac_roman" if mac else "cp1252")  # Mac OS Roman defines every byte
-    except UnicodeDecodeError:  # a byte Windows-1252 leaves undefined: not that code page either
+        text = raw.decode(page)  # Mac OS Roman defines every byte
+    except UnicodeDecodeError:  # a byte the code page leaves undefined: not that code page either
         return None
     first = next(i for i, c in enumerate(text) if c > "\x7f")
     line = text.count("\r" if mac else "\n", 0, first) + 1
     outside = sum(1 for c in text if c > "\x7f")
-    return text, (f"{MAC_NOTE if mac else LEGACY_NOTE} ({outside:,} character{'s' if outside != 1 else ''} outside "
+    return text, (f"{note} ({outside:,} character{'s' if outside != 1 else ''} outside "
                   f"ASCII, the first {text[first]!r} on line {line:,}); if a name shows wrong letters, save the file "
                   "again as UTF-8")
+
+
+def _cyrillic(raw: bytes) -> bool:
+    """Whether the bytes outside ASCII read as words of a Cyrillic script in Windows-1251, where every letter is a
+    byte 0xC0-0xFF: most such bytes stand in runs of three or more. In Western European text (Windows-1252) the same
+    bytes are accented letters, mostly alone between ASCII ones (café, Größe, ação)."""
+    letters = len(_HIGH_LETTER.findall(raw))
+    in_runs = sum(map(len, _CYRILLIC_RUN.findall(raw)))
+    return letters >= 4 and in_runs >= 0.6 * letters
 
 
 def _decimal(cell: str) -> str:
@@ -418,5 +435,5 @@ def spreadsheet_cut(data: bytes, lines: int | None = None) -> int | None:
     return lines if lines in SPREADSHEET_ROWS else None
 
 
-__all__ = ["DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "ZERO_TAIL_NOTE", "canonical", "is_json", "mark_of",
+__all__ = ["CYRILLIC_NOTE", "DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "ZERO_TAIL_NOTE", "canonical", "is_json", "mark_of",
            "separator", "spreadsheet_cut"]
