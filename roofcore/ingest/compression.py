@@ -8,8 +8,6 @@ pyarrow's codec (already a dependency, for CSV reading) reads Zstandard, which P
 
 from __future__ import annotations
 
-import bz2
-import lzma
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -120,15 +118,30 @@ def _chunks(data: bytes, magic: bytes, limit: int, source: str, step: int = CHUN
         return gunzip_chunks(data, limit, source)
     if magic == ZSTD_MAGIC:
         return _zstd_chunks(data, limit, source, step)
-    new: Callable[[], Any] = bz2.BZ2Decompressor if magic == BZIP2_MAGIC else lambda: lzma.LZMADecompressor(
-        lzma.FORMAT_XZ)
-    return _stream_chunks(data, magic, new, limit, source, step)
+    what, tool = KINDS[magic]
+    try:  # imported where used: a Python built without liblzma or libbz2 still reads everything else
+        if magic == BZIP2_MAGIC:
+            import bz2
+
+            new: Callable[[], Any] = bz2.BZ2Decompressor
+            errors: tuple[type[Exception], ...] = (OSError, EOFError, ValueError)
+        else:
+            import lzma
+
+            def new() -> Any:
+                return lzma.LZMADecompressor(lzma.FORMAT_XZ)
+
+            errors = (OSError, EOFError, ValueError, lzma.LZMAError)
+    except ImportError:
+        raise InputError(where=source, text=f"this Python was built without {what} support.",
+                         hint=f"run {tool} on the file and load what it writes.") from None
+    return _stream_chunks(data, magic, new, errors, limit, source, step)
 
 
-def _stream_chunks(data: bytes, magic: bytes, new: Callable[[], Any], limit: int, source: str, step: int
-                   ) -> Iterator[bytes]:
-    """bzip2 or xz (``new`` makes a decompressor): every stream of ``data`` (``cat a.xz b.xz`` is one file),
-    ``step`` bytes of output at a time."""
+def _stream_chunks(data: bytes, magic: bytes, new: Callable[[], Any], errors: tuple[type[Exception], ...],
+                   limit: int, source: str, step: int) -> Iterator[bytes]:
+    """bzip2 or xz (``new`` makes a decompressor, ``errors`` are what it raises on bad data): every stream of
+    ``data`` (``cat a.xz b.xz`` is one file), ``step`` bytes of output at a time."""
     what, tool = KINDS[magic]
     d, pending, total = new(), bytes(data), 0
     try:
@@ -144,14 +157,14 @@ def _stream_chunks(data: bytes, magic: bytes, new: Callable[[], Any], limit: int
             if d.eof:
                 rest = d.unused_data.lstrip(b"\x00")  # xz pads between streams with zero bytes
                 if not rest.startswith(magic):
-                    return  # what follows the last stream is not read, as `{tool}` leaves it
+                    return  # what follows the last stream is not read (the tool that undoes it ignores it too)
                 d, pending = new(), rest
             elif not piece and d.needs_input:
                 raise InputError(where=source, text=f"the {what} data ends early (a truncated or partial download?).",
                                  hint=f"copy the file again, or run {tool} on it to see how much is readable.")
     except RoofcoreError:
         raise
-    except (OSError, EOFError, ValueError, lzma.LZMAError) as e:
+    except errors as e:
         raise InputError(where=source, text=f"not readable {what} data ({e}).",
                          hint="copy the file again; a renamed file keeps its content.") from None
 
