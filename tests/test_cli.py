@@ -173,3 +173,37 @@ def test_aggregate_says_when_combining_hides_a_launch_above_its_roof(capsys, tmp
     assert "Combine repeated launches" not in said and "Run without --aggregate to see them." in said
     code, out, err = run(capsys, "analyze", "--hardware", "h100-sxm", str(path))
     assert "single launch(es)" not in out + err and "above-roof" in out
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_with_replacement_marks(tmp_path):
+    """A Latin-1 file name (an old system's, an archive unpacked with the wrong code page) comes from the file system
+    as lone surrogates, which no UTF-8 output takes: the CLI printed "internal error" for such a file, a folder
+    holding one, or a tar archive naming one. Each unreadable byte is shown as U+FFFD, and the numbers are those of
+    the file under a plain name."""
+    import io
+    import os
+    import tarfile
+
+    data = (Path(__file__).parent / "data" / "advise" / "measured_block.csv").read_bytes()
+    folder = tmp_path / "run"
+    folder.mkdir()
+    odd = os.fsencode(folder) + b"/k\xe9rnels.csv"
+    with open(odd, "wb") as fh:
+        fh.write(data)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT, encoding="latin-1") as t:
+        info = tarfile.TarInfo("caf\xe9/k\xe9rnels.csv")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    (tmp_path / "run.tar").write_bytes(buf.getvalue())
+    (tmp_path / "plain.csv").write_bytes(data)
+    docs = {}
+    for what in (os.fsdecode(odd), str(folder), str(tmp_path / "run.tar"), str(tmp_path / "plain.csv")):
+        proc = subprocess.run([sys.executable, "-m", "roofcore", "analyze", what, "--json", "--hardware", "h100-sxm"],
+                              capture_output=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        docs[what] = json.loads(proc.stdout)
+    names = [d["workload"]["name"] for d in docs.values()]
+    assert names[:3] == ["run/k\ufffdrnels.csv"] * 2 + ["run.tar/caf\ufffd/k\ufffdrnels.csv"]  # relative to cwd
+    kernels = [[(k["name"], k["flops"]) for k in d["kernels"]] for d in docs.values()]
+    assert kernels[0] == kernels[1] == kernels[2] == kernels[3]

@@ -37,12 +37,27 @@ MeasuredReader = Callable[[bytes, str], "list[Hardware] | None"]
 
 
 def display_path(path: Path | str) -> str:
-    """A path as short as it can honestly be: relative to the working folder when inside it."""
+    """A path as short as it can honestly be: relative to the working folder when inside it; a name whose bytes are
+    not UTF-8 (:func:`printable`) with U+FFFD for each such byte."""
     p = Path(path)
     try:
-        return str(p.resolve().relative_to(Path.cwd().resolve()))
+        return printable(str(p.resolve().relative_to(Path.cwd().resolve())))
     except ValueError:
-        return str(p)
+        return printable(str(p))
+
+
+def printable(name: str) -> str:
+    """``name`` as text every output takes: the file system gives a name whose bytes are not UTF-8 (a Latin-1 name
+    from an old system, an archive unpacked with the wrong code page) as lone surrogates, which no UTF-8 writer,
+    table or database accepts; each such byte becomes U+FFFD, the rest stays as it was."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        try:
+            return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # surrogates that stand for no byte
+            return name.encode("utf-8", "replace").decode("utf-8")
 
 
 @lru_cache(maxsize=1)

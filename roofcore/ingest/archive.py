@@ -141,7 +141,8 @@ def _tar_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, 
     """A tar archive's regular files (``data`` decompressed already, so within the limit whole)."""
     bad = "not a readable tar archive ({}: a truncated or partial copy?)."
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+        # a name whose bytes are not UTF-8 gets U+FFFD for each (never lone surrogates: no output takes them)
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="replace") as archive:
             infos = []
             for info in archive:
                 name = info.name.removeprefix("./")

@@ -262,12 +262,14 @@ def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int 
 def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes: int,
                on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
                executor: Executor | None, pairs: Mapping[str, str] | None = None) -> Workload:
+    from ..catalog import display_path
+
     inputs: list[_Input] = []
     left_out: list[str] = []
     left_from: set[str] = set()  # what held them: folder, zip archive, tar archive
     for s, within in items:
         in_folder = within is not None
-        label = s[1] if isinstance(s, tuple) else str(s)
+        label = s[1] if isinstance(s, tuple) else display_path(s)
         try:
             if isinstance(s, tuple):
                 data, label = _load(s[0], s[1], max_bytes)
