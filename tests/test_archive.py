@@ -248,3 +248,12 @@ def test_the_app_reads_an_uploaded_archive(name):
     caption = at.caption[0].value
     n = len(roofcore.read_many(list(FOLDER.values())))
     assert f"{name}/workloads/vcopy/MI200/pmc_perf.csv" in caption and f" {n} kernels from" in caption, caption
+
+
+def test_member_names_with_line_breaks_or_odd_bytes_stay_one_line():
+    """A member name may hold a line break or a tab (legal in zip and tar), which would split the one-line messages
+    and warnings that name it: such characters show as U+FFFD."""
+    data = zipped({"notes\nfor\tbob.txt": b"run 7\n", "k.csv": (DATA / "advise" / "measured_block.csv").read_bytes()})
+    w = roofcore.read(data, name="run.zip")
+    said = [x for x in w.warnings if x.startswith("Left out 1 file(s) of the zip archive")]
+    assert len(said) == 1 and "run.zip/notes\ufffdfor\ufffdbob.txt" in said[0] and "\n" not in said[0], w.warnings

@@ -46,18 +46,24 @@ def display_path(path: Path | str) -> str:
         return printable(str(p))
 
 
+_CONTROLS = dict.fromkeys([*range(32), 127], "\ufffd")
+
+
 def printable(name: str) -> str:
     """``name`` as text every output takes: the file system gives a name whose bytes are not UTF-8 (a Latin-1 name
     from an old system, an archive unpacked with the wrong code page) as lone surrogates, which no UTF-8 writer,
-    table or database accepts; each such byte becomes U+FFFD, the rest stays as it was."""
+    table or database accepts, and a name may hold a line break or a tab (legal in a file or archive member name)
+    that would split a one-line message; each such byte or character becomes U+FFFD, the rest stays as it was."""
+    if name.isprintable():
+        return name
     try:
         name.encode("utf-8")
-        return name
     except UnicodeEncodeError:
         try:
-            return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         except UnicodeEncodeError:  # surrogates that stand for no byte
-            return name.encode("utf-8", "replace").decode("utf-8")
+            name = name.encode("utf-8", "replace").decode("utf-8")
+    return name.translate(_CONTROLS)
 
 
 @lru_cache(maxsize=1)

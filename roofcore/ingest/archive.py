@@ -21,6 +21,7 @@ import zipfile
 import zlib
 
 from .. import limits
+from ..catalog.load import printable
 from ..errors import InputError, LimitError, RoofcoreError
 from .compression import GZIP_MAGIC, gunzip_bounded, kind, peek, unpacked
 
@@ -118,7 +119,7 @@ def _zip_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, 
             raise _too_many(label, "zip archive", len(infos))
         out: list[tuple[bytes, str]] = []
         for info in infos:
-            name = f"{label}/{info.filename}"
+            name = f"{label}/{printable(info.filename)}"
             try:
                 with archive.open(info) as fh:
                     pieces = []
@@ -145,7 +146,7 @@ def _tar_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, 
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="replace") as archive:
             infos = []
             for info in archive:
-                name = info.name.removeprefix("./")
+                name = printable(info.name.removeprefix("./"))
                 if info.isfile() and name and not _HIDDEN.search(name):
                     infos.append((name, info))
                     if len(infos) > MAX_MEMBERS:
