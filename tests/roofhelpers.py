@@ -127,6 +127,19 @@ def mutated(seeds: list[bytes], junk: list[bytes], replacements: list[bytes] = (
     return strategy()
 
 
+def damaged(base: bytes, seed: int, n: int, most: int = 8):
+    """``n`` seeded copies of ``base`` with 1 to ``most`` bytes changed at random, three in ten of them also cut at
+    a random length: what a bad disk, a partial download or a corrupt archive gives a reader."""
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(n):
+        d = bytearray(base)
+        for _ in range(rng.randint(1, most)):
+            d[rng.randrange(len(d))] = rng.randrange(256)
+        yield bytes(d[:rng.randrange(len(d))] if rng.random() < 0.3 else d)
+
+
 #: the real exports (../shared/samples beside the repository; absent in a fresh clone, present in CI)
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from roofhelpers import damaged
 from test_perturb import differences
 
 import roofcore
@@ -126,14 +127,9 @@ def test_a_bad_tar_archive_is_one_line(data, said):
 
 
 def test_a_damaged_tar_archive_is_an_input_error_never_a_crash():
-    base = tarred({n: p.read_bytes() for n, p in FOLDER.items()})
-    rng = random.Random(5)
-    for _ in range(300):
-        d = bytearray(base)
-        for _ in range(rng.randint(1, 8)):
-            d[rng.randrange(len(d))] = rng.randrange(256)
+    for d in damaged(tarred({n: p.read_bytes() for n, p in FOLDER.items()}), seed=5, n=300):
         with contextlib.suppress(RoofcoreError):
-            roofcore.read_many([(bytes(d[:rng.randrange(len(d))] if rng.random() < 0.3 else d), "f.tar")])
+            roofcore.read_many([(d, "f.tar")])
 
 
 def test_an_archive_of_a_run_folder_reads_as_its_files_read_together(tmp_path):
@@ -215,14 +211,9 @@ def test_an_archive_that_inflates_past_the_limit_stops_there():
 def test_a_damaged_archive_is_an_input_error_never_a_crash():
     """Bytes changed and the archive cut at random (seeded): every outcome is the files or a RoofcoreError (zipfile
     raises zlib.error, ValueError and NotImplementedError on such data)."""
-    base = zipped({n: p.read_bytes() for n, p in FOLDER.items()})
-    rng = random.Random(7)
-    for _ in range(400):
-        d = bytearray(base)
-        for _ in range(rng.randint(1, 8)):
-            d[rng.randrange(len(d))] = rng.randrange(256)
+    for d in damaged(zipped({n: p.read_bytes() for n, p in FOLDER.items()}), seed=7, n=400):
         with contextlib.suppress(RoofcoreError):
-            members(bytes(d[:rng.randrange(len(d))] if rng.random() < 0.3 else d), "f.zip", 10**7)
+            members(d, "f.zip", 10**7)
 
 
 def test_members_come_in_name_order_with_numbers_counted():

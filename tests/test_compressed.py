@@ -9,10 +9,10 @@ import bz2
 import contextlib
 import gzip
 import lzma
-import random
 from pathlib import Path
 
 import pytest
+from roofhelpers import damaged
 
 import roofcore
 from roofcore.cli import main
@@ -61,14 +61,9 @@ def test_a_bomb_stops_at_the_limit_and_a_cut_file_is_one_line(codec):
 @pytest.mark.parametrize("codec", CODECS)
 def test_damaged_data_is_an_input_error_never_a_crash(codec):
     """Bytes changed and the data cut at random (seeded): every outcome is a workload or a RoofcoreError."""
-    base = CODECS[codec](INVENTORY.read_bytes())
-    rng = random.Random(11)
-    for _ in range(150):
-        d = bytearray(base)
-        for _ in range(rng.randint(1, 6)):
-            d[rng.randrange(len(d))] = rng.randrange(256)
+    for d in damaged(CODECS[codec](INVENTORY.read_bytes()), seed=11, n=150, most=6):
         with contextlib.suppress(RoofcoreError):
-            roofcore.read(bytes(d[:rng.randrange(len(d))] if rng.random() < 0.3 else d), name="f.csv")
+            roofcore.read(d, name="f.csv")
 
 
 def test_the_cli_reads_compressed_files_by_their_content(tmp_path, capsys):
