@@ -192,8 +192,8 @@ def header(bundled: bool) -> None:
         with st.container(border=True, key="welcome"):
             st.markdown("#### :material/upload_file: Upload a profile")
             st.markdown("Drop one or more exports into **Profiles and kernel inventories** in the sidebar: "
-                        + FORMATS_TEXT + ". Give the files of one run together; each file's format is detected "
-                        "from its content.")
+                        + FORMATS_TEXT + ". Give the files of one run together, or their folder as a zip or tar "
+                        "archive; each file's format is detected from its content, compressed or not.")
             st.markdown(":orange-badge[:material/science: Example] Until then every page shows the **bundled "
                         "example**, a transformer block computed from its shapes (no profiler, no measured times).")
 
