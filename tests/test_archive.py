@@ -31,10 +31,12 @@ FOLDER = {"workloads/vcopy/MI200/pmc_perf.csv": DATA / "rocprof" / "pmc_perf_mi2
 
 
 def zipped(files: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """A zip archive of ``files``, the same bytes whenever it is made (a fixed date: pytest-xdist's workers
+    collect the parameters built from it, and must see the same ones)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", method) as z:
         for name, data in files.items():
-            z.writestr(name, data)
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), data, compress_type=method)
     return buf.getvalue()
 
 
@@ -119,7 +121,7 @@ def test_nested_archives_share_the_limits():
     (tarred({"a.csv": (DATA / "advise" / "measured_block.csv").read_bytes() * 50})[:5000],
      "not a readable tar archive (unexpected end of data: a truncated or partial copy?)"),
     (TARS["run.tgz"](tarred({"a.csv": random.Random(3).randbytes(20_000)}))[:5000], "the gzip data ends early"),
-])
+], ids=["no-files", "cut", "cut-gzip"])
 def test_a_bad_tar_archive_is_one_line(data, said):
     with pytest.raises(InputError) as e:
         roofcore.read_many([(data, "run.tar")])
@@ -192,7 +194,7 @@ def _encrypted(data: bytes) -> bytes:
     (zipped({"empty-folder/": b""}), "the zip archive holds no files to read"),
     (zipped({"a.csv": (DATA / "advise" / "measured_block.csv").read_bytes() * 50})[:300], "a truncated or partial"),
     (_encrypted(zipped({"a.csv": b"name,flops,bytes\nk,1,1\n"})), "cannot be read from the archive"),
-])
+], ids=["empty", "only-a-folder", "cut", "encrypted"])
 def test_a_bad_archive_is_one_line(data, said):
     with pytest.raises(InputError) as e:
         roofcore.read_many([(data, "run.zip")])
