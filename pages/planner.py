@@ -85,7 +85,8 @@ with project_tab:
                    + ("(where the times were measured). " if proj.source else "(the first device). ")
                    + ("Estimate: each measured kernel's projected time (it keeps its measured efficiency); a kernel "
                       "with no measured time is left out, as its roofline time alone would be a lower bound. "
-                      if proj.source else "Estimate: each kernel's roofline time. ")
+                      if any(t.coverage is not None for t in proj.totals)  # measured times projected
+                      else "Estimate: each kernel's roofline time. ")
                    + "Across vendors only FLOPs, off-chip and link bytes carry over (on-chip cache "
                    "levels are dropped): a cross-vendor projection is a bound, not a port.")
         for note in proj.notes:

@@ -86,6 +86,9 @@ def test_every_tab_runs_and_projection_is_the_engines(cat, bundled):
     assert shown["Speedup"].tolist() == [f"{t.speedup:.2f}×" for t in p.totals]
     assert shown["Cost per run"].tolist() == ["–", fmt_money(p.total("mi300x").cost_per_run), "–"]
     assert any("Across vendors" in c.value for c in at.caption)
+    # the bundled example has no measured time: its estimate is its rooflines, and the caption says that
+    assert any("Estimate: each kernel's roofline time." in c.value for c in at.caption)
+    assert not any("projected time" in c.value for c in at.caption)
 
 
 def test_fusing_two_kernels_changes_the_variant_total_as_plan_fuse_says(cat, bundled):
