@@ -88,11 +88,12 @@ def members(data: bytes, label: str, max_bytes: int, nesting: int = MAX_NESTING,
         if kind(plain) == GZIP_MAGIC:  # left for the readers that stream it, but a tar needs its bytes
             plain = gunzip_bounded(plain, max_bytes, label)
         out = _tar_members(plain, label, budget)
-    if nesting <= 0 or not any(is_archive(m) for m, _ in out):
+    nested = [nesting > 0 and is_archive(m) for m, _ in out]  # looked at once: a compressed one is peeked into
+    if not any(nested):
         return out
     opened: list[tuple[bytes, str]] = []
-    for m, name in out:
-        opened += members(m, name, max_bytes, nesting - 1, budget) if is_archive(m) else [(m, name)]
+    for (m, name), inner in zip(out, nested, strict=True):
+        opened += members(m, name, max_bytes, nesting - 1, budget) if inner else [(m, name)]
         if len(opened) > MAX_MEMBERS:
             raise _too_many(budget.label, "archive, with the archives in it,", len(opened))
     return opened

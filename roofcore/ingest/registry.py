@@ -80,15 +80,14 @@ _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "
           # archives whose format is not read (zip and tar are: .archive)
           b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive", b"Rar!\x1a\x07": "a RAR archive"}
 #: what to do with such a file, where it is not "is this the right file?"
-_MAGIC_HINTS = {b"7z\xbc\xaf\x27\x1c": "extract it, or pack the files as .zip or .tar.gz (read as their folder).",
-                b"Rar!\x1a\x07": "extract it, or pack the files as .zip or .tar.gz (read as their folder)."}
+_UNREAD_ARCHIVE = "extract it, or pack the files as .zip or .tar.gz (read as their folder)."
+_MAGIC_HINTS = dict.fromkeys((b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07"), _UNREAD_ARCHIVE)
 #: the profilers' own binary reports, by their file name's end: the export a workload is read from
+_NSYS_REPORT = ("an Nsight Systems report", "export its kernel summary: nsys stats --report cuda_gpu_kern_sum "
+                "--format csv -o out FILE, and load out_cuda_gpu_kern_sum.csv.")
 REPORTS = {".ncu-rep": ("an Nsight Compute report", "export it as CSV: ncu --import FILE --csv --page raw "
                         "--print-units base > STEM.csv (or --page details), and load that."),
-           ".nsys-rep": ("an Nsight Systems report", "export its kernel summary: nsys stats --report cuda_gpu_kern_sum "
-                         "--format csv -o out FILE, and load out_cuda_gpu_kern_sum.csv."),
-           ".qdrep": ("an Nsight Systems report", "export its kernel summary: nsys stats --report cuda_gpu_kern_sum "
-                      "--format csv -o out FILE, and load out_cuda_gpu_kern_sum.csv."),
+           ".nsys-rep": _NSYS_REPORT, ".qdrep": _NSYS_REPORT,  # .qdrep: older versions' name for it
            ".xplane.pb": ("an xprof (TensorBoard profiler) trace", "open it in TensorBoard's profiler, export the "
                           "Roofline Model tool's table as CSV, and load that."),
            ".pftrace": ("a Perfetto trace", "load the profiler's own export instead (a PyTorch trace's .json, an "
