@@ -20,8 +20,9 @@ TAGLINE = ("how close each GPU kernel of a profile runs to the device's compute 
            "and what to try next")
 #: the exports the uploader reads, as a user names them
 FORMATS_TEXT = ("Nsight Compute CSV (details or raw page), Nsight Systems stats (CSV or console text), nvprof, "
-                "rocprof / rocprofv3 / rocprof-compute (pmc_perf.csv with its sysinfo.csv), PyTorch profiler traces "
-                "(.json, .json.gz), JAX cost_analysis JSON, xprof roofline CSV, or your own kernel inventory (CSV/YAML)")
+                "rocprof / rocprofv3 (CSV, JSON or its results.db) / rocprof-compute (pmc_perf.csv with its "
+                "sysinfo.csv), PyTorch profiler traces (.json, .json.gz), JAX cost_analysis JSON, xprof roofline CSV, "
+                "or your own kernel inventory (CSV/YAML)")
 #: the sidebar's device chips show whole names (Streamlit cuts a chip at a fixed width: "NVIDIA · H100 S…")
 CHIP_CSS = """<style>
 [data-testid="stSidebar"] [data-testid="stMultiSelect"] [data-tag] {height: auto; max-width: 100%;}

@@ -1,4 +1,4 @@
-"""rocprofv3 (rocprofiler-sdk) exports: kernel trace CSV, counter collection joined to it, JSON, and rocpd.
+"""rocprofv3 (rocprofiler-sdk) exports: kernel trace CSV, counter collection joined to it, JSON (rocpd: test_ingest_rocpd).
 
 Expected numbers are read from the files here, independently of the parsers, or worked out by hand from our
 fixtures in tests/data/rocprof (their counters and times are ours).
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -154,17 +153,3 @@ def test_json_refusals(doc, message):
     with pytest.raises(InputError) as e:
         ingest.read(json.dumps(doc).encode(), name="r.json")
     assert str(e.value).replace("found str", "found list") == message
-
-
-def test_rocpd_database_is_refused_naming_the_export(tmp_path):
-    db = tmp_path / "results.db"
-    con = sqlite3.connect(db)
-    con.execute("create table rocpd_kernel_dispatch(id integer)")
-    con.commit()
-    con.close()
-    with pytest.raises(InputError) as e:
-        ingest.read(db.read_bytes(), name="results.db")
-    assert str(e.value) == (
-        "results.db: expected a text workload file (CSV or YAML), found binary data (an SQLite database, e.g. "
-        "rocprofv3's rocpd output: profile again with `rocprofv3 --output-format csv` (or json)). Hint: is this the "
-        "right file? A renamed file keeps its content.")

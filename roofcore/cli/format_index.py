@@ -34,6 +34,7 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ('rocprof-v2', 'rocprofv2 file-plugin CSV (Dispatch_ID,GPU_ID,Queue_ID,…,Kernel_Name,Start_Timestamp,End_Timestamp,…): counters per dispatch'),
     ('rocprof-v3', 'rocprofv3 *_counter_collection.csv (long: one row per dispatch × counter)'),
     ('rocprof-v3-agent-info', "rocprofv3's agent_info.csv (the CPUs and GPUs of the run: name, arch, CUs), context for its kernel trace or counters"),
+    ('rocprof-v3-db', "rocprofv3's rocpd SQLite database (--output-format rocpd, ROCm 7's default results.db): kernel dispatches with their times and counters, copies"),
     ('rocprof-v3-json', 'rocprofv3 --output-format json (rocprofiler-sdk-tool): kernel dispatches with their times and counters, copies'),
     ('rocprof-v3-markers', "a rocprofv3 ROCTx marker trace (--marker-trace CSV): ranges, context for the kernel_trace.csv of the same run (each kernel's ROCTx range)"),
     ('rocprof-v3-trace', 'rocprofv3 kernel_trace.csv (--kernel-trace): time per dispatch, no counters'),

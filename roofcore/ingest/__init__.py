@@ -47,6 +47,7 @@ from . import (  # noqa: F401
     rocprof_compute,
     rocprof_v1,
     rocprof_v2,
+    rocpd,
     rocprofv3,
     roctx,
     xla,

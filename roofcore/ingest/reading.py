@@ -62,7 +62,7 @@ def _parse(f: Format, data: bytes, label: str, context: dict[str, Any] | None, m
         data = gunzip_bounded(data, max_bytes, label)
     notes: tuple[str, ...] = ()
     cut = None
-    if data[:2] != GZIP_MAGIC:  # a parser that streams gzip itself counts as it reads
+    if data[:2] != GZIP_MAGIC and not f.magic:  # a parser that streams gzip itself counts as it reads; binary: none
         data, notes = canonical(data, label)  # a spreadsheet's or shell's re-save (.dialect)
         if not is_json(data):  # lines of a table; JSON's readers bound their events (a trace: ROOFCORE_MAX_ROWS)
             cut = spreadsheet_cut(data, limits.check_rows(data, label))  # one count of the lines for both

@@ -36,6 +36,8 @@ class Format:
     #: kernel times, no counters), ``"counters"`` (FLOP/byte counters of sampled or replayed launches), ``"either"``
     #: (per-dispatch rows that are a timeline unless counters were collected), ``""`` (anything else)
     role: str = ""
+    #: a binary format's first bytes: such data is this format whatever the sniffers say (an SQLite database)
+    magic: bytes = b""
 
 
 FORMATS: dict[str, Format] = {}
@@ -48,17 +50,18 @@ def max_input_bytes() -> int:
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
-                    gzip: bool = False, mapped: bool = False, role: str = "") -> Callable[[_P], _P]:
+                    gzip: bool = False, mapped: bool = False, role: str = "", magic: bytes = b"") -> Callable[[_P], _P]:
     """Decorator registering ``parse`` under ``name``; a duplicate name is an error. ``mapped``: the parser
     reads a large file given by path from a memory map (``len``, slices, ``find``; see :mod:`roofcore.filemap`).
-    ``role``: ``"timeline"``, ``"counters"`` or ``"either"`` for the timeline + counters join (``Format.role``)."""
+    ``role``: ``"timeline"``, ``"counters"`` or ``"either"`` for the timeline + counters join (``Format.role``).
+    ``magic``: a binary format's first bytes (``Format.magic``)."""
     if role not in ("", "timeline", "counters", "either"):
         raise ValueError(f"format {name!r}: role must be timeline, counters or either, not {role!r}")
 
     def deco(parse: _P) -> _P:
         if name in FORMATS:
             raise ValueError(f"format {name!r} is already registered")
-        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped, role)
+        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped, role, magic)
         return parse
 
     return deco
@@ -74,9 +77,8 @@ def get_format(name: str) -> Format:
 
 _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive",
           b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data",
-          # rocprofv3's rocpd database (ROCm 7's default output) or an nsys .sqlite export: say what to export instead
-          b"SQLite format 3\x00": "an SQLite database, e.g. rocprofv3's rocpd output: profile again with "
-                                  "`rocprofv3 --output-format csv` (or json)",
+          # read as rocprofv3's rocpd database (.rocpd) where no text format is forced
+          b"SQLite format 3\x00": "an SQLite database",
           # archives whose format is not read (zip and tar are: .archive)
           b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive", b"Rar!\x1a\x07": "a RAR archive"}
 #: what to do with such a file, where it is not "is this the right file?"
@@ -91,8 +93,7 @@ REPORTS = {".ncu-rep": ("an Nsight Compute report", "export it as CSV: ncu --imp
            ".xplane.pb": ("an xprof (TensorBoard profiler) trace", "open it in TensorBoard's profiler, export the "
                           "Roofline Model tool's table as CSV, and load that."),
            ".pftrace": ("a Perfetto trace", "load the profiler's own export instead (a PyTorch trace's .json, an "
-                        "Nsight or rocprof CSV)."),
-           ".rocpd": ("a rocprofv3 rocpd database", "profile again with `rocprofv3 --output-format csv` (or json).")}
+                        "Nsight or rocprof CSV).")}
 
 
 def _blank(data: bytes) -> bool:
@@ -155,6 +156,9 @@ def detect(data: bytes, name: str, max_bytes: int | None = None) -> Format:
     Gzip data is sniffed on its first decompressed piece (bounded by the input limit)."""
     if data[:2] == GZIP_MAGIC:
         data = next(gunzip_chunks(data, max_bytes or max_input_bytes(), name), b"")
+    binary = next((f for f in FORMATS.values() if f.magic and data[:len(f.magic)] == f.magic), None)
+    if binary is not None:  # a binary format: known by its first bytes
+        return binary
     data = canonical(data, name, partial=True)[0]  # a spreadsheet's or shell's re-save: its head, converted
     check_binary(data, name)
     try:

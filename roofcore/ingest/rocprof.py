@@ -10,6 +10,7 @@ format                                    module                              fi
 ``rocprof-v3``                            :mod:`.rocprofv3`                   counter_collection.csv
 ``rocprof-v3-trace``                      :mod:`.rocprofv3`                   kernel_trace.csv
 ``rocprof-v3-json``                       :mod:`.rocprofv3`                   results.json (--output-format json)
+``rocprof-v3-db``                         :mod:`.rocpd`                       <pid>_results.db (rocpd, SQLite)
 ``rocprof-v3-agent-info`` (companion)     :mod:`.rocprofv3`                   agent_info.csv
 ``rocprof-compute``                       :mod:`.rocprof_compute`             pmc_perf.csv
 ``rocprof-compute-kernel-top``            :mod:`.rocprof_compute`             pmc_kernel_top.csv

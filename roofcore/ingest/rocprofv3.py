@@ -15,8 +15,8 @@
   become copy rows (FLOPs 0, ``bytes`` over PCIe and HBM for host↔device, 2 × bytes at HBM device-to-device).
 - ``rocprof-v3-agent-info`` (companion): ``<pid>_agent_info.csv``; its GPU (``Product_Name``, ``Name`` = gfx arch,
   ``Cu_Count``) names the device of the files read with it.
-- rocprofv3's SQLite database (``--output-format rocpd``, ROCm 7 default) is binary: it is refused before any
-  reader sees it (export CSV or JSON instead: ``rocprofv3 --output-format csv``).
+- ``rocprof-v3-db``: the SQLite database (``--output-format rocpd``, ROCm 7's default) is read by :mod:`.rocpd`
+  into the JSON's rows (:func:`of_records`).
 
 Counters become FLOPs and bytes as in :mod:`.rocprof_common` (calc_ai).
 """
@@ -274,11 +274,20 @@ def parse_json(data: bytes, source: str, context: dict[str, Any] | None = None) 
 
     check_binary(data, source)
     got = records(data)  # the compiled decoder; None: read with the stdlib (its messages are the reference)
-    rows, copies, gpu_names = got if got is not None else _json_records(data, source)
+    return of_records("rocprof-v3-json", got if got is not None else _json_records(data, source), source, context,
+                      "profile with `rocprofv3 --kernel-trace --output-format json -- app`.", JSON_BARE)
+
+
+def of_records(fmt: str, got: Records, source: str, context: dict[str, Any] | None, hint: str,
+               bare: str) -> Workload:
+    """The workload of rocprofv3's dispatches and copies however they were stored (JSON, the rocpd database):
+    ``hint`` where there is none, ``bare`` where no dispatch has a counter."""
+    rows, copies, gpu_names = got
     if not rows and not copies:
         raise InputError(where=source, text="no kernel dispatch, counter or copy records (buffer_records."
                          "kernel_dispatch, callback_records.counter_collection, buffer_records.memory_copy are empty "
-                         "or absent).", hint="profile with `rocprofv3 --kernel-trace --output-format json -- app`.")
+                         "or absent)." if fmt == "rocprof-v3-json" else "no kernel dispatch, counter or copy records.",
+                         hint=hint)
     keys = list(rows)
     ids = np.array([k[1] for k in keys], dtype=object)
     names = np.array([rows[k]["name"] for k in keys], dtype=object)
@@ -292,8 +301,8 @@ def parse_json(data: bytes, source: str, context: dict[str, Any] | None = None) 
         return np.sum([mats[i] for i in where], axis=0) if len(where) > 1 else mats[where[0]]
 
     times = tuple(np.array([rows[k].get(r, "") for k in keys], dtype=object) for r in ("start", "end"))
-    w = finish("rocprof-v3-json", source, context, ids, names, gpus, get, times, ("start_timestamp", "end_timestamp"),
-               [], problems, bare=JSON_BARE)
+    cols = ("start_timestamp", "end_timestamp") if fmt == "rocprof-v3-json" else ("start", "end")
+    w = finish(fmt, source, context, ids, names, gpus, get, times, cols, [], problems, bare=bare)
     products = {v for g, v in gpu_names.items() if g in set(gpus)}
     meta = {**w.meta, "profiler": "rocprofv3"}
     device = w.device
@@ -303,7 +312,7 @@ def parse_json(data: bytes, source: str, context: dict[str, Any] | None = None) 
         if arch:
             meta["arch"] = arch
     w = replace(w, device=device, meta=meta)
-    frame, warn = _json_copies(copies, source)
+    frame, warn = _json_copies(copies, source, cols)
     return with_rows(w, frame, warn)
 
 
@@ -416,7 +425,7 @@ def agent_label(agent: dict[str, Any], handle: str) -> str:
     return handle
 
 
-def _json_copies(copies: list[dict[str, Any]], source: str) -> tuple[pd.DataFrame, list[str]]:
+def _json_copies(copies: list[dict[str, Any]], source: str, cols: tuple[str, str]) -> tuple[pd.DataFrame, list[str]]:
     m = len(copies)
     if not m:
         return make_frame({}, 0), []
@@ -429,8 +438,7 @@ def _json_copies(copies: list[dict[str, Any]], source: str) -> tuple[pd.DataFram
                       else "CopyDeviceToDevice" if k == ("gpu", "gpu") else "Copy" for k in kind], dtype=object)
     ids = np.array([f"copy {i}" for i in range(m)], dtype=object)
     time_s, warn = durations(np.array([c["start"] for c in copies], dtype=object),
-                             np.array([c["end"] for c in copies], dtype=object), ids, names, source,
-                             ("start_timestamp", "end_timestamp"))
+                             np.array([c["end"] for c in copies], dtype=object), ids, names, source, cols)
     with np.errstate(over="ignore"):
         hbm = np.where(d2d, 2 * size, np.where(host, size, np.nan))
     hbm[~np.isfinite(hbm)] = np.nan  # twice a byte count near the float limit is no count either
