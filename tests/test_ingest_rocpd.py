@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from rocpd_build import Copy, Dispatch, build, from_csvs, from_json
+from rocpd_build import SUFFIX, Copy, Dispatch, build, from_csvs, from_json
 from roofhelpers import col
 
 from roofcore import InputError, RoofcoreError, ingest
@@ -165,6 +165,22 @@ def test_other_sqlite_databases_are_named(tables, message):
     for sql in tables:
         con.execute(sql)
     assert one_line(con.serialize(), "run.db") == message
+
+
+def test_counters_without_a_kernel_trace_are_named():
+    """rocprofv3 --pmc without --kernel-trace writes counter values whose events have no dispatch row (no name, no
+    time): said, not read as an empty run."""
+    con = sqlite3.connect(":memory:")
+    build([Dispatch(1, "k()", 1, 2, counters={"SQ_WAVES": 4.0, "SQ_INSTS_VALU": 9.0})], con=con)
+    con.execute(f'DELETE FROM "rocpd_kernel_dispatch{SUFFIX}"')
+    assert one_line(con.serialize()) == (
+        "r.db: the database holds 2 counter values but no kernel dispatch: rocprofv3 ran with --pmc and without "
+        "--kernel-trace, and rocpd then keeps no kernel name or time. Hint: profile with `rocprofv3 --kernel-trace "
+        "--pmc … -- app`.")
+    con.execute(f'DELETE FROM "rocpd_pmc_event{SUFFIX}"')
+    assert one_line(con.serialize()) == ("r.db: no kernel dispatch, counter or copy records. Hint: profile with "
+                                         "`rocprofv3 --kernel-trace --output-format rocpd -- app` (ROCm 7's default) "
+                                         "and load the .db file.")
 
 
 def test_a_query_that_runs_away_is_stopped(monkeypatch):

@@ -138,6 +138,13 @@ def _records(con: Any, source: str) -> Records:
     gpu_names: dict[str, tuple[str, str]] = {}
     for run in runs:
         _run(con, run, tables, rows, copies, gpu_names)
+    if not rows and not copies:
+        counted = sum(con.execute(f"SELECT count(*) FROM {_q(t)}").fetchone()[0] for t in tables
+                      if re.fullmatch(r"rocpd_pmc_event(.*)", t) and t.removeprefix("rocpd_pmc_event") in runs)
+        if counted:  # rocpd keeps a dispatch's name and times only in its kernel trace
+            raise InputError(where=source, text=f"the database holds {counted:,} counter values but no kernel "
+                             "dispatch: rocprofv3 ran with --pmc and without --kernel-trace, and rocpd then keeps no "
+                             "kernel name or time.", hint="profile with `rocprofv3 --kernel-trace --pmc … -- app`.")
     return rows, copies, gpu_names
 
 
