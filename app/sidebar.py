@@ -19,10 +19,10 @@ from .workload import BUNDLED_NAME, DEFAULT_DEVICE, UPLOAD_TYPES, bundled_worklo
 TAGLINE = ("how close each GPU kernel of a profile runs to the device's compute and memory limits, what bounds it, "
            "and what to try next")
 #: the exports the uploader reads, as a user names them
-FORMATS_TEXT = ("Nsight Compute CSV (details or raw page), Nsight Systems stats (CSV or console text), nvprof, "
-                "rocprof / rocprofv3 (CSV, JSON or its results.db) / rocprof-compute (pmc_perf.csv with its "
-                "sysinfo.csv), PyTorch profiler traces (.json, .json.gz), JAX cost_analysis JSON, xprof roofline CSV, "
-                "or your own kernel inventory (CSV/YAML)")
+FORMATS_TEXT = ("Nsight Compute CSV (details or raw page), Nsight Systems stats (CSV or console text) or its "
+                ".sqlite, nvprof, rocprof / rocprofv3 (CSV, JSON or its results.db) / rocprof-compute (pmc_perf.csv "
+                "with its sysinfo.csv), PyTorch profiler traces (.json, .json.gz), JAX cost_analysis JSON, xprof "
+                "roofline CSV, or your own kernel inventory (CSV/YAML)")
 #: the sidebar's device chips show whole names (Streamlit cuts a chip at a fixed width: "NVIDIA · H100 S…")
 CHIP_CSS = """<style>
 [data-testid="stSidebar"] [data-testid="stMultiSelect"] [data-tag] {height: auto; max-width: 100%;}

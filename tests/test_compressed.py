@@ -88,8 +88,8 @@ def test_the_cli_reads_compressed_files_by_their_content(tmp_path, capsys):
      "(or --page details), and load that."),
     ("step.nsys-rep", b"\x00" * 64,
      "step.nsys-rep: expected a profiler's text export (CSV or JSON), found an Nsight Systems report (binary). "
-     "Hint: export its kernel summary: nsys stats --report cuda_gpu_kern_sum --format csv -o out step.nsys-rep, "
-     "and load out_cuda_gpu_kern_sum.csv."),
+     "Hint: export it as SQLite: nsys export --type sqlite -o step.sqlite step.nsys-rep, and load step.sqlite (every "
+     "kernel launch, with its NVTX ranges)."),
     ("host.xplane.pb", b"\n\x00\x12\x00" * 10, "found an xprof (TensorBoard profiler) trace (binary)"),
     ("run.7z", b"7z\xbc\xaf\x27\x1c\x00\x04" + b"\x00" * 30,
      "run.7z: expected a text workload file (CSV or YAML), found binary data (a 7-Zip archive). Hint: extract it, "

@@ -19,7 +19,7 @@ from rocpd_build import SUFFIX, Copy, Dispatch, build, from_csvs, from_json
 from roofhelpers import col
 
 from roofcore import InputError, RoofcoreError, ingest
-from roofcore.ingest import rocpd
+from roofcore.ingest import sqlite_db
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "samples"
@@ -143,22 +143,21 @@ def test_damaged_databases_are_one_line_or_read():
 
 
 @pytest.mark.parametrize("tables,message", [
-    (["CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, \"end\" INT)", "CREATE TABLE StringIds (id INT)"],
-     "run.db: this is an Nsight Systems SQLite export, not a rocprofv3 rocpd database. Hint: export its kernel "
-     "summary: nsys stats --report cuda_gpu_kern_sum --format csv -o out run.db, and load out_cuda_gpu_kern_sum.csv."),
     (["CREATE TABLE runs (id INT)", "CREATE TABLE alembic_version (v TEXT)"],
-     "run.db: this is a database of saved runs (roofcore's run store), not a rocprofv3 rocpd database. Hint: open it "
-     "with `--db` (or ROOFCORE_DB) instead of loading it as a workload."),
+     "run.db: this is a database of saved runs (roofcore's run store), not a profile. Hint: open it with `--db` (or "
+     "ROOFCORE_DB) instead of loading it as a workload."),
     (["CREATE TABLE notes (t TEXT)"],
-     "run.db: expected a rocprofv3 rocpd database (its rocpd_kernel_dispatch table), found an SQLite database with "
-     "notes. Hint: profile with `rocprofv3 --kernel-trace --output-format rocpd -- app` (ROCm 7's default) and load "
-     "the .db file."),
+     "run.db: expected a profiler's database (rocprofv3's rocpd_kernel_dispatch or Nsight Systems' "
+     "CUPTI_ACTIVITY_KIND_KERNEL table), found an SQLite database with notes. Hint: load rocprofv3's rocpd database "
+     "(`--output-format rocpd`, ROCm 7's default <pid>_results.db) or an Nsight Systems SQLite export (`nsys export "
+     "--type sqlite`, or the .sqlite `nsys stats` writes beside the report)."),
     # a view of that name is SQL of the file's own: never run, so no rocpd table is found
     (["CREATE VIEW rocpd_kernel_dispatch AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
       "SELECT i AS id FROM n"],
-     "run.db: expected a rocprofv3 rocpd database (its rocpd_kernel_dispatch table), found an SQLite database with "
-     "no tables. Hint: profile with `rocprofv3 --kernel-trace --output-format rocpd -- app` (ROCm 7's default) and "
-     "load the .db file."),
+     "run.db: expected a profiler's database (rocprofv3's rocpd_kernel_dispatch or Nsight Systems' "
+     "CUPTI_ACTIVITY_KIND_KERNEL table), found an SQLite database with no tables. Hint: load rocprofv3's rocpd "
+     "database (`--output-format rocpd`, ROCm 7's default <pid>_results.db) or an Nsight Systems SQLite export "
+     "(`nsys export --type sqlite`, or the .sqlite `nsys stats` writes beside the report)."),
 ])
 def test_other_sqlite_databases_are_named(tables, message):
     con = sqlite3.connect(":memory:")
@@ -184,9 +183,9 @@ def test_counters_without_a_kernel_trace_are_named():
 
 
 def test_a_query_that_runs_away_is_stopped(monkeypatch):
-    monkeypatch.setattr(rocpd, "STEPS_PER_BYTE", 0)
+    monkeypatch.setattr(sqlite_db, "STEPS_PER_BYTE", 0)
     db = build([Dispatch(i, "k()", i, i + 1) for i in range(1, 3000)])
-    monkeypatch.setattr(rocpd, "BUDGET_FLOOR", 0)
+    monkeypatch.setattr(sqlite_db, "BUDGET_FLOOR", 0)
     assert "took too long to query" in one_line(db)
 
 

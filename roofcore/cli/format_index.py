@@ -20,6 +20,7 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ('nsys-kern-sum', 'Nsight Systems cuda_gpu_kern_sum (CSV or console table): time per kernel name, no FLOPs'),
     ('nsys-nvtx-kern-sum', "Nsight Systems nvtx_kern_sum (CSV): time per NVTX range × kernel name, the range as each kernel's nvtx ancestry, no FLOPs"),
     ('nsys-nvtx-proj', "an Nsight Systems nvtx_gpu_proj_trace (CSV): NVTX ranges projected on the GPU, context for a cuda_gpu_trace of the same report (each kernel's NVTX range)"),
+    ('nsys-sqlite', 'Nsight Systems SQLite export (nsys export --type sqlite, or the .sqlite nsys stats writes): time per kernel launch with its NVTX ranges, no FLOPs'),
     ('nvprof', 'nvprof --csv --metrics (legacy CUDA profiler): FLOP and DRAM counts per kernel, no time'),
     ('nvprof-trace', 'nvprof --csv --print-gpu-trace or the default summary: kernel times, no counters'),
     ('pytorch-trace', 'PyTorch profiler trace (Kineto export_chrome_trace JSON, plain or .gz): GPU kernels, FLOPs/bytes from recorded shapes or CUPTI counters'),

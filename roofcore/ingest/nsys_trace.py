@@ -136,9 +136,17 @@ def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Wo
         raise InputError(where=source, expected="at least one kernel launch under the cuda_gpu_trace header",
                          found=f"{memory[0]:,} memory operations only" if memory[0] else "none",
                          hint="profile with CUDA tracing (nsys profile -t cuda) and check that kernels ran.")
+    w = launches("nsys-gpu-trace", source, names, times, lines, devices, (int(memory[0]), memory[1]), skipped)
+    return attach_projection(w, np.asarray(starts, dtype=np.float64), context, text)  # NVTX ranges beside it
+
+
+def launches(fmt: str, source: str, names: list[str], times: list[float], rows: list[str], devices: list[str],
+             memory: tuple[int, float], skipped: list[Skipped]) -> Workload:
+    """The time-only workload of kernel launches (one row each) however nsys stored them: ``devices`` the GPU of
+    each (empty: unknown), ``memory`` the count and seconds of the copies and memsets left out."""
     n = len(names)
     frame = make_frame({"name": names, "count": np.ones(n, dtype=np.int64), "time_s": np.asarray(times),
-                        "source": [source] * n, "row": lines}, n)
+                        "source": [source] * n, "row": rows}, n)
     warnings = []
     if memory[0]:
         warnings.append(f"{memory[0]:,} memory operations (copies, memsets; {memory[1] * 1e3:.3g} ms) left out: they "
@@ -149,6 +157,5 @@ def parse(data: bytes, source: str, context: dict[str, Any] | None = None) -> Wo
     meta = {"time_only": "true", "profiler": "Nsight Systems", "nsys_layout": "gpu trace"}
     if len(named) > 1:
         meta["devices"] = ", ".join(named)
-    w = Workload(frame=frame, name=source, sources=(source,), formats=("nsys-gpu-trace",), skipped=tuple(skipped),
-                 warnings=tuple(warnings), device=named[0] if named else None, meta=meta)
-    return attach_projection(w, np.asarray(starts, dtype=np.float64), context, text)  # NVTX ranges beside it
+    return Workload(frame=frame, name=source, sources=(source,), formats=(fmt,), skipped=tuple(skipped),
+                    warnings=tuple(warnings), device=named[0] if named else None, meta=meta)

@@ -36,8 +36,10 @@ class Format:
     #: kernel times, no counters), ``"counters"`` (FLOP/byte counters of sampled or replayed launches), ``"either"``
     #: (per-dispatch rows that are a timeline unless counters were collected), ``""`` (anything else)
     role: str = ""
-    #: a binary format's first bytes: such data is this format whatever the sniffers say (an SQLite database)
+    #: a binary format's first bytes: such data is one of the formats with these bytes, whatever the sniffers say
     magic: bytes = b""
+    #: of the formats sharing a magic, whether the data is this one (else the one of highest priority is taken)
+    probe: Callable[[bytes], bool] | None = None
 
 
 FORMATS: dict[str, Format] = {}
@@ -50,18 +52,21 @@ def max_input_bytes() -> int:
 
 
 def register_format(name: str, description: str, sniff: Sniffer, *, priority: int = 0, companion: bool = False,
-                    gzip: bool = False, mapped: bool = False, role: str = "", magic: bytes = b"") -> Callable[[_P], _P]:
+                    gzip: bool = False, mapped: bool = False, role: str = "", magic: bytes = b"",
+                    probe: Callable[[bytes], bool] | None = None) -> Callable[[_P], _P]:
     """Decorator registering ``parse`` under ``name``; a duplicate name is an error. ``mapped``: the parser
     reads a large file given by path from a memory map (``len``, slices, ``find``; see :mod:`roofcore.filemap`).
     ``role``: ``"timeline"``, ``"counters"`` or ``"either"`` for the timeline + counters join (``Format.role``).
-    ``magic``: a binary format's first bytes (``Format.magic``)."""
+    ``magic``, ``probe``: a binary format's first bytes and the check that tells it from others with the same
+    (``Format.magic``, ``Format.probe``)."""
     if role not in ("", "timeline", "counters", "either"):
         raise ValueError(f"format {name!r}: role must be timeline, counters or either, not {role!r}")
 
     def deco(parse: _P) -> _P:
         if name in FORMATS:
             raise ValueError(f"format {name!r} is already registered")
-        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped, role, magic)
+        FORMATS[name] = Format(name, description, parse, sniff, priority, companion, gzip, mapped, role, magic,
+                               probe)
         return parse
 
     return deco
@@ -85,8 +90,8 @@ _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "
 _UNREAD_ARCHIVE = "extract it, or pack the files as .zip or .tar.gz (read as their folder)."
 _MAGIC_HINTS = dict.fromkeys((b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07"), _UNREAD_ARCHIVE)
 #: the profilers' own binary reports, by their file name's end: the export a workload is read from
-_NSYS_REPORT = ("an Nsight Systems report", "export its kernel summary: nsys stats --report cuda_gpu_kern_sum "
-                "--format csv -o out FILE, and load out_cuda_gpu_kern_sum.csv.")
+_NSYS_REPORT = ("an Nsight Systems report", "export it as SQLite: nsys export --type sqlite -o STEM.sqlite FILE, and "
+                "load STEM.sqlite (every kernel launch, with its NVTX ranges).")
 REPORTS = {".ncu-rep": ("an Nsight Compute report", "export it as CSV: ncu --import FILE --csv --page raw "
                         "--print-units base > STEM.csv (or --page details), and load that."),
            ".nsys-rep": _NSYS_REPORT, ".qdrep": _NSYS_REPORT,  # .qdrep: older versions' name for it
@@ -132,7 +137,9 @@ def _command(hint: str, name: str) -> str:
     def quoted(s: str) -> str:
         return s if re.fullmatch(r"[\w.+-]+", s) else "'" + s.replace("'", "") + "'"
 
-    return hint.replace("FILE", quoted(base)).replace("STEM.csv", quoted(stem + ".csv"))
+    for end in (".csv", ".sqlite"):
+        hint = hint.replace("STEM" + end, quoted(stem + end))
+    return hint.replace("FILE", quoted(base))
 
 
 def decode_error(data: bytes, name: str, e: UnicodeDecodeError) -> InputError:
@@ -156,9 +163,10 @@ def detect(data: bytes, name: str, max_bytes: int | None = None) -> Format:
     Gzip data is sniffed on its first decompressed piece (bounded by the input limit)."""
     if data[:2] == GZIP_MAGIC:
         data = next(gunzip_chunks(data, max_bytes or max_input_bytes(), name), b"")
-    binary = next((f for f in FORMATS.values() if f.magic and data[:len(f.magic)] == f.magic), None)
-    if binary is not None:  # a binary format: known by its first bytes
-        return binary
+    binary = sorted((f for f in FORMATS.values() if f.magic and data[:len(f.magic)] == f.magic),
+                    key=lambda f: -f.priority)
+    if binary:  # a binary format: known by its first bytes, then by its probe
+        return next((f for f in binary if f.probe is not None and f.probe(data)), binary[0])
     data = canonical(data, name, partial=True)[0]  # a spreadsheet's or shell's re-save: its head, converted
     check_binary(data, name)
     try:

@@ -1,5 +1,5 @@
 """rocprofv3's rocpd database (``--output-format rocpd``, ROCm 7's default: ``<host>/<pid>_results.db``), an SQLite
-file read with the stdlib's ``sqlite3`` from a private in-memory copy (docs/formats.md).
+file opened by :mod:`.sqlite_db` (docs/formats.md).
 
 The tables carry a per-run suffix (``rocpd_kernel_dispatch<uuid>``; the unsuffixed names are views over them, never
 run here: a database's own SQL is not trusted). Each run's tables are read by name, columns found by name:
@@ -14,8 +14,7 @@ run here: a database's own SQL is not trusted). Each run's tables are read by na
 - copies: ``rocpd_memory_copy`` (``size``, ``src_agent_id``, ``dst_agent_id``, times as above).
 
 From there the rows are rocprofv3's JSON rows (:func:`.rocprofv3.of_records`): the same FLOP and byte formulas, the
-same warnings. A cut file (fewer bytes than its header's page count), a damaged one, or an SQLite database of
-another tool (an Nsight Systems ``.sqlite`` export, roofcore's own run store) is one line naming what it is.
+same warnings. A database of counters without a kernel trace (rocpd then keeps no kernel name or time) is named.
 """
 
 from __future__ import annotations
@@ -27,134 +26,42 @@ from ..errors import InputError
 from ..models import Workload
 from . import register_format
 from .rocprofv3 import Records, Row, agent_label, of_records
+from .sqlite_db import SQLITE_MAGIC, parse_any, probe, q, text
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 HINT = "profile with `rocprofv3 --kernel-trace --output-format rocpd -- app` (ROCm 7's default) and load the .db file."
 BARE = ("the database holds kernel times only: collect counters in the same run (rocprofv3 --kernel-trace --pmc "
         "SQ_INSTS_VALU_FMA_F32 … -- app).")
-#: thousands of SQLite steps the reading may take per kB of the database, and at least, before it is stopped (a
-#: crafted file's endless join): a real database takes a few per kB
-STEPS_PER_BYTE = 64
-BUDGET_FLOOR = 100_000
-
-#: other tools' SQLite databases, by a table they hold: what they are and what to load instead
-OTHERS = {"CUPTI_ACTIVITY_KIND_KERNEL": ("an Nsight Systems SQLite export", "export its kernel summary: nsys stats "
-                                         "--report cuda_gpu_kern_sum --format csv -o out FILE, and load "
-                                         "out_cuda_gpu_kern_sum.csv."),
-          "runs": ("a database of saved runs (roofcore's run store)", "open it with `--db` (or ROOFCORE_DB) instead "
-                   "of loading it as a workload."),
-          "rocpd_op": ("a database of the older rocprofiler tracer (rpd)", "profile with rocprofv3 (--output-format "
-                       "csv, json or rocpd) and load what it writes.")}
 
 
 @register_format("rocprof-v3-db", "rocprofv3's rocpd SQLite database (--output-format rocpd, ROCm 7's default "
                  "results.db): kernel dispatches with their times and counters, copies", lambda head, name: False,
-                 priority=25, role="either", magic=SQLITE_MAGIC)
+                 priority=25, role="either", magic=SQLITE_MAGIC, probe=probe(b"rocpd_kernel_dispatch"))
 def parse_db(data: bytes, source: str, context: dict[str, Any] | None = None) -> Workload:
+    """A profiler's SQLite database, read by the reader its tables call for (:func:`.sqlite_db.parse_any`)."""
+    return parse_any(data, source, context)
+
+
+def read(con: Any, tables: dict[str, set[str]], source: str, context: dict[str, Any] | None) -> Workload:
     """One row per kernel dispatch (and per copy) of every run in the database; see the module docstring."""
-    import sqlite3  # a Python built without it still reads every other format
-
-    con = _opened(data, source, sqlite3)
-    try:
-        got = _records(con, source)
-    except (sqlite3.Error, UnicodeDecodeError) as e:  # SQLite's message can quote the damaged bytes
-        if "interrupted" in str(e):
-            raise InputError(where=source, text="the database took too long to query (stopped after "
-                             f"{BUDGET_FLOOR + STEPS_PER_BYTE * len(data) // 1000:,} thousand steps): it is not laid "
-                             "out as rocprofv3 writes one.", hint=HINT) from None
-        raise InputError(where=source, expected="a readable SQLite database", found=f"a damaged one ({_why(e)})",
-                         hint="copy the file again from where rocprofv3 wrote it.") from None
-    finally:
-        con.close()
-    return of_records("rocprof-v3-db", got, source, context, HINT, BARE)
+    return of_records("rocprof-v3-db", _records(con, tables, source), source, context, HINT, BARE)
 
 
-def _opened(data: bytes, source: str, sqlite3: Any) -> Any:
-    """An in-memory copy of the database, read-only, its queries bounded; a cut file refused by its header."""
-    if bytes(data[:16]) != SQLITE_MAGIC or len(data) < 100:
-        raise InputError(where=source, expected="an SQLite database", found="a file too short for its header",
-                         hint=HINT)
-    head = bytes(data[:100])
-    page = int.from_bytes(head[16:18], "big")
-    page = 65536 if page == 1 else page
-    pages = int.from_bytes(head[28:32], "big")
-    if page < 512 or page & (page - 1):
-        raise InputError(where=source, expected="a readable SQLite database", found=f"a damaged one (its header's "
-                         f"page size, {page:,}, is not a power of two from 512)",
-                         hint="copy the file again from where rocprofv3 wrote it.")
-    if head[24:28] == head[92:96] and pages and len(data) < page * pages:  # the header's count is valid
-        raise InputError(where=source, text=f"the database is cut: its header counts {pages:,} pages of {page:,} "
-                         f"bytes ({page * pages:,} bytes), the file ends after {len(data):,}.",
-                         hint="copy the file again, whole, from where rocprofv3 wrote it.")
-    buf = bytearray(data)
-    if buf[18:20] == b"\x02\x02":  # written in WAL mode: an in-memory copy reads it as a rollback-journal file
-        buf[18:20] = b"\x01\x01"
-    con = sqlite3.connect(":memory:")
-    con.text_factory = _text_of  # text that is not UTF-8 (a damaged page): shown with U+FFFD, never an exception
-    try:
-        con.deserialize(bytes(buf))
-        con.execute("PRAGMA query_only = ON")
-        con.execute("PRAGMA trusted_schema = OFF")
-        steps = [0]
-        budget = STEPS_PER_BYTE * len(buf) // 1000 + BUDGET_FLOOR
-
-        def bounded() -> int:
-            steps[0] += 1
-            return int(steps[0] > budget)
-
-        con.set_progress_handler(bounded, 1000)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except (sqlite3.Error, UnicodeDecodeError) as e:
-        con.close()
-        raise InputError(where=source, expected="a readable SQLite database", found=f"a damaged one ({_why(e)})",
-                         hint="copy the file again from where rocprofv3 wrote it.") from None
-    return con
-
-
-def _why(e: Exception) -> str:
-    """SQLite's reason, on one line; a reason whose own text was damaged: that the schema is."""
-    return " ".join(str(e).split()) if not isinstance(e, UnicodeDecodeError) else "its schema is damaged"
-
-
-def _text_of(b: bytes) -> str:
-    return b.decode("utf-8", errors="replace")
-
-
-def _records(con: Any, source: str) -> Records:
+def _records(con: Any, tables: dict[str, set[str]], source: str) -> Records:
     """Rows by (run, dispatch id), copies and GPU names of every run's tables."""
-    tables = {name: _columns(con, name) for (name,) in con.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")}
     runs = sorted({m.group(1) for t in tables if (m := re.fullmatch(r"rocpd_kernel_dispatch(.*)", t))})
-    if not runs:
-        other = next((what for table, what in OTHERS.items() if table in tables), None)
-        if other is not None:
-            raise InputError(where=source, text=f"this is {other[0]}, not a rocprofv3 rocpd database.",
-                             hint=other[1].replace("FILE", source.replace("\\", "/").rsplit("/", 1)[-1]))
-        shown = ", ".join(sorted(tables)[:6]) + (", …" if len(tables) > 6 else "") if tables else "no tables"
-        raise InputError(where=source, expected="a rocprofv3 rocpd database (its rocpd_kernel_dispatch table)",
-                         found=f"an SQLite database with {shown}", hint=HINT)
     rows: dict[tuple[str, str], Row] = {}
     copies: list[dict[str, Any]] = []
     gpu_names: dict[str, tuple[str, str]] = {}
     for run in runs:
         _run(con, run, tables, rows, copies, gpu_names)
     if not rows and not copies:
-        counted = sum(con.execute(f"SELECT count(*) FROM {_q(t)}").fetchone()[0] for t in tables
+        counted = sum(con.execute(f"SELECT count(*) FROM {q(t)}").fetchone()[0] for t in tables
                       if re.fullmatch(r"rocpd_pmc_event(.*)", t) and t.removeprefix("rocpd_pmc_event") in runs)
         if counted:  # rocpd keeps a dispatch's name and times only in its kernel trace
             raise InputError(where=source, text=f"the database holds {counted:,} counter values but no kernel "
                              "dispatch: rocprofv3 ran with --pmc and without --kernel-trace, and rocpd then keeps no "
                              "kernel name or time.", hint="profile with `rocprofv3 --kernel-trace --pmc … -- app`.")
     return rows, copies, gpu_names
-
-
-def _columns(con: Any, table: str) -> set[str]:
-    return {r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")}
-
-
-def _q(name: str) -> str:
-    """A table or column name quoted for SQL."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _run(con: Any, run: str, tables: dict[str, set[str]], rows: dict[tuple[str, str], Row],
@@ -173,13 +80,13 @@ def _run(con: Any, run: str, tables: dict[str, set[str]], rows: dict[tuple[str, 
     eid = "K.event_id" if "event_id" in k_cols else "NULL"
     by_event: dict[object, Row] = {}
     for rid, dispatch, kernel, ag, p, t0, t1, event in con.execute(
-            f"SELECT K.id, {did}, {kid}, {agent}, {pid}, {start}, {end}, {eid} FROM {_q(kd)} K {join} ORDER BY K.id"):
-        key = (f"{run}/{p if p is not None else ''}", _text(dispatch) or f"row {rid}")
+            f"SELECT K.id, {did}, {kid}, {agent}, {pid}, {start}, {end}, {eid} FROM {q(kd)} K {join} ORDER BY K.id"):
+        key = (f"{run}/{p if p is not None else ''}", text(dispatch) or f"row {rid}")
         r = rows.get(key)
         if r is None:
-            r = rows[key] = {"counters": {}, "gpu": agents.get(ag, (_text(ag), ""))[0],
+            r = rows[key] = {"counters": {}, "gpu": agents.get(ag, (text(ag), ""))[0],
                              "name": names.get(kernel) or (f"kernel {kernel}" if kernel is not None else
-                                                           "unnamed kernel"), "start": _text(t0), "end": _text(t1)}
+                                                           "unnamed kernel"), "start": text(t0), "end": text(t1)}
         if event is not None:
             by_event[event] = r
     _counters(con, table("rocpd_pmc_event"), table("rocpd_info_pmc"), by_event)
@@ -194,14 +101,14 @@ def _placed(alias: str, cols: set[str], stamps: tuple[str, set[str]], tracks: tu
     if {"start", "end"} <= cols:
         start, end = f'{alias}."start"', f'{alias}."end"'
     elif {"start_id", "end_id"} <= cols and {"id", "value"} <= stamps[1]:
-        joins.append(f"LEFT JOIN {_q(stamps[0])} TS ON TS.id = {alias}.start_id "
-                     f"LEFT JOIN {_q(stamps[0])} TE ON TE.id = {alias}.end_id")
+        joins.append(f"LEFT JOIN {q(stamps[0])} TS ON TS.id = {alias}.start_id "
+                     f"LEFT JOIN {q(stamps[0])} TE ON TE.id = {alias}.end_id")
         start, end = "TS.value", "TE.value"
     else:
         start = end = "NULL"
     via_track = "track_id" in cols and "id" in tracks[1]
     if via_track:
-        joins.append(f"LEFT JOIN {_q(tracks[0])} TR ON TR.id = {alias}.track_id")
+        joins.append(f"LEFT JOIN {q(tracks[0])} TR ON TR.id = {alias}.track_id")
 
     def placed(column: str) -> str:
         if column in cols:
@@ -209,17 +116,6 @@ def _placed(alias: str, cols: set[str], stamps: tuple[str, set[str]], tracks: tu
         return f"TR.{column}" if via_track and column in tracks[1] else "NULL"
 
     return " ".join(joins), start, end, placed("agent_id"), placed("pid")
-
-
-def _text(v: object) -> str:
-    """A timestamp or id as the text rocprofv3's CSV would hold: whole numbers as digits, others as written."""
-    if type(v) is int:
-        return str(v)
-    if v is None:
-        return ""
-    if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
-        return str(int(v))
-    return str(v).strip() if not isinstance(v, bytes) else ""
 
 
 def _agents(con: Any, name: str, cols: set[str], gpu_names: dict[str, tuple[str, str]]
@@ -230,7 +126,7 @@ def _agents(con: Any, name: str, cols: set[str], gpu_names: dict[str, tuple[str,
     wanted = [c for c in ("type", "type_index", "logical_index", "absolute_index", "product_name", "name")
               if c in cols]
     out: dict[object, tuple[str, str]] = {}
-    for row in con.execute(f"SELECT id, {', '.join(wanted) or 'NULL'} FROM {_q(name)}"):
+    for row in con.execute(f"SELECT id, {', '.join(wanted) or 'NULL'} FROM {q(name)}"):
         a = dict(zip(wanted, row[1:], strict=True))
         kind = str(a.get("type") or "").strip().lower()
         index = next((a[k] for k in ("type_index", "logical_index", "absolute_index")
@@ -250,7 +146,7 @@ def _names(con: Any, name: str, cols: set[str]) -> dict[object, str]:
     if not picks:
         return {}
     out: dict[object, str] = {}
-    for kid, *texts in con.execute(f"SELECT id, {', '.join(picks)} FROM {_q(name)}"):
+    for kid, *texts in con.execute(f"SELECT id, {', '.join(picks)} FROM {q(name)}"):
         text = next((t.strip() for t in texts if isinstance(t, str) and t.strip()), None)
         if text is not None:
             out[kid] = text
@@ -264,8 +160,8 @@ def _counters(con: Any, events: tuple[str, set[str]], infos: tuple[str, set[str]
     index on ``event_id`` took most of the reading."""
     if not by_event or not {"event_id", "pmc_id", "value"} <= events[1] or not {"id", "name"} <= infos[1]:
         return
-    names = {i: str(n).strip() for i, n in con.execute(f"SELECT id, name FROM {_q(infos[0])}") if n is not None}
-    for event, pmc, value in con.execute(f"SELECT event_id, pmc_id, value FROM {_q(events[0])}"):
+    names = {i: str(n).strip() for i, n in con.execute(f"SELECT id, name FROM {q(infos[0])}") if n is not None}
+    for event, pmc, value in con.execute(f"SELECT event_id, pmc_id, value FROM {q(events[0])}"):
         r = by_event.get(event)
         name = names.get(pmc)
         if r is None or not name:
@@ -284,9 +180,9 @@ def _copies(con: Any, copies_table: tuple[str, set[str]], stamps: tuple[str, set
         return
     join, start, end, _, _ = _placed("M", cols, stamps, tracks)
     src, dst = ("M." + c if c in cols else "NULL" for c in ("src_agent_id", "dst_agent_id"))
-    for s, d, size, t0, t1 in con.execute(f"SELECT {src}, {dst}, M.size, {start}, {end} FROM {_q(name)} M {join} "
+    for s, d, size, t0, t1 in con.execute(f"SELECT {src}, {dst}, M.size, {start}, {end} FROM {q(name)} M {join} "
                                           "ORDER BY M.id"):
         s_label, s_kind = agents.get(s, ("", ""))
         d_label, d_kind = agents.get(d, ("", ""))
         copies.append({"src": s_kind, "dst": d_kind, "bytes": size if isinstance(size, int | float) else None,
-                       "start": _text(t0), "end": _text(t1), "gpu": d_label if d_kind == "gpu" else s_label})
+                       "start": text(t0), "end": text(t1), "gpu": d_label if d_kind == "gpu" else s_label})
