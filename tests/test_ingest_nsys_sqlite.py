@@ -103,3 +103,10 @@ def test_a_database_without_launches_says_what_to_profile():
     assert one_line(con.serialize()) == (
         "r.sqlite: this is an Nsight Systems SQLite export without CUDA kernels (no CUPTI_ACTIVITY_KIND_KERNEL table), "
         "not a profile. Hint: profile with CUDA tracing on (nsys profile -t cuda …) and check that kernels ran.")
+
+
+def test_the_format_forced_on_a_csv_says_so():
+    with pytest.raises(InputError) as e:
+        ingest.read((DATA / "join" / "cuda_gpu_trace.csv").read_bytes(), name="cuda_gpu_trace.csv", fmt="nsys-sqlite")
+    assert str(e.value) == ("cuda_gpu_trace.csv: expected an SQLite database (a profiler's .db or .sqlite file), "
+                            "found other data. Hint: let the format be detected from the content (no --format).")

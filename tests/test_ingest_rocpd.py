@@ -144,8 +144,8 @@ def test_damaged_databases_are_one_line_or_read():
 
 @pytest.mark.parametrize("tables,message", [
     (["CREATE TABLE runs (id INT)", "CREATE TABLE alembic_version (v TEXT)"],
-     "run.db: this is a database of saved runs (roofcore's run store), not a profile. Hint: open it with `--db` (or "
-     "ROOFCORE_DB) instead of loading it as a workload."),
+     "run.db: this is a database of saved runs (roofcore's run store), not a profile. Hint: use it as the run store "
+     "(`--db sqlite:///FILE` or ROOFCORE_DB_URL), not as a workload."),
     (["CREATE TABLE notes (t TEXT)"],
      "run.db: expected a profiler's database (rocprofv3's rocpd_kernel_dispatch or Nsight Systems' "
      "CUPTI_ACTIVITY_KIND_KERNEL table), found an SQLite database with notes. Hint: load rocprofv3's rocpd database "

@@ -27,11 +27,11 @@ DAMAGED_HINT = "copy the file again, whole, from where the profiler wrote it."
 HINT = ("load rocprofv3's rocpd database (`--output-format rocpd`, ROCm 7's default <pid>_results.db) or an Nsight "
         "Systems SQLite export (`nsys export --type sqlite`, or the .sqlite `nsys stats` writes beside the report).")
 
-#: the readers, by a table their database always holds: (table, format name, reader(con, tables, source, context))
+#: a database's reader: (connection, columns by table, source, context) -> workload
 Reader = Callable[[Any, dict[str, set[str]], str, "dict[str, Any] | None"], Workload]
 #: other tools' SQLite databases, by a table they hold: what they are and what to load instead
-OTHERS = {"runs": ("a database of saved runs (roofcore's run store)", "open it with `--db` (or ROOFCORE_DB) instead "
-                   "of loading it as a workload."),
+OTHERS = {"runs": ("a database of saved runs (roofcore's run store)", "use it as the run store (`--db sqlite:///FILE` "
+                   "or ROOFCORE_DB_URL), not as a workload."),
           "rocpd_op": ("a database of the older rocprofiler tracer (rpd)", "profile with rocprofv3 (--output-format "
                        "csv, json or rocpd) and load what it writes."),
           "StringIds": ("an Nsight Systems SQLite export without CUDA kernels (no CUPTI_ACTIVITY_KIND_KERNEL table)",
@@ -82,7 +82,10 @@ def budget(size: int) -> int:
 
 def opened(data: bytes, source: str, sqlite3: Any) -> Any:
     """An in-memory copy of the database, read-only, its queries bounded; a cut file refused by its header."""
-    if bytes(data[:16]) != SQLITE_MAGIC or len(data) < 100:
+    if bytes(data[:16]) != SQLITE_MAGIC:  # a format forced on another file
+        raise InputError(where=source, expected="an SQLite database (a profiler's .db or .sqlite file)",
+                         found="other data", hint="let the format be detected from the content (no --format).")
+    if len(data) < 100:
         raise InputError(where=source, expected="an SQLite database", found="a file too short for its header",
                          hint=DAMAGED_HINT)
     head = bytes(data[:100])
