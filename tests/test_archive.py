@@ -250,3 +250,30 @@ def test_member_names_with_line_breaks_or_odd_bytes_stay_one_line():
     w = roofcore.read(data, name="run.zip")
     said = [x for x in w.warnings if x.startswith("Left out 1 file(s) of the zip archive")]
     assert len(said) == 1 and "run.zip/notes\ufffdfor\ufffdbob.txt" in said[0] and "\n" not in said[0], w.warnings
+
+
+def test_a_damaged_archive_among_readable_files_is_left_out_and_named(tmp_path):
+    """A job folder whose rank archives include one cut in transfer, an archive holding such a one, and a zip one of
+    whose members is damaged: the readable files are read, what is not is left out and named in one warning (it
+    failed the whole read); a damaged archive given alone is still its own one-line error."""
+    trace = (DATA / "kineto" / "shapes.pt.trace.json").read_bytes()
+    one = len(roofcore.read(DATA / "kineto" / "shapes.pt.trace.json"))
+    cut = zipped({"rank1.json": trace})[:-300]
+    (tmp_path / "rank0.json").write_bytes(trace)
+    (tmp_path / "rank1.zip").write_bytes(cut)
+    w = roofcore.read_many([tmp_path])
+    assert len(w) == one
+    said = [x for x in w.warnings if x.startswith("Left out 1 unreadable file(s) or archive(s) of the folder")]
+    assert len(said) == 1 and "rank1.zip (not a readable zip archive" in said[0], w.warnings
+    w = roofcore.read(zipped({"rank0.json": trace, "rank1.zip": cut}), name="job.zip")
+    assert len(w) == one and any("of the zip archive, the rest read: job.zip/rank1.zip" in x for x in w.warnings)
+    good = zipped({"rank0.json": trace, "rank1.json": trace})
+    at = good.index(b"rank1.json", 100) + len("rank1.json") + 40  # inside the second member's deflated data
+    bad_member = good[:at] + bytes(b ^ 0xFF for b in good[at:at + 16]) + good[at + 16:]
+    w = roofcore.read(bad_member, name="two.zip")
+    assert len(w) == one and any("two.zip/rank1.json (cannot be read from the archive" in x for x in w.warnings)
+    with pytest.raises(InputError, match=r"^rank1.zip: not a readable zip archive"):
+        roofcore.read_many([(cut, "rank1.zip")])
+    (tmp_path / "rank0.json").unlink()
+    with pytest.raises(InputError, match=r"rank1.zip: not a readable zip archive"):
+        roofcore.read_many([tmp_path])

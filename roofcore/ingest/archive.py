@@ -75,14 +75,18 @@ class _Budget:
         limits.tick()
 
 
-def members(data: bytes, label: str, max_bytes: int, nesting: int = MAX_NESTING, budget: _Budget | None = None
-            ) -> list[tuple[bytes, str]]:
+def members(data: bytes, label: str, max_bytes: int, nesting: int = MAX_NESTING, budget: _Budget | None = None,
+            failed: list[InputError] | None = None) -> list[tuple[bytes, str]]:
     """The files in the archive ``data`` (:func:`is_archive`) as ``(bytes, "label/member")``, in name order, an
     archive among them by its files (``nesting`` levels deep); an :class:`InputError` for a damaged or encrypted
-    archive or one with no file, a :class:`LimitError` beyond the input size limit or :data:`MAX_MEMBERS`."""
+    archive or one with no file, a :class:`LimitError` beyond the input size limit or :data:`MAX_MEMBERS`.
+
+    With ``failed``, what cannot be read among readable files is left out and its error added there (a zip member
+    whose data is damaged or encrypted, an archive inside that is damaged): the rest is read, and only an archive
+    with nothing readable is an error."""
     budget = budget or _Budget(label, max_bytes)
     if is_zip(data):
-        out = _zip_members(data, label, budget)
+        out = _zip_members(data, label, budget, failed)
     else:
         plain = unpacked(data, max_bytes, label)
         if kind(plain) == GZIP_MAGIC:  # left for the readers that stream it, but a tar needs its bytes
@@ -93,10 +97,30 @@ def members(data: bytes, label: str, max_bytes: int, nesting: int = MAX_NESTING,
         return out
     opened: list[tuple[bytes, str]] = []
     for (m, name), inner in zip(out, nested, strict=True):
-        opened += members(m, name, max_bytes, nesting - 1, budget) if inner else [(m, name)]
+        try:
+            opened += members(m, name, max_bytes, nesting - 1, budget, failed) if inner else [(m, name)]
+        except InputError as e:  # a damaged archive inside: left out where the others are read
+            if failed is None:
+                raise
+            failed.append(e)
         if len(opened) > MAX_MEMBERS:
             raise _too_many(budget.label, "archive, with the archives in it,", len(opened))
+    if not opened and failed:
+        raise failed.pop()
     return opened
+
+
+#: what could not be read among files that could: (its error, what held it: "folder", "zip archive", …)
+Failed = list[tuple[InputError, str]]
+
+
+def unread_note(failed: Failed) -> str:
+    """The warning that names what was left out unread (:func:`members`' ``failed``, a damaged archive in a folder)."""
+    said = [f"{e.where} ({(e.found or e.text or 'not readable').rstrip('.')})" for e, _ in failed]
+    kinds = " or ".join(sorted({k for _, k in failed}))
+    return (f"Left out {len(said)} unreadable file(s) or archive(s) of the {kinds}, the rest read: " + "; ".join(said[:5])
+            + (f" and {len(said) - 5} more." if len(said) > 5 else ".")
+            + " Hint: copy them again, or unpack them and load the files.")
 
 
 def _too_many(label: str, holder: str, n: int) -> LimitError:
@@ -104,7 +128,8 @@ def _too_many(label: str, holder: str, n: int) -> LimitError:
                       "Hint: pack the profile's own files, or unpack it and name them.")
 
 
-def _zip_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, str]]:
+def _zip_members(data: bytes, label: str, budget: _Budget, failed: list[InputError] | None
+                 ) -> list[tuple[bytes, str]]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(bytes(data)))
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as e:
@@ -130,12 +155,19 @@ def _zip_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, 
             except RoofcoreError:  # the size limit, the parse time: as they are
                 raise
             except RuntimeError as e:  # encrypted: zipfile asks for a password
-                raise InputError(where=name, text=f"cannot be read from the archive ({e}).",
-                                 hint="zip the files without a password.") from None
+                error = InputError(where=name, text=f"cannot be read from the archive ({e}).",
+                                   hint="zip the files without a password.")
             except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, ValueError, zlib.error) as e:
-                raise InputError(where=name, text=f"cannot be read from the archive ({e}).",
-                                 hint="copy the archive again, or unzip it and load the files.") from None
-            out.append((b"".join(pieces), name))
+                error = InputError(where=name, text=f"cannot be read from the archive ({e}).",
+                                   hint="copy the archive again, or unzip it and load the files.")
+            else:
+                out.append((b"".join(pieces), name))
+                continue
+            if failed is None:
+                raise error
+            failed.append(error)
+    if not out and failed:
+        raise failed.pop()
     return out
 
 
@@ -173,5 +205,5 @@ def _tar_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, 
     return out
 
 
-__all__ = ["EMPTY_ZIP", "MAX_MEMBERS", "MAX_NESTING", "TAR_MAGIC", "ZIP_MAGIC", "is_archive", "is_zip", "members",
-           "what"]
+__all__ = ["EMPTY_ZIP", "MAX_MEMBERS", "MAX_NESTING", "TAR_MAGIC", "ZIP_MAGIC", "Failed", "is_archive", "is_zip", "members",
+           "unread_note", "what"]

@@ -16,7 +16,7 @@ from ..errors import InputError, LimitError, RoofcoreError
 from ..measured import merge_measured
 from ..models import Hardware, Workload
 from .arch import infer as infer_arch
-from .archive import is_archive, members, what
+from .archive import Failed, is_archive, members, unread_note, what
 from .compression import GZIP_MAGIC, gunzip_bounded, kind, unpacked
 from .dialect import canonical, is_json, spreadsheet_cut
 from .frames import combine, with_rank
@@ -167,11 +167,13 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
     sources = list(sources)
     with limits.deadline(", ".join(s[1] if isinstance(s, tuple) else Path(s).name for s in sources[:3])
                          or "the inputs"):  # a zip archive inflates here
-        items = _expand_folders(sources, max_bytes)
+        items, failed = _expand_folders(sources, max_bytes)
+    if not items and failed:  # nothing but damaged archives: the first one's own message
+        raise failed[0][0]
     names = [s[1] if isinstance(s, tuple) else Path(s).name for s, _ in items]
     what = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     with limits.deadline(what or "the inputs"), gcpause.paused():
-        w = _read_many(items, fmt, max_bytes, on_error, workers, executor, pairs)
+        w = _read_many(items, fmt, max_bytes, on_error, workers, executor, pairs, failed)
     limits.KERNELS.check(len(w), what, f"{len(w):,} kernels read from these files")
     return w
 
@@ -199,15 +201,28 @@ def _natural(p: Path) -> list[int | str]:
 _Within = tuple[str, str] | None
 
 
-def _expand_folders(sources: list[_Source], max_bytes: int) -> list[tuple[_Source, _Within]]:
+def _expand_folders(sources: list[_Source], max_bytes: int) -> tuple[list[tuple[_Source, _Within]], Failed]:
     """``(source, the folder or archive it came from)`` for every input (None: named on its own), a folder's
-    files and an archive's (:mod:`.archive`) in its place."""
+    files and an archive's (:mod:`.archive`) in its place; and what was left out unread: a damaged archive in a
+    folder or in another archive, an archive's damaged or encrypted member (an archive named on its own with
+    nothing readable is an error)."""
     from ..catalog import display_path
 
-    def unpacked_archive(s: _Source) -> list[tuple[_Source, _Within]]:
+    failed: Failed = []
+
+    def unpacked_archive(s: _Source, within: _Within = None) -> list[tuple[_Source, _Within]]:
         data, label = _load(s[0], s[1], max_bytes) if isinstance(s, tuple) else _load(s, None, max_bytes)
         holder = (label, what(data))
-        return [(m, holder) for m in members(data, label, max_bytes)]
+        inner: list[InputError] = []
+        try:
+            found = members(data, label, max_bytes, failed=inner)
+        except InputError as e:
+            if within is None:
+                raise
+            failed.append((e, within[1]))  # a damaged archive in a folder: left out, said
+            return []
+        failed.extend((e, holder[1]) for e in inner)
+        return [(m, holder) for m in found]
 
     out: list[tuple[_Source, _Within]] = []
     for s in sources:
@@ -218,9 +233,10 @@ def _expand_folders(sources: list[_Source], max_bytes: int) -> list[tuple[_Sourc
         if not files:
             raise InputError(where=display_path(s), text="the folder holds no files to read.",
                              hint="point at the folder of the traces themselves, or name the files.")
+        folder = (display_path(s), "folder")
         for p in files:  # an archive in the folder: its files, as the folder's
-            out += unpacked_archive(p) if _archived(p) else [(p, (display_path(s), "folder"))]
-    return out
+            out += unpacked_archive(p, folder) if _archived(p) else [(p, folder)]
+    return out, failed
 
 
 def _archived(s: _Source) -> bool:
@@ -261,7 +277,8 @@ def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int 
 
 def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes: int,
                on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
-               executor: Executor | None, pairs: Mapping[str, str] | None = None) -> Workload:
+               executor: Executor | None, pairs: Mapping[str, str] | None = None, failed: Failed | None = None
+               ) -> Workload:
     from ..catalog import display_path
 
     inputs: list[_Input] = []
@@ -333,6 +350,8 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
         out = replace(out, warnings=(*out.warnings, f"Left out {len(left_out)} file(s) of the {holder} that are not "
                                      "profiles: " + "; ".join(left_out[:5])
                                      + (f" and {len(left_out) - 5} more." if len(left_out) > 5 else ".")))
+    if failed:  # damaged archives or members among readable files: the rest is read, these are said
+        out = replace(out, warnings=(*out.warnings, unread_note(failed)))
     return out
 
 
