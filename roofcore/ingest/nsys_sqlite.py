@@ -31,13 +31,13 @@ from ..models import Skipped, Workload
 from . import register_format, skip
 from .nsys_trace import launches
 from .nvtx_ranges import innermost_paths, range_name
-from .sqlite_db import SQLITE_MAGIC, parse_any, probe, q
+from .sqlite_db import SQLITE_MAGIC, parse_any, probe
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 #: NVTX event types that are ranges: push/pop (59) and start/end (60)
 RANGES = (59, 60)
-#: a process id from nsys's global thread or process id
-PID = "/ 16777216 % 16777216"
+#: nsys's global thread and process ids hold the process id in the 24 bits above the thread id
+_PID_BITS = 1 << 24
 
 
 @register_format("nsys-sqlite", "Nsight Systems SQLite export (nsys export --type sqlite, or the .sqlite nsys stats "
@@ -75,13 +75,18 @@ def read(con: Any, tables: dict[str, set[str]], source: str, context: dict[str, 
         rows.append(row)
         where.append(devices.get(device, ""))
         starts.append(float(t0))
-        keys.append((gpid // 16777216 % 16777216 if isinstance(gpid, int) else None, corr))
+        keys.append((_pid(gpid), corr))
     if not names:
         raise InputError(where=source, expected=f"at least one kernel launch in {KERNELS}",
                          found=f"{len(skipped):,} unusable rows" if skipped else "none",
                          hint="profile with CUDA tracing (nsys profile -t cuda) and check that kernels ran.")
     w = launches("nsys-sqlite", source, names, times, rows, where, _memory(con, tables), skipped)
     return _with_nvtx(con, tables, strings, w, keys, np.asarray(starts) / 1e9)
+
+
+def _pid(global_id: object) -> int | None:
+    """The process id of nsys's global thread or process id."""
+    return global_id // _PID_BITS % _PID_BITS if isinstance(global_id, int) else None
 
 
 def _name(v: object, strings: dict[int, str]) -> str:
@@ -126,14 +131,14 @@ def _with_nvtx(con: Any, tables: dict[str, set[str]], strings: dict[int, str], w
     kind = f" AND eventType IN {RANGES}" if "eventType" in ranges else ""
     found = con.execute(f'SELECT globalTid, start, "end", {text}, {text_id} FROM NVTX_EVENTS WHERE "end" IS NOT NULL '
                         f'AND "end" >= start{kind}').fetchall()
-    found = [(tid, s, e, name) for tid, s, e, t, tid_text in found
-             if (name := range_name(t if isinstance(t, str) else strings.get(tid_text, "")
-                                    if isinstance(tid_text, int) else ""))
+    found = [(tid, s, e, name) for tid, s, e, inline, text_ref in found
+             if (name := range_name(inline if isinstance(inline, str) else strings.get(text_ref, "")
+                                    if isinstance(text_ref, int) else ""))
              and isinstance(s, int | float) and isinstance(e, int | float)]
     if not found:
         return w
-    launch = {(tid // 16777216 % 16777216 if isinstance(tid, int) else None, corr): (tid, s, e) for corr, tid, s, e
-              in con.execute(f'SELECT correlationId, globalTid, start, "end" FROM {q("CUPTI_ACTIVITY_KIND_RUNTIME")}')}
+    launch = {(_pid(tid), corr): (tid, s, e) for corr, tid, s, e
+              in con.execute('SELECT correlationId, globalTid, start, "end" FROM CUPTI_ACTIVITY_KIND_RUNTIME')}
     at = [launch.get(k) for k in keys]
     thread = [str(a[0]) if a else "" for a in at]
     q_start = np.array([float(a[1]) if a else np.nan for a in at])

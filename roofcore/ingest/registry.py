@@ -82,7 +82,7 @@ def get_format(name: str) -> Format:
 
 _MAGIC = {b"\x89PNG": "a PNG image", b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive",
           b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"\x1f\x8b": "gzip-compressed data",
-          # read as rocprofv3's rocpd database (.rocpd) where no text format is forced
+          # read as a profiler's database (.sqlite_db: rocpd, nsys) where no text format is forced
           b"SQLite format 3\x00": "an SQLite database",
           # archives whose format is not read (zip and tar are: .archive)
           b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive", b"Rar!\x1a\x07": "a RAR archive"}
