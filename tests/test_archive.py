@@ -277,3 +277,20 @@ def test_a_damaged_archive_among_readable_files_is_left_out_and_named(tmp_path):
     (tmp_path / "rank0.json").unlink()
     with pytest.raises(InputError, match=r"rank1.zip: not a readable zip archive"):
         roofcore.read_many([tmp_path])
+
+
+def test_a_tar_archive_cut_short_gives_the_files_before_the_cut():
+    """A job's traces packed with `tar czf` and cut in transfer: the ranks before the cut are read, and the warning
+    names the cut; cut inside the first file, nothing is readable and the archive is its one-line error."""
+    trace = (DATA / "kineto" / "shapes.pt.trace.json").read_bytes()
+    one = len(roofcore.read(DATA / "kineto" / "shapes.pt.trace.json"))
+    whole = tarred({f"rank{i}.json": trace for i in range(3)})
+    cut = whole[: 3 * 512 + 2 * len(trace) + 1000]  # inside the third file's data
+    for data, name in ((cut, "job.tar"), (TARS["run.tgz"](cut), "job.tgz")):
+        w = roofcore.read(data, name=name)
+        assert len(w) == 2 * one and sorted(set(w.frame["source"])) == [f"{name}/rank0.json", f"{name}/rank1.json"]
+        said = [x for x in w.warnings if x.startswith("Left out")]
+        assert len(said) == 1 and f"{name}/rank2.json (the file ends early in the tar archive" in said[0], w.warnings
+    with pytest.raises(InputError) as e:
+        roofcore.read(whole[:1500], name="job.tar")
+    assert str(e.value).startswith("job.tar") and "\n" not in str(e.value)

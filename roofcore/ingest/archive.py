@@ -91,7 +91,7 @@ def members(data: bytes, label: str, max_bytes: int, nesting: int = MAX_NESTING,
         plain = unpacked(data, max_bytes, label)
         if kind(plain) == GZIP_MAGIC:  # left for the readers that stream it, but a tar needs its bytes
             plain = gunzip_bounded(plain, max_bytes, label)
-        out = _tar_members(plain, label, budget)
+        out = _tar_members(plain, label, budget, failed)
     nested = [nesting > 0 and is_archive(m) for m, _ in out]  # looked at once: a compressed one is peeked into
     if not any(nested):
         return out
@@ -171,37 +171,62 @@ def _zip_members(data: bytes, label: str, budget: _Budget, failed: list[InputErr
     return out
 
 
-def _tar_members(data: bytes, label: str, budget: _Budget) -> list[tuple[bytes, str]]:
-    """A tar archive's regular files (``data`` decompressed already, so within the limit whole)."""
+_TAR_HINT = "copy the archive again, or unpack it and load the files."
+
+
+def _tar_members(data: bytes, label: str, budget: _Budget, failed: list[InputError] | None
+                 ) -> list[tuple[bytes, str]]:
+    """A tar archive's regular files (``data`` decompressed already, so within the limit whole). With ``failed``,
+    an archive cut short gives the files before the cut, and the cut (and a file it shortened) goes there."""
     bad = "not a readable tar archive ({}: a truncated or partial copy?)."
+    mine: list[InputError] = []  # this archive's: raised if it leaves nothing readable
+    cut: Exception | None = None
     try:
         # a name whose bytes are not UTF-8 gets U+FFFD for each (never lone surrogates: no output takes them)
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="replace") as archive:
-            infos = []
-            for info in archive:
-                name = printable(info.name.removeprefix("./"))
-                if info.isfile() and name and not _HIDDEN.search(name):
-                    infos.append((name, info))
-                    if len(infos) > MAX_MEMBERS:
-                        raise _too_many(label, "tar archive", len(infos))
-                limits.tick()
+            infos: list[tuple[str, tarfile.TarInfo]] = []
+            try:
+                for info in archive:
+                    name = printable(info.name.removeprefix("./"))
+                    if info.isfile() and name and not _HIDDEN.search(name):
+                        infos.append((name, info))
+                        if len(infos) > MAX_MEMBERS:
+                            raise _too_many(label, "tar archive", len(infos))
+                    limits.tick()
+            except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as e:
+                if not infos or failed is None:
+                    raise
+                cut = e  # the files before the cut are read; nothing readable: the archive's own message
+                mine.append(InputError(where=label, text=f"the tar archive ends early ({e}): what followed "
+                                       f"{infos[-1][0]} is missing (a truncated or partial copy?)."))
             if not infos:
                 raise InputError(where=label, text="the tar archive holds no files to read.",
                                  hint="pack the profile's files themselves (or their folder).")
             out: list[tuple[bytes, str]] = []
             for name, info in sorted(infos, key=lambda t: _natural(t[0])):
-                fh = archive.extractfile(info)
-                body = fh.read() if fh is not None else b""
+                try:
+                    fh = archive.extractfile(info)
+                    body = fh.read() if fh is not None else b""
+                except (tarfile.TarError, OSError, EOFError):  # its data runs past the end
+                    if failed is None:
+                        raise
+                    body = b""
                 if len(body) != info.size:
-                    raise InputError(where=f"{label}/{name}", text="the file ends early in the tar archive (a "
-                                     "truncated or partial copy?).", hint="copy the archive again.")
+                    mine.append(InputError(where=f"{label}/{name}", text="the file ends early in the tar archive "
+                                           "(a truncated or partial copy?).", hint="copy the archive again."))
+                    continue
                 budget.count(len(body), "tar archive")
                 out.append((body, f"{label}/{name}"))
     except RoofcoreError:
         raise
     except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as e:
-        raise InputError(where=label, text=bad.format(e), hint="copy the archive again, or unpack it and load the "
-                         "files.") from None
+        raise InputError(where=label, text=bad.format(e), hint=_TAR_HINT) from None
+    if cut is not None and not out:
+        raise InputError(where=label, text=bad.format(cut), hint=_TAR_HINT)
+    if mine and (failed is None or not out):
+        raise mine[0]
+    if failed is not None:
+        failed.extend(mine)
     return out
 
 
