@@ -91,6 +91,7 @@ class Doc:
     cp1252: bool = False  #: written in Windows-1252 (a spreadsheet's "CSV" on Windows) instead of UTF-8
     mac_roman: bool = False  #: written in Mac OS Roman (a classic Mac spreadsheet's "CSV (Macintosh)")
     cp1251: bool = False  #: written in Windows-1251 (a spreadsheet's "CSV" on a Russian or Ukrainian Windows)
+    page: str = ""  #: written in this double-byte code page (gbk, cp932: a Chinese or Japanese Windows' "CSV")
     packed: str = ""  #: compressed with this codec of :data:`CODECS` (bzip2, xz, Zstandard) instead of gzip
     zeros: int = 0  #: zero bytes at the end of the file (after a compressed stream: the file on disk)
 
@@ -130,6 +131,7 @@ class Doc:
         text = ("\ufeff" if self.bom else "") + text
         raw = (b"\xff\xfe" + text.encode("utf-16-le") if self.utf16 else text.encode("cp1252") if self.cp1252
                else text.encode("mac_roman") if self.mac_roman else text.encode("cp1251") if self.cp1251
+               else text.encode(self.page) if self.page
                else text.encode("utf-8", errors="surrogateescape"))
         zeros = b"\x00" * self.zeros
         if self.packed:
@@ -366,6 +368,9 @@ ACCENTS = " µs·é"
 
 #: words in a Cyrillic script, as a user names a range or a kernel on a Russian Windows (Windows-1251 holds them)
 CYRILLIC = " внимание слой"
+#: words in Chinese and in Japanese, as a user names a range or a kernel on a Chinese or Japanese Windows
+CHINESE = " 注意力 输出层"
+JAPANESE = " 注意層 データ"
 
 
 def accented(d: Doc, letters: str = ACCENTS, page: str = "cp1252") -> Doc | None:

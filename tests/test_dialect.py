@@ -263,3 +263,35 @@ def test_the_code_page_is_told_by_how_its_letters_stand(names, page):
     assert list(w.frame["name"]) == names
     said = [x for x in w.warnings if "not UTF-8" in x]
     assert len(said) == 1 and ("Windows-1251" in said[0]) == (page == "cp1251"), said
+
+
+@pytest.mark.parametrize(("names", "page", "said"), [
+    (["注意力层_gemm", "前馈网络", "嵌入", "输出层_1"], "gbk", "GBK (Simplified Chinese)"),
+    (["注意力", "输出"], "gbk", "GBK (Simplified Chinese)"),
+    (["注意層_gemm", "フィードフォワード", "埋め込み"], "cp932", "Shift_JIS (Japanese)"),
+    (["주의_gemm", "피드포워드", "임베딩", "출력"], "cp949", "Unified Hangul Code (Korean)"),
+    (["注意力層_gemm", "前饋網絡", "嵌入", "輸出層"], "big5", "Big5 (Traditional Chinese)"),
+    # bytes that also decode in a double-byte page, and stay what they are: accents before ASCII letters
+    (["Größe_gemm", "über_softmax", "Maßstab_norm", "Straße_copy", "k µs·é"], "cp1252", "Windows-1252"),
+    (["café_norm", "ação_copy", "élève_gemm", "déjà_vu", "k µs"], "cp1252", "Windows-1252"),
+    (["внимание_gemm", "норма", "слой_1", "выход"], "cp1251", "Windows-1251"),
+    (["увага", "шар", "вихід", "ї", "є"], "cp1251", "Windows-1251"),
+])
+def test_east_asian_code_pages_are_read_and_western_letters_are_not_taken_for_them(names, page, said):
+    """A spreadsheet's "CSV" on a Chinese, Japanese or Korean Windows is in a double-byte code page: read in it and
+    said; Western and Cyrillic names whose bytes would also decode in one (an accent before an ASCII letter is a
+    valid pair) keep their single-byte page."""
+    text = HEADER + "\n" + "".join(f"{n},1,1e9,1e6,1.0,bf16,matrix,g\n" for n in names)
+    w = roofcore.read(text.encode(page), name="inv.csv")
+    assert list(w.frame["name"]) == names
+    notes = [x for x in w.warnings if "not UTF-8" in x]
+    assert len(notes) == 1 and f"read as {said}," in notes[0], notes
+
+
+def test_damaged_utf8_chinese_is_not_read_as_gbk():
+    """UTF-8 Chinese with a damaged byte also decodes as GBK (the mojibake of old): it keeps the one-line refusal."""
+    text = (HEADER + "\n" + "".join(f"{n},1,1e9,1e6,1.0,bf16,matrix,g\n" for n in ["注意力层", "前馈网络", "输出层"]))
+    data = bytearray(text.encode())
+    data[len(HEADER) + 2] = 0x41
+    with pytest.raises(InputError, match="UTF-8"):
+        roofcore.read(bytes(data), name="inv.csv")

@@ -31,7 +31,9 @@ import numpy as np
 import pytest
 from perturbations import (
     ACCENTS,
+    CHINESE,
     CYRILLIC,
+    JAPANESE,
     PERTURBATIONS,
     Doc,
     accented,
@@ -48,7 +50,8 @@ from test_samples import ENTRIES, WORKS, sample_paths
 
 import roofcore
 from roofcore.errors import RoofcoreError
-from roofcore.ingest.dialect import CYRILLIC_NOTE, LEGACY_NOTE, MAC_NOTE
+from roofcore.ingest import dbcs
+from roofcore.ingest.dialect import CYRILLIC_NOTE, DBCS_NOTE, LEGACY_NOTE, MAC_NOTE
 from roofcore.models import Workload
 
 # ---------------------------------------------------------------------------------------------- checking
@@ -207,16 +210,19 @@ def test_perturbed_sample_gives_the_same_numbers(key, how):
 #: how a code page's table is saved (from its UTF-8 twin), the letters its names get, and the note it must carry
 PAGES = {"windows-1252": (lambda t: replace(t, cp1252=True), ACCENTS, "cp1252", LEGACY_NOTE),
          "mac-roman": (lambda t: replace(mac_cr(t) or t, mac_roman=True), ACCENTS, "cp1252", MAC_NOTE),
-         "windows-1251": (lambda t: replace(t, cp1251=True), CYRILLIC, "cp1251", CYRILLIC_NOTE)}
+         "windows-1251": (lambda t: replace(t, cp1251=True), CYRILLIC, "cp1251", CYRILLIC_NOTE),
+         "gbk": (lambda t: replace(t, page="gbk"), CHINESE, "gbk", DBCS_NOTE.format(page=dbcs.PAGES["gbk"])),
+         "shift-jis": (lambda t: replace(t, page="cp932"), JAPANESE, "cp932",
+                       DBCS_NOTE.format(page=dbcs.PAGES["cp932"]))}
 
 
 @pytest.mark.parametrize("page", PAGES)
 @pytest.mark.parametrize("key", [pytest.param(k, marks=[] if k in FIXTURES else [pytest.mark.samples]) for k in KEYS])
 def test_a_windows_code_page_reads_as_its_utf8_twin(key, page):
     """A table with names outside ASCII saved in Windows-1252 (a spreadsheet's "CSV" on Windows), in Mac OS Roman
-    with lines ended by ``\\r`` (a classic Mac's "CSV (Macintosh)"), or with Cyrillic names in Windows-1251 (a
-    Russian Windows' "CSV"), reads as the same table in UTF-8, names included, and says which code page it was
-    read in."""
+    with lines ended by ``\\r`` (a classic Mac's "CSV (Macintosh)"), with Cyrillic names in Windows-1251 (a
+    Russian Windows' "CSV"), or with Chinese or Japanese names in GBK or Shift_JIS, reads as the same table in UTF-8,
+    names included, and says which code page it was read in."""
     save, letters, encoding, note = PAGES[page]
     docs = list(originals(key))
     twins = [accented(d, letters, encoding) for d in docs]

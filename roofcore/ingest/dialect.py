@@ -25,8 +25,10 @@ The classes, each seen in files users hand in, each handled for every text forma
   ``é`` 0xE9), and so does an editor saving "ANSI"; a name or a path with such a letter made the file "not UTF-8".
   Text that is not UTF-8, holds no UTF-8 character at all (only ASCII and stray high bytes) and is not JSON (which
   is UTF-8 by definition) is read as Windows-1252 and labelled (:data:`LEGACY_NOTE`), or as Mac OS Roman where its
-  lines end in ``\r`` alone, a classic Mac's "CSV (Macintosh)" (:data:`MAC_NOTE`); text with UTF-8 characters
-  and bad bytes both, or cut inside its last character, is left for the parser's message.
+  lines end in ``\r`` alone, a classic Mac's "CSV (Macintosh)" (:data:`MAC_NOTE`), or in an East Asian double-byte
+  page where its bytes stand as one's characters do (:mod:`.dbcs`: GBK, Shift_JIS, Korean, Big5;
+  :data:`DBCS_NOTE`); text with UTF-8 characters and bad bytes both, or cut inside its last character, is left for
+  the parser's message.
 
 Files in the parsers' own dialect pass through untouched, after a look at their first 64 kB (a memory map stays a
 map). A table is tab- or semicolon-separated when its first line of three or more column names is split by that
@@ -47,6 +49,7 @@ from typing import NamedTuple
 
 from .. import filemap
 from ..errors import InputError
+from .dbcs import double_byte
 
 #: bytes looked at to tell the dialect (the same quick look the format detection takes)
 HEAD = 65536
@@ -58,6 +61,9 @@ DECIMAL_COMMA_NOTE = ("numbers read with decimal commas (0,25 = 0.25; 1.234,5 = 
 LEGACY_NOTE = "not UTF-8: read as Windows-1252, the code page a spreadsheet on Windows saves \"CSV\" in"
 #: the same for a file with classic Mac line ends (``\r`` alone): a Mac spreadsheet's "CSV (Macintosh)"
 MAC_NOTE = "not UTF-8: read as Mac OS Roman, the code page a Mac spreadsheet saves \"CSV (Macintosh)\" in"
+#: the same for Chinese, Japanese or Korean text in a double-byte code page (:mod:`.dbcs`), ``{page}`` named
+DBCS_NOTE = ("not UTF-8: read as {page}, the code page a spreadsheet on a Windows in that language saves \"CSV\" "
+             "in")
 CYRILLIC_NOTE = ("not UTF-8: read as Windows-1251, the code page a spreadsheet on a Windows in a Cyrillic-script "
                  "language saves \"CSV\" in")
 #: a run of three or more bytes of Windows-1251's letters (0xC0-0xFF: А-я): a word in a Cyrillic script
@@ -274,14 +280,18 @@ def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
     if _ascii(data) or not _bad_utf8(data):
         return None
     raw = bytes(data)
-    if any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", errors="replace")):
+    found = double_byte(raw, partial)  # Chinese, Japanese or Korean text (.dbcs): before any single-byte page
+    if found is not None:
+        text, note = found[0], DBCS_NOTE.format(page=found[1])
+    elif any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", errors="replace")):
         return None  # UTF-8 characters beside the bad bytes: damaged, not another code page
-    page, note = ("mac_roman", MAC_NOTE) if mac else ("cp1251", CYRILLIC_NOTE) if _cyrillic(raw) else \
-        ("cp1252", LEGACY_NOTE)
-    try:
-        text = raw.decode(page)  # Mac OS Roman defines every byte
-    except UnicodeDecodeError:  # a byte the code page leaves undefined: not that code page either
-        return None
+    else:
+        page, note = ("mac_roman", MAC_NOTE) if mac else ("cp1251", CYRILLIC_NOTE) if _cyrillic(raw) else \
+            ("cp1252", LEGACY_NOTE)
+        try:
+            text = raw.decode(page)  # Mac OS Roman defines every byte
+        except UnicodeDecodeError:  # a byte the code page leaves undefined: not that code page either
+            return None
     first = next(i for i, c in enumerate(text) if c > "\x7f")
     line = text.count("\r" if mac else "\n", 0, first) + 1
     outside = sum(1 for c in text if c > "\x7f")
@@ -435,5 +445,5 @@ def spreadsheet_cut(data: bytes, lines: int | None = None) -> int | None:
     return lines if lines in SPREADSHEET_ROWS else None
 
 
-__all__ = ["CYRILLIC_NOTE", "DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "ZERO_TAIL_NOTE", "canonical", "is_json", "mark_of",
+__all__ = ["CYRILLIC_NOTE", "DBCS_NOTE", "DECIMAL_COMMA_NOTE", "HEAD", "LEGACY_NOTE", "SPREADSHEET_ROWS", "ZERO_TAIL_NOTE", "canonical", "is_json", "mark_of",
            "separator", "spreadsheet_cut"]
