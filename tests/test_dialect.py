@@ -288,6 +288,14 @@ def test_east_asian_code_pages_are_read_and_western_letters_are_not_taken_for_th
     assert len(notes) == 1 and f"read as {said}," in notes[0], notes
 
 
+def test_a_few_characters_that_could_be_korean_or_chinese_are_not_guessed():
+    """Three Hangul syllables lead within 0xB0-0xC8, as some Chinese characters do: too few to tell, refused as
+    before rather than read as the wrong script."""
+    text = HEADER + "\n" + "".join(f"{n},1,1e9,1e6,1.0,bf16,matrix,g\n" for n in ["주의", "출력"])
+    with pytest.raises(InputError, match="UTF-8"):
+        roofcore.read(text.encode("cp949"), name="inv.csv")
+
+
 def test_damaged_utf8_chinese_is_not_read_as_gbk():
     """UTF-8 Chinese with a damaged byte also decodes as GBK (the mojibake of old): it keeps the one-line refusal."""
     text = (HEADER + "\n" + "".join(f"{n},1,1e9,1e6,1.0,bf16,matrix,g\n" for n in ["注意力层", "前馈网络", "输出层"]))

@@ -19,7 +19,7 @@ where all of these hold (the thresholds leave a margin on both sides of sentence
 Which page: leads 0x81-0x9F on three pairs in ten or more are Shift_JIS's (kana and most kanji; Big5 and GB2312
 never lead there); trails 0x40-0x7E on 15% of pairs are Big5's (GB2312's common characters never trail there); all
 leads within 0xB0-0xC8, on :data:`KOREAN_PAIRS` pairs or more, are Hangul syllables (Chinese text leads beyond 0xC8
-about a third of the time); else GBK.
+about a third of the time; on fewer pairs the two cannot be told apart and the text is refused as before); else GBK.
 """
 
 from __future__ import annotations
@@ -42,9 +42,14 @@ _SCRIPT = re.compile(r"[^\x00-\x7f\u1100-\u11ff\u2010-\u206f\u2160-\u217f\u2460-
                      r"\uff00-\uffef]")
 
 
+#: :func:`double_byte`'s answer for text in one of the pages that cannot tell which
+UNTOLD = ("", "")
+
+
 def double_byte(raw: bytes, partial: bool = False) -> tuple[str, str] | None:
-    """``(text, the page's name)`` where ``raw`` is text in one of :data:`PAGES` (see the module's notes); else
-    None. ``partial``: ``raw`` is a head cut anywhere (a character cut at its end is dropped)."""
+    """``(text, the page's name)`` where ``raw`` is text in one of :data:`PAGES` (see the module's notes),
+    :data:`UNTOLD` where it is but which one cannot be told; else None. ``partial``: ``raw`` is a head cut anywhere
+    (a character cut at its end is dropped)."""
     head = raw[:STATS_BYTES]
     pairs = _PAIR.findall(head)
     if len(set(pairs)) < MIN_PAIRS or sum(len(r) for r in _RUN.findall(head)) < len(pairs):  # 2 bytes a pair
@@ -53,6 +58,8 @@ def double_byte(raw: bytes, partial: bool = False) -> tuple[str, str] | None:
     if len(_LOW_HIGH.findall(head)) * 10 < high or _utf8_bytes(head) * 2 >= high:
         return None
     page = _page(pairs)
+    if page is None:  # too few to tell Korean from Chinese: refused, never a guess (nor a single-byte page)
+        return UNTOLD
     lower = sum(0x61 <= p[1] <= 0x7A for p in pairs) / len(pairs)
     if lower > (0.5 if page == "cp932" else 0.3):  # accents before lower-case letters (katakana trail there too)
         return None
@@ -67,14 +74,14 @@ def double_byte(raw: bytes, partial: bool = False) -> tuple[str, str] | None:
     return text, PAGES[page]
 
 
-def _page(pairs: list[bytes]) -> str:
+def _page(pairs: list[bytes]) -> str | None:
     n = len(pairs)
     if sum(0x81 <= p[0] <= 0x9F for p in pairs) * 10 >= 3 * n:
         return "cp932"
     if sum(0x40 <= p[1] <= 0x7E for p in pairs) * 100 >= 15 * n:
         return "big5"
-    if n >= KOREAN_PAIRS and all(0xB0 <= p[0] <= 0xC8 for p in pairs):
-        return "cp949"
+    if all(0xB0 <= p[0] <= 0xC8 for p in pairs):  # Hangul, or a few Chinese characters that happen to lead there
+        return "cp949" if n >= KOREAN_PAIRS else None
     return "gbk"
 
 
@@ -86,4 +93,4 @@ def _utf8_bytes(raw: bytes) -> int:
     return sum(map(len, _UTF8.findall(raw)))
 
 
-__all__ = ["KOREAN_PAIRS", "MIN_PAIRS", "PAGES", "STATS_BYTES", "double_byte"]
+__all__ = ["KOREAN_PAIRS", "MIN_PAIRS", "PAGES", "STATS_BYTES", "UNTOLD", "double_byte"]

@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 from .. import filemap
 from ..errors import InputError
-from .dbcs import double_byte
+from .dbcs import UNTOLD, double_byte
 
 #: bytes looked at to tell the dialect (the same quick look the format detection takes)
 HEAD = 65536
@@ -281,6 +281,8 @@ def _legacy(data: bytes, partial: bool) -> tuple[str, str] | None:
         return None
     raw = bytes(data)
     found = double_byte(raw, partial)  # Chinese, Japanese or Korean text (.dbcs): before any single-byte page
+    if found == UNTOLD:
+        return None  # which of those pages cannot be told: the parser's "not UTF-8"
     if found is not None:
         text, note = found[0], DBCS_NOTE.format(page=found[1])
     elif any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", errors="replace")):
