@@ -42,7 +42,7 @@ _SCRIPT = re.compile(r"[^\x00-\x7f\u1100-\u11ff\u2010-\u206f\u2160-\u217f\u2460-
                      r"\uff00-\uffef]")
 
 
-#: :func:`double_byte`'s answer for text in one of the pages that cannot tell which
+#: :func:`double_byte`'s answer for text in one of the pages when which one cannot be told
 UNTOLD = ("", "")
 
 
