@@ -68,6 +68,17 @@ def test_each_launch_gets_the_nvtx_ranges_around_its_launch_call(layout):
     assert mine == group(analyze(reference, HW), by="nvtx").set_index("group")["launches"].to_dict()
 
 
+def test_ranges_without_the_launch_calls_are_said_not_guessed():
+    """NVTX ranges but no CUDA API trace (profiled without -t cuda's API calls): no launch can be tied to a range,
+    so none gets a path, and a warning says why instead of a silent "outside"."""
+    con = sqlite3.connect(":memory:")
+    con.deserialize(build([Launch(1000, 1100, "a_kernel", 5, call=(100, 110))], [Range(50, 200, "step")]))
+    con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")
+    w = ingest.read(con.serialize(), name="r.sqlite")
+    assert "nvtx" not in w.frame.columns
+    assert any(x.startswith("the database holds NVTX ranges but no CUDA API calls") for x in w.warnings), w.warnings
+
+
 def test_the_same_correlation_id_in_two_processes_is_told_apart():
     """Correlation ids restart in every process: a launch is matched to its call by process and id."""
     launches = [Launch(1000, 1100, "a_kernel", 5, pid=1, call=(100, 110)),

@@ -124,8 +124,12 @@ def _with_nvtx(con: Any, tables: dict[str, set[str]], strings: dict[int, str], w
     """``w`` with each launch's NVTX path (``nvtx``) and start (``start_s``), where the database has ranges and the
     calls that launched the kernels; unchanged otherwise."""
     ranges, calls = tables.get("NVTX_EVENTS", set()), tables.get("CUPTI_ACTIVITY_KIND_RUNTIME", set())
-    if not {"start", "end", "globalTid"} <= ranges or not {"start", "end", "globalTid", "correlationId"} <= calls:
+    if not {"start", "end", "globalTid"} <= ranges:
         return w
+    if not {"start", "end", "globalTid", "correlationId"} <= calls:  # ranges, but nothing ties them to a launch
+        return replace(w, warnings=(*w.warnings, "the database holds NVTX ranges but no CUDA API calls to tie them to "
+                                    "the kernel launches: the launches have no NVTX path. Hint: profile with "
+                                    "`nsys profile -t cuda,nvtx` (CUDA API tracing on)."))
     text = "text" if "text" in ranges else "NULL"
     text_id = "textId" if "textId" in ranges else "NULL"
     kind = f" AND eventType IN {RANGES}" if "eventType" in ranges else ""
