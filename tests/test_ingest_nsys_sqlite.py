@@ -79,6 +79,21 @@ def test_ranges_without_the_launch_calls_are_said_not_guessed():
     assert any(x.startswith("the database holds NVTX ranges but no CUDA API calls") for x in w.warnings), w.warnings
 
 
+def test_graphs_traced_whole_are_counted_as_missing_time():
+    """With --cuda-graph-trace=graph nsys records a graph launch as one row and not its kernels: the workload says
+    how many and how long, instead of leaving that time out without a word."""
+    con = sqlite3.connect(":memory:")
+    con.deserialize(build([Launch(1000, 1100, "a_kernel", 5)]))
+    con.execute('CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INT, "end" INT, graphExecId INT)')
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, 1)", [(2000, 502000), (600000, 1100000)])
+    con.commit()
+    w = ingest.read(con.serialize(), name="r.sqlite")
+    assert col(w, "name") == ["a_kernel"]
+    assert ("2 CUDA graph launch(es) (1 ms) were traced as whole graphs: their kernels are not in the trace, and their "
+            "time is not in this workload. Hint: profile with `nsys profile --cuda-graph-trace=node` to trace each "
+            "kernel of a graph.") in w.warnings
+
+
 def test_the_same_correlation_id_in_two_processes_is_told_apart():
     """Correlation ids restart in every process: a launch is matched to its call by process and id."""
     launches = [Launch(1000, 1100, "a_kernel", 5, pid=1, call=(100, 110)),

@@ -8,7 +8,8 @@ launch's NVTX ranges, which the database holds on the CPU side.
 - GPUs: ``TARGET_INFO_GPU`` (``id``, ``name``), or ``TARGET_INFO_CUDA_GPU`` (``deviceId``, ``name``) in older
   versions;
 - copies and memsets (``CUPTI_ACTIVITY_KIND_MEMCPY``, ``_MEMSET``): left out with their count and time, as from the
-  CSV;
+  CSV; CUDA graphs traced whole (``CUPTI_ACTIVITY_KIND_GRAPH_TRACE``, ``--cuda-graph-trace=graph``) are counted in a
+  warning, their kernels being absent;
 - NVTX: a launch's ranges are the push/pop and start/end ranges (``NVTX_EVENTS``, ``eventType`` 59 and 60; the name
   in ``text`` or through ``textId``) of the thread that called the launch (``CUPTI_ACTIVITY_KIND_RUNTIME``, by
   process and ``correlationId``) around that call: the path from the outermost to the innermost, as
@@ -81,7 +82,21 @@ def read(con: Any, tables: dict[str, set[str]], source: str, context: dict[str, 
                          found=f"{len(skipped):,} unusable rows" if skipped else "none",
                          hint="profile with CUDA tracing (nsys profile -t cuda) and check that kernels ran.")
     w = launches("nsys-sqlite", source, names, times, rows, where, _memory(con, tables), skipped)
-    return _with_nvtx(con, tables, strings, w, keys, np.asarray(starts) / 1e9)
+    return _with_nvtx(con, tables, strings, _graphs(con, tables, w), keys, np.asarray(starts) / 1e9)
+
+
+def _graphs(con: Any, tables: dict[str, set[str]], w: Workload) -> Workload:
+    """``w`` with a warning where CUDA graphs were traced whole (nsys's ``--cuda-graph-trace=graph``): their kernels
+    are not in the kernel table, so their time is missing from the workload, never guessed."""
+    if not {"start", "end"} <= tables.get("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", set()):
+        return w
+    n, ns = con.execute('SELECT count(*), total("end" - start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE').fetchone()
+    if not n:
+        return w
+    return replace(w, warnings=(*w.warnings, f"{int(n):,} CUDA graph launch(es) ({float(ns or 0.0) * 1e-6:.3g} ms) "
+                                "were traced as whole graphs: their kernels are not in the trace, and their time is "
+                                "not in this workload. Hint: profile with `nsys profile --cuda-graph-trace=node` to "
+                                "trace each kernel of a graph."))
 
 
 def _pid(global_id: object) -> int | None:
