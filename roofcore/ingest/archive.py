@@ -96,18 +96,28 @@ def members(data: bytes, label: str, max_bytes: int, nesting: int = MAX_NESTING,
     if not any(nested):
         return out
     opened: list[tuple[bytes, str]] = []
+    mine: list[InputError] = []
     for (m, name), inner in zip(out, nested, strict=True):
         try:
             opened += members(m, name, max_bytes, nesting - 1, budget, failed) if inner else [(m, name)]
         except InputError as e:  # a damaged archive inside: left out where the others are read
             if failed is None:
                 raise
-            failed.append(e)
+            mine.append(e)
         if len(opened) > MAX_MEMBERS:
             raise _too_many(budget.label, "archive, with the archives in it,", len(opened))
-    if not opened and failed:
-        raise failed.pop()
-    return opened
+    return _settled(opened, mine, failed)
+
+
+def _settled(out: list[tuple[bytes, str]], mine: list[InputError], failed: list[InputError] | None
+             ) -> list[tuple[bytes, str]]:
+    """``out``, an archive's readable files, with ``mine``, what of it could not be read, added to ``failed``; the
+    first of ``mine`` raised where nothing was readable or nothing may be left out (no ``failed``)."""
+    if mine and (failed is None or not out):
+        raise mine[0]
+    if failed is not None:
+        failed.extend(mine)
+    return out
 
 
 #: what could not be read among files that could: (its error, what held it: "folder", "zip archive", …)
@@ -144,6 +154,7 @@ def _zip_members(data: bytes, label: str, budget: _Budget, failed: list[InputErr
         if len(infos) > MAX_MEMBERS:
             raise _too_many(label, "zip archive", len(infos))
         out: list[tuple[bytes, str]] = []
+        mine: list[InputError] = []
         for info in infos:
             name = f"{label}/{printable(info.filename)}"
             try:
@@ -165,10 +176,8 @@ def _zip_members(data: bytes, label: str, budget: _Budget, failed: list[InputErr
                 continue
             if failed is None:
                 raise error
-            failed.append(error)
-    if not out and failed:
-        raise failed.pop()
-    return out
+            mine.append(error)
+    return _settled(out, mine, failed)
 
 
 _TAR_HINT = "copy the archive again, or unpack it and load the files."
@@ -223,11 +232,7 @@ def _tar_members(data: bytes, label: str, budget: _Budget, failed: list[InputErr
         raise InputError(where=label, text=bad.format(e), hint=_TAR_HINT) from None
     if cut is not None and not out:
         raise InputError(where=label, text=bad.format(cut), hint=_TAR_HINT)
-    if mine and (failed is None or not out):
-        raise mine[0]
-    if failed is not None:
-        failed.extend(mine)
-    return out
+    return _settled(out, mine, failed)
 
 
 __all__ = ["EMPTY_ZIP", "MAX_MEMBERS", "MAX_NESTING", "TAR_MAGIC", "ZIP_MAGIC", "Failed", "is_archive", "is_zip", "members",

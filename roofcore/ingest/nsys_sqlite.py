@@ -90,10 +90,10 @@ def _graphs(con: Any, tables: dict[str, set[str]], w: Workload) -> Workload:
     are not in the kernel table, so their time is missing from the workload, never guessed."""
     if not {"start", "end"} <= tables.get("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", set()):
         return w
-    n, ns = con.execute('SELECT count(*), total("end" - start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE').fetchone()
+    n, seconds = _counted(con, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
     if not n:
         return w
-    return replace(w, warnings=(*w.warnings, f"{int(n):,} CUDA graph launch(es) ({float(ns or 0.0) * 1e-6:.3g} ms) "
+    return replace(w, warnings=(*w.warnings, f"{n:,} CUDA graph launch(es) ({seconds * 1e3:.3g} ms) "
                                 "were traced as whole graphs: their kernels are not in the trace, and their time is "
                                 "not in this workload. Hint: profile with `nsys profile --cuda-graph-trace=node` to "
                                 "trace each kernel of a graph."))
@@ -126,12 +126,15 @@ def _devices(con: Any, tables: dict[str, set[str]]) -> dict[object, str]:
 
 def _memory(con: Any, tables: dict[str, set[str]]) -> tuple[int, float]:
     """How many copies and memsets, and their seconds: left out (not kernels)."""
-    count, seconds = 0, 0.0
-    for table in ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
-        if {"start", "end"} <= tables.get(table, set()):
-            n, ns = con.execute(f'SELECT count(*), total("end" - start) FROM {table}').fetchone()
-            count, seconds = count + int(n), seconds + float(ns or 0.0) * 1e-9
-    return count, seconds
+    found = [_counted(con, t) for t in ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+             if {"start", "end"} <= tables.get(t, set())]
+    return sum(n for n, _ in found), sum(s for _, s in found)
+
+
+def _counted(con: Any, table: str) -> tuple[int, float]:
+    """How many rows ``table`` has, and the seconds they span in all (``end`` − ``start``, ns)."""
+    n, ns = con.execute(f'SELECT count(*), total("end" - start) FROM {table}').fetchone()
+    return int(n), float(ns or 0.0) * 1e-9
 
 
 def _with_nvtx(con: Any, tables: dict[str, set[str]], strings: dict[int, str], w: Workload,

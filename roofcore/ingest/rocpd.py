@@ -25,12 +25,13 @@ from typing import Any
 from ..errors import InputError
 from ..models import Workload
 from . import register_format
-from .rocprofv3 import Records, Row, agent_label, of_records
+from .rocprofv3 import Records, Row, Store, agent_label, of_records
 from .sqlite_db import SQLITE_MAGIC, parse_any, probe, q, text
 
 HINT = "profile with `rocprofv3 --kernel-trace --output-format rocpd -- app` (ROCm 7's default) and load the .db file."
 BARE = ("the database holds kernel times only: collect counters in the same run (rocprofv3 --kernel-trace --pmc "
         "SQ_INSTS_VALU_FMA_F32 … -- app).")
+STORE = Store(("start", "end"), "", HINT, BARE)  #: how the database stores the records (:class:`.rocprofv3.Store`)
 
 
 @register_format("rocprof-v3-db", "rocprofv3's rocpd SQLite database (--output-format rocpd, ROCm 7's default "
@@ -43,7 +44,7 @@ def parse_db(data: bytes, source: str, context: dict[str, Any] | None = None) ->
 
 def read(con: Any, tables: dict[str, set[str]], source: str, context: dict[str, Any] | None) -> Workload:
     """One row per kernel dispatch (and per copy) of every run in the database; see the module docstring."""
-    return of_records("rocprof-v3-db", _records(con, tables, source), source, context, HINT, BARE)
+    return of_records("rocprof-v3-db", _records(con, tables, source), source, context, STORE)
 
 
 def _records(con: Any, tables: dict[str, set[str]], source: str) -> Records:

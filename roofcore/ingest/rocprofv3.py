@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -265,6 +265,15 @@ def symbol_names(raw: object) -> dict[str, str]:
     return out
 
 
+class Store(NamedTuple):
+    """Where rocprofv3 stored a run's records, as :func:`of_records` speaks of it."""
+
+    times: tuple[str, str]  #: the start and end timestamps' names (warnings name them)
+    where_empty: str  #: after "no kernel dispatch, counter or copy records": where they would be
+    hint: str  #: what to do where there is none
+    bare: str  #: what to do where no dispatch has a counter
+
+
 @register_format("rocprof-v3-json", "rocprofv3 --output-format json (rocprofiler-sdk-tool): kernel dispatches with "
                  "their times and counters, copies", lambda head, name: '"rocprofiler-sdk-tool"' in head, priority=25,
                  role="either")
@@ -275,19 +284,21 @@ def parse_json(data: bytes, source: str, context: dict[str, Any] | None = None) 
     check_binary(data, source)
     got = records(data)  # the compiled decoder; None: read with the stdlib (its messages are the reference)
     return of_records("rocprof-v3-json", got if got is not None else _json_records(data, source), source, context,
-                      "profile with `rocprofv3 --kernel-trace --output-format json -- app`.", JSON_BARE)
+                      JSON_STORE)
 
 
-def of_records(fmt: str, got: Records, source: str, context: dict[str, Any] | None, hint: str,
-               bare: str) -> Workload:
-    """The workload of rocprofv3's dispatches and copies however they were stored (JSON, the rocpd database):
-    ``hint`` where there is none, ``bare`` where no dispatch has a counter."""
+#: how rocprofv3's JSON stores the records (:class:`Store`)
+JSON_STORE = Store(("start_timestamp", "end_timestamp"), " (buffer_records.kernel_dispatch, callback_records."
+                   "counter_collection, buffer_records.memory_copy are empty or absent)",
+                   "profile with `rocprofv3 --kernel-trace --output-format json -- app`.", JSON_BARE)
+
+
+def of_records(fmt: str, got: Records, source: str, context: dict[str, Any] | None, store: Store) -> Workload:
+    """The workload of rocprofv3's dispatches and copies however they were stored (JSON, the rocpd database)."""
     rows, copies, gpu_names = got
     if not rows and not copies:
-        raise InputError(where=source, text="no kernel dispatch, counter or copy records (buffer_records."
-                         "kernel_dispatch, callback_records.counter_collection, buffer_records.memory_copy are empty "
-                         "or absent)." if fmt == "rocprof-v3-json" else "no kernel dispatch, counter or copy records.",
-                         hint=hint)
+        raise InputError(where=source, text=f"no kernel dispatch, counter or copy records{store.where_empty}.",
+                         hint=store.hint)
     keys = list(rows)
     ids = np.array([k[1] for k in keys], dtype=object)
     names = np.array([rows[k]["name"] for k in keys], dtype=object)
@@ -301,8 +312,7 @@ def of_records(fmt: str, got: Records, source: str, context: dict[str, Any] | No
         return np.sum([mats[i] for i in where], axis=0) if len(where) > 1 else mats[where[0]]
 
     times = tuple(np.array([rows[k].get(r, "") for k in keys], dtype=object) for r in ("start", "end"))
-    cols = ("start_timestamp", "end_timestamp") if fmt == "rocprof-v3-json" else ("start", "end")
-    w = finish(fmt, source, context, ids, names, gpus, get, times, cols, [], problems, bare=bare)
+    w = finish(fmt, source, context, ids, names, gpus, get, times, store.times, [], problems, bare=store.bare)
     products = {v for g, v in gpu_names.items() if g in set(gpus)}
     meta = {**w.meta, "profiler": "rocprofv3"}
     device = w.device
@@ -312,7 +322,7 @@ def of_records(fmt: str, got: Records, source: str, context: dict[str, Any] | No
         if arch:
             meta["arch"] = arch
     w = replace(w, device=device, meta=meta)
-    frame, warn = _json_copies(copies, source, cols)
+    frame, warn = _json_copies(copies, source, store.times)
     return with_rows(w, frame, warn)
 
 

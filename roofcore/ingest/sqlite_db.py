@@ -59,8 +59,7 @@ def parse_any(data: bytes, source: str, context: dict[str, Any] | None) -> Workl
             raise InputError(where=source, text="the database took too long to query (stopped after "
                              f"{budget(len(data)):,} thousand steps): it is not laid out as the profiler writes "
                              "one.", hint=HINT) from None
-        raise InputError(where=source, expected="a readable SQLite database", found=f"a damaged one ({_why(e)})",
-                         hint=DAMAGED_HINT) from None
+        raise _damaged(source, _why(e)) from None
     finally:
         con.close()
 
@@ -93,18 +92,18 @@ def opened(data: bytes, source: str, sqlite3: Any) -> Any:
     page = 65536 if page == 1 else page
     pages = int.from_bytes(head[28:32], "big")
     if page < 512 or page & (page - 1):
-        raise InputError(where=source, expected="a readable SQLite database", found=f"a damaged one (its header's "
-                         f"page size, {page:,}, is not a power of two from 512)", hint=DAMAGED_HINT)
+        raise _damaged(source, f"its header's page size, {page:,}, is not a power of two from 512")
     if head[24:28] == head[92:96] and pages and len(data) < page * pages:  # the header's count is valid
         raise InputError(where=source, text=f"the database is cut: its header counts {pages:,} pages of {page:,} "
                          f"bytes ({page * pages:,} bytes), the file ends after {len(data):,}.", hint=DAMAGED_HINT)
-    buf = bytearray(data)
-    if buf[18:20] == b"\x02\x02":  # written in WAL mode: an in-memory copy reads it as a rollback-journal file
+    buf: bytes | bytearray = data
+    if head[18:20] == b"\x02\x02":  # written in WAL mode: an in-memory copy reads it as a rollback-journal file
+        buf = bytearray(data)
         buf[18:20] = b"\x01\x01"
     con = sqlite3.connect(":memory:")
     con.text_factory = _text_of  # text that is not UTF-8 (a damaged page): shown with U+FFFD, never an exception
     try:
-        con.deserialize(bytes(buf))
+        con.deserialize(buf)  # SQLite's own copy: the only one, but for a WAL file's header
         con.execute("PRAGMA query_only = ON")
         con.execute("PRAGMA trusted_schema = OFF")
         steps = [0]
@@ -118,9 +117,13 @@ def opened(data: bytes, source: str, sqlite3: Any) -> Any:
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except (sqlite3.Error, UnicodeDecodeError) as e:
         con.close()
-        raise InputError(where=source, expected="a readable SQLite database", found=f"a damaged one ({_why(e)})",
-                         hint=DAMAGED_HINT) from None
+        raise _damaged(source, _why(e)) from None
     return con
+
+
+def _damaged(source: str, why: str) -> InputError:
+    return InputError(where=source, expected="a readable SQLite database", found=f"a damaged one ({why})",
+                      hint=DAMAGED_HINT)
 
 
 def _why(e: Exception) -> str:
