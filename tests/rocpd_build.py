@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SUFFIX = "_00000000_0000_0000_0000_00000000002a"  #: a run's table suffix (rocprofv3 uses the run's uuid)
 TABLES = ("rocpd_info_agent", "rocpd_info_kernel_symbol", "rocpd_kernel_dispatch", "rocpd_info_pmc",
-          "rocpd_pmc_event", "rocpd_memory_copy", "rocpd_timestamp", "rocpd_track", "rocpd_string")
+          "rocpd_pmc_event", "rocpd_memory_copy", "rocpd_timestamp", "rocpd_track", "rocpd_string", "rocpd_event",
+          "rocpd_region")
 
 
 @dataclass
@@ -25,6 +27,8 @@ class Dispatch:
     agent: int = 0  #: index of the GPU among the agents
     pid: int = 4242
     counters: dict[str, float | str | None] = field(default_factory=dict)
+    tid: int | None = None  #: the dispatching thread
+    call: int | None = None  #: the correlation id of the API call that enqueued it (its event's stack_id)
 
 
 @dataclass
@@ -34,9 +38,27 @@ class Copy:
     end: int
     src: str  #: "CPU" or "GPU"
     dst: str
+    tid: int | None = None
+    call: int | None = None
 
 
-def build(dispatches: list[Dispatch], copies: list[Copy] = (), *, layout: str = "inline", suffix: str = SUFFIX,
+@dataclass
+class Region:
+    """A ROCTx range (``message``, a MARKER category) or an API call (``message`` None, e.g. HIP_RUNTIME_API) on a
+    thread, as rocprofv3 writes them to ``rocpd_region`` with their event."""
+
+    start: int
+    end: int
+    tid: int
+    message: str | None = None
+    category: str = "MARKER_CORE_RANGE_API"
+    call: int | None = None  #: the call's correlation id (its event's stack_id)
+    operation: str = "roctxRangePushA"
+    pid: int = 4242
+
+
+def build(dispatches: list[Dispatch], copies: list[Copy] = (), *, regions: list[Region] = (), layout: str = "inline",
+          suffix: str = SUFFIX,
           product: str = "AMD Instinct MI300X", arch: str = "gfx942", gpus: int = 1,
           con: sqlite3.Connection | None = None) -> bytes:
     """The database's bytes (``con``: add this run to an open database instead)."""
@@ -44,7 +66,7 @@ def build(dispatches: list[Dispatch], copies: list[Copy] = (), *, layout: str = 
     con = con or sqlite3.connect(":memory:")
     t = {name: f'"{name}{suffix}"' for name in TABLES}
     inline = layout == "inline"
-    place = '"start" INTEGER, "end" INTEGER, agent_id INTEGER, pid INTEGER' if inline else \
+    place = '"start" INTEGER, "end" INTEGER, agent_id INTEGER, pid INTEGER, tid INTEGER' if inline else \
         "track_id INTEGER, start_id INTEGER, end_id INTEGER"
     con.executescript(f"""
         CREATE TABLE {t['rocpd_string']} (id INTEGER PRIMARY KEY, guid TEXT, string TEXT);
@@ -52,7 +74,12 @@ def build(dispatches: list[Dispatch], copies: list[Copy] = (), *, layout: str = 
             logical_index INTEGER, type_index INTEGER, name TEXT, product_name TEXT);
         CREATE TABLE {t['rocpd_info_kernel_symbol']} (id INTEGER PRIMARY KEY, guid TEXT, kernel_name TEXT,
             display_name TEXT);
-        CREATE TABLE {t['rocpd_track']} (id INTEGER PRIMARY KEY, guid TEXT, pid INTEGER, agent_id INTEGER);
+        CREATE TABLE {t['rocpd_track']} (id INTEGER PRIMARY KEY, guid TEXT, pid INTEGER, tid INTEGER,
+            agent_id INTEGER);
+        CREATE TABLE {t['rocpd_event']} (id INTEGER PRIMARY KEY, guid TEXT, category_id INTEGER, stack_id INTEGER,
+            parent_stack_id INTEGER, correlation_id INTEGER, extdata JSONB DEFAULT "{{}}" NOT NULL);
+        CREATE TABLE {t['rocpd_region']} (id INTEGER PRIMARY KEY, guid TEXT,
+            {place.replace(', agent_id INTEGER', '')}, name_id INTEGER, event_id INTEGER);
         CREATE TABLE {t['rocpd_timestamp']} (id INTEGER PRIMARY KEY, guid TEXT, value BIGINT, track_id INTEGER);
         CREATE TABLE {t['rocpd_kernel_dispatch']} (id INTEGER PRIMARY KEY, guid TEXT, kernel_id INTEGER,
             dispatch_id INTEGER, {place}, workgroup_size_x INTEGER, grid_size_x INTEGER, event_id INTEGER);
@@ -61,7 +88,7 @@ def build(dispatches: list[Dispatch], copies: list[Copy] = (), *, layout: str = 
         CREATE TABLE {t['rocpd_pmc_event']} (id INTEGER PRIMARY KEY, guid TEXT, event_id INTEGER, pmc_id INTEGER,
             value REAL DEFAULT 0.0);
         CREATE TABLE {t['rocpd_memory_copy']} (id INTEGER PRIMARY KEY, guid TEXT, {place.replace('agent_id', 'queue_id')},
-            name_id INTEGER, dst_agent_id INTEGER, src_agent_id INTEGER, size INTEGER);
+            name_id INTEGER, dst_agent_id INTEGER, src_agent_id INTEGER, size INTEGER, event_id INTEGER);
     """)
     for base in TABLES:  # rocprofv3's unsuffixed views (never run by the reader)
         con.execute(f'CREATE VIEW IF NOT EXISTS "{base}" AS SELECT * FROM {t[base]}')
@@ -80,41 +107,60 @@ def build(dispatches: list[Dispatch], copies: list[Copy] = (), *, layout: str = 
         con.execute(f"INSERT INTO {t['rocpd_timestamp']} VALUES (?, 'g', ?, ?)", (stamps[0], v, track))
         return stamps[0]
 
-    def track(pid: int, agent_id: int) -> int:
-        row = con.execute(f"SELECT id FROM {t['rocpd_track']} WHERE pid = ? AND agent_id = ?", (pid, agent_id)).fetchone()
+    def track(pid: int, agent_id: int | None, tid: int | None = None) -> int:
+        row = con.execute(f"SELECT id FROM {t['rocpd_track']} WHERE pid = ? AND agent_id IS ? AND tid IS ?",
+                          (pid, agent_id, tid)).fetchone()
         if row:
             return int(row[0])
-        return int(con.execute(f"INSERT INTO {t['rocpd_track']} (guid, pid, agent_id) VALUES ('g', ?, ?)",
-                               (pid, agent_id)).lastrowid)
+        return int(con.execute(f"INSERT INTO {t['rocpd_track']} (guid, pid, tid, agent_id) VALUES ('g', ?, ?, ?)",
+                               (pid, tid, agent_id)).lastrowid)
 
+    def string(text: str) -> int:
+        row = con.execute(f"SELECT id FROM {t['rocpd_string']} WHERE string = ?", (text,)).fetchone()
+        if row:
+            return int(row[0])
+        return int(con.execute(f"INSERT INTO {t['rocpd_string']} (guid, string) VALUES ('g', ?)", (text,)).lastrowid)
+
+    def event(category: str, stack: int | None, extdata: str = "{}", at: int | None = None) -> int:
+        return int(con.execute(f"INSERT INTO {t['rocpd_event']} (id, guid, category_id, stack_id, parent_stack_id, "
+                               "correlation_id, extdata) VALUES (?, 'g', ?, ?, ?, 0, ?)",
+                               (at, string(category), stack, stack, extdata)).lastrowid)
+
+    def placed(start: int | None, end: int | None, agent_id: int | None, pid: int, tid: int | None
+               ) -> tuple[object, ...]:
+        if inline:
+            return (start, end, agent_id, pid, tid) if agent_id is not None else (start, end, pid, tid)
+        tr = track(pid, agent_id, tid)
+        return tr, stamp(start, tr), stamp(end, tr)
+
+    for r in regions:
+        extdata = "{}" if r.message is None else json.dumps({"message": r.message})
+        ev = event(r.category, r.call, extdata)
+        values = placed(r.start, r.end, None, r.pid, r.tid)
+        con.execute(f"INSERT INTO {t['rocpd_region']} VALUES (NULL, 'g', {', '.join('?' * len(values))}, ?, ?)",
+                    (*values, string(r.operation), ev))
     for n, d in enumerate(dispatches, 1):
         kid = symbols.setdefault(d.kernel, len(symbols) + 1)
         if kid == len(symbols):
             con.execute(f"INSERT OR IGNORE INTO {t['rocpd_info_kernel_symbol']} VALUES (?, 'g', ?, ?)",
                         (kid, "_Z" + d.kernel.split("(")[0].replace(" ", ""), d.kernel))
         agent_id = d.agent + 2
-        if inline:
-            place_values: tuple[object, ...] = (d.start, d.end, agent_id, d.pid)
-        else:
-            tr = track(d.pid, agent_id)
-            place_values = (tr, stamp(d.start, tr), stamp(d.end, tr))
+        place_values = placed(d.start, d.end, agent_id, d.pid, d.tid)
+        event("KERNEL_DISPATCH", d.call, at=1_000_000 + n)
         con.execute(f"INSERT INTO {t['rocpd_kernel_dispatch']} VALUES (?, 'g', ?, ?, {', '.join('?' * len(place_values))}, "
-                    "64, 1024, ?)", (n, kid, d.dispatch_id, *place_values, 1000 + n))
+                    "64, 1024, ?)", (n, kid, d.dispatch_id, *place_values, 1_000_000 + n))
         for cname, value in d.counters.items():
             pid_ = pmcs.setdefault(cname, len(pmcs) + 1)
             con.execute(f"INSERT OR IGNORE INTO {t['rocpd_info_pmc']} VALUES (?, 'g', ?, ?, ?)",
                         (pid_, agent_id, cname, cname))
             con.execute(f"INSERT INTO {t['rocpd_pmc_event']} (guid, event_id, pmc_id, value) VALUES ('g', ?, ?, ?)",
-                        (1000 + n, pid_, value))
+                        (1_000_000 + n, pid_, value))
     for c in copies:
         src, dst = (1 if side == "CPU" else 2 for side in (c.src, c.dst))
-        if inline:
-            values: tuple[object, ...] = (c.start, c.end, 1, 4242)
-        else:
-            tr = track(4242, dst)
-            values = (tr, stamp(c.start, tr), stamp(c.end, tr))
-        con.execute(f"INSERT INTO {t['rocpd_memory_copy']} VALUES (NULL, 'g', {', '.join('?' * len(values))}, 0, ?, ?, ?)",
-                    (*values, dst, src, c.size))
+        values = placed(c.start, c.end, 1, 4242, c.tid) if inline else placed(c.start, c.end, dst, 4242, c.tid)
+        ev = event("MEMORY_COPY", c.call)
+        con.execute(f"INSERT INTO {t['rocpd_memory_copy']} VALUES (NULL, 'g', {', '.join('?' * len(values))}, 0, ?, ?, ?, ?)",
+                    (*values, dst, src, c.size, ev))
     con.commit()
     data = con.serialize() if own else b""
     if own:
@@ -127,14 +173,32 @@ def from_csvs(trace: Path, counters: Path | None = None) -> list[Dispatch]:
     id): the same run as a rocpd database holds it."""
     found: dict[int, Dispatch] = {}
     for r in csv.DictReader(io.StringIO(trace.read_text())):
+        thread = int(r.get("Thread_Id") or 4242)
         found[int(r["Dispatch_Id"])] = Dispatch(int(r["Dispatch_Id"]), r["Kernel_Name"], int(r["Start_Timestamp"]),
-                                                int(r["End_Timestamp"]), pid=int(r.get("Thread_Id") or 4242))
+                                                int(r["End_Timestamp"]), pid=thread, tid=thread)
     if counters is not None:
         for r in csv.DictReader(io.StringIO(counters.read_text())):
             d = found.get(int(r["Dispatch_Id"]))
             if d is not None:
                 d.counters[r["Counter_Name"]] = float(r["Counter_Value"])
     return list(found.values())
+
+
+def regions_from_csv(markers: Path) -> list[Region]:
+    """The regions of a rocprofv3 marker_api_trace.csv as rocprofv3 writes them to the database: a range's text
+    (``Function``) in its event's message; ``roctxGetThreadId`` named by itself; marks (start = end) are samples, not
+    regions."""
+    out = []
+    for r in csv.DictReader(io.StringIO(markers.read_text())):
+        start, end = int(r["Start_Timestamp"]), int(r["End_Timestamp"])
+        if start == end:
+            continue
+        control = "CONTROL" in r["Domain"]
+        out.append(Region(start, end, int(r["Thread_Id"]), None if control else r["Function"],
+                          "MARKER_CONTROL_API" if control else "MARKER_CORE_RANGE_API",
+                          operation=r["Function"] if r["Function"].startswith("roctx") else "roctxRangePushA",
+                          pid=int(r["Process_Id"])))
+    return out
 
 
 def from_json(doc: dict) -> tuple[list[Dispatch], list[Copy]]:

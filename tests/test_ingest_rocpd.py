@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from rocpd_build import SUFFIX, Copy, Dispatch, build, from_csvs, from_json
-from roofhelpers import col
+from rocpd_build import SUFFIX, Copy, Dispatch, Region, build, from_csvs, from_json, regions_from_csv
+from roofhelpers import col, make_hw
 
 from roofcore import InputError, RoofcoreError, ingest
+from roofcore.analyze import analyze
+from roofcore.hierarchy import OUTSIDE, SEP, group
 from roofcore.ingest import sqlite_db
 
 DATA = Path(__file__).parent / "data"
@@ -82,6 +84,61 @@ def test_several_runs_and_processes_in_one_database_are_all_read():
     assert col(w, "time_s") == pytest.approx([1000e-9, 500e-9, 300e-9])
 
 
+def _paths(w) -> list:
+    return [None if v is None or v != v else v for v in w.frame["nvtx"].tolist()]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_roctx_ranges_in_the_database_read_as_the_marker_csv_with_its_kernel_trace(layout):
+    """The kernel trace and ROCTx marker trace fixtures as rocprofv3 writes them to one database (ranges in
+    rocpd_region, their text in the event's message): each dispatch gets the path the two CSVs read together give,
+    on its own thread (thread 11's longer "loader" range never wins), marks, control calls and roctxGetThreadId no
+    range; without a traced launch call, by the range holding its start on the GPU."""
+    v3 = DATA / "rocprofv3"
+    db = build(from_csvs(v3 / "9_kernel_trace.csv"), regions=regions_from_csv(v3 / "9_marker_api_trace.csv"),
+               layout=layout)
+    w = ingest.read(db, name="results.db")
+    csvs = ingest.read_many([v3 / "9_kernel_trace.csv", v3 / "9_marker_api_trace.csv"])
+    assert _paths(w) == _paths(csvs) == [f"iteration{SEP}attention", f"iteration{SEP}attention",
+                                         f"iteration{SEP}mlp", "iteration", None]
+    assert w.frame["start_s"].tolist() == pytest.approx(csvs.frame["start_s"].tolist())
+    assert any(m.startswith("ROCTx ranges from the database: 4 of 5 dispatches and copies ran inside a range (no "
+                            "launch call was traced") for m in w.warnings), w.warnings
+    g = group(analyze(w, make_hw()), by="nvtx").set_index("group")
+    assert g.loc["iteration", "launches"] == 4 and g.loc[OUTSIDE, "launches"] == 1
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_call_that_launched_a_dispatch_names_its_range(layout):
+    """With HIP calls traced (--sys-trace), a dispatch belongs to the range around the call that enqueued it (its
+    event's stack id is the call's), not to the range its GPU start falls in: work queued at the end of "attention"
+    that runs during "mlp" is attention's. A copy is placed the same way; a dispatch whose call is not in the
+    database falls back to its GPU start."""
+    ranges = [Region(1000, 9000, 9, "step"), Region(1100, 3000, 9, "attention"), Region(3100, 6000, 9, "mlp"),
+              Region(1000, 9500, 11, "loader")]
+    calls = [Region(2900, 2950, 9, None, "HIP_RUNTIME_API", call=41, operation="hipLaunchKernel"),
+             Region(3200, 3300, 9, None, "HIP_RUNTIME_API", call=42, operation="hipMemcpyAsync"),
+             Region(1200, 1250, 11, None, "HIP_RUNTIME_API", call=43, operation="hipLaunchKernel")]
+    dispatches = [Dispatch(1, "late()", 3500, 4000, pid=4242, tid=9, call=41),
+                  Dispatch(2, "loaded()", 4100, 4200, pid=4242, tid=11, call=43),
+                  Dispatch(3, "untraced()", 5000, 5100, pid=4242, tid=9, call=99)]
+    db = build(dispatches, [Copy(4096, 3400, 3600, "CPU", "GPU", tid=9, call=42)], regions=ranges + calls,
+               layout=layout)
+    w = ingest.read(db, name="results.db")
+    assert col(w, "name") == ["late()", "loaded()", "untraced()", "CopyHostToDevice"]
+    assert _paths(w) == [f"step{SEP}attention", "loader", f"step{SEP}mlp", f"step{SEP}mlp"]
+    assert any("the innermost around the call that launched it names it, or, for the 1 whose call was not traced"
+               in m for m in w.warnings), w.warnings
+
+
+def test_api_calls_without_roctx_ranges_leave_the_dispatches_as_they_were():
+    """HIP calls and a message on an event that is not a marker are no ranges: no nvtx column, no note."""
+    calls = [Region(100, 5000, 9, None, "HIP_RUNTIME_API", call=41, operation="hipLaunchKernel"),
+             Region(100, 5000, 9, "not a marker", "HIP_RUNTIME_API", operation="hipDeviceSynchronize")]
+    w = ingest.read(build([Dispatch(1, "k()", 1000, 2000, tid=9, call=41)], regions=calls), name="r.db")
+    assert "nvtx" not in w.frame.columns and not any("ROCTx" in m for m in w.warnings)
+
+
 def test_missing_times_and_counters_are_unknown_and_said():
     """A dispatch without an end timestamp has an unknown time (named); a counter value that is NULL or text makes
     what needs it unknown for that dispatch: never zero."""
@@ -126,10 +183,13 @@ def test_a_cut_database_says_so():
 
 
 def test_damaged_databases_are_one_line_or_read():
-    """300 seeded damages (bytes overwritten in the header, the schema or the data): every one reads or is one line
-    naming the file, never a crash."""
-    db = build([Dispatch(i, f"kernel_{i % 7}()", 1000 * i, 1000 * i + 300, counters={"SQ_WAVES": 4.0})
-                for i in range(1, 200)], [Copy(1 << 20, 5, 50, "CPU", "GPU")])
+    """300 seeded damages (bytes overwritten in the header, the schema or the data, ROCTx ranges and launch calls
+    among them): every one reads or is one line naming the file, never a crash."""
+    regions = [Region(1000 * i, 1000 * i + 900, 9, f"layer {i}") for i in range(1, 200, 10)]
+    regions += [Region(1000 * i - 50, 1000 * i - 40, 9, None, "HIP_RUNTIME_API", call=i, operation="hipLaunchKernel")
+                for i in range(1, 200)]
+    db = build([Dispatch(i, f"kernel_{i % 7}()", 1000 * i, 1000 * i + 300, counters={"SQ_WAVES": 4.0}, tid=9, call=i)
+                for i in range(1, 200)], [Copy(1 << 20, 5, 50, "CPU", "GPU")], regions=regions)
     rng = random.Random(7)
     for _ in range(300):
         b = bytearray(db)

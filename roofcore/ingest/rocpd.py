@@ -14,7 +14,8 @@ run here: a database's own SQL is not trusted). Each run's tables are read by na
 - copies: ``rocpd_memory_copy`` (``size``, ``src_agent_id``, ``dst_agent_id``, times as above).
 
 From there the rows are rocprofv3's JSON rows (:func:`.rocprofv3.of_records`): the same FLOP and byte formulas, the
-same warnings. A database of counters without a kernel trace (rocpd then keeps no kernel name or time) is named.
+same warnings; ROCTx ranges give each dispatch and copy its ``nvtx`` path (:mod:`.rocpd_roctx`). A database of
+counters without a kernel trace (rocpd then keeps no kernel name or time) is named.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from ..errors import InputError
 from ..models import Workload
 from . import register_format
+from .rocpd_roctx import event_of, launched, placed, with_ranges
 from .rocprofv3 import Records, Row, Store, agent_label, of_records
 from .sqlite_db import SQLITE_MAGIC, parse_any, probe, q, text
 
@@ -43,13 +45,16 @@ def parse_db(data: bytes, source: str, context: dict[str, Any] | None = None) ->
 
 
 def read(con: Any, tables: dict[str, set[str]], source: str, context: dict[str, Any] | None) -> Workload:
-    """One row per kernel dispatch (and per copy) of every run in the database; see the module docstring."""
-    return of_records("rocprof-v3-db", _records(con, tables, source), source, context, STORE)
-
-
-def _records(con: Any, tables: dict[str, set[str]], source: str) -> Records:
-    """Rows by (run, dispatch id), copies and GPU names of every run's tables."""
+    """One row per kernel dispatch (and per copy) of every run in the database, each with its ROCTx range where the
+    database holds ranges; see the module docstring."""
     runs = sorted({m.group(1) for t in tables if (m := re.fullmatch(r"rocpd_kernel_dispatch(.*)", t))})
+    rows, copies, gpu_names = _records(con, tables, runs, source)
+    w = of_records("rocprof-v3-db", (rows, copies, gpu_names), source, context, STORE)
+    return with_ranges(con, tables, runs, [*rows.values(), *copies], w)
+
+
+def _records(con: Any, tables: dict[str, set[str]], runs: list[str], source: str) -> Records:
+    """Rows by (run, dispatch id), copies and GPU names of every run's tables."""
     rows: dict[tuple[str, str], Row] = {}
     copies: list[dict[str, Any]] = []
     gpu_names: dict[str, tuple[str, str]] = {}
@@ -75,48 +80,26 @@ def _run(con: Any, run: str, tables: dict[str, set[str]], rows: dict[tuple[str, 
     kd, k_cols = table("rocpd_kernel_dispatch")
     agents = _agents(con, *table("rocpd_info_agent"), gpu_names)
     names = _names(con, *table("rocpd_info_kernel_symbol"))
-    join, start, end, agent, pid = _placed("K", k_cols, table("rocpd_timestamp"), table("rocpd_track"))
+    at = placed("K", k_cols, table("rocpd_timestamp"), table("rocpd_track"))
     did = "K.dispatch_id" if "dispatch_id" in k_cols else "K.id"
     kid = "K.kernel_id" if "kernel_id" in k_cols else "NULL"
-    eid = "K.event_id" if "event_id" in k_cols else "NULL"
+    eid, stack, e_join = event_of("K", k_cols, table("rocpd_event"))
     by_event: dict[object, Row] = {}
-    for rid, dispatch, kernel, ag, p, t0, t1, event in con.execute(
-            f"SELECT K.id, {did}, {kid}, {agent}, {pid}, {start}, {end}, {eid} FROM {q(kd)} K {join} ORDER BY K.id"):
+    for rid, dispatch, kernel, ag, p, tid, t0, t1, event, call in con.execute(
+            f"SELECT K.id, {did}, {kid}, {at.agent}, {at.pid}, {at.tid}, {at.start}, {at.end}, {eid}, {stack} "
+            f"FROM {q(kd)} K {at.joins} {e_join} ORDER BY K.id"):
         key = (f"{run}/{p if p is not None else ''}", text(dispatch) or f"row {rid}")
         r = rows.get(key)
         if r is None:
             r = rows[key] = {"counters": {}, "gpu": agents.get(ag, (text(ag), ""))[0],
                              "name": names.get(kernel) or (f"kernel {kernel}" if kernel is not None else
-                                                           "unnamed kernel"), "start": text(t0), "end": text(t1)}
+                                                           "unnamed kernel"), "start": text(t0), "end": text(t1),
+                             **launched(run, p, tid, call)}
         if event is not None:
             by_event[event] = r
     _counters(con, table("rocpd_pmc_event"), table("rocpd_info_pmc"), by_event)
-    _copies(con, table("rocpd_memory_copy"), table("rocpd_timestamp"), table("rocpd_track"), agents, copies)
-
-
-def _placed(alias: str, cols: set[str], stamps: tuple[str, set[str]], tracks: tuple[str, set[str]]
-            ) -> tuple[str, str, str, str, str]:
-    """(joins, start, end, agent, process) expressions for a table whose rows are placed in time and on an agent
-    either by their own columns or through the timestamp and track tables."""
-    joins = []
-    if {"start", "end"} <= cols:
-        start, end = f'{alias}."start"', f'{alias}."end"'
-    elif {"start_id", "end_id"} <= cols and {"id", "value"} <= stamps[1]:
-        joins.append(f"LEFT JOIN {q(stamps[0])} TS ON TS.id = {alias}.start_id "
-                     f"LEFT JOIN {q(stamps[0])} TE ON TE.id = {alias}.end_id")
-        start, end = "TS.value", "TE.value"
-    else:
-        start = end = "NULL"
-    via_track = "track_id" in cols and "id" in tracks[1]
-    if via_track:
-        joins.append(f"LEFT JOIN {q(tracks[0])} TR ON TR.id = {alias}.track_id")
-
-    def placed(column: str) -> str:
-        if column in cols:
-            return f"{alias}.{column}"
-        return f"TR.{column}" if via_track and column in tracks[1] else "NULL"
-
-    return " ".join(joins), start, end, placed("agent_id"), placed("pid")
+    _copies(con, run, table("rocpd_memory_copy"), table("rocpd_timestamp"), table("rocpd_track"), table("rocpd_event"),
+            agents, copies)
 
 
 def _agents(con: Any, name: str, cols: set[str], gpu_names: dict[str, tuple[str, str]]
@@ -174,16 +157,20 @@ def _counters(con: Any, events: tuple[str, set[str]], infos: tuple[str, set[str]
             counters[name] = float("-inf")
 
 
-def _copies(con: Any, copies_table: tuple[str, set[str]], stamps: tuple[str, set[str]], tracks: tuple[str, set[str]],
-            agents: dict[object, tuple[str, str]], copies: list[dict[str, Any]]) -> None:
+def _copies(con: Any, run: str, copies_table: tuple[str, set[str]], stamps: tuple[str, set[str]],
+            tracks: tuple[str, set[str]], events: tuple[str, set[str]], agents: dict[object, tuple[str, str]],
+            copies: list[dict[str, Any]]) -> None:
     name, cols = copies_table
     if not name or "size" not in cols:
         return
-    join, start, end, _, _ = _placed("M", cols, stamps, tracks)
+    at = placed("M", cols, stamps, tracks)
+    _, stack, e_join = event_of("M", cols, events)
     src, dst = ("M." + c if c in cols else "NULL" for c in ("src_agent_id", "dst_agent_id"))
-    for s, d, size, t0, t1 in con.execute(f"SELECT {src}, {dst}, M.size, {start}, {end} FROM {q(name)} M {join} "
-                                          "ORDER BY M.id"):
+    for s, d, size, t0, t1, p, tid, call in con.execute(
+            f"SELECT {src}, {dst}, M.size, {at.start}, {at.end}, {at.pid}, {at.tid}, {stack} FROM {q(name)} M "
+            f"{at.joins} {e_join} ORDER BY M.id"):
         s_label, s_kind = agents.get(s, ("", ""))
         d_label, d_kind = agents.get(d, ("", ""))
         copies.append({"src": s_kind, "dst": d_kind, "bytes": size if isinstance(size, int | float) else None,
-                       "start": text(t0), "end": text(t1), "gpu": d_label if d_kind == "gpu" else s_label})
+                       "start": text(t0), "end": text(t1), "gpu": d_label if d_kind == "gpu" else s_label,
+                       **launched(run, p, tid, call)})

@@ -1,0 +1,187 @@
+"""Where rocprofv3's rocpd database places a row (time, agent, process, thread: every table of :mod:`.rocpd` is
+read through :func:`placed`), and its ROCTx ranges as each dispatch's ``nvtx`` path (roofcore.hierarchy),
+docs/formats.md.
+
+rocprofv3 writes each ROCTx range (``roctxRangePush``/``Pop``, ``roctxRangeStart``/``Stop``) as a row of
+``rocpd_region`` whose event (``rocpd_event``) has a ``MARKER`` category and the range's text in its ``extdata``
+(``{"message": …}``). Every traced API call (HIP, HSA) is a region too, and its event's ``stack_id`` (the call's
+correlation id) is the ``stack_id`` of the event of each dispatch and copy the call enqueued. So a dispatch gets the
+innermost range around its launch call on the calling thread; where the call was not traced (``--marker-trace
+--kernel-trace`` alone), the innermost range on the dispatching thread that holds its start on the GPU, as the CSV
+pair gives (:mod:`.roctx`). A database without ranges leaves the rows as they were.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ..models import Workload
+from .nvtx_ranges import innermost_paths
+from .sqlite_db import q
+
+
+class Placed(NamedTuple):
+    """SQL expressions placing a table's rows in time and on an agent, process and thread."""
+
+    joins: str
+    start: str
+    end: str
+    agent: str
+    pid: str
+    tid: str
+
+
+def placed(alias: str, cols: set[str], stamps: tuple[str, set[str]], tracks: tuple[str, set[str]]) -> Placed:
+    """Where a table's rows are placed: by their own columns (``start``, ``end``, ``agent_id``, ``pid``, ``tid``), or
+    through the timestamp table (``start_id``/``end_id``) and the track (``track_id``)."""
+    joins = []
+    if {"start", "end"} <= cols:
+        start, end = f'{alias}."start"', f'{alias}."end"'
+    elif {"start_id", "end_id"} <= cols and {"id", "value"} <= stamps[1]:
+        joins.append(f"LEFT JOIN {q(stamps[0])} TS{alias} ON TS{alias}.id = {alias}.start_id "
+                     f"LEFT JOIN {q(stamps[0])} TE{alias} ON TE{alias}.id = {alias}.end_id")
+        start, end = f"TS{alias}.value", f"TE{alias}.value"
+    else:
+        start = end = "NULL"
+    via_track = "track_id" in cols and "id" in tracks[1]
+    if via_track:
+        joins.append(f"LEFT JOIN {q(tracks[0])} TR{alias} ON TR{alias}.id = {alias}.track_id")
+
+    def column(name: str) -> str:
+        if name in cols:
+            return f"{alias}.{name}"
+        return f"TR{alias}.{name}" if via_track and name in tracks[1] else "NULL"
+
+    return Placed(" ".join(joins), start, end, column("agent_id"), column("pid"), column("tid"))
+
+
+def event_of(alias: str, cols: set[str], events: tuple[str, set[str]]) -> tuple[str, str, str]:
+    """(event id, the event's ``stack_id``, the join) expressions for a table with an ``event_id``."""
+    if "event_id" not in cols:
+        return "NULL", "NULL", ""
+    if not {"id", "stack_id"} <= events[1]:
+        return f"{alias}.event_id", "NULL", ""
+    return (f"{alias}.event_id", f"EV{alias}.stack_id",
+            f"LEFT JOIN {q(events[0])} EV{alias} ON EV{alias}.id = {alias}.event_id")
+
+
+def launched(run: str, pid: object, tid: object, call: object) -> dict[str, Any]:
+    """A dispatch's or copy's thread and the call that enqueued it (its stack id), both within its run."""
+    return {"thread": None if tid is None else f"{run}/{'' if pid is None else pid}/{tid}",
+            "call": None if call is None else (run, call)}
+
+
+def with_ranges(con: Any, tables: dict[str, set[str]], runs: list[str], rows: list[dict[str, Any]], w: Workload
+                ) -> Workload:
+    """``w`` (``rows``: its frame's rows, dispatches then copies, each with :func:`launched`'s keys and its GPU
+    ``start`` in ns) with ``nvtx`` and ``start_s``, where the database holds ROCTx ranges."""
+    ranges: list[tuple[str, float, float, str]] = []
+    calls: dict[tuple[str, object], tuple[str, float, float]] = {}
+    wanted = {r["call"] for r in rows if r.get("call") is not None}
+    for run in runs:
+        _regions(con, tables, run, wanted, ranges, calls)
+    if not ranges or len(rows) != len(w.frame):
+        return w
+    gpu = np.array([_number(r.get("start")) for r in rows]) * 1e-9
+    threads: list[str] = []
+    q_start, q_end = gpu.copy(), gpu.copy()
+    for i, r in enumerate(rows):
+        call = calls.get(r["call"]) if r.get("call") is not None else None
+        if call is not None:
+            threads.append(call[0])
+            q_start[i], q_end[i] = call[1], call[2]
+        else:
+            threads.append(r.get("thread") or "")
+    by_call = sum(r.get("call") in calls for r in rows)
+    any_thread = not any(threads)
+    paths, several = innermost_paths([x[0] for x in ranges], np.array([x[1] for x in ranges]),
+                                     np.array([x[2] for x in ranges]), np.zeros(len(ranges)), [x[3] for x in ranges],
+                                     None if any_thread else threads, q_start, q_end)
+    f = w.frame.copy()
+    f["nvtx"] = pd.Series(paths, dtype=object, index=f.index)  # None stays None (outside)
+    f["start_s"] = gpu
+    inside = sum(p is not None for p in paths)
+    n = len(paths)
+    how = ("the innermost around the call that launched it names it" if by_call == n else
+           "the innermost around the call that launched it names it, or, for the "
+           f"{n - by_call:,} whose call was not traced, the innermost holding its start on the GPU" if by_call else
+           "no launch call was traced (rocprofv3 --hip-trace): the innermost range on the launching thread holding "
+           "its start on the GPU names it")
+    warn = [f"ROCTx ranges from the database: {inside:,} of {n:,} dispatches and copies ran inside a range ({how}), "
+            f"{n - inside:,} outside every range."]
+    if several:
+        warn.append(f"{several:,} dispatches start inside ranges of more than one thread (the database names no "
+                    "launching thread): each was given the shortest.")
+    return replace(w, frame=f, warnings=(*w.warnings, *warn))
+
+
+def _regions(con: Any, tables: dict[str, set[str]], run: str, wanted: set[object],
+             ranges: list[tuple[str, float, float, str]], calls: dict[tuple[str, object], tuple[str, float, float]]
+             ) -> None:
+    """One run's ROCTx ranges (thread, start s, end s, text) into ``ranges`` and the API calls that enqueued a
+    dispatch or copy (by stack id) into ``calls``; nothing where the run holds no marker event."""
+    region, events = f"rocpd_region{run}", f"rocpd_event{run}"
+    r_cols, e_cols = tables.get(region, set()), tables.get(events, set())
+    if not {"event_id"} <= r_cols or not {"id", "category_id", "extdata"} <= e_cols:
+        return
+    markers = [i for i, name in _categories(con, tables, run).items() if "MARKER" in name.upper()]
+    if not markers or con.execute(f"SELECT 1 FROM {q(events)} WHERE category_id IN ({', '.join('?' * len(markers))}) "
+                                  "LIMIT 1", markers).fetchone() is None:
+        return
+    at = placed("R", r_cols, (f"rocpd_timestamp{run}", tables.get(f"rocpd_timestamp{run}", set())),
+                (f"rocpd_track{run}", tables.get(f"rocpd_track{run}", set())))
+    stack = "E.stack_id" if "stack_id" in e_cols else "NULL"
+    marked = set(markers)
+    for p, tid, t0, t1, category, call, extdata in con.execute(
+            f"SELECT {at.pid}, {at.tid}, {at.start}, {at.end}, E.category_id, {stack}, E.extdata FROM {q(region)} R "
+            f"{at.joins} JOIN {q(events)} E ON E.id = R.event_id"):
+        s, e = _number(t0) * 1e-9, _number(t1) * 1e-9
+        if not s <= e:  # NaN or reversed
+            continue
+        thread = launched(run, p, tid, None)["thread"] or ""
+        if category in marked:
+            text = _message(extdata)
+            if text and e > s and not (text.startswith("roctx") and text[5:6].isupper()):
+                ranges.append((thread, s, e, text))
+        elif call is not None and (run, call) in wanted:
+            calls.setdefault((run, call), (thread, s, e))
+
+
+def _categories(con: Any, tables: dict[str, set[str]], run: str) -> dict[object, str]:
+    """category id → name: ``rocpd_info_category`` where the schema has it, else ``rocpd_string``."""
+    for table, cols in ((f"rocpd_info_category{run}", ("id", "name")), (f"rocpd_string{run}", ("id", "string"))):
+        if set(cols) <= tables.get(table, set()):
+            return {i: str(n) for i, n in con.execute(f"SELECT {cols[0]}, {cols[1]} FROM {q(table)}")
+                    if isinstance(n, str)}
+    return {}
+
+
+def _message(extdata: object) -> str | None:
+    """The ``message`` of an event's ``extdata`` JSON (a ROCTx range's text), or None."""
+    if isinstance(extdata, bytes):
+        extdata = extdata.decode("utf-8", "replace")
+    if not isinstance(extdata, str) or '"message"' not in extdata:
+        return None
+    try:
+        doc = json.loads(extdata)
+    except ValueError:
+        return None
+    text = doc.get("message") if isinstance(doc, dict) else None
+    return text.strip() or None if isinstance(text, str) else None
+
+
+def _number(v: object) -> float:
+    """A timestamp as a float (ns), NaN where it is none."""
+    if isinstance(v, bool):
+        return float("nan")
+    if isinstance(v, int | float):
+        return float(v)
+    try:
+        return float(str(v))
+    except ValueError:
+        return float("nan")
