@@ -34,7 +34,9 @@ class Range:
     end: int | None
     name: str
     pid: int = 4242
-    kind: int = 59  #: 59 push/pop, 60 start/end, 34 a mark
+    kind: int = 59  #: 59 push/pop, 60 start/end, 70/71 the same from NVTXT, 34 a mark, 75 a domain's creation
+    domain: int = 0  #: 0 the default domain
+    end_pid: int | None = None  #: the thread (= process here) that ended a start/end range on another thread
 
 
 def build(launches: list[Launch], ranges: list[Range] = (), copies: list[tuple[int, int]] = (), *,
@@ -49,7 +51,8 @@ def build(launches: list[Launch], ranges: list[Range] = (), copies: list[tuple[i
         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, "end" INT, eventClass INT, globalTid INT,
             correlationId INT, nameId INT);
         CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INT, "end" INT, deviceId INT, bytes INT, copyKind INT);
-        CREATE TABLE NVTX_EVENTS (start INT, "end" INT, eventType INT, text TEXT, globalTid INT, textId INT);
+        CREATE TABLE NVTX_EVENTS (start INT, "end" INT, eventType INT, text TEXT, globalTid INT, textId INT,
+            domainId INT, endGlobalTid INT);
     """)
     if current:
         con.execute("CREATE TABLE TARGET_INFO_GPU (id INT, name TEXT, busLocation TEXT)")
@@ -76,8 +79,9 @@ def build(launches: list[Launch], ranges: list[Range] = (), copies: list[tuple[i
                         (*k.call, global_tid(k.pid, k.pid), k.corr, sid("cudaLaunchKernel")))
     for r in ranges:  # the name inline (text) in the old layout, registered (textId) in the current one
         text, text_id = (None, sid(r.name)) if current else (r.name, None)
-        con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, ?, ?, ?)",
-                    (r.start, r.end, r.kind, text, global_tid(r.pid, r.pid), text_id))
+        end_tid = None if r.end_pid is None else global_tid(r.pid, r.end_pid)
+        con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (r.start, r.end, r.kind, text, global_tid(r.pid, r.pid), text_id, r.domain, end_tid))
     for start, end in copies:
         con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 4096, 1)", (start, end))
     con.commit()

@@ -68,6 +68,20 @@ def test_each_launch_gets_the_nvtx_ranges_around_its_launch_call(layout):
     assert mine == group(analyze(reference, HW), by="nvtx").set_index("group")["launches"].to_dict()
 
 
+def test_named_domains_nvtxt_ranges_and_ranges_ended_elsewhere_are_read_as_nsys_projects_them():
+    """A range of a named NVTX domain is `domain:name` (the domain's name from its creation event, in the launching
+    process), as nsys's own reports write it; the default domain's stays bare; NVTXT ranges (70, 71) are ranges; a
+    start/end range ended on another thread holds no launch (nvtx_gpu_proj_trace leaves it out too)."""
+    launches = [Launch(1000, 1100, "conv", 1, call=(100, 110)), Launch(2000, 2100, "gemm", 2, call=(500, 510)),
+                Launch(3000, 3100, "relu", 3, call=(800, 810))]
+    ranges = [Range(40, None, "cuDNN", kind=75, domain=3), Range(40, None, "other process", kind=75, domain=7, pid=9),
+              Range(50, 900, "step", kind=71), Range(60, 200, "fprop", domain=3),
+              Range(400, 600, "layer", kind=60, domain=7), Range(450, 560, "handed over", kind=60, end_pid=4243),
+              Range(790, 850, "act", kind=70)]
+    w = ingest.read(build(launches, ranges), name="r.sqlite")
+    assert w.frame["nvtx"].tolist() == [f"step{SEP}cuDNN:fprop", f"step{SEP}layer", f"step{SEP}act"]
+
+
 def test_ranges_without_the_launch_calls_are_said_not_guessed():
     """NVTX ranges but no CUDA API trace (profiled without -t cuda's API calls): no launch can be tied to a range,
     so none gets a path, and a warning says why instead of a silent "outside"."""

@@ -10,10 +10,11 @@ launch's NVTX ranges, which the database holds on the CPU side.
 - copies and memsets (``CUPTI_ACTIVITY_KIND_MEMCPY``, ``_MEMSET``): left out with their count and time, as from the
   CSV; CUDA graphs traced whole (``CUPTI_ACTIVITY_KIND_GRAPH_TRACE``, ``--cuda-graph-trace=graph``) are counted in a
   warning, their kernels being absent;
-- NVTX: a launch's ranges are the push/pop and start/end ranges (``NVTX_EVENTS``, ``eventType`` 59 and 60; the name
-  in ``text`` or through ``textId``) of the thread that called the launch (``CUPTI_ACTIVITY_KIND_RUNTIME``, by
-  process and ``correlationId``) around that call: the path from the outermost to the innermost, as
-  ``nvtx_gpu_proj_trace`` projects them.
+- NVTX: a launch's ranges are the push/pop and start/end ranges (``NVTX_EVENTS``, ``eventType`` 59 and 60, and NVTXT's
+  70 and 71; the name in ``text`` or through ``textId``, as ``domain:name`` for a named domain, its name from the
+  domain's creation event, 75) of the thread that called the launch (``CUPTI_ACTIVITY_KIND_RUNTIME``, by process and
+  ``correlationId``) around that call: the path from the outermost to the innermost, as ``nvtx_gpu_proj_trace``
+  projects them (which also leaves out a start/end range ended on another thread, ``endGlobalTid``).
 
 The rows are those of the CSV reader (:func:`.nsys_trace.launches`): time only, one per launch, ``row`` the
 correlation id. A launch with no end, or one before its start, is skipped and named.
@@ -35,8 +36,10 @@ from .nvtx_ranges import innermost_paths, range_name
 from .sqlite_db import SQLITE_MAGIC, parse_any, probe
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
-#: NVTX event types that are ranges: push/pop (59) and start/end (60)
-RANGES = (59, 60)
+#: NVTX event types that are ranges: push/pop (59) and start/end (60), and the same from NVTXT (70, 71)
+RANGES = (59, 60, 70, 71)
+#: the NVTX event type that creates a domain (its name in ``text`` or ``textId``)
+DOMAIN_CREATE = 75
 #: nsys's global thread and process ids hold the process id in the 24 bits above the thread id
 _PID_BITS = 1 << 24
 
@@ -131,6 +134,23 @@ def _memory(con: Any, tables: dict[str, set[str]]) -> tuple[int, float]:
     return sum(n for n, _ in found), sum(s for _, s in found)
 
 
+def _domains(con: Any, cols: set[str], strings: dict[int, str]) -> dict[tuple[object, object], str]:
+    """(domain id, process) → the domain's name, from its creation event (``eventType`` 75, the first per process):
+    nsys names a range of a named domain ``domain:range``."""
+    if not {"eventType", "domainId", "globalTid", "start"} <= cols:
+        return {}
+    text = "text" if "text" in cols else "NULL"
+    text_id = "textId" if "textId" in cols else "NULL"
+    out: dict[tuple[object, object], str] = {}
+    for dom, tid, inline, ref in con.execute(f"SELECT domainId, globalTid, {text}, {text_id} FROM NVTX_EVENTS "
+                                             f"WHERE eventType = {DOMAIN_CREATE} ORDER BY start"):
+        name = strings.get(ref) if isinstance(ref, int) and ref in strings else inline
+        key = (dom, _pid(tid))
+        if isinstance(name, str) and name.strip() and key not in out:
+            out[key] = name.strip()
+    return out
+
+
 def _counted(con: Any, table: str) -> tuple[int, float]:
     """How many rows ``table`` has, and the seconds they span in all (``end`` − ``start``, ns)."""
     n, ns = con.execute(f'SELECT count(*), total("end" - start) FROM {table}').fetchone()
@@ -150,13 +170,21 @@ def _with_nvtx(con: Any, tables: dict[str, set[str]], strings: dict[int, str], w
                                     "`nsys profile -t cuda,nvtx` (CUDA API tracing on)."))
     text = "text" if "text" in ranges else "NULL"
     text_id = "textId" if "textId" in ranges else "NULL"
+    domain = "domainId" if "domainId" in ranges else "NULL"
     kind = f" AND eventType IN {RANGES}" if "eventType" in ranges else ""
-    found = con.execute(f'SELECT globalTid, start, "end", {text}, {text_id} FROM NVTX_EVENTS WHERE "end" IS NOT NULL '
-                        f'AND "end" >= start{kind}').fetchall()
-    found = [(tid, s, e, name) for tid, s, e, inline, text_ref in found
-             if (name := range_name(inline if isinstance(inline, str) else strings.get(text_ref, "")
-                                    if isinstance(text_ref, int) else ""))
-             and isinstance(s, int | float) and isinstance(e, int | float)]
+    # as nvtx_gpu_proj_trace: a start/end range ended on another thread holds no launch of either
+    same = " AND (endGlobalTid IS NULL OR endGlobalTid = globalTid)" if "endGlobalTid" in ranges else ""
+    domains = _domains(con, ranges, strings)
+
+    def named(tid: object, inline: object, text_ref: object, dom: object) -> str | None:
+        own = inline if isinstance(inline, str) else strings.get(text_ref, "") if isinstance(text_ref, int) else ""
+        prefix = domains.get((dom, _pid(tid)), "") if dom else ""
+        return range_name(f"{prefix}:{own.strip()}" if prefix and own.strip() else own)
+
+    found = [(tid, s, e, name) for tid, s, e, inline, text_ref, dom in con.execute(
+        f'SELECT globalTid, start, "end", {text}, {text_id}, {domain} FROM NVTX_EVENTS WHERE "end" IS NOT NULL '
+        f'AND "end" >= start{kind}{same}')
+        if (name := named(tid, inline, text_ref, dom)) and isinstance(s, int | float) and isinstance(e, int | float)]
     if not found:
         return w
     launch = {(_pid(tid), corr): (tid, s, e) for corr, tid, s, e
