@@ -102,8 +102,8 @@ def test_roctx_ranges_in_the_database_read_as_the_marker_csv_with_its_kernel_tra
     assert _paths(w) == _paths(csvs) == [f"iteration{SEP}attention", f"iteration{SEP}attention",
                                          f"iteration{SEP}mlp", "iteration", None]
     assert w.frame["start_s"].tolist() == pytest.approx(csvs.frame["start_s"].tolist())
-    assert any(m.startswith("ROCTx ranges from the database: 4 of 5 dispatches and copies ran inside a range (no "
-                            "launch call was traced") for m in w.warnings), w.warnings
+    assert any(m.startswith("ROCTx ranges from results.db: 4 of 5 dispatches ran inside a range (no "
+                            "launch call is recorded") for m in w.warnings), w.warnings
     g = group(analyze(w, make_hw()), by="nvtx").set_index("group")
     assert g.loc["iteration", "launches"] == 4 and g.loc[OUTSIDE, "launches"] == 1
 

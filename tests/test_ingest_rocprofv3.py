@@ -153,3 +153,67 @@ def test_json_refusals(doc, message):
     with pytest.raises(InputError) as e:
         ingest.read(json.dumps(doc).encode(), name="r.json")
     assert str(e.value).replace("found str", "found list") == message
+
+
+T0 = 7_000_000_000_000_000  # the JSON fixture's first dispatch start (ns)
+
+
+def _with_roctx(calls: bool = True, kinds: bool = True) -> dict:
+    """The JSON fixture's run with ROCTx ranges on its dispatching thread (4321) as rocprofv3 writes them: marker
+    records of a MARKER kind whose text `strings.marker_api` holds by correlation id, and (``calls``) the HIP calls
+    that enqueued dispatch 2 and the copy."""
+    doc = json.loads((DATA / "rocprofv3_results.json").read_text())
+    tool = doc["rocprofiler-sdk-tool"][0]
+
+    def rec(kind: int, corr: int, start: int, end: int) -> dict:
+        return {"size": 72, "kind": kind, "operation": 1, "correlation_id": {"internal": corr, "external": 0},
+                "start_timestamp": T0 + start, "end_timestamp": T0 + end, "thread_id": 4321}
+
+    tool["buffer_records"]["marker_api"] = [rec(6, 10, -10_000, 60_000), rec(6, 11, -5_000, 20_000),
+                                            rec(6, 13, -9_000, -8_000), rec(7, 14, -7_000, 70_000)]
+    if calls:
+        tool["buffer_records"]["hip_api"] = [rec(3, 2, 15_000, 15_100), rec(3, 3, 39_000, 39_500)]
+    names = [{"kind": k, "operations": []} for k in ("NONE", "KERNEL_DISPATCH", "MEMORY_COPY", "HIP_RUNTIME_API",
+                                                       "HSA_CORE_API", "HSA_AMD_EXT_API", "MARKER_CORE_API",
+                                                       "MARKER_CONTROL_API")]
+    tool["strings"] = {"marker_api": [{"key": 10, "value": "step"}, {"key": 11, "value": "attention"},
+                                      {"key": 13, "value": "roctxGetThreadId"}, {"key": 14, "value": "paused"}],
+                       **({"buffer_records": names} if kinds else {})}
+    return doc
+
+
+@pytest.mark.parametrize("calls", [True, False])
+def test_json_roctx_ranges_name_each_dispatch_by_its_launch_call(calls):
+    """A dispatch gets the innermost range around the HIP call that enqueued it (dispatch 2 was queued inside
+    "attention" and ran after it closed); without that call, the innermost holding its GPU start; a copy with no
+    thread is placed by its call only. roctxGetThreadId and a control call's record are no ranges. The compiled
+    decoder and the stdlib reader give the same."""
+    from roofcore.hierarchy import SEP
+    from roofcore.ingest import rocprofv3, rocprofv3_decode
+    from roofcore.ingest.roctx import Marks
+
+    doc = _with_roctx(calls)
+    data = json.dumps(doc).encode()
+    w = ingest.read(data, name="results.json")
+    paths = w.frame["nvtx"].tolist()
+    assert paths == ([f"step{SEP}attention", f"step{SEP}attention", "step"] if calls else
+                     [f"step{SEP}attention", "step", None])
+    assert w.frame["start_s"].tolist() == pytest.approx([T0 * 1e-9, (T0 + 30_000) * 1e-9, (T0 + 40_000) * 1e-9])
+    marks = Marks([], {})
+    got = rocprofv3.json_records(data, "results.json", marks)
+    fast = Marks([], {})
+    assert rocprofv3_decode.records(data, fast) == got and fast == marks  # the two readers agree
+    assert len(marks.ranges) == 2
+    note = next(m for m in w.warnings if m.startswith("ROCTx ranges from results.json"))
+    assert note.startswith(f"ROCTx ranges from results.json: {3 if calls else 2} of 3 dispatches and copies ran "
+                           "inside a range")
+
+
+def test_json_roctx_without_kind_names_and_without_ranges():
+    """Without `strings.buffer_records` (the kinds' names) the marker records with a text are ranges still; a run
+    with marker records but no range text reads as before, with no nvtx column."""
+    doc = _with_roctx(kinds=False)
+    assert ingest.read(json.dumps(doc).encode(), name="r.json").frame["nvtx"].notna().all()
+    doc["rocprofiler-sdk-tool"][0]["strings"]["marker_api"] = []
+    w = ingest.read(json.dumps(doc).encode(), name="r.json")
+    assert "nvtx" not in w.frame.columns and not any("ROCTx" in m for m in w.warnings)

@@ -30,7 +30,7 @@ def outcome(parse, data: bytes) -> object:
 def both(parse, module, fn: str, data: bytes, monkeypatch) -> tuple[object, object]:
     fast = outcome(parse, data)
     with monkeypatch.context() as m:
-        m.setattr(module, fn, lambda data: None)
+        m.setattr(module, fn, lambda data, *rest: None)
         slow = outcome(parse, data)
     return fast, slow
 
@@ -53,7 +53,8 @@ def v3_doc() -> dict:
 
 
 def test_rocprofv3_json_reads_as_the_stdlib_reader(monkeypatch):
-    for doc in (json.loads((DATA / "rocprofv3_results.json").read_text()), v3_doc()):
+    for doc in (json.loads((DATA / "rocprofv3_results.json").read_text()), v3_doc(),
+                json.loads((DATA / "rocprofv3_roctx_results.json").read_text())):  # ROCTx ranges and HIP calls
         data = json.dumps(doc, indent=4).encode()
         assert rocprofv3_decode.records(data) is not None  # the fast path read it
         fast, slow = both(rocprofv3.parse_json, rocprofv3_decode, "records", data, monkeypatch)

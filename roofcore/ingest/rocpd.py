@@ -26,8 +26,9 @@ from typing import Any
 from ..errors import InputError
 from ..models import Workload
 from . import register_format
-from .rocpd_roctx import event_of, launched, placed, with_ranges
+from .rocpd_roctx import db_marks, event_of, placed
 from .rocprofv3 import Records, Row, Store, agent_label, of_records
+from .roctx import launched, with_ranges
 from .sqlite_db import SQLITE_MAGIC, parse_any, probe, q, text
 
 HINT = "profile with `rocprofv3 --kernel-trace --output-format rocpd -- app` (ROCm 7's default) and load the .db file."
@@ -50,7 +51,8 @@ def read(con: Any, tables: dict[str, set[str]], source: str, context: dict[str, 
     runs = sorted({m.group(1) for t in tables if (m := re.fullmatch(r"rocpd_kernel_dispatch(.*)", t))})
     rows, copies, gpu_names = _records(con, tables, runs, source)
     w = of_records("rocprof-v3-db", (rows, copies, gpu_names), source, context, STORE)
-    return with_ranges(con, tables, runs, [*rows.values(), *copies], w)
+    held = [*rows.values(), *copies]
+    return with_ranges(w, held, db_marks(con, tables, runs, held), source)
 
 
 def _records(con: Any, tables: dict[str, set[str]], runs: list[str], source: str) -> Records:

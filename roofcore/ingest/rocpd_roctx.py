@@ -14,14 +14,9 @@ pair gives (:mod:`.roctx`). A database without ranges leaves the rows as they we
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any, NamedTuple
 
-import numpy as np
-import pandas as pd
-
-from ..models import Workload
-from .nvtx_ranges import innermost_paths
+from .roctx import Marks, is_range_text, launched, nanos, ranges_kind
 from .sqlite_db import q
 
 
@@ -70,66 +65,24 @@ def event_of(alias: str, cols: set[str], events: tuple[str, set[str]]) -> tuple[
             f"LEFT JOIN {q(events[0])} EV{alias} ON EV{alias}.id = {alias}.event_id")
 
 
-def launched(run: str, pid: object, tid: object, call: object) -> dict[str, Any]:
-    """A dispatch's or copy's thread and the call that enqueued it (its stack id), both within its run."""
-    return {"thread": None if tid is None else f"{run}/{'' if pid is None else pid}/{tid}",
-            "call": None if call is None else (run, call)}
-
-
-def with_ranges(con: Any, tables: dict[str, set[str]], runs: list[str], rows: list[dict[str, Any]], w: Workload
-                ) -> Workload:
-    """``w`` (``rows``: its frame's rows, dispatches then copies, each with :func:`launched`'s keys and its GPU
-    ``start`` in ns) with ``nvtx`` and ``start_s``, where the database holds ROCTx ranges."""
-    ranges: list[tuple[str, float, float, str]] = []
-    calls: dict[tuple[str, object], tuple[str, float, float]] = {}
+def db_marks(con: Any, tables: dict[str, set[str]], runs: list[str], rows: list[dict[str, Any]]) -> Marks:
+    """The ROCTx ranges of every run and, where there are ranges, the API calls that enqueued a dispatch or copy of
+    ``rows`` (:func:`.roctx.launched`'s keys)."""
+    marks = Marks([], {})
     wanted = {r["call"] for r in rows if r.get("call") is not None}
     for run in runs:
-        _regions(con, tables, run, wanted, ranges, calls)
-    if not ranges or len(rows) != len(w.frame):
-        return w
-    gpu = np.array([_number(r.get("start")) for r in rows]) * 1e-9
-    threads: list[str] = []
-    q_start, q_end = gpu.copy(), gpu.copy()
-    for i, r in enumerate(rows):
-        call = calls.get(r["call"]) if r.get("call") is not None else None
-        if call is not None:
-            threads.append(call[0])
-            q_start[i], q_end[i] = call[1], call[2]
-        else:
-            threads.append(r.get("thread") or "")
-    by_call = sum(r.get("call") in calls for r in rows)
-    any_thread = not any(threads)
-    paths, several = innermost_paths([x[0] for x in ranges], np.array([x[1] for x in ranges]),
-                                     np.array([x[2] for x in ranges]), np.zeros(len(ranges)), [x[3] for x in ranges],
-                                     None if any_thread else threads, q_start, q_end)
-    f = w.frame.copy()
-    f["nvtx"] = pd.Series(paths, dtype=object, index=f.index)  # None stays None (outside)
-    f["start_s"] = gpu
-    inside = sum(p is not None for p in paths)
-    n = len(paths)
-    how = ("the innermost around the call that launched it names it" if by_call == n else
-           "the innermost around the call that launched it names it, or, for the "
-           f"{n - by_call:,} whose call was not traced, the innermost holding its start on the GPU" if by_call else
-           "no launch call was traced (rocprofv3 --hip-trace): the innermost range on the launching thread holding "
-           "its start on the GPU names it")
-    warn = [f"ROCTx ranges from the database: {inside:,} of {n:,} dispatches and copies ran inside a range ({how}), "
-            f"{n - inside:,} outside every range."]
-    if several:
-        warn.append(f"{several:,} dispatches start inside ranges of more than one thread (the database names no "
-                    "launching thread): each was given the shortest.")
-    return replace(w, frame=f, warnings=(*w.warnings, *warn))
+        _regions(con, tables, run, wanted, marks)
+    return marks
 
 
-def _regions(con: Any, tables: dict[str, set[str]], run: str, wanted: set[object],
-             ranges: list[tuple[str, float, float, str]], calls: dict[tuple[str, object], tuple[str, float, float]]
-             ) -> None:
-    """One run's ROCTx ranges (thread, start s, end s, text) into ``ranges`` and the API calls that enqueued a
-    dispatch or copy (by stack id) into ``calls``; nothing where the run holds no marker event."""
+def _regions(con: Any, tables: dict[str, set[str]], run: str, wanted: set[object], marks: Marks) -> None:
+    """One run's ROCTx ranges and the API calls that enqueued a dispatch or copy (by stack id) into ``marks``;
+    nothing where the run holds no marker event."""
     region, events = f"rocpd_region{run}", f"rocpd_event{run}"
     r_cols, e_cols = tables.get(region, set()), tables.get(events, set())
     if not {"event_id"} <= r_cols or not {"id", "category_id", "extdata"} <= e_cols:
         return
-    markers = [i for i, name in _categories(con, tables, run).items() if "MARKER" in name.upper()]
+    markers = [i for i, name in _categories(con, tables, run).items() if ranges_kind(name)]
     if not markers or con.execute(f"SELECT 1 FROM {q(events)} WHERE category_id IN ({', '.join('?' * len(markers))}) "
                                   "LIMIT 1", markers).fetchone() is None:
         return
@@ -140,16 +93,16 @@ def _regions(con: Any, tables: dict[str, set[str]], run: str, wanted: set[object
     for p, tid, t0, t1, category, call, extdata in con.execute(
             f"SELECT {at.pid}, {at.tid}, {at.start}, {at.end}, E.category_id, {stack}, E.extdata FROM {q(region)} R "
             f"{at.joins} JOIN {q(events)} E ON E.id = R.event_id"):
-        s, e = _number(t0) * 1e-9, _number(t1) * 1e-9
+        s, e = nanos(t0) * 1e-9, nanos(t1) * 1e-9
         if not s <= e:  # NaN or reversed
             continue
         thread = launched(run, p, tid, None)["thread"] or ""
         if category in marked:
             text = _message(extdata)
-            if text and e > s and not (text.startswith("roctx") and text[5:6].isupper()):
-                ranges.append((thread, s, e, text))
+            if is_range_text(text) and e > s:
+                marks.ranges.append((thread, s, e, str(text).strip()))
         elif call is not None and (run, call) in wanted:
-            calls.setdefault((run, call), (thread, s, e))
+            marks.calls.setdefault((run, call), (thread, s, e))
 
 
 def _categories(con: Any, tables: dict[str, set[str]], run: str) -> dict[object, str]:
@@ -173,15 +126,3 @@ def _message(extdata: object) -> str | None:
         return None
     text = doc.get("message") if isinstance(doc, dict) else None
     return text.strip() or None if isinstance(text, str) else None
-
-
-def _number(v: object) -> float:
-    """A timestamp as a float (ns), NaN where it is none."""
-    if isinstance(v, bool):
-        return float("nan")
-    if isinstance(v, int | float):
-        return float(v)
-    try:
-        return float(str(v))
-    except ValueError:
-        return float("nan")

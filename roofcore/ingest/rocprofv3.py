@@ -13,6 +13,7 @@
   from ``callback_records.counter_collection`` (``records[].counter_id`` → ``counters[].name``, summed per dispatch)
   joined by dispatch id, the GPU from ``agents`` (``product_name``, ``name`` = gfx arch). ``buffer_records.memory_copy``
   become copy rows (FLOPs 0, ``bytes`` over PCIe and HBM for host↔device, 2 × bytes at HBM device-to-device).
+  ROCTx ranges (``buffer_records.marker_api``) give each its ``nvtx`` path (:func:`.roctx.json_marks`).
 - ``rocprof-v3-agent-info`` (companion): ``<pid>_agent_info.csv``; its GPU (``Product_Name``, ``Name`` = gfx arch,
   ``Cu_Count``) names the device of the files read with it.
 - ``rocprof-v3-db``: the SQLite database (``--output-format rocpd``, ROCm 7's default) is read by :mod:`.rocpd`
@@ -56,7 +57,7 @@ from .rocprof_common import (
     to_floats,
     with_rows,
 )
-from .roctx import from_trace
+from .roctx import Marks, from_trace, internal, json_marks, launched, with_ranges
 
 # --------------------------------------------------------------------------------------------- counter_collection.csv
 
@@ -282,9 +283,11 @@ def parse_json(data: bytes, source: str, context: dict[str, Any] | None = None) 
     from .rocprofv3_decode import records
 
     check_binary(data, source)
-    got = records(data)  # the compiled decoder; None: read with the stdlib (its messages are the reference)
-    return of_records("rocprof-v3-json", got if got is not None else _json_records(data, source), source, context,
-                      JSON_STORE)
+    marks = Marks([], {})  # ROCTx ranges, filled by the reader that reads the file
+    got = records(data, marks)  # the compiled decoder; None: read with the stdlib (its messages are the reference)
+    got = got if got is not None else json_records(data, source, marks)
+    w = of_records("rocprof-v3-json", got, source, context, JSON_STORE)
+    return with_ranges(w, [*got[0].values(), *got[1]], marks, source)
 
 
 #: how rocprofv3's JSON stores the records (:class:`Store`)
@@ -332,8 +335,9 @@ Row = dict[str, Any]
 Records = tuple[dict[tuple[str, str], Row], list[dict[str, Any]], dict[str, tuple[str, str]]]
 
 
-def _json_records(data: bytes, source: str) -> Records:
-    """Rows by (process, dispatch id), copies and GPU names of every process record, read with the stdlib."""
+def json_records(data: bytes, source: str, marks: Marks) -> Records:
+    """Rows by (process, dispatch id), copies and GPU names of every process record, read with the stdlib; their
+    ROCTx ranges into ``marks``."""
     doc = load_json(data, source, JSON_HINT)
     tools = doc.get("rocprofiler-sdk-tool") if isinstance(doc, dict) else None
     tools = [tools] if isinstance(tools, dict) else tools
@@ -345,6 +349,9 @@ def _json_records(data: bytes, source: str) -> Records:
     gpu_names: dict[str, tuple[str, str]] = {}
     for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
         _tool_records(str(p), tool, rows, copies, gpu_names)
+    wanted = {r["call"] for r in (*rows.values(), *copies) if r.get("call") is not None}
+    for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
+        json_marks(str(p), tool.get("buffer_records"), tool.get("strings"), wanted, marks)
     if not rows and not copies:
         refuse_api_json(tools, source)  # host API records only: refused by name
     return rows, copies, gpu_names
@@ -360,6 +367,7 @@ def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], Row]
                 if isinstance(c, dict)}
     buffers = b if isinstance(b := tool.get("buffer_records"), dict) else {}
     callbacks = c if isinstance(c := tool.get("callback_records"), dict) else {}
+    marked = buffers.get("marker_api") not in (None, [])  # as the compiled reader: marker records are present
     labels: dict[str, str] = {}  # agent handle -> label, worked out once per agent
 
     def row(info: object) -> Row | None:
@@ -384,6 +392,8 @@ def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], Row]
         r = row(d.get("dispatch_info")) if isinstance(d, dict) else None
         if r is not None:
             r["start"], r["end"] = int_text(d.get("start_timestamp")), int_text(d.get("end_timestamp"))
+            if marked:  # launching threads and calls are kept only where ROCTx ranges may use them
+                r.update(launched(p, None, d.get("thread_id"), internal(d)))
     for cc in callbacks.get("counter_collection", ()) if isinstance(callbacks.get("counter_collection"), list) else ():
         data_ = cc.get("dispatch_data") if isinstance(cc, dict) else None
         r = row(data_.get("dispatch_info") if isinstance(data_, dict) else None)
@@ -402,7 +412,8 @@ def _tool_records(p: str, tool: dict[str, Any], rows: dict[tuple[str, str], Row]
             src, dst = agents.get(handle_text(m.get("src_agent_id")), {}), agents.get(handle_text(m.get("dst_agent_id")), {})
             copies.append({"src": agent_type(src), "dst": agent_type(dst), "bytes": m.get("bytes"),
                            "start": int_text(m.get("start_timestamp")), "end": int_text(m.get("end_timestamp")),
-                           "gpu": agent_label(dst if agent_type(dst) == "gpu" else src, "")})
+                           "gpu": agent_label(dst if agent_type(dst) == "gpu" else src, ""),
+                           **(launched(p, None, m.get("thread_id"), internal(m)) if marked else {})})
 
 
 def _json_counters(dicts: list[dict[str, float]], ids: np.ndarray) -> tuple[Counters, dict[int, np.ndarray], Problems]:

@@ -2,8 +2,9 @@
 
 The fast path of :func:`.rocprofv3.parse_json`: the document is decoded in one C pass into structs holding only
 what the reader uses (per dispatch its times, agent, kernel and dispatch ids; per counter record its counter and
-value; per copy its agents, bytes and times), everything else skipped; the small tables (``agents``, ``counters``,
-``kernel_symbols``) are decoded as the stdlib would. It fills the same rows, copies and GPU names as
+value; per copy its agents, bytes and times; per both their thread and launch call, kept where the process record
+has marker records), everything else skipped; the small tables (``agents``, ``counters``, ``kernel_symbols``, and
+where there are marker records those records, the API calls and ``strings``) are decoded as the stdlib would. It fills the same rows, copies and GPU names as
 :func:`.rocprofv3._tool_records`, so the workload is the same. Input it does not read exactly (damaged JSON,
 values of unexpected JSON types, non-UTF-8 text, nesting beyond ``ROOFCORE_MAX_JSON_DEPTH`` in the tables it
 decodes, no dispatch or copy records at all) returns None: the caller reads it with the stdlib, whose messages
@@ -20,6 +21,7 @@ import msgspec
 from .. import limits
 from ..errors import LimitError
 from .rocprof_decode import decode_whole
+from .roctx import Marks, json_marks, launched
 
 if TYPE_CHECKING:
     from .rocprofv3 import Records, Row
@@ -43,10 +45,16 @@ class _Info(msgspec.Struct, gc=False):
     dispatch_id: _Scalar = None
 
 
+class _Corr(msgspec.Struct, gc=False):
+    internal: _Scalar = None
+
+
 class _Dispatch(msgspec.Struct, gc=False):
     start_timestamp: _Scalar = None
     end_timestamp: _Scalar = None
     dispatch_info: _Info | None = None
+    thread_id: _Scalar = None
+    correlation_id: _Corr | None = None
 
 
 class _Record(msgspec.Struct, gc=False):
@@ -69,11 +77,16 @@ class _Copy(msgspec.Struct, gc=False):
     bytes: _Scalar = None
     start_timestamp: _Scalar = None
     end_timestamp: _Scalar = None
+    thread_id: _Scalar = None
+    correlation_id: _Corr | None = None
 
 
 class _Buffers(msgspec.Struct, gc=False):
     kernel_dispatch: list[_Dispatch] | None = None
     memory_copy: list[_Copy] | None = None
+    marker_api: _RawOrNone = None  # ROCTx ranges, and where there are some the API calls: decoded only then
+    hip_api: _RawOrNone = None
+    hsa_api: _RawOrNone = None
 
 
 class _Callbacks(msgspec.Struct, gc=False):
@@ -86,6 +99,7 @@ class _Tool(msgspec.Struct, gc=False):
     kernel_symbols: _RawOrNone = None
     buffer_records: _Buffers | None = None
     callback_records: _Callbacks | None = None
+    strings: _RawOrNone = None
 
 
 class _Doc(msgspec.Struct, rename={"tools": "rocprofiler-sdk-tool"}):
@@ -100,9 +114,9 @@ class _Skip(Exception):
     """Read it with the stdlib instead."""
 
 
-def records(data: bytes) -> Records | None:
-    """``(rows, copies, gpu_names)`` as :func:`.rocprofv3._tool_records` fills them for every process record, or
-    None where the stdlib reader must read the file."""
+def records(data: bytes, marks: Marks | None = None) -> Records | None:
+    """``(rows, copies, gpu_names)`` as :func:`.rocprofv3._tool_records` fills them for every process record (their
+    ROCTx ranges into ``marks``), or None where the stdlib reader must read the file."""
     from .rocprofv3 import agent_label, handle_text, int_text, listed, symbol_names
 
     doc = decode_whole(_DECODER, data)
@@ -123,12 +137,36 @@ def records(data: bytes) -> Records | None:
                         if isinstance(c, dict)}
             ids: _Ids = (agents, symbols, counters, {}, rows, gpu_names, str(p), handle_text, int_text, agent_label)
             _dispatches(tool, ids)
-            _copies(tool, agents, copies, handle_text, int_text, agent_label)
+            _copies(str(p), tool, agents, copies, handle_text, int_text, agent_label)
+        if not rows and not copies:
+            return None
+        _marks(tools, rows, copies, marks if marks is not None else Marks([], {}))
     except _Skip:
         return None
-    if not rows and not copies:
-        return None
     return rows, copies, gpu_names
+
+
+def _marked(tool: _Tool) -> bool:
+    """Whether a process record holds marker records (ROCTx): only then are launching threads and calls kept."""
+    raw = tool.buffer_records.marker_api if tool.buffer_records else None
+    return raw is not None and bytes(raw).strip() not in (b"[]", b"null")
+
+
+def _marks(tools: list[_Tool], rows: dict[tuple[str, str], Row], copies: list[dict[str, Any]], marks: Marks) -> None:
+    """Every process record's ROCTx ranges (:func:`.roctx.json_marks`), the tables they need decoded as the stdlib
+    would, and only where there are marker records."""
+    wanted = {r["call"] for r in (*rows.values(), *copies) if r.get("call") is not None}
+    found = Marks([], {})
+    for p, tool in enumerate(tools):
+        b = tool.buffer_records
+        if b is None or b.marker_api is None:
+            continue
+        buffers = {"marker_api": _table(b.marker_api)}
+        if buffers["marker_api"]:
+            buffers |= {"hip_api": _table(b.hip_api), "hsa_api": _table(b.hsa_api)}
+        json_marks(str(p), buffers, _table(tool.strings), wanted, found)
+    marks.ranges.extend(found.ranges)
+    marks.calls.update(found.calls)
 
 
 def _table(raw: msgspec.Raw | None) -> object:
@@ -192,12 +230,15 @@ def _dispatches(tool: _Tool, ids: _Ids) -> None:
 
     names: dict[str, str] = {}
     buffers, callbacks = tool.buffer_records, tool.callback_records
+    marked = _marked(tool)
     for d in (buffers.kernel_dispatch or ()) if buffers else ():
         r = row(d.dispatch_info)
         if r is not None:
             s, e = d.start_timestamp, d.end_timestamp
             r["start"] = str(s) if type(s) is int else int_text(s)
             r["end"] = str(e) if type(e) is int else int_text(e)
+            if marked:
+                r.update(launched(p, None, d.thread_id, d.correlation_id.internal if d.correlation_id else None))
     for cc in (callbacks.counter_collection or ()) if callbacks else ():
         r = row(cc.dispatch_data.dispatch_info if cc.dispatch_data is not None else None)
         if r is None:
@@ -212,14 +253,17 @@ def _dispatches(tool: _Tool, ids: _Ids) -> None:
                 into[name] = float("-inf")
 
 
-def _copies(tool: _Tool, agents: dict[str, dict[str, Any]], copies: list[dict[str, Any]],
+def _copies(p: str, tool: _Tool, agents: dict[str, dict[str, Any]], copies: list[dict[str, Any]],
             _handle: Callable[[object], str], _int_text: Callable[[object], str],
             _agent_label: Callable[[dict[str, Any], str], str]) -> None:
     from .rocprofv3 import agent_type
 
     buffers = tool.buffer_records
+    marked = _marked(tool)
     for m in (buffers.memory_copy or ()) if buffers else ():
         src, dst = agents.get(_hid(m.src_agent_id), {}), agents.get(_hid(m.dst_agent_id), {})
         copies.append({"src": agent_type(src), "dst": agent_type(dst), "bytes": m.bytes,
                        "start": _int_text(m.start_timestamp), "end": _int_text(m.end_timestamp),
-                       "gpu": _agent_label(dst if agent_type(dst) == "gpu" else src, "")})
+                       "gpu": _agent_label(dst if agent_type(dst) == "gpu" else src, ""),
+                       **(launched(p, None, m.thread_id, m.correlation_id.internal if m.correlation_id else None)
+                          if marked else {})})

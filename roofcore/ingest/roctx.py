@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -76,19 +76,13 @@ def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context:
     ranges = (context or {}).get("roctx_ranges")
     if not ranges:
         return w
-    f = w.frame.copy()
-    q = None if threads is None else [str(x).strip() for x in threads]
-    paths, several = innermost_paths(ranges["thread"], np.asarray(ranges["start"]), np.asarray(ranges["end"]),
-                                     np.asarray(ranges["depth"], dtype=np.float64), ranges["name"], q, starts, starts)
-    f["nvtx"] = pd.Series(paths, dtype=object, index=f.index)  # None stays None (outside)
-    f["start_s"] = starts
-    out = sum(p is None for p in paths)
-    warn = [f"ROCTx ranges from {ranges['source']}: {len(paths) - out:,} of {len(paths):,} dispatches start inside a "
-            f"range on their thread (the innermost holding the start), {out:,} outside every range."]
-    if several:
-        warn.append(f"{several:,} dispatches start inside ranges of more than one thread (the kernel trace names no "
-                    "launching thread): each was given the shortest.")
-    return replace(w, frame=f, warnings=(*w.warnings, *warn), sources=(*w.sources, ranges["source"]))
+    marks = Marks(list(zip(ranges["thread"], ranges["start"], ranges["end"], ranges["name"], strict=True)), {})
+    rows = [{"thread": None if threads is None else str(t).strip(), "call": None, "start": s * 1e9}
+            for t, s in zip(threads if threads is not None else [None] * len(starts), starts, strict=True)]
+    out = with_ranges(w, rows, marks, ranges["source"])
+    if out is not w:
+        out.frame["start_s"] = starts  # the trace's own seconds (not their round trip through ns)
+    return replace(out, sources=(*out.sources, ranges["source"]))
 
 
 def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context: dict[str, Any] | None,
@@ -111,3 +105,132 @@ def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context
     starts = to_floats(table.columns[roles["start"]][keep]) / 1e9
     threads = table.columns[roles["thread"]][keep] if roles["thread"] is not None else None
     return attach(w, threads, starts, context)
+
+
+# --------------------------------------------------------------------- ranges held with the kernels (JSON, database)
+
+class Marks(NamedTuple):
+    """ROCTx ranges (thread, start s, end s, text) and the API calls that enqueued work, by (process, correlation
+    id): (thread, start s, end s); threads are :func:`launched`'s keys."""
+
+    ranges: list[tuple[str, float, float, str]]
+    calls: dict[tuple[str, object], tuple[str, float, float]]
+
+
+def launched(run: str, pid: object, tid: object, call: object) -> dict[str, Any]:
+    """A dispatch's or copy's thread and the correlation id of the call that enqueued it, both within its run or
+    process record (ids that are not an integer or text are none)."""
+    return {"thread": f"{run}/{pid if type(pid) in _IDS else ''}/{tid}" if type(tid) in _IDS else None,
+            "call": (run, call) if type(call) in _IDS else None}
+
+
+_IDS = (int, str)  #: the types an id may have (exactly: a JSON true is no id)
+
+
+def is_range_text(text: object) -> bool:
+    """A range's text, not a ROCTx call's name (``roctxGetThreadId`` is recorded with its own name)."""
+    return isinstance(text, str) and bool(text.strip()) and not re.match(r"roctx[A-Z]", text.strip())
+
+
+def ranges_kind(kind: str) -> bool:
+    """A record kind or event category whose records may be ranges: ROCTx's (``MARKER_CORE_API``,
+    ``MARKER_CORE_RANGE_API``), not its control (pause, resume) or naming calls."""
+    k = kind.upper()
+    return "MARKER" in k and "CONTROL" not in k and "NAME" not in k
+
+
+def nanos(v: object) -> float:
+    """A timestamp (ns) as a float; NaN where it is none."""
+    if isinstance(v, bool):
+        return float("nan")
+    if isinstance(v, int | float):
+        return float(v)
+    try:
+        return float(str(v))
+    except ValueError:
+        return float("nan")
+
+
+def json_marks(p: str, buffers: object, strings: object, wanted: set[object], marks: Marks) -> None:
+    """One process record of rocprofv3's JSON: its ROCTx ranges (``buffer_records.marker_api`` records of a MARKER
+    kind, ``strings.buffer_records`` naming the kinds, whose text ``strings.marker_api`` holds by correlation id)
+    and, where there are ranges, the HIP and HSA calls (``hip_api``, ``hsa_api``) that enqueued a dispatch or copy
+    of ``wanted``, into ``marks``."""
+    if not isinstance(buffers, dict) or not isinstance(buffers.get("marker_api"), list):
+        return
+    strings = strings if isinstance(strings, dict) else {}
+    texts = {k: e.get("value") for e in _records(strings.get("marker_api"))
+             if isinstance(k := e.get("key"), int | str) and not isinstance(k, bool)}
+    kinds = strings.get("buffer_records")
+
+    def kind(k: object) -> str:
+        entry = (kinds[k] if isinstance(kinds, list) and isinstance(k, int) and 0 <= k < len(kinds) else
+                 kinds.get(str(k)) if isinstance(kinds, dict) else None)
+        return str(entry.get("kind") or "") if isinstance(entry, dict) else ""
+
+    before = len(marks.ranges)
+    for m in _records(buffers["marker_api"]):
+        name = kind(m.get("kind")).upper()
+        at = launched(p, None, m.get("thread_id"), internal(m))
+        text = texts.get(at["call"][1]) if at["call"] else None
+        s, e = nanos(m.get("start_timestamp")) * 1e-9, nanos(m.get("end_timestamp")) * 1e-9
+        if (not name or ranges_kind(name)) and is_range_text(text) and e > s:
+            marks.ranges.append((at["thread"] or "", s, e, str(text).strip()))
+    if len(marks.ranges) == before:
+        return
+    for c in (c for key in ("hip_api", "hsa_api") for c in _records(buffers.get(key))):
+        at = launched(p, None, c.get("thread_id"), internal(c))
+        if at["call"] in wanted and at["call"] not in marks.calls:
+            s, e = nanos(c.get("start_timestamp")) * 1e-9, nanos(c.get("end_timestamp")) * 1e-9
+            if s <= e:
+                marks.calls[at["call"]] = (at["thread"] or "", s, e)
+
+
+def _records(v: object) -> list[dict[str, Any]]:
+    return [r for r in v if isinstance(r, dict)] if isinstance(v, list) else []
+
+
+def internal(record: dict[str, Any]) -> object:
+    """A record's ``correlation_id.internal`` (the id of the API call it belongs to), or None."""
+    corr = record.get("correlation_id")
+    return corr.get("internal") if isinstance(corr, dict) else None
+
+
+def with_ranges(w: Workload, rows: list[dict[str, Any]], marks: Marks, where: str) -> Workload:
+    """``w`` (``rows``: its frame's rows, dispatches then copies, each with :func:`launched`'s keys and its GPU
+    ``start`` in ns) with ``nvtx`` and ``start_s``: the innermost range around the call that enqueued each, or
+    without that call the innermost on its thread holding its GPU start; unchanged without ranges."""
+    if not marks.ranges or len(rows) != len(w.frame):
+        return w
+    gpu = np.array([nanos(r.get("start")) for r in rows], dtype=np.float64) * 1e-9
+    threads: list[str] = []
+    q_start, q_end = gpu.copy(), gpu.copy()
+    for i, r in enumerate(rows):
+        call = marks.calls.get(r["call"]) if r.get("call") is not None else None
+        if call is not None:
+            threads.append(call[0])
+            q_start[i], q_end[i] = call[1], call[2]
+        else:
+            threads.append(r.get("thread") or "")
+    by_call = sum(r.get("call") in marks.calls for r in rows)
+    ranges = marks.ranges
+    paths, several = innermost_paths([x[0] for x in ranges], np.array([x[1] for x in ranges]),
+                                     np.array([x[2] for x in ranges]), np.zeros(len(ranges)), [x[3] for x in ranges],
+                                     threads if any(threads) else None, q_start, q_end)
+    f = w.frame.copy()
+    f["nvtx"] = pd.Series(paths, dtype=object, index=f.index)  # None stays None (outside)
+    f["start_s"] = gpu
+    inside = sum(p is not None for p in paths)
+    n = len(paths)
+    how = ("the innermost around the call that launched it names it" if by_call == n else
+           "the innermost around the call that launched it names it, or, for the "
+           f"{n - by_call:,} whose call was not traced, the innermost holding its start on the GPU" if by_call else
+           "no launch call is recorded: the innermost range on the launching thread holding its start on the GPU "
+           "names it")
+    noun = "dispatches and copies" if "group" in f and (f["group"] == "memcpy").any() else "dispatches"
+    warn = [f"ROCTx ranges from {where}: {inside:,} of {n:,} {noun} ran inside a range ({how}), "
+            f"{n - inside:,} outside every range."]
+    if several:
+        warn.append(f"{several:,} dispatches start inside ranges of more than one thread (no launching thread is "
+                    "recorded): each was given the shortest.")
+    return replace(w, frame=f, warnings=(*w.warnings, *warn))
