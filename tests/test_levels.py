@@ -208,6 +208,20 @@ def test_group_workload_and_level_roofline():
     assert fig.kernels == 2 and fig.caption.startswith("One point per module")  # Layer_0, Layer_1
 
 
+def test_level_roofline_of_groups_with_no_known_roofline_draws_the_roofs_alone():
+    """A time-only trace with ranges (a kernel trace and its ROCTx or NVTX ranges, no counters): no group has a
+    point, so the chart is the roofs with a note saying so, not "the workload has no kernels to analyse"."""
+    from roofcore.charts.levels import level_roofline
+
+    w = Workload(frame=make_frame({"name": np.array(["a", "b", "c"], dtype=object), "time_s": np.array([1e-3, 2e-3, 3e-3]),
+                                   "flops": np.full(3, np.nan),
+                                   "nvtx": np.array(["step", f"step{SEP}attn", None], dtype=object)}, 3),
+                 name="t", sources=("t",), formats=("x",))
+    fig = level_roofline(analyze(w, HW), "nvtx")
+    assert fig.kernels == 0 and fig.caption.startswith("No range has a kernel with a known roofline")
+    assert "kernel(s) not drawn" not in fig.caption
+
+
 def test_trajectory_and_over_time_charts():
     from roofcore.charts.levels import over_time_chart, trajectory_chart
 

@@ -4,6 +4,7 @@ achieved FLOP/s and bandwidth over time with the roofs as rules (roofcore.hierar
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import altair as alt
 import numpy as np
@@ -11,7 +12,7 @@ import pandas as pd
 
 from ..analyze import Analysis, analyze
 from ..hierarchy import OUTSIDE, flag_steps, group
-from ..hierarchy.points import group_workload
+from ..hierarchy.points import group_workload, unplaced_workload
 from ..units import fmt_bandwidth, fmt_rate
 from .look import ROOF_COLOR
 from .points import base_domains
@@ -19,6 +20,9 @@ from .roofline_chart import roofline
 from .roofs import roof_segments
 from .spec import RooflineFigure, finish
 
+#: what one group of a level is called in a sentence
+_GROUP_NAMES = {"nvtx": "range", "module": "module", "class": "module class", "op": "op", "step": "step",
+                "window": "window"}
 #: phases in a fixed colour order (the rest take the scheme's next colours)
 PHASE_ORDER = ("forward", "forward (inferred)", "backward", "optimizer", "prefill", "decode", "no phase")
 
@@ -35,9 +39,16 @@ def level_roofline(a: Analysis, by: str, *, hw_id: str | None = None, top: int =
     gw = group_workload(shown, a.workload.byte_names, name=f"by {by}")
     if not len(gw):
         gw = group_workload(rows, a.workload.byte_names, name=f"by {by}")
+    level = by.split(":")[0]
+    if not len(gw):  # no group has a kernel with a known roofline (a time-only trace with ranges): the roofs alone
+        fig = roofline(analyze(unplaced_workload(shown), hw), [hw.id], color_by="group", width=width, height=height)
+        what = _GROUP_NAMES.get(level, level)
+        note = (f"No {what} has a kernel with a known roofline (their FLOPs or bytes are unknown): none of the "
+                f"{len(rows)} is drawn, and the table gives their times.")
+        return replace(fig, notes=(note, *(n for n in fig.notes if "kernel" not in n)))  # the placeholders' notes
     fig = roofline(analyze(gw, hw), [hw.id], color_by="group", width=width, height=height)
     unknown = int((shown["covered_time_s"].fillna(0) <= 0).sum())
-    extra = f"One point per {by.split(':')[0]} (the {len(shown)} with the most time of {len(rows)}): its kernels with a " \
+    extra = f"One point per {level} (the {len(shown)} with the most time of {len(rows)}): its kernels with a " \
             "known roofline summed, at their off-chip intensity and achieved FLOP/s."
     if unknown:
         extra += f" {unknown} of them have no kernel with a known roofline and are not drawn."
@@ -45,8 +56,6 @@ def level_roofline(a: Analysis, by: str, *, hw_id: str | None = None, top: int =
 
 
 def _with_note(fig: RooflineFigure, note: str) -> RooflineFigure:
-    from dataclasses import replace
-
     return replace(fig, notes=(note, *fig.notes))
 
 
