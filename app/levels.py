@@ -18,7 +18,14 @@ from .memo import shared
 WINDOWS = {"1 ms": 1e-3, "10 ms": 1e-2, "100 ms": 0.1, "1 s": 1.0}
 _HELP = {"kernel": "every kernel launch", "op": "the op that launched it (aten::addmm)",
          "module": "its nn.Module path", "class": "its nn.Module path without instance numbers (every layer alike)", "step": "its profiler step, in time order",
-         "nvtx": "its annotation / NVTX range path", "window": "time windows of its start"}
+         "nvtx": "its annotation path: NVTX (Nsight Systems) or ROCTx (rocprofv3) ranges",
+         "window": "time windows of its start"}
+#: a level's name on screen where its CLI name (--by) would puzzle: AMD's ranges are ROCTx, not NVTX
+_LABEL = {"nvtx": "ranges"}
+
+
+def label(level: str) -> str:
+    return _LABEL.get(level, level)
 
 
 def per_launch(a: Analysis) -> Analysis:
@@ -47,8 +54,8 @@ def choose(a: Analysis) -> tuple[str, float | None]:
     if options == ["kernel"]:
         return "kernel", None
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
-    level = c1.segmented_control("Level", options, default="kernel", key="rl_level",
-                                 help="One point per " + "; ".join(f"{k}: {_HELP[k]}" for k in options) + ".") \
+    level = c1.segmented_control("Level", options, default="kernel", key="rl_level", format_func=label,
+                                 help="One point per " + "; ".join(f"{label(k)}: {_HELP[k]}" for k in options) + ".") \
         or "kernel"
     if level in ("module", "class", "nvtx"):
         top = _max_depth(per_launch(a), hy.COLUMNS[level])
@@ -104,9 +111,9 @@ def tree(a: Analysis) -> None:
         return
     ra = per_launch(a)
     hw = ra.hardware[0]
-    st.subheader("By " + " and ".join(options))
+    st.subheader("By " + " and ".join(map(label, options)))
     level = options[0] if len(options) == 1 else st.segmented_control("Tree", options, default=options[0],
-                                                                     key="k_tree_level") or options[0]
+                                                                     key="k_tree_level", format_func=label) or options[0]
     rows = shared("levels.tree", (level, hw.id), lambda: hy.group(ra, level, hw_id=hw.id))
     table = shared("levels.tree_table", (level, hw.id), lambda: hv.group_table(rows, tree=True))
     st.dataframe(table.drop(columns="Path"), hide_index=True, width="stretch", placeholder="–", key="k_tree",
