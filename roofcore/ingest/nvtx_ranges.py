@@ -263,8 +263,8 @@ def innermost_paths(r_thread: list[str] | np.ndarray, r_start: np.ndarray, r_end
                     r_depth: np.ndarray, names: list[str], q_thread: list[str] | None, q_start: np.ndarray,
                     q_end: np.ndarray) -> tuple[np.ndarray, int]:
     """Per query (a kernel: its thread or None, start, end) the path of the innermost range of that thread (or, without
-    a thread, of any thread: the shortest) holding [start, end], or None; and how many queries ranges of several
-    threads held."""
+    a thread, ``q_thread`` None or a query's thread "", of any thread: the shortest) holding [start, end], or None;
+    and how many queries ranges of several threads held."""
     from .kineto_link import innermost
 
     nq = len(q_start)
@@ -278,7 +278,7 @@ def innermost_paths(r_thread: list[str] | np.ndarray, r_start: np.ndarray, r_end
         idx = idx[np.lexsort((r_depth[idx], -r_end[idx], r_start[idx]))]  # index order: outer before inner
         s, e, d = r_start[idx], r_end[idx], r_depth[idx]
         parent, path = _tree(s, e, d, [names[i] for i in idx])
-        sel = np.arange(nq) if qt is None else np.flatnonzero(qt == t)
+        sel = np.arange(nq) if qt is None else np.flatnonzero((qt == t) | (qt == ""))
         if not len(sel):
             continue
         at = innermost(np.zeros(len(idx), dtype=np.int64), s, e, np.zeros(len(sel), dtype=np.int64), q_start[sel])
