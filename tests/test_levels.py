@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -281,6 +282,22 @@ def test_report_section_by_module_and_step():
     assert "<td>ProfilerStep#1</td>" in section and "No step beyond 1.5× the median step." in section
     plain = Workload(frame=make_frame({"name": ["k"], "flops": [1e9], "bytes_hbm": [1e6], "time_s": [1e-3]}, 1))
     assert "By module" not in build_html(analyze(plain, HW), charts=False, appendix="none")
+
+
+def test_report_section_by_range():
+    """A workload with NVTX / ROCTx ranges (here the ROCTx fixture pair, time only) gets a "By range" section: the
+    ranges with the most time by their path (their roofline: test_level_roofline_of_groups_with_no_known_roofline_…)."""
+    from roofcore import read_many
+    from roofcore.report import build_html
+
+    data = Path(__file__).parent / "data" / "rocprofv3"
+    w = read_many([data / "9_kernel_trace.csv", data / "9_marker_api_trace.csv"])
+    html = build_html(analyze(w, HW), charts=False, appendix="none")
+    assert "<h2>By range</h2>" in html
+    section = html[html.index("<h2>By range</h2>"):]
+    section = section[:section.index("</section>")]
+    assert "NVTX / ROCTx ranges with the most time (depth 2)" in section
+    assert f"<td>iteration{SEP}attention</td>" in section and f"<td>iteration{SEP}mlp</td>" in section
 
 
 def test_views_tree_order_where_and_contents():

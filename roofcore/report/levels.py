@@ -1,6 +1,6 @@
-"""The report's "By module" / "By step" section, where the workload has a hierarchy (roofcore.hierarchy): the module
-classes with the most time (a table and their points on one roofline) and the steps in order (a table, outliers
-said, and their trajectory). One page at most: a few rows and two small charts."""
+"""The report's "By module" / "By range" / "By step" section, where the workload has a hierarchy (roofcore.hierarchy):
+the module classes and the NVTX / ROCTx ranges with the most time (a table and their points on one roofline each) and
+the steps in order (a table, outliers said, and their trajectory). One page at most: a few rows and small charts."""
 
 from __future__ import annotations
 
@@ -26,32 +26,32 @@ class _Chart(Protocol):
 
 
 def title(a: Analysis) -> str | None:
-    """The section's heading, or None without modules or steps."""
+    """The section's heading, or None without modules, ranges or steps."""
     from ..hierarchy import levels_of
 
     lv = levels_of(a.workload)
-    has = [w for w, key in (("module", "class"), ("step", "step")) if key in lv]
+    has = [w for w, key in (("module", "class"), ("range", "nvtx"), ("step", "step")) if key in lv]
     return ("By " + " and ".join(has)) if has else None
 
 
-def _depth(a: Analysis) -> str:
-    """``class:D``: the shallowest depth with at least three module classes (else the deepest)."""
+def _depth(a: Analysis, level: str = "class") -> str:
+    """``LEVEL:D``: the shallowest depth with at least three module classes or ranges (else the deepest)."""
     from ..hierarchy import OUTSIDE, group
 
-    rows = group(a, "class", hw_id=a.hardware[0].id)
+    rows = group(a, level, hw_id=a.hardware[0].id)
     nodes = rows[rows["group"] != OUTSIDE]
     top = int(nodes["depth"].max()) if len(nodes) else 1
-    return f"class:{next((d for d in range(1, top + 1) if (nodes['depth'] == d).sum() >= 3), top)}"
+    return f"{level}:{next((d for d in range(1, top + 1) if (nodes['depth'] == d).sum() >= 3), top)}"
 
 
-def _table(rows: pd.DataFrame, label: str) -> str:
+def _table(rows: pd.DataFrame, label: str, names: str = "name") -> str:
     total = rows["self_time_s"].sum()
     head = "".join(f"<th>{h}</th>" for h in (label, "launches", "time", "share", "known", "achieved", "of roof",
                                              "bound"))
     body = []
     for r in rows.itertuples(index=False):
         share = r.time_s / total if total else float("nan")
-        cells = [esc(str(r.name)), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share), fmt_pct(r.coverage),
+        cells = [esc(str(getattr(r, names))), f"{int(r.launches):,}", fmt_time(r.time_s), fmt_pct(share), fmt_pct(r.coverage),
                  fmt_rate(r.achieved_flops_per_s), fmt_pct(r.efficiency), esc(r.bound if isinstance(r.bound, str)
                                                                                else "–")]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -88,6 +88,15 @@ def section(a: Analysis, charts_on: bool) -> str:
         if charts_on:
             fig = level_charts.level_roofline(a, by, hw_id=hw.id, top=ROWS, width=560, height=250)
             out.append(f'<figure class="roofline">{svg(fig, 900)}<figcaption>{esc(fig.caption)}</figcaption></figure>')
+    if "nvtx" in lv:  # ranges: by their path, the names alone repeat under each parent
+        by = _depth(a, "nvtx")
+        rows = group(a, by, hw_id=hw.id)
+        rows = rows[rows["group"] != OUTSIDE].sort_values("time_s", ascending=False, kind="stable").head(ROWS)
+        out.append(f"<h3>NVTX / ROCTx ranges with the most time ({esc(by.replace('nvtx:', 'depth '))})</h3>")
+        out.append(_table(rows, "range", names="group"))
+        if charts_on:
+            fig = level_charts.level_roofline(a, by, hw_id=hw.id, top=ROWS, width=560, height=250)
+            out.append(f'<figure class="roofline">{svg(fig, 902)}<figcaption>{esc(fig.caption)}</figcaption></figure>')
     if "step" in lv:
         rows = group(a, "step", hw_id=hw.id)
         rows = flag_steps(rows, a.workload.frame)
