@@ -103,6 +103,28 @@ def test_roctx_ranges_on_the_launching_thread():
     _sums_hold(w)
 
 
+def test_roctx_ranges_in_a_run_folder_use_its_hip_trace_for_the_launch_calls(tmp_path):
+    """rocprofv3 --sys-trace writes the HIP API trace beside the kernel and marker traces: in a folder (or its
+    archive) its calls place each dispatch by the call that enqueued it (Correlation_Id), so up_proj_kernel, queued
+    inside "attention" but run during "mlp", is attention's; the trace is then read, not left out. Without a
+    marker trace it is left out as before (tests/test_api_traces.py)."""
+    import shutil
+
+    for name in ("9_kernel_trace.csv", "9_marker_api_trace.csv"):
+        shutil.copy(V3 / name, tmp_path / name)
+    (tmp_path / "9_hip_api_trace.csv").write_text(
+        '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+        '"HIP_RUNTIME_API","hipMalloc",9,9,3,200,300\n"HIP_RUNTIME_API","hipLaunchKernel",9,9,13,2500,2520\n')
+    w = ingest.read_many([tmp_path])
+    assert _nvtx(w) == [f"iteration{SEP}attention"] * 3 + ["iteration", None]
+    note = next(m for m in w.warnings if m.startswith("ROCTx ranges from"))
+    assert "(launch calls from " in note and "9_hip_api_trace.csv" in note and "for the 4 whose call" in note
+    assert not any(m.startswith("Left out") for m in w.warnings), w.warnings
+    (tmp_path / "9_marker_api_trace.csv").unlink()
+    w = ingest.read_many([tmp_path])
+    assert "nvtx" not in w.frame.columns and any(m.startswith("Left out 1 file(s)") for m in w.warnings)
+
+
 def test_roctx_without_thread_ids_takes_the_shortest_range_of_any_thread():
     text = (V3 / "9_kernel_trace.csv").read_text().replace('"Thread_Id",', "").replace(",0,9,", ",0,")
     w = ingest.read_many([(text.encode(), "1_kernel_trace.csv"), V3 / "9_marker_api_trace.csv"])

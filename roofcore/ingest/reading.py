@@ -4,6 +4,7 @@ processes where that pays (:func:`read_file`), all within :mod:`roofcore.limits`
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
@@ -20,6 +21,7 @@ from .archive import Failed, is_archive, members, unread_note, what
 from .compression import GZIP_MAGIC, gunzip_bounded, kind, unpacked
 from .dialect import canonical, is_json, spreadsheet_cut
 from .frames import combine, with_rank
+from .pool import plain_main, process_pool
 from .pseudo import split_runtime
 from .registry import Format, detect, get_format, max_input_bytes
 from .totals import drop_totals
@@ -282,7 +284,9 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
     from ..catalog import display_path
 
     inputs: list[_Input] = []
+    api: list[_Input] = []  # host API traces of a folder, left out: the launch calls ROCTx ranges may use
     left_out: list[str] = []
+    left_label: list[str] = []  # the files of left_out
     left_from: set[str] = set()  # what held them: folder, zip archive, tar archive
     for s, within in items:
         in_folder = within is not None
@@ -295,11 +299,13 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
                 data, label, size, whole = _head(s, max_bytes, small=_HEAD if len(items) > 1 else filemap.MAP_MIN_BYTES)
             f = get_format(fmt) if fmt else detect(data, label, max_bytes)
             if in_folder and not fmt and f.name == "host-api-trace":  # beside the kernel trace: its refusal, left out
+                api.append(_Input(s, label, f, data if whole else None, size))  # its calls: for ROCTx ranges
                 _parse(f, data, label, None, max_bytes)
             inputs.append(_Input(s, label, f, data if whole else None, size))
         except InputError as e:
             if within is not None and not fmt:  # a folder's README, log or binary report: not a profile
                 left_out.append(f"{label} ({e.found or e.text or 'not readable'})")
+                left_label.append(label)
                 left_from.add(within[1])
                 continue
             if on_error is None:
@@ -309,13 +315,9 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
             if on_error is None:
                 raise
             on_error(label, e)
-    context: dict[str, Any] = {}
-    measured: list[Hardware] = []  # measured ceilings (roofline.csv, ERT roofline.json): devices that go with the workload
-    for i in inputs:
-        if i.fmt.companion:
-            ctx = dict(_companion(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes)))
-            measured.extend(ctx.pop("measured_hardware", ()))
-            context.update(ctx)
+    context, measured = _context(inputs, api, max_bytes)
+    used = set(context.get("roctx_calls", {}).get("sources", ()))  # those API traces were read after all
+    left_out = [x for x, i in zip(left_out, left_label, strict=True) if i not in used]
     jobs = [i for i in inputs if not i.fmt.companion]
     workloads = []
     for i, got in zip(jobs, _parse_all(jobs, context, max_bytes, workers, executor), strict=True):
@@ -353,6 +355,23 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
     if failed:  # damaged archives or members among readable files: the rest is read, these are said
         out = replace(out, warnings=(*out.warnings, unread_note(failed)))
     return out
+
+
+def _context(inputs: list[_Input], api: list[_Input], max_bytes: int) -> tuple[dict[str, Any], list[Hardware]]:
+    """The context the companion files give the workloads, with the launch calls of a folder's API traces where
+    ROCTx ranges use them (:func:`.roctx.launch_calls`), and the measured devices (roofline.csv, ERT
+    roofline.json) that go with the workload."""
+    from .roctx import launch_calls  # (a reader's module: imported once the registry is)
+
+    context: dict[str, Any] = {}
+    measured: list[Hardware] = []
+    for i in inputs:
+        if i.fmt.companion:
+            ctx = dict(_companion(_parse(i.fmt, _data(i, max_bytes), i.label, context, max_bytes)))
+            measured.extend(ctx.pop("measured_hardware", ()))
+            context.update(ctx)
+    context.update(launch_calls(context, [(functools.partial(_data, i, max_bytes), i.label) for i in api]))
+    return context, measured
 
 
 def _joined(workloads: list[Workload], pairs: Mapping[str, str] | None) -> Workload:
@@ -412,9 +431,9 @@ def _parse_all(jobs: list[_Input], context: dict[str, Any], max_bytes: int, work
             i.data = None
         return out
     left = _time_left()
-    pool = executor or _process_pool(min(cpus, len(on_disk)))
+    pool = executor or process_pool(min(cpus, len(on_disk)))
     try:
-        with _plain_main():  # fresh workers start within submit
+        with plain_main():  # fresh workers start within submit
             futures = {id(i): pool.submit(read_file, i.source, i.fmt.name, max_bytes=max_bytes,
                                           context=context or None, timeout_s=left) for i in on_disk}
         out = []
@@ -439,40 +458,6 @@ def _time_left() -> float | None:
 
     d = limits.DEADLINE.get()
     return None if d is None else max(d[0] - time.monotonic(), 0.001)
-
-
-def _process_pool(n: int) -> Executor:
-    """Worker processes: forked where this process runs no other thread (they start at once, with everything
-    imported), else started fresh (a server's threads may hold locks a fork would copy)."""
-    import multiprocessing
-    import threading
-    from concurrent.futures import ProcessPoolExecutor
-
-    methods = multiprocessing.get_all_start_methods()
-    method = "fork" if "fork" in methods and threading.active_count() == 1 else \
-        "forkserver" if "forkserver" in methods else "spawn"
-    return ProcessPoolExecutor(n, mp_context=multiprocessing.get_context(method))
-
-
-@contextlib.contextmanager
-def _plain_main() -> Iterator[None]:
-    """While worker processes start: a ``__main__`` without a file. A worker started fresh (spawn, forkserver)
-    runs its parent's main script again unless that was imported by module name; under Streamlit the main
-    module is the app's page script, which must not run in a worker (it fails there, and the pool breaks), and a
-    user's script without a ``__name__`` guard would run once per worker. The workers only run
-    :func:`read_file`, imported by its module's name."""
-    import sys
-    import types
-
-    main = sys.modules.get("__main__")
-    if main is None or getattr(getattr(main, "__spec__", None), "name", None) or not getattr(main, "__file__", None):
-        yield
-        return
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
 
 
 def read_file(source: _Source, fmt: str | None = None, *, max_bytes: int | None = None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -69,17 +70,28 @@ def parse_markers(data: bytes, source: str, context: dict[str, Any] | None = Non
     return {"roctx_ranges": {**out, "source": source}} if out["name"] else {}
 
 
-def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context: dict[str, Any] | None
-           ) -> Workload:
-    """``w`` (a kernel trace, one row per dispatch: launching thread or None, GPU start in seconds) with ``nvtx``
-    and ``start_s`` from the ROCTx ranges a companion read (unchanged without one)."""
+def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context: dict[str, Any] | None,
+           calls: np.ndarray | None = None) -> Workload:
+    """``w`` (a kernel trace, one row per dispatch: launching thread or None, GPU start in seconds, the correlation
+    id of the call that enqueued it or None) with ``nvtx`` and ``start_s`` from the ROCTx ranges a companion read
+    (unchanged without one), placed by their launch calls where the folder's API traces hold them
+    (:func:`launch_calls`)."""
     ranges = (context or {}).get("roctx_ranges")
     if not ranges:
         return w
     marks = Marks(list(zip(ranges["thread"], ranges["start"], ranges["end"], ranges["name"], strict=True)), {})
-    rows = [{"thread": None if threads is None else str(t).strip(), "call": None, "start": s * 1e9}
-            for t, s in zip(threads if threads is not None else [None] * len(starts), starts, strict=True)]
-    out = with_ranges(w, rows, marks, ranges["source"])
+    n = len(starts)
+    ids = [None] * n if calls is None else [str(c).strip() or None for c in calls]
+    rows = [{"thread": None if threads is None else str(t).strip(), "call": None if c is None else ("", c),
+             "start": s * 1e9} for t, s, c in zip(threads if threads is not None else [None] * n, starts, ids,
+                                                  strict=True)]
+    known = (context or {}).get("roctx_calls") or {}
+    if known:
+        wanted = {c for c in ids if c is not None}
+        marks.calls.update({("", c): (t, s, e) for c, t, s, e in zip(known["corr"], known["thread"], known["start"],
+                                                                      known["end"], strict=True) if c in wanted})
+    where = ranges["source"] + (f" (launch calls from {', '.join(known['sources'])})" if marks.calls else "")
+    out = with_ranges(w, rows, marks, where)
     if out is not w:
         out.frame["start_s"] = starts  # the trace's own seconds (not their round trip through ns)
     return replace(out, sources=(*out.sources, ranges["source"]))
@@ -94,7 +106,8 @@ def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context
         return w
     from .rocprof_common import ids_and_names, read_roles, to_floats
 
-    spec = {"ids": lay.ids, "name": lay.name, "thread": ("Thread_Id",), "start": lay.start}
+    spec = {"ids": lay.ids, "name": lay.name, "thread": ("Thread_Id",), "start": lay.start,
+            "corr": ("Correlation_Id",)}
     table, roles = read_roles(text, at, source, spec)
     ids, name = roles["ids"], roles["name"]
     if ids is None or name is None:  # the trace reader found both columns (the same layout)
@@ -104,7 +117,39 @@ def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context
         return w
     starts = to_floats(table.columns[roles["start"]][keep]) / 1e9
     threads = table.columns[roles["thread"]][keep] if roles["thread"] is not None else None
-    return attach(w, threads, starts, context)
+    calls = table.columns[roles["corr"]][keep] if roles["corr"] is not None else None
+    return attach(w, threads, starts, context, calls)
+
+
+def launch_calls(context: dict[str, Any], traces: list[tuple[Callable[[], bytes], str]]) -> dict[str, Any]:
+    """``{"roctx_calls": …}``: the HIP and HSA calls of a run folder's API traces (``<pid>_hip_api_trace.csv``,
+    ``_hsa_api_trace.csv``: correlation id, thread, start and end in seconds), where a marker trace gave ROCTx
+    ranges, so that a kernel trace places each dispatch by the call that enqueued it (its ``Correlation_Id``);
+    ``{}`` otherwise. ``traces``: each file's bytes (read only then) and name."""
+    if not context.get("roctx_ranges") or not traces:
+        return {}
+    cols: dict[str, list[Any]] = {"corr": [], "thread": [], "start": [], "end": []}
+    used = []
+    for data, label in traces:
+        rows = csv.reader(line for line in check_text(data(), label).split("\n") if line.strip())
+        head = {h.strip().lower(): i for i, h in enumerate(next(rows, []))}
+        need = ("domain", "thread_id", "correlation_id", "start_timestamp", "end_timestamp")
+        if not all(k in head for k in need):
+            continue
+        d, t, c, s, e = (head[k] for k in need)
+        width = len(head)
+        before = len(cols["corr"])
+        for r in rows:
+            if len(r) == width and r[d].strip().upper().startswith(("HIP", "HSA")):
+                start, end = nanos(r[s]) * 1e-9, nanos(r[e]) * 1e-9
+                if start <= end:
+                    cols["corr"].append(r[c].strip())
+                    cols["thread"].append(r[t].strip())
+                    cols["start"].append(start)
+                    cols["end"].append(end)
+        if len(cols["corr"]) > before:
+            used.append(label)
+    return {"roctx_calls": {**cols, "sources": used}} if used else {}
 
 
 # --------------------------------------------------------------------- ranges held with the kernels (JSON, database)
