@@ -40,12 +40,13 @@ def level_roofline(a: Analysis, by: str, *, hw_id: str | None = None, top: int =
     if not len(gw):
         gw = group_workload(rows, a.workload.byte_names, name=f"by {by}")
     what = _GROUP_NAMES.get(by.split(":")[0], by.split(":")[0])
-    if not len(gw):  # no group has a kernel with a known roofline (a time-only trace with ranges): the roofs alone
-        fig = roofline(analyze(unplaced_workload(shown), hw), [hw.id], color_by="group", width=width, height=height)
+    unplaced = not len(gw)  # no group has a kernel with a known roofline (a time-only trace with ranges)
+    fig = roofline(analyze(unplaced_workload(shown) if unplaced else gw, hw), [hw.id], color_by="group", width=width,
+                   height=height)
+    if unplaced:  # the roofs alone, without the placeholder rows' notes
         note = (f"No {what} has a kernel with a known roofline (their FLOPs or bytes are unknown): none of the "
                 f"{len(rows)} is drawn, and the table gives their times.")
-        return replace(fig, notes=(note, *(n for n in fig.notes if "kernel" not in n)))  # the placeholders' notes
-    fig = roofline(analyze(gw, hw), [hw.id], color_by="group", width=width, height=height)
+        return replace(fig, notes=(note, *(n for n in fig.notes if "kernel" not in n)))
     unknown = int((shown["covered_time_s"].fillna(0) <= 0).sum())
     extra = f"One point per {what} (the {len(shown)} with the most time of {len(rows)}): its kernels with a known " \
             "roofline summed, at their off-chip intensity and achieved FLOP/s."
