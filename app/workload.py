@@ -43,7 +43,8 @@ def parse_uploads(key: str, fmt: str | None, _files: tuple[tuple[bytes, str], ..
     same file uploaded again (another round, another colleague) is not parsed again."""
     errors: list[str] = []
     try:
-        w = roofcore.read_many(_files, fmt=fmt, on_error=lambda name, e: errors.append(str(e)), pairs=dict(pairs) or None)
+        w = roofcore.read_many(_files, fmt=fmt, on_error=lambda name, e: errors.append(str(e)), pairs=dict(pairs) or None,
+                               together=True)  # a run's files dropped together: its API traces noted, not errors
     except roofcore.RoofcoreError as e:  # nothing readable: the per-file messages say why, else this one does
         return None, tuple(errors) or (str(e),)
     return w, tuple(errors)

@@ -83,6 +83,21 @@ def test_named_on_its_own_beside_a_kernel_trace_it_is_refused():
         roofcore.read_many([DATA.parent / "rocprof" / "kernel_trace_v3.csv", DATA / "238_hip_api_trace.csv"])
 
 
+def test_uploaded_together_with_a_kernel_trace_it_is_a_note_not_an_error():
+    """The app uploads a run's CSVs together (read_many(..., together=True)): a host API trace among them is left
+    out with the folder's note rather than reported as an error telling the user to export the kernel trace they
+    uploaded beside it; alone it is still refused by name."""
+    kernels = ((DATA.parent / "rocprof" / "kernel_trace_v3.csv").read_bytes(), "238_kernel_trace.csv")
+    api = ((DATA / "238_hip_api_trace.csv").read_bytes(), "238_hip_api_trace.csv")
+    errors: list[str] = []
+    w = roofcore.read_many([kernels, api], on_error=lambda name, e: errors.append(str(e)), together=True)
+    assert not errors and w.formats == ("rocprof-v3-trace",)
+    note = next(x for x in w.warnings if x.startswith("Left out 1 file(s) of the upload that are not profiles"))
+    assert "238_hip_api_trace.csv (this is a rocprofv3 HIP API trace" in note
+    with pytest.raises(InputError, match="HIP API trace"):
+        roofcore.read_many([api], together=True)
+
+
 def test_real_kernel_traces_are_not_taken_for_api_traces():
     for name in ("rocprofv3_0.x_kernel_trace.csv", "rocprofv1_mi300a_vecadd_hiptrace_results.json",
                  "rocprofv3_0.x_counter_collection.csv"):

@@ -120,6 +120,8 @@ def test_roctx_ranges_in_a_run_folder_use_its_hip_trace_for_the_launch_calls(tmp
     note = next(m for m in w.warnings if m.startswith("ROCTx ranges from"))
     assert "(launch calls from " in note and "9_hip_api_trace.csv" in note and "for the 4 whose call" in note
     assert not any(m.startswith("Left out") for m in w.warnings), w.warnings
+    uploads = [(p.read_bytes(), p.name) for p in sorted(tmp_path.iterdir())]  # the app's upload of the same files
+    assert _nvtx(ingest.read_many(uploads, together=True)) == _nvtx(w)
     (tmp_path / "9_marker_api_trace.csv").unlink()
     w = ingest.read_many([tmp_path])
     assert "nvtx" not in w.frame.columns and any(m.startswith("Left out 1 file(s)") for m in w.warnings)

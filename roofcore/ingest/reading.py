@@ -141,7 +141,7 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
               max_bytes: int | None = None,
               on_error: Callable[[str, RoofcoreError], None] | None = None,
               workers: int | None = None, executor: Executor | None = None,
-              pairs: Mapping[str, str] | None = None) -> Workload:
+              pairs: Mapping[str, str] | None = None, together: bool = False) -> Workload:
     """Read several inputs (paths, folders, or ``(bytes, name)`` pairs) into one workload.
 
     Companion files (e.g. rocprof-compute ``sysinfo.csv``) become context for the others; a time-only
@@ -164,6 +164,10 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
     timeline's times and launch counts, with FLOPs and bytes per launch from the sampled launches of the same kernel,
     matched by a name normalised across tools (:mod:`roofcore.ingest.join`). ``pairs`` (timeline kernel name →
     counter kernel name) fixes pairs by hand where the names do not match.
+
+    ``together``: the sources are one run's files dropped together (the app's upload of a run's CSVs), so a host API
+    trace among them (``<pid>_hip_api_trace.csv``) is left out with a note, and used for ROCTx ranges, as in a
+    folder; otherwise one named on its own is refused.
     """
     max_bytes = max_bytes or max_input_bytes()
     sources = list(sources)
@@ -175,7 +179,7 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
     names = [s[1] if isinstance(s, tuple) else Path(s).name for s, _ in items]
     what = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     with limits.deadline(what or "the inputs"), gcpause.paused():
-        w = _read_many(items, fmt, max_bytes, on_error, workers, executor, pairs, failed)
+        w = _read_many(items, fmt, max_bytes, on_error, workers, executor, pairs, failed, together)
     limits.KERNELS.check(len(w), what, f"{len(w):,} kernels read from these files")
     return w
 
@@ -279,45 +283,12 @@ def _head(path: str | Path, max_bytes: int, name: str | None = None, small: int 
 
 def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes: int,
                on_error: Callable[[str, RoofcoreError], None] | None, workers: int | None,
-               executor: Executor | None, pairs: Mapping[str, str] | None = None, failed: Failed | None = None
-               ) -> Workload:
-    from ..catalog import display_path
-
-    inputs: list[_Input] = []
-    api: list[_Input] = []  # host API traces of a folder, left out: the launch calls ROCTx ranges may use
-    left_out: list[str] = []
-    left_label: list[str] = []  # the files of left_out
-    left_from: set[str] = set()  # what held them: folder, zip archive, tar archive
-    for s, within in items:
-        in_folder = within is not None
-        label = s[1] if isinstance(s, tuple) else display_path(s)
-        try:
-            if isinstance(s, tuple):
-                data, label = _load(s[0], s[1], max_bytes)
-                whole, size = True, len(data)
-            else:  # one file: read whole unless it is large enough to map
-                data, label, size, whole = _head(s, max_bytes, small=_HEAD if len(items) > 1 else filemap.MAP_MIN_BYTES)
-            f = get_format(fmt) if fmt else detect(data, label, max_bytes)
-            if in_folder and not fmt and f.name == "host-api-trace":  # beside the kernel trace: its refusal, left out
-                api.append(_Input(s, label, f, data if whole else None, size))  # its calls: for ROCTx ranges
-                _parse(f, data, label, None, max_bytes)
-            inputs.append(_Input(s, label, f, data if whole else None, size))
-        except InputError as e:
-            if within is not None and not fmt:  # a folder's README, log or binary report: not a profile
-                left_out.append(f"{label} ({e.found or e.text or 'not readable'})")
-                left_label.append(label)
-                left_from.add(within[1])
-                continue
-            if on_error is None:
-                raise
-            on_error(label, e)
-        except RoofcoreError as e:
-            if on_error is None:
-                raise
-            on_error(label, e)
+               executor: Executor | None, pairs: Mapping[str, str] | None = None, failed: Failed | None = None,
+               together: bool = False) -> Workload:
+    inputs, api, left, left_from = _detected(items, fmt, max_bytes, on_error, together)
     context, measured = _context(inputs, api, max_bytes)
     used = set(context.get("roctx_calls", {}).get("sources", ()))  # those API traces were read after all
-    left_out = [x for x, i in zip(left_out, left_label, strict=True) if i not in used]
+    left_out = [f"{label} ({why})" for label, why in left if label not in used]
     jobs = [i for i in inputs if not i.fmt.companion]
     workloads = []
     for i, got in zip(jobs, _parse_all(jobs, context, max_bytes, workers, executor), strict=True):
@@ -336,7 +307,7 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
     holder = " or ".join(sorted(left_from))
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
-        folders = ", ".join(sorted({within[0] for _, within in items if within}))
+        folders = ", ".join(sorted({within[0] for _, within in items if within})) or "the uploaded files"
         raise InputError(where=folders, text=f"no profile among the {holder}'s files: {'; '.join(left_out[:3])}"
                          + (f" and {len(left_out) - 3} more." if len(left_out) > 3 else "."),
                          hint="point at the folder of the profiles themselves, or name the files.")
@@ -355,6 +326,48 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
     if failed:  # damaged archives or members among readable files: the rest is read, these are said
         out = replace(out, warnings=(*out.warnings, unread_note(failed)))
     return out
+
+
+def _detected(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes: int,
+              on_error: Callable[[str, RoofcoreError], None] | None, together: bool
+              ) -> tuple[list[_Input], list[_Input], list[tuple[str, str]], set[str]]:
+    """The inputs with their formats; the host API traces of a folder (or of files uploaded ``together``), left out
+    but kept for the launch calls ROCTx ranges may use; what a folder held that is not a profile, with why; and
+    what held those (folder, zip archive, tar archive, upload). A file named on its own that cannot be read goes to
+    ``on_error`` (else raises)."""
+    from ..catalog import display_path
+
+    inputs: list[_Input] = []
+    api: list[_Input] = []
+    left: list[tuple[str, str]] = []
+    left_from: set[str] = set()
+    for s, within in items:
+        label = s[1] if isinstance(s, tuple) else display_path(s)
+        try:
+            if isinstance(s, tuple):
+                data, label = _load(s[0], s[1], max_bytes)
+                whole, size = True, len(data)
+            else:  # one file: read whole unless it is large enough to map
+                data, label, size, whole = _head(s, max_bytes, small=_HEAD if len(items) > 1 else filemap.MAP_MIN_BYTES)
+            f = get_format(fmt) if fmt else detect(data, label, max_bytes)
+            if not fmt and f.name == "host-api-trace" and (within or (together and len(items) > 1)):
+                within = within or ("the uploaded files", "upload")  # beside the kernel trace: its refusal, left out
+                api.append(_Input(s, label, f, data if whole else None, size))  # its calls: for ROCTx ranges
+                _parse(f, data, label, None, max_bytes)
+            inputs.append(_Input(s, label, f, data if whole else None, size))
+        except InputError as e:
+            if within is not None and not fmt:  # a folder's README, log or binary report: not a profile
+                left.append((label, e.found or e.text or "not readable"))
+                left_from.add(within[1])
+                continue
+            if on_error is None:
+                raise
+            on_error(label, e)
+        except RoofcoreError as e:
+            if on_error is None:
+                raise
+            on_error(label, e)
+    return inputs, api, left, left_from
 
 
 def _context(inputs: list[_Input], api: list[_Input], max_bytes: int) -> tuple[dict[str, Any], list[Hardware]]:

@@ -94,7 +94,7 @@ def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context:
     out = with_ranges(w, rows, marks, where)
     if out is not w:
         out.frame["start_s"] = starts  # the trace's own seconds (not their round trip through ns)
-    return replace(out, sources=(*out.sources, ranges["source"]))
+    return replace(out, sources=(*out.sources, ranges["source"], *(known.get("sources", ()) if marks.calls else ())))
 
 
 def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context: dict[str, Any] | None,
