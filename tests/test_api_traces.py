@@ -96,6 +96,9 @@ def test_uploaded_together_with_a_kernel_trace_it_is_a_note_not_an_error():
     assert "238_hip_api_trace.csv (this is a rocprofv3 HIP API trace" in note
     with pytest.raises(InputError, match="HIP API trace"):
         roofcore.read_many([api], together=True)
+    hsa = ((DATA / "57_hsa_api_trace.csv").read_bytes(), "57_hsa_api_trace.csv")
+    with pytest.raises(InputError, match=r"no profile among the upload's files: .*Hint: export the kernel trace"):
+        roofcore.read_many([api, hsa], together=True)  # API traces only: what to upload with them
 
 
 def test_real_kernel_traces_are_not_taken_for_api_traces():

@@ -307,10 +307,12 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
                          "no workload.", hint="add the profile they belong to (e.g. pmc_perf.csv next to sysinfo.csv).")
     holder = " or ".join(sorted(left_from))
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
+        from .api_traces import V3_KERNELS  # (a reader's module: imported once the registry is)
         folders = ", ".join(sorted({within[0] for _, within in items if within})) or "the uploaded files"
         raise InputError(where=folders, text=f"no profile among the {holder}'s files: {'; '.join(left_out[:3])}"
                          + (f" and {len(left_out) - 3} more." if len(left_out) > 3 else "."),
-                         hint="point at the folder of the profiles themselves, or name the files.")
+                         hint="point at the folder of the profiles themselves, or name the files." if left_from != {"upload"}
+                         else V3_KERNELS + " with them.")  # an upload of API traces only
     if not workloads:
         names = ", ".join(label for _, label, _ in loaded) or "the inputs"
         raise InputError(where=names, text="no workload could be read from these files.",
