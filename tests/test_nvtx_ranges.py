@@ -127,6 +127,24 @@ def test_roctx_ranges_in_a_run_folder_use_its_hip_trace_for_the_launch_calls(tmp
     assert "nvtx" not in w.frame.columns and any(m.startswith("Left out 1 file(s)") for m in w.warnings)
 
 
+def test_launch_calls_read_alike_by_pyarrow_and_row_by_row():
+    """The API trace's calls by pyarrow, and row by row where a damaged cell makes pyarrow refuse the file: the
+    same calls, the damaged one left out; other domains (markers) and reversed times are no calls."""
+    from roofcore.ingest.roctx import launch_calls
+
+    head = '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+    rows = ('"HIP_RUNTIME_API","hipLaunchKernel",9,9,13,2500,2520\n"HSA_CORE_API","hsa_signal_store",9,10,14,7,8\n'
+            '"MARKER_CORE_API","step",9,9,15,1,9\n"HIP_RUNTIME_API","hipMemcpy",9,9,16,30,20\n')
+    ctx = {"roctx_ranges": {"source": "m.csv"}}
+    clean = launch_calls(ctx, [(lambda: (head + rows).encode(), "a.csv")])["roctx_calls"]
+    damaged = launch_calls(ctx, [(lambda: (head + rows + '"HIP_RUNTIME_API","hipFree",9,9,17,12x,40\n').encode(),
+                                  "b.csv")])["roctx_calls"]
+    for got in (clean, damaged):
+        assert list(got["corr"]) == ["13", "14"] and list(got["thread"]) == ["9", "10"]
+        assert list(got["start"]) == pytest.approx([2500e-9, 7e-9]) and list(got["end"]) == pytest.approx([2520e-9, 8e-9])
+    assert launch_calls({}, [(lambda: b"", "c.csv")]) == {}  # no ranges: the traces are not even read
+
+
 def test_roctx_without_thread_ids_takes_the_shortest_range_of_any_thread():
     text = (V3 / "9_kernel_trace.csv").read_text().replace('"Thread_Id",', "").replace(",0,9,", ",0,")
     w = ingest.read_many([(text.encode(), "1_kernel_trace.csv"), V3 / "9_marker_api_trace.csv"])

@@ -86,10 +86,10 @@ def attach(w: Workload, threads: np.ndarray | None, starts: np.ndarray, context:
              "start": s * 1e9} for t, s, c in zip(threads if threads is not None else [None] * n, starts, ids,
                                                   strict=True)]
     known = (context or {}).get("roctx_calls") or {}
-    if known:
-        wanted = {c for c in ids if c is not None}
-        marks.calls.update({("", c): (t, s, e) for c, t, s, e in zip(known["corr"], known["thread"], known["start"],
-                                                                      known["end"], strict=True) if c in wanted})
+    if known:  # the calls of these dispatches only (the traces may hold millions)
+        at = np.flatnonzero(np.isin(known["corr"], np.array([c for c in ids if c is not None], dtype=object)))
+        marks.calls.update({("", known["corr"][i]): (known["thread"][i], float(known["start"][i]),
+                                                     float(known["end"][i])) for i in at.tolist()})
     where = ranges["source"] + (f" (launch calls from {', '.join(known['sources'])})" if marks.calls else "")
     out = with_ranges(w, rows, marks, where)
     if out is not w:
@@ -123,33 +123,69 @@ def from_trace(w: Workload, text: str, at: tuple[int, int], source: str, context
 
 def launch_calls(context: dict[str, Any], traces: list[tuple[Callable[[], bytes], str]]) -> dict[str, Any]:
     """``{"roctx_calls": …}``: the HIP and HSA calls of a run folder's API traces (``<pid>_hip_api_trace.csv``,
-    ``_hsa_api_trace.csv``: correlation id, thread, start and end in seconds), where a marker trace gave ROCTx
-    ranges, so that a kernel trace places each dispatch by the call that enqueued it (its ``Correlation_Id``);
-    ``{}`` otherwise. ``traces``: each file's bytes (read only then) and name."""
+    ``_hsa_api_trace.csv``: correlation id, thread, start and end in seconds, as arrays), where a marker trace gave
+    ROCTx ranges, so that a kernel trace places each dispatch by the call that enqueued it (its ``Correlation_Id``);
+    ``{}`` otherwise. ``traces``: each file's bytes (read only then) and name. Read by pyarrow's CSV reader (a
+    million calls in about a second), row by row where it refuses the file (a damaged cell)."""
     if not context.get("roctx_ranges") or not traces:
         return {}
-    cols: dict[str, list[Any]] = {"corr": [], "thread": [], "start": [], "end": []}
-    used = []
+    parts, used = [], []
     for data, label in traces:
-        rows = csv.reader(line for line in check_text(data(), label).split("\n") if line.strip())
-        head = {h.strip().lower(): i for i, h in enumerate(next(rows, []))}
-        need = ("domain", "thread_id", "correlation_id", "start_timestamp", "end_timestamp")
-        if not all(k in head for k in need):
+        text = check_text(data(), label)
+        head = {h.strip().lower(): h for h in next(csv.reader([text[:text.find("\n")]]), [])}
+        names = [n for k in ("domain", "correlation_id", "thread_id", "start_timestamp", "end_timestamp")
+                 if (n := head.get(k)) is not None]
+        if len(names) < 5:
             continue
-        d, t, c, s, e = (head[k] for k in need)
-        width = len(head)
-        before = len(cols["corr"])
-        for r in rows:
-            if len(r) == width and r[d].strip().upper().startswith(("HIP", "HSA")):
-                start, end = nanos(r[s]) * 1e-9, nanos(r[e]) * 1e-9
-                if start <= end:
-                    cols["corr"].append(r[c].strip())
-                    cols["thread"].append(r[t].strip())
-                    cols["start"].append(start)
-                    cols["end"].append(end)
-        if len(cols["corr"]) > before:
+        got = _calls_arrow(text, names) or _calls_rows(text, names)
+        if len(got[0]):
+            parts.append(got)
             used.append(label)
-    return {"roctx_calls": {**cols, "sources": used}} if used else {}
+    if not used:
+        return {}
+    corr, thread, start, end = (np.concatenate([g[k] for g in parts]) for k in range(4))
+    return {"roctx_calls": {"corr": corr, "thread": thread, "start": start, "end": end, "sources": used}}
+
+
+_Calls = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  #: correlation ids, threads (text), starts, ends (s)
+
+
+def _calls_arrow(text: str, names: list[str]) -> _Calls | None:
+    """The HIP and HSA calls of an API trace by pyarrow; None where it cannot read the file as written."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    kinds = dict(zip(names, (pa.string(), pa.string(), pa.string(), pa.float64(), pa.float64()), strict=True))
+    try:
+        t = pacsv.read_csv(pa.py_buffer(text.encode()), convert_options=pacsv.ConvertOptions(
+            include_columns=names, column_types=kinds), parse_options=pacsv.ParseOptions(
+            invalid_row_handler=lambda row: "skip"))  # a row of another width, as the row-by-row reader
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    domain, corr, thread, start, end = (t.column(n) for n in names)
+    keep = pc.and_(pc.match_substring_regex(pc.utf8_upper(pc.utf8_trim_whitespace(domain)), "^(HIP|HSA)"),
+                   pc.less_equal(start, end))
+    keep = pc.fill_null(keep, False)
+    return (np.asarray(pc.utf8_trim_whitespace(corr.filter(keep)).to_numpy(zero_copy_only=False), dtype=object),
+            np.asarray(pc.utf8_trim_whitespace(thread.filter(keep)).to_numpy(zero_copy_only=False), dtype=object),
+            start.filter(keep).to_numpy() * 1e-9, end.filter(keep).to_numpy() * 1e-9)
+
+
+def _calls_rows(text: str, names: list[str]) -> _Calls:
+    """:func:`_calls_arrow` row by row: a cell that is no number leaves its call out."""
+    rows = csv.reader(line for line in text.split("\n") if line.strip())
+    header = [h.strip() for h in next(rows, [])]
+    d, c, t, s, e = (header.index(n.strip()) for n in names)
+    out: list[list[Any]] = [[], [], [], []]
+    for r in rows:
+        if len(r) == len(header) and r[d].strip().upper().startswith(("HIP", "HSA")):
+            start, end = nanos(r[s]) * 1e-9, nanos(r[e]) * 1e-9
+            if start <= end:
+                for col, v in zip(out, (r[c].strip(), r[t].strip(), start, end), strict=True):
+                    col.append(v)
+    return (np.array(out[0], dtype=object), np.array(out[1], dtype=object), np.array(out[2], dtype=np.float64),
+            np.array(out[3], dtype=np.float64))
 
 
 # --------------------------------------------------------------------- ranges held with the kernels (JSON, database)
