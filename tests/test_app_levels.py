@@ -69,3 +69,26 @@ def test_report_page_has_the_by_module_section_while_launches_are_combined(at):
     assert not at.exception
     html = at.get("iframe")[0].proto.srcdoc
     assert "By module and step" in html and "MLP" in html
+
+
+def test_a_rocprofv3_run_with_roctx_ranges_uploaded_together():
+    """The CSVs of one rocprofv3 --sys-trace run uploaded together: the HIP API trace is a note, not an error (it
+    places the kernels by their launch calls), the "ranges" level draws the roofs with a note where no range has a
+    point (a kernel trace has no counters), and the Kernels page has the ranges' tree."""
+    v3 = Path(__file__).parent / "data" / "rocprofv3"
+    hip = ('"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+           '"HIP_RUNTIME_API","hipLaunchKernel",9,9,13,2500,2520\n').encode()
+    at = upload(start(), *((p.name, p.read_bytes()) for p in (v3 / "9_kernel_trace.csv", v3 / "9_marker_api_trace.csv")),
+                ("9_hip_api_trace.csv", hip))
+    assert not at.error, [e.value for e in at.error]
+    goto(at, "pages/roofline.py")
+    level = at.segmented_control(key="rl_level")
+    assert "nvtx" in level.options or "ranges" in level.options
+    level.set_value("nvtx").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    said = " ".join(c.value for c in at.caption)
+    assert "No range has a kernel with a known roofline" in said
+    goto(at, "pages/kernels.py")
+    tree = table(at, "Self time (ms)")
+    assert list(tree["Group"].str.strip("\u2003")) == ["iteration", "attention", "outside"]  # mlp: no kernel left
+    assert tree["Launches"].iloc[1] == 3  # up_proj_kernel, queued inside "attention" (its hipLaunchKernel), is attention's
