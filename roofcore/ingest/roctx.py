@@ -8,7 +8,13 @@ marks (start = end), control calls (``MARKER_CONTROL_API``: pause, resume) and R
 ranges. Read with the ``kernel_trace.csv`` of the same run, each kernel gets the innermost range on its launching
 thread (``Thread_Id``; without that column, on any thread, the shortest) that holds its start on the GPU as its
 ``nvtx`` path, outermost first. The kernel trace has no launch time, so a kernel that starts after its range closed
-(asynchronous work queued late in the range) falls in the next range holding it, or "outside".
+(asynchronous work queued late in the range) falls in the next range holding it, or "outside" — unless the run's
+HIP or HSA API trace is read with them (a folder, an archive, an app upload: :func:`launch_calls`), whose call with
+the kernel's ``Correlation_Id`` places it instead.
+
+The placement itself (:func:`with_ranges`: the innermost range around the call that enqueued each dispatch or copy,
+else around its GPU start) also serves the ranges rocprofv3 keeps with the kernels, in its JSON (:func:`json_marks`)
+and its rocpd database (:mod:`.rocpd_roctx`).
 """
 
 from __future__ import annotations
