@@ -80,6 +80,17 @@ def test_rocprofv3_json_odd_input_goes_to_the_stdlib_reader(edit, monkeypatch):
     assert fast == slow
 
 
+def test_rocprofv3_json_api_call_of_another_shape_goes_to_the_stdlib_reader(monkeypatch):
+    """The typed decode of the HIP calls (read only where there are ROCTx ranges) meets a call whose thread is a
+    list: the stdlib reader reads the file, and both give the same."""
+    doc = json.loads((DATA / "rocprofv3_roctx_results.json").read_text())
+    doc["rocprofiler-sdk-tool"][0]["buffer_records"]["hip_api"][0]["thread_id"] = [4321]
+    data = json.dumps(doc).encode()
+    assert rocprofv3_decode.records(data) is None
+    fast, slow = both(rocprofv3.parse_json, rocprofv3_decode, "records", data, monkeypatch)
+    assert fast == slow and not isinstance(fast, str)
+
+
 def test_rocprofv3_json_number_beyond_a_float_in_a_table_goes_to_the_stdlib_reader(monkeypatch):
     """A table the typed decode kept raw (agents) holding 1e999, which the stdlib reads as infinity."""
     doc = v3_doc()

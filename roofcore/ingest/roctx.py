@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -238,11 +238,16 @@ def nanos(v: object) -> float:
         return float("nan")
 
 
-def json_marks(p: str, buffers: object, strings: object, wanted: set[object], marks: Marks) -> None:
+#: an API call as (correlation id, thread, start, end), the ids and times as the JSON has them
+Call = tuple[object, object, object, object]
+
+
+def json_marks(p: str, buffers: object, strings: object, wanted: set[object], marks: Marks,
+               calls: Callable[[], Iterable[Call]] | None = None) -> None:
     """One process record of rocprofv3's JSON: its ROCTx ranges (``buffer_records.marker_api`` records of a MARKER
     kind, ``strings.buffer_records`` naming the kinds, whose text ``strings.marker_api`` holds by correlation id)
-    and, where there are ranges, the HIP and HSA calls (``hip_api``, ``hsa_api``) that enqueued a dispatch or copy
-    of ``wanted``, into ``marks``."""
+    and, where there are ranges, the HIP and HSA calls (``hip_api``, ``hsa_api`` of ``buffers``, or ``calls()``
+    where a typed decoder reads them) that enqueued a dispatch or copy of ``wanted``, into ``marks``."""
     if not isinstance(buffers, dict) or not isinstance(buffers.get("marker_api"), list):
         return
     strings = strings if isinstance(strings, dict) else {}
@@ -265,10 +270,13 @@ def json_marks(p: str, buffers: object, strings: object, wanted: set[object], ma
             marks.ranges.append((at["thread"] or "", s, e, str(text).strip()))
     if len(marks.ranges) == before:
         return
-    for c in (c for key in ("hip_api", "hsa_api") for c in _records(buffers.get(key))):
-        at = launched(p, None, c.get("thread_id"), internal(c))
+    found = calls() if calls is not None else (
+        (internal(c), c.get("thread_id"), c.get("start_timestamp"), c.get("end_timestamp"))
+        for key in ("hip_api", "hsa_api") for c in _records(buffers.get(key)))
+    for corr, tid, t0, t1 in found:
+        at = launched(p, None, tid, corr)
         if at["call"] in wanted and at["call"] not in marks.calls:
-            s, e = nanos(c.get("start_timestamp")) * 1e-9, nanos(c.get("end_timestamp")) * 1e-9
+            s, e = nanos(t0) * 1e-9, nanos(t1) * 1e-9
             if s <= e:
                 marks.calls[at["call"]] = (at["thread"] or "", s, e)
 
