@@ -110,7 +110,7 @@ def run_files(run_id: str, _store_obj, _viewer) -> tuple:
 def parse_files(key: str, fmt: str | None, _files: tuple) -> tuple[Workload | None, tuple[str, ...]]:
     """A saved run's files read together, cached per content (``key``), like the sidebar's uploads."""
     try:
-        return read_many(_files, fmt=fmt), ()
+        return read_many(_files, fmt=fmt, together=True), ()  # one run's files, as the upload read them
     except RoofcoreError as e:
         return None, (str(e),)
 

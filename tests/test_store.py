@@ -135,6 +135,18 @@ def test_a_run_whose_files_do_not_parse_is_not_saved(store):
         assert conn.execute(select(func.count()).select_from(FileRow)).scalar() == 0
 
 
+def test_a_run_with_its_api_trace_is_saved_and_read_back_as_uploaded(store):
+    """A rocprofv3 run's kernel trace uploaded with its HIP API trace reads in the app (the API trace a note): it
+    saves, and reads back the same, rather than "Not saved: this is a rocprofv3 HIP API trace"."""
+    data = Path(__file__).parent / "data"
+    files = [((data / "rocprof" / "kernel_trace_v3.csv").read_bytes(), "238_kernel_trace.csv"),
+             ((data / "api_traces" / "238_hip_api_trace.csv").read_bytes(), "238_hip_api_trace.csv")]
+    info = store.save(files, name="sys-trace")
+    w = store.open(info.id).workload()
+    assert w.formats == ("rocprof-v3-trace",) and info.kernels == len(w) > 0
+    assert any(m.startswith("Left out 1 file(s) of the upload") for m in w.warnings)
+
+
 def test_files_beyond_the_upload_limits_are_not_saved(store, monkeypatch):
     monkeypatch.setenv("ROOFCORE_MAX_INPUT_MB", "0.0001")  # 100 bytes
     with pytest.raises(LimitError, match="ROOFCORE_MAX_INPUT_MB"):

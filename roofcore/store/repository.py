@@ -281,7 +281,8 @@ class RunStore:
             raise InputError(where="save", expected=f"at most {MAX_FILES} files in one run", found=f"{len(files)}")
         chosen = fmt or (options or {}).get("format")
         options = {**(options or {}), "format": chosen}
-        workload = read_many(files, fmt=str(chosen) if chosen else None)  # strict: an unreadable file saves nothing
+        # strict: an unreadable file saves nothing; the files are one run's, so its API traces are notes (read_many)
+        workload = read_many(files, fmt=str(chosen) if chosen else None, together=True)
         run_id = new_id()
         rows, size, stored = [], 0, 0
         for i, (data, fname) in enumerate(files):

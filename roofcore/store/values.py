@@ -80,7 +80,7 @@ class SavedRun:
     def workload(self) -> Workload:
         """The workload read again from the stored files with today's parsers (the analysis is never frozen)."""
         fmt = self.info.options.get("format")
-        return read_many(self.files, fmt=fmt if isinstance(fmt, str) and fmt else None)
+        return read_many(self.files, fmt=fmt if isinstance(fmt, str) and fmt else None, together=True)  # as saved
 
 
 __all__ = ["FileInfo", "RunInfo", "SavedRun"]
