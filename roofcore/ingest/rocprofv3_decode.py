@@ -4,7 +4,8 @@ The fast path of :func:`.rocprofv3.parse_json`: the document is decoded in one C
 what the reader uses (per dispatch its times, agent, kernel and dispatch ids; per counter record its counter and
 value; per copy its agents, bytes and times; per both their thread and launch call, kept where the process record
 has marker records), everything else skipped; the small tables (``agents``, ``counters``, ``kernel_symbols``, and
-where there are marker records those records, the API calls and ``strings``) are decoded as the stdlib would. It fills the same rows, copies and GPU names as
+where there are marker records those records and ``strings``) are decoded as the stdlib would, the API calls by a
+typed struct of their own. It fills the same rows, copies and GPU names as
 :func:`.rocprofv3._tool_records`, so the workload is the same. Input it does not read exactly (damaged JSON,
 values of unexpected JSON types, non-UTF-8 text, nesting beyond ``ROOFCORE_MAX_JSON_DEPTH`` in the tables it
 decodes, no dispatch or copy records at all) returns None: the caller reads it with the stdlib, whose messages
@@ -158,8 +159,8 @@ _API_DECODER = msgspec.json.Decoder(list[_Api] | None)
 
 
 def _api_calls(b: _Buffers) -> list[Call]:
-    """The HIP and HSA calls of a process record (read only where it has ROCTx ranges), typed: a million calls are
-    a fraction of a second, where decoding them as dicts took seconds."""
+    """The HIP and HSA calls of a process record (read only where it has ROCTx ranges), typed: of a read of 44,000
+    dispatches with as many calls, the ranges' work took 0.18 s so, 0.43 s with the calls decoded as dicts."""
     out: list[Call] = []
     for raw in (b.hip_api, b.hsa_api):
         try:
@@ -174,7 +175,7 @@ def _api_calls(b: _Buffers) -> list[Call]:
 def _marked(tool: _Tool) -> bool:
     """Whether a process record holds marker records (ROCTx): only then are launching threads and calls kept."""
     raw = tool.buffer_records.marker_api if tool.buffer_records else None
-    return raw is not None and bytes(raw).strip() not in (b"[]", b"null")
+    return raw is not None and (len(raw) > 16 or bytes(raw).strip() not in (b"[]", b"null"))  # (no copy of a long one)
 
 
 def _marks(tools: list[_Tool], rows: dict[tuple[str, str], Row], copies: list[dict[str, Any]], marks: Marks) -> None:
