@@ -43,6 +43,8 @@ def group_workload(rows: pd.DataFrame, byte_names: list[str], *, name: str = "gr
         if f"covered_bytes_{b}" in r.columns:
             cols[f"bytes_{b}"] = r[f"covered_bytes_{b}"].to_numpy(dtype=np.float64)
     return Workload(frame=make_frame(cols, n), name=name, sources=(name,), formats=("groups",))
+
+
 def unplaced_workload(rows: pd.DataFrame, name: str = "groups") -> Workload:
     """The groups of ``rows`` as rows whose FLOPs, bytes and time are unknown (at least one row): a roofline of them
     draws the roofs and no point, where no group has a kernel with a known roofline."""
@@ -51,5 +53,3 @@ def unplaced_workload(rows: pd.DataFrame, name: str = "groups") -> Workload:
     frame = make_frame({"name": names, "flops": np.full(n, np.nan), "time_s": np.full(n, np.nan), "row": names,
                         "source": np.full(n, name, dtype=object)}, n)
     return Workload(frame=frame, name=name, sources=(name,), formats=("groups",))
-
-

@@ -144,10 +144,10 @@ def _domains(con: Any, cols: set[str], strings: dict[int, str]) -> dict[tuple[ob
     out: dict[tuple[object, object], str] = {}
     for dom, tid, inline, ref in con.execute(f"SELECT domainId, globalTid, {text}, {text_id} FROM NVTX_EVENTS "
                                              f"WHERE eventType = {DOMAIN_CREATE} ORDER BY start"):
-        name = strings.get(ref) if isinstance(ref, int) and ref in strings else inline
+        name = _name(ref, strings) or (inline.strip() if isinstance(inline, str) else "")
         key = (dom, _pid(tid))
-        if isinstance(name, str) and name.strip() and key not in out:
-            out[key] = name.strip()
+        if name and key not in out:
+            out[key] = name
     return out
 
 
@@ -177,9 +177,9 @@ def _with_nvtx(con: Any, tables: dict[str, set[str]], strings: dict[int, str], w
     domains = _domains(con, ranges, strings)
 
     def named(tid: object, inline: object, text_ref: object, dom: object) -> str | None:
-        own = inline if isinstance(inline, str) else strings.get(text_ref, "") if isinstance(text_ref, int) else ""
+        own = inline.strip() if isinstance(inline, str) else _name(text_ref, strings)
         prefix = domains.get((dom, _pid(tid)), "") if dom else ""
-        return range_name(f"{prefix}:{own.strip()}" if prefix and own.strip() else own)
+        return range_name(f"{prefix}:{own}" if prefix and own else own)
 
     found = [(tid, s, e, name) for tid, s, e, inline, text_ref, dom in con.execute(
         f'SELECT globalTid, start, "end", {text}, {text_id}, {domain} FROM NVTX_EVENTS WHERE "end" IS NOT NULL '

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from .roctx import Marks, is_range_text, launched, nanos, ranges_kind
+from .roctx import Marks, calls_of, is_range_text, launched, nanos, ranges_kind
 from .sqlite_db import q
 
 
@@ -69,7 +69,7 @@ def db_marks(con: Any, tables: dict[str, set[str]], runs: list[str], rows: list[
     """The ROCTx ranges of every run and, where there are ranges, the API calls that enqueued a dispatch or copy of
     ``rows`` (:func:`.roctx.launched`'s keys)."""
     marks = Marks([], {})
-    wanted = {r["call"] for r in rows if r.get("call") is not None}
+    wanted = calls_of(rows)
     for run in runs:
         _regions(con, tables, run, wanted, marks)
     return marks

@@ -57,7 +57,7 @@ from .rocprof_common import (
     to_floats,
     with_rows,
 )
-from .roctx import Marks, from_trace, internal, json_marks, launched, with_ranges
+from .roctx import Marks, calls_of, from_trace, internal, json_marks, launched, with_ranges
 
 # --------------------------------------------------------------------------------------------- counter_collection.csv
 
@@ -349,7 +349,7 @@ def json_records(data: bytes, source: str, marks: Marks) -> Records:
     gpu_names: dict[str, tuple[str, str]] = {}
     for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
         _tool_records(str(p), tool, rows, copies, gpu_names)
-    wanted = {r["call"] for r in (*rows.values(), *copies) if r.get("call") is not None}
+    wanted = calls_of((*rows.values(), *copies))
     for p, tool in enumerate(t for t in tools if isinstance(t, dict)):
         json_marks(str(p), tool.get("buffer_records"), tool.get("strings"), wanted, marks)
     if not rows and not copies:

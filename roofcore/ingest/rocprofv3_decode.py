@@ -23,7 +23,7 @@ import msgspec
 from .. import limits
 from ..errors import LimitError
 from .rocprof_decode import decode_whole
-from .roctx import Call, Marks, json_marks, launched
+from .roctx import Call, Marks, calls_of, json_marks, launched
 
 if TYPE_CHECKING:
     from .rocprofv3 import Records, Row
@@ -181,7 +181,7 @@ def _marked(tool: _Tool) -> bool:
 def _marks(tools: list[_Tool], rows: dict[tuple[str, str], Row], copies: list[dict[str, Any]], marks: Marks) -> None:
     """Every process record's ROCTx ranges (:func:`.roctx.json_marks`), the tables they need decoded as the stdlib
     would, and only where there are marker records."""
-    wanted = {r["call"] for r in (*rows.values(), *copies) if r.get("call") is not None}
+    wanted = calls_of((*rows.values(), *copies))
     found = Marks([], {})
     for p, tool in enumerate(tools):
         b = tool.buffer_records

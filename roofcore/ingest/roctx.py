@@ -65,7 +65,7 @@ def parse_markers(data: bytes, source: str, context: dict[str, Any] | None = Non
             s, e = float(r[col["start_timestamp"]]) / 1e9, float(r[col["end_timestamp"]]) / 1e9
         except ValueError:
             continue
-        if "CONTROL" in domain or not name or re.match(r"roctx[A-Z]", name) or not e > s:
+        if "CONTROL" in domain or not is_range_text(name) or not e > s:
             continue  # control calls, ROCTx API calls, marks
         out["thread"].append(r[col["thread_id"]].strip() if "thread_id" in col else "")
         out["start"].append(s)
@@ -214,6 +214,11 @@ def launched(run: str, pid: object, tid: object, call: object) -> dict[str, Any]
 _IDS = (int, str)  #: the types an id may have (exactly: a JSON true is no id)
 
 
+def calls_of(rows: Iterable[dict[str, Any]]) -> set[object]:
+    """The calls (:func:`launched`'s ``call``) that enqueued these dispatches and copies: the ones to look up."""
+    return {r["call"] for r in rows if r.get("call") is not None}
+
+
 def is_range_text(text: object) -> bool:
     """A range's text, not a ROCTx call's name (``roctxGetThreadId`` is recorded with its own name)."""
     return isinstance(text, str) and bool(text.strip()) and not re.match(r"roctx[A-Z]", text.strip())
@@ -300,14 +305,15 @@ def with_ranges(w: Workload, rows: list[dict[str, Any]], marks: Marks, where: st
     gpu = np.array([nanos(r.get("start")) for r in rows], dtype=np.float64) * 1e-9
     threads: list[str] = []
     q_start, q_end = gpu.copy(), gpu.copy()
+    by_call = 0  # placed by the call that enqueued them
     for i, r in enumerate(rows):
         call = marks.calls.get(r["call"]) if r.get("call") is not None else None
         if call is not None:
             threads.append(call[0])
             q_start[i], q_end[i] = call[1], call[2]
+            by_call += 1
         else:
             threads.append(r.get("thread") or "")
-    by_call = sum(r.get("call") in marks.calls for r in rows)
     ranges = marks.ranges
     paths, several = innermost_paths([x[0] for x in ranges], np.array([x[1] for x in ranges]),
                                      np.array([x[2] for x in ranges]), np.zeros(len(ranges)), [x[3] for x in ranges],

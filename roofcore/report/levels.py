@@ -34,7 +34,7 @@ def title(a: Analysis) -> str | None:
     return ("By " + " and ".join(has)) if has else None
 
 
-def _depth(a: Analysis, level: str = "class") -> str:
+def _depth(a: Analysis, level: str) -> str:
     """``LEVEL:D``: the shallowest depth with at least three module classes or ranges (else the deepest)."""
     from ..hierarchy import OUTSIDE, group
 
@@ -71,8 +71,27 @@ def _altair_svg(chart: _Chart, n: int) -> str:
     return re.sub(r'href="#([^"]+)"', rf'href="#c{n}-\1"', s)
 
 
+def _most_time(a: Analysis, level: str, heading: str, label: str, names: str, charts_on: bool, n: int,
+               kind: str = "quicksort") -> list[str]:
+    """The groups of a tree level (module classes, ranges) with the most time at :func:`_depth`: a table (each
+    named by its ``names`` column), and their points on one roofline (SVG ids numbered ``n``)."""
+    from ..charts import levels as level_charts
+    from ..hierarchy import OUTSIDE, group
+
+    hw = a.hardware[0]
+    by = _depth(a, level)
+    rows = group(a, by, hw_id=hw.id)
+    rows = rows[rows["group"] != OUTSIDE].sort_values("time_s", ascending=False, kind=kind).head(ROWS)
+    out = [f"<h3>{heading} with the most time ({esc(by.replace(level + ':', 'depth '))})</h3>",
+           _table(rows, label, names=names)]
+    if charts_on:
+        fig = level_charts.level_roofline(a, by, hw_id=hw.id, top=ROWS, width=560, height=250)
+        out.append(f'<figure class="roofline">{svg(fig, n)}<figcaption>{esc(fig.caption)}</figcaption></figure>')
+    return out
+
+
 def section(a: Analysis, charts_on: bool) -> str:
-    """The section's HTML (empty without modules or steps)."""
+    """The section's HTML (empty without modules, ranges or steps)."""
     from ..charts import levels as level_charts
     from ..hierarchy import OUTSIDE, flag_steps, group, levels_of
 
@@ -80,23 +99,9 @@ def section(a: Analysis, charts_on: bool) -> str:
     hw = a.hardware[0]
     out = []
     if "class" in lv:
-        by = _depth(a)
-        rows = group(a, by, hw_id=hw.id)
-        rows = rows[rows["group"] != OUTSIDE].sort_values("time_s", ascending=False).head(ROWS)
-        out.append(f"<h3>Module classes with the most time ({esc(by.replace('class:', 'depth '))})</h3>")
-        out.append(_table(rows, "module"))
-        if charts_on:
-            fig = level_charts.level_roofline(a, by, hw_id=hw.id, top=ROWS, width=560, height=250)
-            out.append(f'<figure class="roofline">{svg(fig, 900)}<figcaption>{esc(fig.caption)}</figcaption></figure>')
+        out += _most_time(a, "class", "Module classes", "module", "name", charts_on, 900)
     if "nvtx" in lv:  # ranges: by their path, the names alone repeat under each parent
-        by = _depth(a, "nvtx")
-        rows = group(a, by, hw_id=hw.id)
-        rows = rows[rows["group"] != OUTSIDE].sort_values("time_s", ascending=False, kind="stable").head(ROWS)
-        out.append(f"<h3>NVTX / ROCTx ranges with the most time ({esc(by.replace('nvtx:', 'depth '))})</h3>")
-        out.append(_table(rows, "range", names="group"))
-        if charts_on:
-            fig = level_charts.level_roofline(a, by, hw_id=hw.id, top=ROWS, width=560, height=250)
-            out.append(f'<figure class="roofline">{svg(fig, 902)}<figcaption>{esc(fig.caption)}</figcaption></figure>')
+        out += _most_time(a, "nvtx", "NVTX / ROCTx ranges", "range", "group", charts_on, 902, kind="stable")
     if "step" in lv:
         rows = group(a, "step", hw_id=hw.id)
         rows = flag_steps(rows, a.workload.frame)
