@@ -287,8 +287,7 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
                together: bool = False) -> Workload:
     inputs, api, left, left_from = _detected(items, fmt, max_bytes, on_error, together)
     context, measured = _context(inputs, api, max_bytes)
-    used = set(context.get("roctx_calls", {}).get("sources", ()))  # those API traces were read after all
-    left_out = [f"{label} ({why})" for label, why in left if label not in used]
+    left_out = [f"{label} ({why})" for label, why in left]
     jobs = [i for i in inputs if not i.fmt.companion]
     workloads = []
     for i, got in zip(jobs, _parse_all(jobs, context, max_bytes, workers, executor), strict=True):
@@ -321,6 +320,7 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
     out = _joined(workloads, pairs)
     if measured:
         out = replace(out, measured=merge_measured((*out.measured, *measured)))  # one device per GPU model
+    left_out = [f"{label} ({why})" for label, why in left if label not in out.sources]  # API traces that placed kernels
     if left_out:
         out = replace(out, warnings=(*out.warnings, f"Left out {len(left_out)} file(s) of the {holder} that are not "
                                      "profiles: " + "; ".join(left_out[:5])
