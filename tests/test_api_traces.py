@@ -78,9 +78,24 @@ def test_left_out_of_a_folder_beside_the_kernel_trace(tmp_path):
     assert "2414_memory_copy_trace.csv (this is a rocprofv3 memory copy trace" in note
 
 
-def test_named_on_its_own_beside_a_kernel_trace_it_is_refused():
+def test_named_beside_a_kernel_trace_it_is_one_of_the_runs_files(capsys):
+    """``roofline analyze 238_kernel_trace.csv 238_hip_api_trace.csv``: the files of one run named one by one read as
+    the folder holding them does (the API trace left out with a note, its calls there for ROCTx ranges); it was
+    refused, though the same files dropped in the app or given as their folder were read. Alone it is refused, and
+    API traces only say what to add."""
+    from roofcore.cli import main
+
+    kernels, api = DATA.parent / "rocprof" / "kernel_trace_v3.csv", DATA / "238_hip_api_trace.csv"
+    w = roofcore.read_many([kernels, api])
+    assert w.formats == ("rocprof-v3-trace",) and len(w) == len(roofcore.read_many([kernels]))
+    note = next(x for x in w.warnings if x.startswith("Left out 1 file(s) of the inputs that are not profiles"))
+    assert "238_hip_api_trace.csv (this is a rocprofv3 HIP API trace" in note
+    assert main(["analyze", "--hardware", "mi300x", str(kernels), str(api)]) == 0
+    assert "238_hip_api_trace.csv (this is a rocprofv3 HIP API trace" in capsys.readouterr().out  # its warnings
     with pytest.raises(InputError, match="HIP API trace"):
-        roofcore.read_many([DATA.parent / "rocprof" / "kernel_trace_v3.csv", DATA / "238_hip_api_trace.csv"])
+        roofcore.read_many([api])
+    with pytest.raises(InputError, match=r"no profile among the inputs' files: .*Hint: export the kernel trace"):
+        roofcore.read_many([api, DATA / "57_hsa_api_trace.csv"])
 
 
 def test_uploaded_together_with_a_kernel_trace_it_is_a_note_not_an_error():

@@ -121,6 +121,7 @@ def test_roctx_ranges_in_a_run_folder_use_its_hip_trace_for_the_launch_calls(tmp
     assert "(launch calls from " in note and "9_hip_api_trace.csv" in note and "for the 4 whose call" in note
     assert not any(m.startswith("Left out") for m in w.warnings), w.warnings
     uploads = [(p.read_bytes(), p.name) for p in sorted(tmp_path.iterdir())]  # the app's upload of the same files
+    assert _nvtx(ingest.read_many(sorted(tmp_path.iterdir()))) == _nvtx(w)  # the same files named one by one
     (tmp_path / "9_hip_api_trace.csv").write_text(  # calls that enqueued no dispatch here: still left out, and said
         '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
         '"HIP_RUNTIME_API","hipMalloc",9,9,3,200,300\n')

@@ -165,9 +165,9 @@ def read_many(sources: Iterable[_Source], fmt: str | None = None, *,
     matched by a name normalised across tools (:mod:`roofcore.ingest.join`). ``pairs`` (timeline kernel name →
     counter kernel name) fixes pairs by hand where the names do not match.
 
-    ``together``: the sources are one run's files dropped together (the app's upload of a run's CSVs), so a host API
-    trace among them (``<pid>_hip_api_trace.csv``) is left out with a note, and used for ROCTx ranges, as in a
-    folder; otherwise one named on its own is refused.
+    A host API trace (``<pid>_hip_api_trace.csv``) among several sources is one of the run's files: left out with a
+    note and used for ROCTx ranges, as in a folder; named on its own it is refused (with what to export instead).
+    ``together``: the sources are one upload (the app's), which the notes name ("of the upload").
     """
     max_bytes = max_bytes or max_input_bytes()
     sources = list(sources)
@@ -307,11 +307,12 @@ def _read_many(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes:
     holder = " or ".join(sorted(left_from))
     if not workloads and not loaded and left_out:  # folders of READMEs and logs: say so, and what they hold
         from .api_traces import V3_KERNELS  # (a reader's module: imported once the registry is)
-        folders = ", ".join(sorted({within[0] for _, within in items if within})) or "the uploaded files"
-        raise InputError(where=folders, text=f"no profile among the {holder}'s files: {'; '.join(left_out[:3])}"
+        folders = ", ".join(sorted({w[0] for _, w in items if w})) or f"the {'uploaded' if together else 'named'} files"
+        owner = f"{holder}'" if holder.endswith("s") else f"{holder}'s"
+        raise InputError(where=folders, text=f"no profile among the {owner} files: {'; '.join(left_out[:3])}"
                          + (f" and {len(left_out) - 3} more." if len(left_out) > 3 else "."),
-                         hint="point at the folder of the profiles themselves, or name the files." if left_from != {"upload"}
-                         else V3_KERNELS + " with them.")  # an upload of API traces only
+                         hint="point at the folder of the profiles themselves, or name the files."
+                         if not left_from <= {"upload", "inputs"} else V3_KERNELS + " with them.")  # API traces only
     if not workloads:
         names = ", ".join(label for _, label, _ in loaded) or "the inputs"
         raise InputError(where=names, text="no workload could be read from these files.",
@@ -352,8 +353,8 @@ def _detected(items: list[tuple[_Source, _Within]], fmt: str | None, max_bytes: 
             else:  # one file: read whole unless it is large enough to map
                 data, label, size, whole = _head(s, max_bytes, small=_HEAD if len(items) > 1 else filemap.MAP_MIN_BYTES)
             f = get_format(fmt) if fmt else detect(data, label, max_bytes)
-            if not fmt and f.name == "host-api-trace" and (within or (together and len(items) > 1)):
-                within = within or ("the uploaded files", "upload")  # beside the kernel trace: its refusal, left out
+            if not fmt and f.name == "host-api-trace" and (within or len(items) > 1):
+                within = within or (("the uploaded files", "upload") if together else ("the named files", "inputs"))
                 api.append(_Input(s, label, f, data if whole else None, size))  # its calls: for ROCTx ranges
                 _parse(f, data, label, None, max_bytes)
             inputs.append(_Input(s, label, f, data if whole else None, size))
