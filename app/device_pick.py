@@ -11,7 +11,7 @@ import streamlit as st
 import roofcore
 
 from . import state
-from .devices import Match, explain, form_prefill, match, reason
+from .devices import Match, explain, form_prefill, match, other_vendor, reason
 from .markdown import escape_message
 from .workload import DEFAULT_DEVICE
 
@@ -120,7 +120,11 @@ def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None
     """What the sidebar says about the upload's device: taken from the file, offered, or missing from the catalog."""
     w = entry["workload"]
     m = match(catalog, w)
-    if m is None or entry["key"] == "bundled":
+    if entry["key"] == "bundled":
+        return
+    if line := other_vendor(catalog, w, m, chosen_now()):
+        st.warning(escape_message(line), icon=":material/warning:")
+    if m is None:
         return
     if not _picked(catalog, entry, m):
         _offer(catalog, m)

@@ -84,14 +84,45 @@ def reason(m: Match) -> str:
 def vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
     """The GPU vendor: the matched device's, else the one the device name says, else the profiler's (ncu runs on
     NVIDIA GPUs only, rocprof on AMD ones); None when nothing says."""
+    found = _vendor(catalog, w, m)
+    return found[0] if found else None
+
+
+def _vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> tuple[str, str] | None:
+    """:func:`vendor` with what says so: ``("AMD", "rocprof runs on AMD GPUs only")``."""
     if m is not None and m.top and m.top in catalog:
-        return catalog.get(m.top).vendor
+        return catalog.get(m.top).vendor, f"the file points to {catalog.get(m.top).name}"
     for text in (w.device, (w.meta or {}).get("gpu_arch"), (w.meta or {}).get("arch")):
         for name, pattern in _NAME_VENDOR:
             if text and pattern.search(str(text)):
-                return name
-    found = {v for f in w.formats for k, v in _FORMAT_VENDOR.items() if f.startswith(k)}
-    return found.pop() if len(found) == 1 else None
+                return name, f"the file names {text}"
+    found = {(v, k) for f in w.formats for k, v in _FORMAT_VENDOR.items() if f.startswith(k)}
+    if len({v for v, _ in found}) != 1:
+        return None
+    v = next(iter(found))[0]
+    tools = " and ".join(sorted(k for _, k in found))
+    return v, f"{tools} {'runs' if ' and ' not in tools else 'run'} on {v} GPUs only"
+
+
+def other_vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None, chosen: list[str]) -> str | None:
+    """One line where the file says which vendor's GPU it ran on, names no catalog device, and none of the
+    ``chosen`` devices is that vendor's (the default NVIDIA device under a rocprof export): its measured times would
+    be read against another vendor's roofs with nothing said. None otherwise (a device of the vendor is among the
+    chosen ones, or the file's own device is offered by :func:`match`)."""
+    if m is not None and m.top and m.top in catalog:
+        return None  # the sidebar offers the file's own device
+    found = _vendor(catalog, w, m)
+    devices = [catalog.get(h) for h in chosen if h in catalog]
+    if found is None or not devices or any(d.vendor.lower() == found[0].lower() for d in devices):
+        return None
+    names = ", ".join(d.name for d in devices[:2]) + (f" and {len(devices) - 2} more" if len(devices) > 2 else "")
+    return (f"This profile ran on {_a(found[0])} {found[0]} GPU ({found[1]}); its times are read against the roofs "
+            f"of {names}. Choose the {found[0]} GPU it ran on under Devices.")
+
+
+def _a(word: str) -> str:
+    """The article a vendor's name takes: an AMD, an NVIDIA, an Intel; a Google."""
+    return "an" if word[:1].upper() in "AEIOUN" else "a"
 
 
 def describe(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
@@ -102,7 +133,7 @@ def describe(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -
     if m is not None and m.top and m.top in catalog:
         return f"{catalog.get(m.top).name} (inferred)"
     v = vendor(catalog, w, m)
-    return f"an {v} GPU" if v and v[0] in "AEIOU" else f"a {v} GPU" if v else None
+    return f"{_a(v)} {v} GPU" if v else None
 
 
 def _key(text: str | None) -> str:
@@ -135,4 +166,4 @@ def form_prefill(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match) -> d
     return out
 
 
-__all__ = ["Match", "describe", "differs", "explain", "form_prefill", "match", "reason", "vendor"]
+__all__ = ["Match", "describe", "differs", "explain", "form_prefill", "match", "other_vendor", "reason", "vendor"]

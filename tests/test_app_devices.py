@@ -119,6 +119,26 @@ def test_the_apps_own_pick_follows_the_next_upload_but_a_choice_by_hand_stays():
     assert devices(ok(at)) == ["mi300x", "a100-80gb-sxm"]
 
 
+def test_a_profile_of_one_vendor_under_only_another_vendors_devices_says_so():
+    """A rocprofv3 kernel trace names no GPU: the app kept its default NVIDIA device and drew AMD times against
+    NVIDIA roofs with nothing said (the CLI refuses it without --hardware). The sidebar now says which vendor ran
+    it and why, until a device of that vendor is among the chosen ones; a file of no known vendor says nothing."""
+    v3 = (Path(__file__).parent / "data" / "rocprof" / "kernel_trace_v3.csv").read_bytes()
+    at = put(start(), ("1_kernel_trace.csv", v3))
+    assert devices(at) == [DEFAULT_DEVICE]
+    assert said(at.sidebar.warning) == [
+        "This profile ran on an AMD GPU (rocprof runs on AMD GPUs only); its times are read against the roofs of "
+        f"{CATALOG.get(DEFAULT_DEVICE).name}. Choose the AMD GPU it ran on under Devices."]
+    ok(at.sidebar.multiselect(key="hw_ids").set_value([DEFAULT_DEVICE, "mi300x"]).run())
+    assert not at.sidebar.warning  # an AMD device beside the NVIDIA one: a comparison the user chose
+    next(b for b in at.sidebar.button if b.label == "Clear uploads").click().run()
+    put(at, ("inventory.csv", b"name,flops,bytes,time_ms\ngemm,1e12,1e9,2\n"))
+    ok(at.sidebar.multiselect(key="hw_ids").set_value([DEFAULT_DEVICE]).run())
+    assert not at.sidebar.warning  # an inventory says no vendor
+    put(at, ("t4.json", T4))
+    assert devices(at) == ["t4"] and not at.sidebar.warning  # a device the file names: taken, no warning
+
+
 def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form_to_add_it():
     w = roofcore.read(UNLISTED, name="ada.json")
     m = match(CATALOG, w)
