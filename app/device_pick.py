@@ -11,7 +11,7 @@ import streamlit as st
 import roofcore
 
 from . import state
-from .devices import Match, explain, form_prefill, match, other_vendor, reason
+from .devices import Match, default_stands_in, explain, form_prefill, match, other_vendor, reason
 from .markdown import escape_message
 from .workload import DEFAULT_DEVICE
 
@@ -122,8 +122,11 @@ def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None
     m = match(catalog, w)
     if entry["key"] == "bundled":
         return
-    if line := other_vendor(catalog, w, m, chosen_now()):
+    now = chosen_now()
+    if line := other_vendor(catalog, w, m, now):
         st.warning(escape_message(line), icon=":material/warning:")
+    elif now == [DEFAULT_DEVICE] and untouched(now) and (line := default_stands_in(catalog, w, m, DEFAULT_DEVICE)):
+        st.caption(escape_message(line))
     if m is None:
         return
     if not _picked(catalog, entry, m):

@@ -120,6 +120,17 @@ def other_vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | Non
             f"of {names}. Choose the {found[0]} GPU it ran on under Devices.")
 
 
+def default_stands_in(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None, default: str) -> str | None:
+    """One line where the file names no GPU (nor one the catalog lacks) and the app's ``default`` device stands in,
+    with what the file does say of its GPU (kernel names built for sm_80, ...): the CLI refuses such a file without
+    ``--hardware``, and the app should not draw it on the default's roofs with nothing said. None otherwise."""
+    if (m is not None and (m.top or m.device)) or default not in catalog:
+        return None
+    said = str((w.meta or {}).get("device_evidence") or "").strip()
+    return ((f"The file names no one GPU: {said}." if said else "The file names no GPU.") + " The roofs are those of "
+            f"the default device, {catalog.get(default).name}; choose the GPU it ran on under Devices.")
+
+
 def _a(word: str) -> str:
     """The article a vendor's name takes: an AMD, an NVIDIA, an Intel; a Google."""
     return "an" if word[:1].upper() in "AEIOUN" else "a"
@@ -166,4 +177,5 @@ def form_prefill(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match) -> d
     return out
 
 
-__all__ = ["Match", "describe", "differs", "explain", "form_prefill", "match", "other_vendor", "reason", "vendor"]
+__all__ = ["Match", "default_stands_in", "describe", "differs", "explain", "form_prefill", "match", "other_vendor",
+           "reason", "vendor"]

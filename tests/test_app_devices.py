@@ -139,6 +139,22 @@ def test_a_profile_of_one_vendor_under_only_another_vendors_devices_says_so():
     assert devices(at) == ["t4"] and not at.sidebar.warning  # a device the file names: taken, no warning
 
 
+def test_a_file_that_names_no_gpu_says_the_default_stands_in():
+    """An Nsight Systems kernel summary names no GPU (the CLI asks for --hardware): the sidebar says the default
+    device's roofs are drawn, with what the file does say (kernel names built for sm_80), until devices are chosen
+    by hand; the bundled example says nothing of it."""
+    at = start()
+    assert "names no" not in captions(at)
+    kern_sum = (Path(__file__).parent / "data" / "nsys" / "kern_sum.csv").read_bytes()
+    put(at, ("kern_sum.csv", kern_sum + b'0.1,1000,1,1000.0,1000.0,1000,1000,0.0,"ampere_sgemm_64x64_nn"\n'))
+    assert devices(at) == [DEFAULT_DEVICE]
+    assert ("The file names no one GPU: kernel names carry ampere_ tags (built for Ampere, sm_80: the GPU is sm_80 "
+            "or a later one that runs them). The roofs are those of the default device, "
+            f"{CATALOG.get(DEFAULT_DEVICE).name}; choose the GPU it ran on under Devices.") in said(at.sidebar.caption)
+    ok(at.sidebar.multiselect(key="hw_ids").set_value(["a100-80gb-sxm"]).run())
+    assert "names no" not in captions(at) and not at.sidebar.warning
+
+
 def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form_to_add_it():
     w = roofcore.read(UNLISTED, name="ada.json")
     m = match(CATALOG, w)
