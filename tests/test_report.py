@@ -206,6 +206,21 @@ def test_html_is_self_contained_and_escaped(catalog):
     assert "<link" not in page and "src=" not in page and "@import" not in page
 
 
+def test_the_inputs_say_whether_the_file_named_its_gpu(catalog):
+    """A profile that names no GPU says so in the report's inputs, with what it does say, so a reader of the PDF
+    knows the devices were chosen, not read; a file naming its device says which; an inventory (no profile) says
+    neither."""
+    data = ROOT / "tests" / "data"
+    kern_sum = (data / "nsys" / "kern_sum.csv").read_bytes() + b'0.1,1000,1,1000.0,1000.0,1000,1000,0.0,"ampere_sgemm"\n'
+    rows = {"kern_sum.csv": roofcore.read(kern_sum, name="kern_sum.csv"),
+            "example": roofcore.read(ROOT / "examples" / "transformer_block.yaml")}
+    got = {k: report.build_html(roofcore.analyze(w, [catalog.get("a100-80gb-sxm")]), date="2026-01-01")
+           for k, w in rows.items()}
+    assert ("<th>Profiled on</th><td>not named by the file: kernel names carry ampere_ tags (built for Ampere, sm_80: "
+            "the GPU is sm_80 or a later one that runs them)</td>") in got["kern_sum.csv"]
+    assert "Profiled on" not in got["example"]
+
+
 def test_csv_neutralises_formulas(catalog):
     a = roofcore.analyze(_evil_workload(), [catalog.get("h100-sxm")])
     csv = analysis_csv(a)

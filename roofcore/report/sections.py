@@ -67,8 +67,10 @@ def inputs(r: Report, scenario: ScenarioResult | None) -> str:
             ["Devices", "; ".join(f"{esc(h.name)} (<code>{esc(h.id)}</code>)" for h in r.a.hardware)],
             ["Roofs", "achievable (measured) ceilings where the catalog has them, else theoretical peaks"
              if r.a.achievable else "theoretical peaks (catalog figures)"]]
-    if w.device:
-        rows.append(["Profiled on", esc(w.device)])
+    said = str(w.meta.get("device_evidence") or "").strip()
+    if w.device or any(not f.startswith("inventory") for f in w.formats):  # a profile naming no GPU says so
+        rows.append(["Profiled on", esc(w.device) if w.device else "not named by the file" + (
+            f": {esc(said)}" if said else "")])
     if w.runtime is not None:  # queue packets and API rows: not kernels, counted once here
         rows.append(["Runtime/queue entries", esc(runtime_line(w.runtime).split(": ", 1)[1])])
     if scenario is not None:
