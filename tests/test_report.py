@@ -216,8 +216,8 @@ def test_the_inputs_say_whether_the_file_named_its_gpu(catalog):
             "example": roofcore.read(ROOT / "examples" / "transformer_block.yaml")}
     got = {k: report.build_html(roofcore.analyze(w, [catalog.get("a100-80gb-sxm")]), date="2026-01-01")
            for k, w in rows.items()}
-    assert ("<th>Profiled on</th><td>not named by the file: kernel names carry ampere_ tags (built for Ampere, sm_80: "
-            "the GPU is sm_80 or a later one that runs them)</td>") in got["kern_sum.csv"]
+    assert ("<th>Profiled on</th><td>not named; the file says: kernel names carry ampere_ tags (built for Ampere, "
+            "sm_80: the GPU is sm_80 or a later one that runs them)</td>") in got["kern_sum.csv"]
     assert "Profiled on" not in got["example"]
 
 

@@ -69,8 +69,8 @@ def inputs(r: Report, scenario: ScenarioResult | None) -> str:
              if r.a.achievable else "theoretical peaks (catalog figures)"]]
     said = str(w.meta.get("device_evidence") or "").strip()
     if w.device or any(not f.startswith("inventory") for f in w.formats):  # a profile naming no GPU says so
-        rows.append(["Profiled on", esc(w.device) if w.device else "not named by the file" + (
-            f": {esc(said)}" if said else "")])
+        rows.append(["Profiled on", esc(w.device) if w.device else f"not named; the file says: {esc(said)}" if said
+                     else "not named by the file"])
     if w.runtime is not None:  # queue packets and API rows: not kernels, counted once here
         rows.append(["Runtime/queue entries", esc(runtime_line(w.runtime).split(": ", 1)[1])])
     if scenario is not None:
