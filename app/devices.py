@@ -10,11 +10,7 @@ from dataclasses import dataclass
 
 import roofcore
 from roofcore.ingest.arch import catalog_match
-
-#: profilers that only ever run on one vendor's GPUs (the format's name starts with the key)
-_FORMAT_VENDOR = {"ncu": "NVIDIA", "nsys": "NVIDIA", "nvprof": "NVIDIA", "rocprof": "AMD"}
-_NAME_VENDOR = (("NVIDIA", re.compile(r"nvidia|geforce|tesla|quadro|\brtx\b|\bsm_?\d", re.I)),
-                ("AMD", re.compile(r"\bamd\b|radeon|instinct|\bgfx[0-9a-f]{3,4}\b|\bmi\d{2,3}", re.I)))
+from roofcore.ingest.vendor import article, vendor_of
 
 
 @dataclass(frozen=True)
@@ -92,16 +88,7 @@ def _vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) ->
     """:func:`vendor` with what says so: ``("AMD", "rocprof runs on AMD GPUs only")``."""
     if m is not None and m.top and m.top in catalog:
         return catalog.get(m.top).vendor, f"the file points to {catalog.get(m.top).name}"
-    for text in (w.device, (w.meta or {}).get("gpu_arch"), (w.meta or {}).get("arch")):
-        for name, pattern in _NAME_VENDOR:
-            if text and pattern.search(str(text)):
-                return name, f"the file names {text}"
-    found = {(v, k) for f in w.formats for k, v in _FORMAT_VENDOR.items() if f.startswith(k)}
-    if len({v for v, _ in found}) != 1:
-        return None
-    v = next(iter(found))[0]
-    tools = " and ".join(sorted(k for _, k in found))
-    return v, f"{tools} {'runs' if ' and ' not in tools else 'run'} on {v} GPUs only"
+    return vendor_of(w)
 
 
 def other_vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None, chosen: list[str]) -> str | None:
@@ -116,7 +103,7 @@ def other_vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | Non
     if found is None or not devices or any(d.vendor.lower() == found[0].lower() for d in devices):
         return None
     names = ", ".join(d.name for d in devices[:2]) + (f" and {len(devices) - 2} more" if len(devices) > 2 else "")
-    return (f"This profile ran on {_a(found[0])} {found[0]} GPU ({found[1]}); its times are read against the roofs "
+    return (f"This profile ran on {article(found[0])} {found[0]} GPU ({found[1]}); its times are read against the roofs "
             f"of {names}. Choose the {found[0]} GPU it ran on under Devices.")
 
 
@@ -131,11 +118,6 @@ def default_stands_in(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match 
             f"the default device, {catalog.get(default).name}; choose the GPU it ran on under Devices.")
 
 
-def _a(word: str) -> str:
-    """The article a vendor's name takes: an AMD, an NVIDIA, an Intel; a Google."""
-    return "an" if word[:1].upper() in "AEIOUN" else "a"
-
-
 def describe(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
     """The GPU as a sentence names it: the file's device name, else the matched device's (said to be inferred: the
     file names none), else "an AMD GPU"."""
@@ -144,7 +126,7 @@ def describe(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -
     if m is not None and m.top and m.top in catalog:
         return f"{catalog.get(m.top).name} (inferred)"
     v = vendor(catalog, w, m)
-    return f"{_a(v)} {v} GPU" if v else None
+    return f"{article(v)} {v} GPU" if v else None
 
 
 def _key(text: str | None) -> str:

@@ -103,6 +103,20 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
                                  "device with --hardware ID (see `roofline hardware list`).\n")
 
 
+def test_a_profile_of_one_vendor_without_a_device_gets_that_vendors_list(capsys):
+    """A rocprofv3 kernel trace names no GPU: the CLI asks for --hardware, pointing at AMD's devices (rocprof runs
+    on AMD GPUs only), which the list command filters to; an NVIDIA tool's file points at NVIDIA's."""
+    trace = str(Path(__file__).parent / "data" / "rocprof" / "kernel_trace_v3.csv")
+    code, _, err = run(capsys, "analyze", trace)
+    assert code == 2 and err == ("roofline: error: the input does not say which device it ran on; name at least one "
+                                 "device with --hardware ID (see `roofline hardware list --vendor AMD`: rocprof runs "
+                                 "on AMD GPUs only).\n")
+    code, out, _ = run(capsys, "hardware", "list", "--vendor", "AMD")
+    assert code == 0 and "mi300x" in out and "h100-sxm" not in out
+    code, _, err = run(capsys, "analyze", str(Path(__file__).parent / "data" / "nsys" / "kern_sum.csv"))
+    assert code == 2 and "(see `roofline hardware list --vendor NVIDIA`: nsys runs on NVIDIA GPUs only)" in err
+
+
 def test_formats(capsys):
     code, out, _ = run(capsys, "formats")
     assert code == 0 and "inventory-csv" in out and "inventory-yaml" in out
