@@ -221,3 +221,23 @@ def test_a_file_name_that_is_not_utf8_is_shown_with_replacement_marks(tmp_path):
     assert names[:3] == ["run/k\ufffdrnels.csv"] * 2 + ["run.tar/caf\ufffd/k\ufffdrnels.csv"]  # relative to cwd
     kernels = [[(k["name"], k["flops"]) for k in d["kernels"]] for d in docs.values()]
     assert kernels[0] == kernels[1] == kernels[2] == kernels[3]
+
+
+def test_the_vendor_a_file_implies_and_why():
+    """roofcore.ingest.vendor: a device name or architecture first (cut short where a file names its device at
+    length), else the profiler; profilers of two vendors among the files say nothing."""
+    import roofcore
+    from roofcore.ingest import make_frame
+    from roofcore.ingest.vendor import vendor_of
+
+    def w(device=None, formats=(), **meta):
+        return roofcore.Workload(frame=make_frame({"name": ["k"]}, 1), name="w", device=device, formats=formats,
+                                 meta=meta)
+
+    assert vendor_of(w("Tesla T4")) == ("NVIDIA", "the file names Tesla T4")
+    assert vendor_of(w(gpu_arch="gfx942", formats=("ncu-details",))) == ("AMD", "the file names gfx942")
+    assert vendor_of(w(formats=("rocprof-v3-trace", "rocprof-v3"))) == ("AMD", "rocprof runs on AMD GPUs only")
+    assert vendor_of(w(formats=("ncu-details", "nsys-kern-sum"))) == ("NVIDIA", "ncu and nsys run on NVIDIA GPUs only")
+    assert vendor_of(w(formats=("ncu-details", "rocprof-v3"))) is None and vendor_of(w()) is None
+    long = vendor_of(w("AMD Instinct " + "<b>x</b>, " * 200))
+    assert long is not None and long[0] == "AMD" and len(long[1]) <= len("the file names ") + 60

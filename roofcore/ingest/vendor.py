@@ -25,7 +25,8 @@ def vendor_of(w: Workload) -> tuple[str, str] | None:
     for text in (w.device, meta.get("gpu_arch"), meta.get("arch")):
         for name, pattern in NAME_VENDOR:
             if text and pattern.search(str(text)):
-                return name, f"the file names {text}"
+                shown = " ".join(str(text).split())
+                return name, f"the file names {shown if len(shown) <= 60 else shown[:59] + '…'}"
     found = {(v, k) for f in w.formats for k, v in FORMAT_VENDOR.items() if f.startswith(k)}
     if len({v for v, _ in found}) != 1:
         return None
