@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +169,15 @@ def test_fit_recovers_efficiency_and_overhead():
     assert mat.efficiency == pytest.approx(0.5, rel=1e-6) and mat.overhead_s == pytest.approx(3e-6, rel=1e-6)
     assert mat.kernels[0] == "gemm_3" and mat.launches == 4 and cal.calibrated
     assert cal.fits["attention"].source.startswith("default")
+
+
+def test_cli_llm_text_says_where_decode_turns_compute_bound(capsys):
+    """The text's crossover clause reads as a sentence whichever way it goes: "at no batch" where attention's KV
+    reads keep decode memory-bound (it printed "at batch never"), "at batch N" for the matmuls alone."""
+    assert main(["llm", "llama-2-7b", "--hardware", "h100-sxm", "--batch", "8"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "decode turns" in x)
+    assert re.search(r"decode turns compute-bound (at no batch|at batch \d+) \(its matmuls alone at batch \d+\)", line)
+    assert "batch never" not in line
 
 
 def test_cli_llm_json_fields_and_bad_input(capsys):

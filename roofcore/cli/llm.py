@@ -164,9 +164,10 @@ def plan_text(p: LLMPlan) -> str:
     out = [head, text_table(["device", "TTFT", "TPOT first", "TPOT last", "tok/s", "tok/s/GPU", "memory/GPU", "max batch",
                          "$/M tok"], rows), ""]
     for d in p.devices:
-        cross = "never" if d.crossover_batch is None else str(d.crossover_batch)
+        cross = "at no batch" if d.crossover_batch is None else f"at batch {d.crossover_batch}"
+        mm = "at no batch" if not d.crossover_batch_matmul else f"at batch {d.crossover_batch_matmul}"
         out.append(f"{d.hardware}: prefill {d.prefill['bound']}, decode {d.decode.get('bound', '–')}; decode turns "
-                   f"compute-bound at batch {cross} (matmuls alone: {d.crossover_batch_matmul or 'never'}); "
+                   f"compute-bound {cross} (its matmuls alone {mm}); "
                    f"all-reduce {_ms(d.all_reduce_s['prefill'])} in prefill, {_ms(d.all_reduce_s['decode_step'])} a "
                    f"decode step" + (f"; cost {d.cost_note}" if d.cost_note else ""))
         if d.fits is False:
