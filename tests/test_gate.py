@@ -245,6 +245,18 @@ def test_nothing_to_judge_is_an_error_not_a_pass(work, capsys):
         "nsys, rocprof, a PyTorch trace).\n")
 
 
+def test_a_run_that_names_no_gpu_points_at_its_vendors_devices(work, capsys):
+    """`roofline check` of two rocprofv3 kernel traces (no GPU named) asks for --hardware and lists AMD's devices:
+    rocprof runs on AMD GPUs only (the whole list came NVIDIA first)."""
+    src = Path(__file__).parent / "data" / "rocprof" / "kernel_trace_v3.csv"
+    shutil.copy(src, work / "now_kernel_trace.csv")
+    (work / "before_kernel_trace.csv").write_text(src.read_text().replace(",5000000000002000,", ",5000000000001500,"))
+    code, _, err = run(capsys, "check", "now_kernel_trace.csv", "--baseline", "before_kernel_trace.csv")
+    assert code == 2 and err == (
+        "roofline: error: name the device both runs are judged on with --hardware ID (see `roofline hardware list "
+        "--vendor AMD`: rocprof runs on AMD GPUs only): the profile does not say which device it ran on.\n")
+
+
 def test_argparse_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as e:
         main(["check", "a.csv"])  # --baseline is required

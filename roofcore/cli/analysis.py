@@ -19,7 +19,7 @@ from ..ingest import aggregate, read_many
 from ..ingest.arch import catalog_ids, catalog_match
 from ..ingest.join import counter_headline
 from ..ingest.pseudo import runtime_line
-from ..ingest.vendor import vendor_of
+from ..ingest.vendor import list_hint
 from ..measured import summary as measured_summary
 from ..models import Hardware, Workload
 from ..roofline import FLAG_CODES
@@ -69,9 +69,7 @@ def analysis_of_args(args: argparse.Namespace) -> Analysis:
                 else "the input does not say which device it ran on" + (
                     f": {workload.meta['device_evidence']}, which names no one device" if workload.meta.get(
                         "device_evidence") else "") + "; "
-            said = vendor_of(workload)  # rocprof: AMD's devices only
-            listed = (f"see `roofline hardware list --vendor {said[0]}`: {said[1]}" if said
-                      else "see `roofline hardware list`")
+            listed = list_hint(workload)  # rocprof: AMD's devices only
             raise RoofcoreError(f"{why} Name at least one device with --hardware ID ({listed})."
                                 if why else f"{ran}name at least one device with --hardware ID ({listed}).")
     from ..hierarchy.sources import pairs_in, prefer

@@ -72,6 +72,7 @@ def _keep_baseline(store: RunStore, run_id: str) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from .. import gate_inputs
     from ..gate import DEFAULT_MAX_REGRESSION, check, gate_text, parse_threshold
+    from ..ingest.vendor import list_hint
     from .common import catalog_for, emit
 
     gate_inputs.refuse_empty(args.current, "CURRENT")  # never the current folder: a gate never passes on nothing
@@ -89,9 +90,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if hw_id is None:
         hits = cat.suggest(current.device, current.meta)
         if not hits:
-            raise RoofcoreError("name the device both runs are judged on with --hardware ID (see `roofline hardware "
-                                "list`): " + (f"the profile names {current.device!r}, which the catalog lacks."
-                                              if current.device else "the profile does not say which device it ran on."))
+            raise RoofcoreError(f"name the device both runs are judged on with --hardware ID ({list_hint(current)}): "
+                                + (f"the profile names {current.device!r}, which the catalog lacks."
+                                   if current.device else "the profile does not say which device it ran on."))
         hw_id = hits[0]
     g = check(replace(current, name=cur_label), replace(baseline, name=base_label), cat.get(hw_id), max_regression=threshold, achievable=args.achievable)
     emit(args, json.dumps(g.to_json(), indent=1, allow_nan=False) if args.json else gate_text(g))

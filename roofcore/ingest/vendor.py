@@ -35,6 +35,13 @@ def vendor_of(w: Workload) -> tuple[str, str] | None:
     return v, f"{' and '.join(tools)} {'runs' if len(tools) == 1 else 'run'} on {v} GPUs only"
 
 
+def list_hint(w: Workload) -> str:
+    """Where to find a device id for ``w``: "see `roofline hardware list --vendor AMD`: rocprof runs on AMD GPUs
+    only" where its vendor is known, else the whole list."""
+    said = vendor_of(w)
+    return f"see `roofline hardware list --vendor {said[0]}`: {said[1]}" if said else "see `roofline hardware list`"
+
+
 def article(word: str) -> str:
     """The article a vendor's name takes: an AMD, an NVIDIA, an Intel; a Google."""
     return "an" if word[:1].upper() in "AEIOUN" else "a"
