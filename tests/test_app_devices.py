@@ -131,6 +131,16 @@ def test_a_profile_of_one_vendor_under_only_another_vendors_devices_says_so():
         f"{CATALOG.get(DEFAULT_DEVICE).name}. Choose the AMD GPU it ran on under Devices."]
     ok(at.sidebar.multiselect(key="hw_ids").set_value([DEFAULT_DEVICE, "mi300x"]).run())
     assert not at.sidebar.warning  # an AMD device beside the NVIDIA one: a comparison the user chose
+    from app.devices import match, other_vendor
+
+    w = roofcore.read(v3, name="1_kernel_trace.csv")
+    from roofcore.ingest.ceilings import measured_devices
+
+    path = Path(__file__).parent / "data" / "ceilings" / "roofline.json"
+    (ert,) = measured_devices(path.read_bytes(), path.name) or ()  # an ERT measurement: a device of no known vendor
+    assert ert.vendor == "unknown"
+    assert other_vendor(CATALOG.with_device(ert), w, match(CATALOG, w), [ert.id]) is None  # chosen: no warning
+    assert other_vendor(CATALOG, w, match(CATALOG, w), [DEFAULT_DEVICE]) is not None
     next(b for b in at.sidebar.button if b.label == "Clear uploads").click().run()
     put(at, ("inventory.csv", b"name,flops,bytes,time_ms\ngemm,1e12,1e9,2\n"))
     ok(at.sidebar.multiselect(key="hw_ids").set_value([DEFAULT_DEVICE]).run())
