@@ -9,9 +9,10 @@ from __future__ import annotations
 import streamlit as st
 
 import roofcore
+from roofcore.ingest.vendor import article
 
 from . import state
-from .devices import Match, default_stands_in, explain, form_prefill, match, other_vendor, reason
+from .devices import Match, default_stands_in, explain, form_prefill, match, other_vendor, reason, vendor
 from .markdown import escape_message
 from .workload import DEFAULT_DEVICE
 
@@ -145,4 +146,23 @@ def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None
                       "and bandwidths come from its datasheet.")
 
 
-__all__ = ["add_devices", "chosen_now", "device_notice", "forget_pick", "pick", "untouched", "use_device"]
+def heading_note(catalog: roofcore.Catalog, entry: state.WorkloadEntry, hw_id: str) -> str | None:
+    """A line under a device's heading (the Overview's), where the sidebar warns of it: the device is another vendor's
+    than the profile's, or the default standing in for a file that names no GPU. The sidebar is folded away on a
+    narrow screen; the headline numbers under the heading must not read as the profile's own device's."""
+    if entry["key"] == "bundled" or hw_id not in catalog:
+        return None
+    w = entry["workload"]
+    m = match(catalog, w)
+    now = chosen_now()
+    if other_vendor(catalog, w, m, now):
+        said = vendor(catalog, w, m)
+        return f"Not the GPU this profile ran on: it ran on {article(said)} {said} GPU (see the sidebar)." if said else None
+    if hw_id == DEFAULT_DEVICE and now == [DEFAULT_DEVICE] and untouched(now) and \
+            default_stands_in(catalog, w, m, DEFAULT_DEVICE):
+        return "The app's default device: the file names no GPU (see the sidebar)."
+    return None
+
+
+__all__ = ["add_devices", "chosen_now", "device_notice", "forget_pick", "heading_note", "pick", "untouched",
+           "use_device"]

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import combined, page, state
+from app.device_pick import heading_note
 from app.markdown import escape_markdown, escape_message
 from app.memo import shared
 from app.messages import message
@@ -60,6 +61,8 @@ try:
         s = cached(a.summary, hw.id)
         with st.container(border=True):
             st.subheader(views.device_label(hw))
+            if stand_in := heading_note(state.catalog(), entry, hw.id):  # the sidebar's warning, where it is read
+                st.caption(f":orange[{escape_message(stand_in)}]")
             said = cached(counts, hw.id)
             metrics = views.overview_metrics(s, said)
             for col, m in zip(st.columns(len(metrics)), metrics, strict=True):

@@ -129,8 +129,11 @@ def test_a_profile_of_one_vendor_under_only_another_vendors_devices_says_so():
     assert said(at.sidebar.warning) == [
         "This profile ran on an AMD GPU (rocprof runs on AMD GPUs only); its times are read against the roofs of "
         f"{CATALOG.get(DEFAULT_DEVICE).name}. Choose the AMD GPU it ran on under Devices."]
+    heading = ":orange[Not the GPU this profile ran on: it ran on an AMD GPU (see the sidebar).]"
+    assert heading in [c.value for c in at.main.caption]  # under the Overview's device heading too
     ok(at.sidebar.multiselect(key="hw_ids").set_value([DEFAULT_DEVICE, "mi300x"]).run())
     assert not at.sidebar.warning  # an AMD device beside the NVIDIA one: a comparison the user chose
+    assert heading not in [c.value for c in at.main.caption]
     from app.devices import match, other_vendor
 
     w = roofcore.read(v3, name="1_kernel_trace.csv")
@@ -161,8 +164,11 @@ def test_a_file_that_names_no_gpu_says_the_default_stands_in():
     assert ("The file names no one GPU: kernel names carry ampere_ tags (built for Ampere, sm_80: the GPU is sm_80 "
             "or a later one that runs them). The roofs are those of the default device, "
             f"{CATALOG.get(DEFAULT_DEVICE).name}; choose the GPU it ran on under Devices.") in said(at.sidebar.caption)
+    stand_in = ":orange[The app's default device: the file names no GPU (see the sidebar).]"
+    assert stand_in in [c.value for c in at.main.caption]  # under the Overview's device heading too
     ok(at.sidebar.multiselect(key="hw_ids").set_value(["a100-80gb-sxm"]).run())
     assert "names no" not in captions(at) and not at.sidebar.warning
+    assert stand_in not in [c.value for c in at.main.caption]
 
 
 def test_a_device_the_catalog_lacks_gets_the_closest_of_its_silicon_and_the_form_to_add_it():
