@@ -77,7 +77,7 @@ def _import_notes(entry: state.WorkloadEntry) -> None:
                     with st.popover("Commands to run", icon=":material/terminal:"):
                         st.code(script, language="bash")
             if w.skipped:
-                st.dataframe(skipped_frame(w), hide_index=True, width="stretch")
+                st.dataframe(skipped_frame(w), hide_index=True, width="stretch", placeholder="–")
 
 
 def _main(pages: list) -> None:

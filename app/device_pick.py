@@ -157,7 +157,8 @@ def heading_note(catalog: roofcore.Catalog, entry: state.WorkloadEntry, hw_id: s
     now = chosen_now()
     if other_vendor(catalog, w, m, now):
         said = vendor(catalog, w, m)
-        return f"Not the GPU this profile ran on: it ran on {article(said)} {said} GPU (see the sidebar)." if said else None
+        return (f"Not the GPU this profile ran on: it ran on {article(said)} {said} GPU (see the sidebar)."
+                if said else None)
     if hw_id == DEFAULT_DEVICE and now == [DEFAULT_DEVICE] and untouched(now) and \
             default_stands_in(catalog, w, m, DEFAULT_DEVICE):
         return "The app's default device: the file names no GPU (see the sidebar)."

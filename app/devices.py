@@ -103,8 +103,8 @@ def other_vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | Non
     if found is None or not devices or any(d.vendor.lower() in (found[0].lower(), "unknown", "") for d in devices):
         return None  # a device of that vendor, or one of no known vendor (an ERT measurement), is among them
     names = ", ".join(d.name for d in devices[:2]) + (f" and {len(devices) - 2} more" if len(devices) > 2 else "")
-    return (f"This profile ran on {article(found[0])} {found[0]} GPU ({found[1]}); its times are read against the roofs "
-            f"of {names}. Choose the {found[0]} GPU it ran on under Devices.")
+    return (f"This profile ran on {article(found[0])} {found[0]} GPU ({found[1]}); its times are read against the "
+            f"roofs of {names}. Choose the {found[0]} GPU it ran on under Devices.")
 
 
 def default_stands_in(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None, default: str) -> str | None:

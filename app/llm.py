@@ -107,6 +107,20 @@ def _calibration(a: Analysis | None, token: str | None) -> Calibration:
     return remember("llm", ("calibration", token, hw), lambda: fit(a, hw, label=f"workload {a.workload.name}"))
 
 
+#: the results table's numbers as a reader takes them in (they showed four decimals: 1066.1149 tok/s)
+_TABLE_FORMATS = {
+    "TTFT (ms)": st.column_config.NumberColumn(format="%.1f"),
+    "TPOT first (ms)": st.column_config.NumberColumn(format="%.2f"),
+    "TPOT last (ms)": st.column_config.NumberColumn(format="%.2f"),
+    "tok/s": st.column_config.NumberColumn(format="%.0f"),
+    "tok/s per GPU": st.column_config.NumberColumn(format="%.0f"),
+    "memory/GPU (GB)": st.column_config.NumberColumn(format="%.1f"),
+    "capacity (GB)": st.column_config.NumberColumn(format="%.0f"),
+    "all-reduce/step (ms)": st.column_config.NumberColumn(format="%.3f"),
+    "$/M tok": st.column_config.NumberColumn(format="$%.3f"),
+}
+
+
 def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, token: str | None = None) -> None:
     """The tab (see the module docstring); an input the planner refuses is shown as one message."""
     try:
@@ -127,7 +141,8 @@ def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, 
     st.caption(f"**{m.name}** · {m.params()['total'] / 1e9:,.2f} B parameters"
                + (f" ({m.params()['active'] / 1e9:,.2f} B active)" if m.moe else "")
                + (f" · [source]({m.source})" if m.source.startswith("http") else ""))
-    st.dataframe(res["table"], hide_index=True, width="stretch", key="llm_table")
+    st.dataframe(res["table"], hide_index=True, width="stretch", placeholder="–", key="llm_table",
+                 column_config=_TABLE_FORMATS)
     cols = st.columns(2)
     for i, hw in enumerate(hws):
         # a copy of each kept spec: Streamlit may change the top level of what it is given
@@ -141,7 +156,8 @@ def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, 
     st.caption("Not costed (listed, never counted as zero): " + "; ".join(p.uncosted))
     _serving(m, q, s, hws, cal, prices)
     st.markdown("**Calibration** — " + ("documented defaults (no profile)" if not cal.calibrated else cal.origin))
-    st.dataframe(llm_views.calibration_frame(cal), hide_index=True, width="stretch", key="llm_calibration")
+    st.dataframe(llm_views.calibration_frame(cal), hide_index=True, width="stretch", placeholder="–",
+                 key="llm_calibration")
 
 
 def _serving(m, q, s: Shape, hws: list, cal: Calibration, prices: dict[str, float]) -> None:
@@ -169,7 +185,9 @@ def _serving(m, q, s: Shape, hws: list, cal: Calibration, prices: dict[str, floa
         except RoofcoreError as e:
             message("error", e)
             return
-        st.dataframe(llm_views.serving_frame(runs), hide_index=True, width="stretch", key="llm_serving")
+        st.dataframe(llm_views.serving_frame(runs), hide_index=True, width="stretch", placeholder="–",
+                     key="llm_serving")
         st.caption("Cheapest device × tensor parallelism meeting both targets for 99% of requests (by cost where a "
                    "price is given, else by GPUs):")
-        st.dataframe(llm_views.options_frame(best), hide_index=True, width="stretch", key="llm_options")
+        st.dataframe(llm_views.options_frame(best), hide_index=True, width="stretch", placeholder="–",
+                     key="llm_options")

@@ -82,7 +82,7 @@ def counter_pairs() -> None:
         st.markdown(escape_message(counter_headline(w)))
         if len(without):
             st.caption(f"Timeline kernels without counters ({len(without):,}), longest first:")
-            st.dataframe(without, hide_index=True, width="stretch", key="pair_without",
+            st.dataframe(without, hide_index=True, width="stretch", placeholder="–", key="pair_without",
                          height=tables.height(len(without), 240))
         files = entry.get("files")
         if len(without) and files and "base_key" in entry:

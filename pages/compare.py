@@ -97,7 +97,7 @@ if t["matched"]:
     st.caption(f"The matched kernels hold {fmt_pct(t['matched_share_old'], 2)} of the time before and "
                f"{fmt_pct(t['matched_share_new'], 2)} after"
                + (f"; over them alone the speedup is {t['matched_speedup']:.2f}×." if t["matched_speedup"] else "."))
-    st.dataframe(views.comparison_frame(c), hide_index=True, width="stretch", key="cmp_table")
+    st.dataframe(views.comparison_frame(c), hide_index=True, width="stretch", placeholder="–", key="cmp_table")
 else:
     message("warning", "No kernel of the two runs has the same name, so there is no speedup to show: "
                       "the totals would compare different kernels. Pair the kernels that correspond below (a naive "
@@ -108,10 +108,10 @@ if c.only_old or c.only_new:
     before_only, after_only = views.unmatched_frames(c)
     o, n = st.columns(2)
     o.markdown(f"**Only before** ({len(c.only_old):,})")
-    o.dataframe(before_only, hide_index=True, width="stretch", key="cmp_only_old",
+    o.dataframe(before_only, hide_index=True, width="stretch", placeholder="–", key="cmp_only_old",
                 height=tables.height(len(before_only), 320))
     n.markdown(f"**Only after** ({len(c.only_new):,})")
-    n.dataframe(after_only, hide_index=True, width="stretch", key="cmp_only_new",
+    n.dataframe(after_only, hide_index=True, width="stretch", placeholder="–", key="cmp_only_new",
                 height=tables.height(len(after_only), 320))
     if c.only_old and c.only_new:
         with st.form("cmp_pair", border=True):

@@ -45,7 +45,7 @@ with compare:
         st.info("Select devices in the sidebar to compare them.")
     else:
         comparison = views.hardware_comparison(selected)
-        st.dataframe(comparison, width="stretch", height=35 * (len(comparison) + 1) + 3)
+        st.dataframe(comparison, width="stretch", placeholder="–", height=35 * (len(comparison) + 1) + 3)
         st.caption("Dense peaks (sparse figures never make a roof). Ridge = default ceiling ÷ off-chip bandwidth, in "
                    "FLOP per byte: kernels below it are memory-bound. Links are per direction.")
 
@@ -65,14 +65,14 @@ with detail:
     if hw.notes:
         st.caption(escape_message(hw.notes))
     st.markdown("**Compute ceilings** (dense peak; achievable = measured sustained)")
-    st.dataframe(views.ceilings_frame(hw), hide_index=True, width="stretch")
+    st.dataframe(views.ceilings_frame(hw), hide_index=True, width="stretch", placeholder="–")
     st.markdown("**Memory levels** (off-chip first)")
-    st.dataframe(views.levels_frame(hw), hide_index=True, width="stretch")
+    st.dataframe(views.levels_frame(hw), hide_index=True, width="stretch", placeholder="–")
     if hw.links:
         st.markdown("**Links** (bandwidth per direction)")
-        st.dataframe(views.links_frame(hw), hide_index=True, width="stretch")
+        st.dataframe(views.links_frame(hw), hide_index=True, width="stretch", placeholder="–")
     with st.expander("Sources"):
-        st.dataframe(views.sources_frame(hw), hide_index=True, width="stretch")
+        st.dataframe(views.sources_frame(hw), hide_index=True, width="stretch", placeholder="–")
     b1, b2, _ = st.columns([1, 1, 4])
     b1.download_button("Download YAML", hardware_to_yaml(hw), file_name=f"{hw.id}.yaml", mime="application/x-yaml",
                        icon=":material/download:", on_click="ignore")

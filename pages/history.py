@@ -44,7 +44,7 @@ st.dataframe(pd.DataFrame({
     "Who can open it": ["everyone in the app" if r.visibility == "project" else "only the owner" for r in runs],
     "Kernels": [r.kernels for r in runs], "Files": [", ".join(f.name for f in r.files) for r in runs],
     "Devices": [", ".join(r.devices) for r in runs], "Link": [f"?{app_runs.RUN_PARAM}={r.id}" for r in runs]}),
-    hide_index=True, width="stretch", key="hist_runs",
+    hide_index=True, width="stretch", placeholder="–", key="hist_runs",
     column_config={"Link": st.column_config.LinkColumn("Link", display_text="Open",
                                                        help="Opens the run's workload, devices and page")})
 
@@ -79,7 +79,7 @@ else:
         "Last": top["last_s"].map(fmt_time), "Time change (%)": top["time_change"] * 100,
         "Of roof, first": top["first_efficiency"].map(fmt_pct), "Of roof, last": top["last_efficiency"].map(fmt_pct),
         "Bound (last)": top["bound"].fillna("unknown")}),
-        hide_index=True, width="stretch", key="hist_movers",
+        hide_index=True, width="stretch", placeholder="–", key="hist_movers",
         column_config={"Time change (%)": st.column_config.NumberColumn(format="%+.1f%%")})
     shown = search_multiselect("Kernels charted", m["kernel"], key=state.HISTORY_KERNELS, what="kernels",
                                default=list(m["kernel"][:6]), max_selections=24,

@@ -76,7 +76,8 @@ with project_tab:
         pkey = (token, tuple(targets), source, tuple(sorted(prices.items())), achievable)
         proj = cached(("project", *pkey), lambda: plan.project(base, source, [catalog.get(h) for h in targets],
                                                                price_per_hour=prices, achievable=achievable))
-        st.dataframe(views.projection_frame(proj), hide_index=True, width="stretch", key="plan_projection")
+        st.dataframe(views.projection_frame(proj), hide_index=True, width="stretch", placeholder="–",
+                     key="plan_projection")
         # the chart's spec once per projection: st.altair_chart converts and validates it again on every run
         spec = cached(("project-chart", *pkey),
                       lambda: charts.projection_chart(views.projection_totals(proj)).to_dict(validate=False))
@@ -165,7 +166,8 @@ with whatif_tab:
                 plan.evaluate(base, a.hardware, achievable=achievable)))
             state.WHATIF_VARIANT.set(variant)
             units = whatif.batch_units(steps)
-            st.dataframe(views.variant_totals(ba, va, units), hide_index=True, width="stretch", key="wi_totals")
+            st.dataframe(views.variant_totals(ba, va, units), hide_index=True, width="stretch", placeholder="–",
+                         key="wi_totals")
             if units != 1.0:
                 st.caption(f"A run of the variant does {units:g}× the base's work (the batch step), so times are "
                            "compared per unit of work, per sample or per token: the variant's Σ t_roof ÷ "
@@ -224,7 +226,7 @@ with build_tab:
         st.button("Use as workload", on_click=use_built, args=(built, builder, dict(params)), type="primary", icon=":material/input:", key="b_use",
                   help="Every page then analyses this built workload (until you upload or clear).")
         with st.expander("Kernels"):
-            st.dataframe(whatif.inline_kernels(built), hide_index=True, width="stretch")
+            st.dataframe(whatif.inline_kernels(built), hide_index=True, width="stretch", placeholder="–")
     except RoofcoreError as e:
         message("error", e)
 
@@ -237,7 +239,7 @@ with solver_tab:
     try:
         table = cached(("cross", tuple(hw_ids), d_in, f_in),
                        lambda: plan.crossover_table(a.hardware, d=float(d_in), f=float(f_in)))
-        st.dataframe(table, hide_index=True, width="stretch", key="sv_table", column_config={
+        st.dataframe(table, hide_index=True, width="stretch", placeholder="–", key="sv_table", column_config={
             "hardware": "Device",
             "ridge_bf16": st.column_config.NumberColumn("Ridge bf16 (FLOP/B)", format="%.1f"),
             "square_n_bf16": st.column_config.NumberColumn("Square N (bf16)", format="%.0f"),
@@ -319,7 +321,8 @@ with scenario_tab:
             st.subheader(escape_markdown(result.name))
             if result.description:
                 st.caption(escape_markdown(result.description))
-            st.dataframe(views.scenario_frame(result), hide_index=True, width="stretch", key="sc_table")
+            st.dataframe(views.scenario_frame(result), hide_index=True, width="stretch", placeholder="–",
+                         key="sc_table")
             for note in result.notes[:8]:
                 st.caption(f"Note: {escape_markdown(note)}")
             st.download_button("Download result JSON", lambda: json.dumps(result.to_json(analysis_document), indent=1),

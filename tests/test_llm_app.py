@@ -34,6 +34,12 @@ def test_tab_plans_the_chosen_model_and_devices():
     assert tab.selectbox(key="llm_model").value == "llama-2-7b"
     first = _table(at)
     assert len(first) >= 1 and (first["TTFT (ms)"] > 0).all()
+    shown = json.loads(next(d for d in at.dataframe if "TPOT first (ms)" in d.value.columns).proto.columns)
+    formats = {k: v["type_config"]["format"] for k, v in shown.items() if "type_config" in v}  # not 1066.1149 tok/s
+    assert formats["tok/s"] == "%.0f" and formats["TTFT (ms)"] == "%.1f" and formats["memory/GPU (GB)"] == "%.1f"
+    assert set(formats) >= {c for c in first.columns if first[c].dtype.kind == "f"}  # every float column has one
+    # a missing value is a dash, as on every table of the app (the calibration's launches showed "None")
+    assert {d.proto.placeholder for d in at.dataframe} == {"–"}
     at.selectbox(key="llm_model").set_value("llama-2-70b")
     at.selectbox(key="llm_tp").set_value(4)
     at.multiselect(key="llm_devices").set_value(["h100-sxm", "a100-80gb-sxm"])

@@ -73,6 +73,20 @@ def test_session_keys_live_in_the_state_module():
     assert not strings, f"session keys as strings (use app.state's keys): {strings}"
 
 
+def test_every_app_table_shows_a_missing_value_as_a_dash():
+    """Every st.dataframe of the app passes ``placeholder="–"``: Streamlit writes a missing cell as "None" (the
+    LLM tab's calibration table did), which reads as a value; the app's tables say unknown with a dash."""
+    if not APP.exists():
+        import pytest
+
+        pytest.skip("no app package beside the engine (an installed roofcore)")
+    bare = [f"{py.relative_to(ROOT).as_posix()}:{node.lineno}" for py in _app_sources()
+            for node in ast.walk(ast.parse(py.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dataframe"
+            and not any(k.arg == "placeholder" for k in node.keywords)]
+    assert not bare, f"st.dataframe without placeholder=\"–\": {bare}"
+
+
 def test_only_charts_imports_altair():
     for py in PKG.rglob("*.py"):
         if py.relative_to(PKG).parts[0] == "charts":  # the charts package
