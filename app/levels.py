@@ -11,7 +11,7 @@ from roofcore import hierarchy as hy
 from roofcore.charts import levels as level_charts
 from roofcore.hierarchy import views as hv
 
-from . import state
+from . import state, tables
 from .memo import shared
 
 #: the time windows offered
@@ -92,7 +92,7 @@ def draw(a: Analysis, by: str, window: float | None) -> None:
         st.vega_lite_chart(spec=dict(over), theme=None, width="content", key="level_over_time")
     table = shared("levels.table", key, lambda: _table(ra, by, window, hw.id))
     st.dataframe(table, hide_index=True, width="stretch", placeholder="–", key="level_table",
-                 column_config={"Path": st.column_config.TextColumn("Path", width="medium")})
+                 column_config=tables.group_columns(Path=st.column_config.TextColumn("Path", width="medium")))
 
 
 def _table(ra: Analysis, by: str, window: float | None, hw_id: str):
@@ -117,15 +117,17 @@ def tree(a: Analysis) -> None:
     rows = shared("levels.tree", (level, hw.id), lambda: hy.group(ra, level, hw_id=hw.id))
     table = shared("levels.tree_table", (level, hw.id), lambda: hv.group_table(rows, tree=True))
     st.dataframe(table.drop(columns="Path"), hide_index=True, width="stretch", placeholder="–", key="k_tree",
-                 height=min(560, 38 + 35 * len(table)))
+                 height=min(560, 38 + 35 * len(table)), column_config=tables.group_columns())
     paths = [p for p in table["Path"] if p != hy.OUTSIDE] + [hy.OUTSIDE]
     node = st.selectbox("Open", paths, key="k_tree_open", format_func=lambda p: p.replace(hy.SEP, " › "),
                         help="Its ops and kernels, over every launch below it.")
     if node:
         ops, kernels = shared("levels.node", (level, node, hw.id), lambda: hv.node_contents(ra, node, level, hw.id))
         left, right = st.columns(2)
-        left.dataframe(ops, hide_index=True, width="stretch", placeholder="–", key="k_tree_ops")
-        right.dataframe(kernels, hide_index=True, width="stretch", placeholder="–", key="k_tree_kernels")
+        left.dataframe(ops, hide_index=True, width="stretch", placeholder="–", key="k_tree_ops",
+                       column_config=tables.group_columns())
+        right.dataframe(kernels, hide_index=True, width="stretch", placeholder="–", key="k_tree_kernels",
+                        column_config=tables.group_columns())
 
 
 def where(a: Analysis, kernels: tuple[str, ...]) -> str:

@@ -116,6 +116,7 @@ _TABLE_FORMATS = {
     "tok/s per GPU": st.column_config.NumberColumn(format="%.0f"),
     "memory/GPU (GB)": st.column_config.NumberColumn(format="%.1f"),
     "capacity (GB)": st.column_config.NumberColumn(format="%.0f"),
+    "max batch": st.column_config.NumberColumn(format="%d"),
     "all-reduce/step (ms)": st.column_config.NumberColumn(format="%.3f"),
     "$/M tok": st.column_config.NumberColumn(format="$%.3f"),
 }
@@ -157,7 +158,9 @@ def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, 
     _serving(m, q, s, hws, cal, prices)
     st.markdown("**Calibration** — " + ("documented defaults (no profile)" if not cal.calibrated else cal.origin))
     st.dataframe(llm_views.calibration_frame(cal), hide_index=True, width="stretch", placeholder="–",
-                 key="llm_calibration")
+                 key="llm_calibration", column_config={
+                     "efficiency": st.column_config.NumberColumn(format="%.2f"),
+                     "overhead (µs)": st.column_config.NumberColumn(format="%.1f")})
 
 
 def _serving(m, q, s: Shape, hws: list, cal: Calibration, prices: dict[str, float]) -> None:

@@ -39,4 +39,34 @@ def movement_columns(achievable: bool) -> dict:
         "Of roof (%)": st.column_config.ProgressColumn("Of roof", format="%.3g%%", min_value=0, max_value=100)}
 
 
-__all__ = ["TABLE_ROW_LIMIT", "height", "kernel_columns", "movement_columns"]
+#: the formats of the hierarchy's tables (:func:`roofcore.hierarchy.views.group_table`, ``node_contents``): four
+#: significant digits as the kernel table has them, shares to three (they showed 3.4434 ms, 40.6267 %)
+_GROUP_FORMATS = {"Time (ms)": "%.4g", "Share (%)": "%.3g", "Known (%)": "%.3g", "GFLOP": "%.4g",
+                  "Off-chip (MB)": "%.4g", "Achieved (TFLOP/s)": "%.4g", "Of roof (%)": "%.3g",
+                  "Headroom (ms)": "%.4g", "Self time (ms)": "%.4g", "Roof time (ms)": "%.4g"}
+
+
+def group_columns(**extra: object) -> dict:
+    """The hierarchy tables' number formats (and ``extra`` column configs, e.g. the Path's width)."""
+    config: dict = {col: st.column_config.NumberColumn(col, format=fmt) for col, fmt in _GROUP_FORMATS.items()}
+    config["Launches"] = st.column_config.NumberColumn("Launches", format="%d")
+    return {**config, **extra}
+
+
+#: a kernel inventory as the Build tab lists it (``roofcore.whatif.inline_kernels``): FLOPs and bytes are counts,
+#: written whole with thousands separators, never in e-notation
+INVENTORY_COLUMNS = {
+    "count": st.column_config.NumberColumn("count", format="%d"),
+    "flops": st.column_config.NumberColumn("flops", format="localized"),
+    "time_s": st.column_config.NumberColumn("time_s", format="%.4g"),
+}
+
+
+def inventory_columns(names: list[str]) -> dict:
+    """:data:`INVENTORY_COLUMNS` with every byte column (``bytes_hbm``, ``weight_bytes``, ...) as a count too."""
+    return {**{c: st.column_config.NumberColumn(c, format="localized") for c in names if "bytes" in c},
+            **INVENTORY_COLUMNS}
+
+
+__all__ = ["INVENTORY_COLUMNS", "TABLE_ROW_LIMIT", "group_columns", "height", "inventory_columns", "kernel_columns",
+           "movement_columns"]

@@ -13,7 +13,7 @@ import streamlit as st
 import yaml
 
 from app import llm as llm_tab_view
-from app import page, state
+from app import page, state, tables
 from app.markdown import escape_markdown, escape_message
 from app.memo import remember
 from app.messages import message
@@ -226,7 +226,9 @@ with build_tab:
         st.button("Use as workload", on_click=use_built, args=(built, builder, dict(params)), type="primary", icon=":material/input:", key="b_use",
                   help="Every page then analyses this built workload (until you upload or clear).")
         with st.expander("Kernels"):
-            st.dataframe(whatif.inline_kernels(built), hide_index=True, width="stretch", placeholder="–")
+            listed = whatif.inline_kernels(built)
+            st.dataframe(listed, hide_index=True, width="stretch", placeholder="–",
+                         column_config=tables.inventory_columns(sorted({c for k in listed for c in k})))
     except RoofcoreError as e:
         message("error", e)
 
