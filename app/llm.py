@@ -122,6 +122,18 @@ _TABLE_FORMATS = {
 }
 
 
+#: the serving simulation's tables (latency percentiles, throughput, the share of requests within the targets)
+_SERVING_FORMATS = {
+    **{f"{m} {p} (ms)": st.column_config.NumberColumn(format="%.1f" if m == "TTFT" else "%.2f")
+       for m in ("TTFT", "TPOT") for p in ("p50", "p99")},
+    "tok/s": st.column_config.NumberColumn(format="%.0f"),
+    "goodput (req/s)": st.column_config.NumberColumn(format="%.2f"),
+    "within targets": st.column_config.NumberColumn(format="percent"),
+    "most running": st.column_config.NumberColumn(format="%d"),
+    "$/M tok": st.column_config.NumberColumn(format="$%.3f"),
+}
+
+
 def render(catalog: Catalog, default_ids: list[str], a: Analysis | None = None, token: str | None = None) -> None:
     """The tab (see the module docstring); an input the planner refuses is shown as one message."""
     try:
@@ -189,8 +201,8 @@ def _serving(m, q, s: Shape, hws: list, cal: Calibration, prices: dict[str, floa
             message("error", e)
             return
         st.dataframe(llm_views.serving_frame(runs), hide_index=True, width="stretch", placeholder="–",
-                     key="llm_serving")
+                     key="llm_serving", column_config=_SERVING_FORMATS)
         st.caption("Cheapest device × tensor parallelism meeting both targets for 99% of requests (by cost where a "
                    "price is given, else by GPUs):")
         st.dataframe(llm_views.options_frame(best), hide_index=True, width="stretch", placeholder="–",
-                     key="llm_options")
+                     key="llm_options", column_config=_SERVING_FORMATS)
