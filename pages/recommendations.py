@@ -3,7 +3,8 @@
 import streamlit as st
 
 from app import levels, page, state
-from app.markdown import escape_markdown
+from app.device_pick import heading_note
+from app.markdown import escape_markdown, escape_message
 from app.memo import remember
 from app.messages import message
 from roofcore import RoofcoreError, charts, views
@@ -37,6 +38,8 @@ try:
     for hw in a.hardware:
         advice = cached("advice", hw.id, lambda hw_id=hw.id: adv.advise(a, hw_id))
         st.subheader(views.device_label(hw))
+        if stand_in := heading_note(state.catalog(), state.workload(), hw.id):  # as on the Overview
+            st.caption(f":orange[{escape_message(stand_in)}]")
         st.markdown(f"**{escape_markdown(advice.summary())}**")
         caveat = speedup_note(a.summary(hw.id)) or cached("micro", hw.id, lambda hw_id=hw.id: views.micro_kernel_note(
             a, hw_id))

@@ -131,6 +131,9 @@ def test_a_profile_of_one_vendor_under_only_another_vendors_devices_says_so():
         f"{CATALOG.get(DEFAULT_DEVICE).name}. Choose the AMD GPU it ran on under Devices."]
     heading = ":orange[Not the GPU this profile ran on: it ran on an AMD GPU (see the sidebar).]"
     assert heading in [c.value for c in at.main.caption]  # under the Overview's device heading too
+    ok(at.switch_page("pages/recommendations.py").run())
+    assert heading in [c.value for c in at.main.caption]  # and the Recommendations', whose gains it bounds
+    ok(at.switch_page("pages/overview.py").run())
     ok(at.sidebar.multiselect(key="hw_ids").set_value([DEFAULT_DEVICE, "mi300x"]).run())
     assert not at.sidebar.warning  # an AMD device beside the NVIDIA one: a comparison the user chose
     assert heading not in [c.value for c in at.main.caption]
