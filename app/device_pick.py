@@ -123,11 +123,11 @@ def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None
     m = match(catalog, w)
     if entry["key"] == "bundled":
         return
-    now = chosen_now()
-    if line := other_vendor(catalog, w, m, now):
-        st.warning(escape_message(line), icon=":material/warning:")
-    elif now == [DEFAULT_DEVICE] and untouched(now) and (line := default_stands_in(catalog, w, m, DEFAULT_DEVICE)):
-        st.caption(escape_message(line))
+    doubt = _doubt(catalog, w, m)
+    if doubt is not None and doubt[0] == "vendor":
+        st.warning(escape_message(doubt[1]), icon=":material/warning:")
+    elif doubt is not None:
+        st.caption(escape_message(doubt[1]))
     if m is None:
         return
     if not _picked(catalog, entry, m):
@@ -146,23 +146,33 @@ def device_notice(catalog: roofcore.Catalog, entry: state.WorkloadEntry) -> None
                       "and bandwidths come from its datasheet.")
 
 
+def _doubt(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> tuple[str, str] | None:
+    """Whether the chosen devices may not be the profile's: ``("vendor", line)`` where none is of the vendor the file
+    says, ``("default", line)`` where the untouched default stands in for a file that names no GPU; else None."""
+    now = chosen_now()
+    if line := other_vendor(catalog, w, m, now):
+        return "vendor", line
+    if now == [DEFAULT_DEVICE] and untouched(now) and (line := default_stands_in(catalog, w, m, DEFAULT_DEVICE)):
+        return "default", line
+    return None
+
+
 def heading_note(catalog: roofcore.Catalog, entry: state.WorkloadEntry, hw_id: str) -> str | None:
-    """A line under a device's heading (the Overview's), where the sidebar warns of it: the device is another vendor's
-    than the profile's, or the default standing in for a file that names no GPU. The sidebar is folded away on a
-    narrow screen; the headline numbers under the heading must not read as the profile's own device's."""
+    """A line under a device's heading (the Overview's, the Recommendations'), where the sidebar warns of it
+    (:func:`_doubt`). The sidebar is folded away on a narrow screen; the headline numbers under the heading must not
+    read as the profile's own device's."""
     if entry["key"] == "bundled" or hw_id not in catalog:
         return None
     w = entry["workload"]
     m = match(catalog, w)
-    now = chosen_now()
-    if other_vendor(catalog, w, m, now):
+    doubt = _doubt(catalog, w, m)
+    if doubt is None:
+        return None
+    if doubt[0] == "vendor":
         said = vendor(catalog, w, m)
         return (f"Not the GPU this profile ran on: it ran on {article(said)} {said} GPU (see the sidebar)."
                 if said else None)
-    if hw_id == DEFAULT_DEVICE and now == [DEFAULT_DEVICE] and untouched(now) and \
-            default_stands_in(catalog, w, m, DEFAULT_DEVICE):
-        return "The app's default device: the file names no GPU (see the sidebar)."
-    return None
+    return "The app's default device: the file names no GPU (see the sidebar)." if hw_id == DEFAULT_DEVICE else None
 
 
 __all__ = ["add_devices", "chosen_now", "device_notice", "forget_pick", "heading_note", "pick", "untouched",

@@ -79,16 +79,11 @@ def reason(m: Match) -> str:
 
 def vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> str | None:
     """The GPU vendor: the matched device's, else the one the device name says, else the profiler's (ncu runs on
-    NVIDIA GPUs only, rocprof on AMD ones); None when nothing says."""
-    found = _vendor(catalog, w, m)
-    return found[0] if found else None
-
-
-def _vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None) -> tuple[str, str] | None:
-    """:func:`vendor` with what says so: ``("AMD", "rocprof runs on AMD GPUs only")``."""
+    NVIDIA GPUs only, rocprof on AMD ones: :func:`roofcore.ingest.vendor.vendor_of`); None when nothing says."""
     if m is not None and m.top and m.top in catalog:
-        return catalog.get(m.top).vendor, f"the file points to {catalog.get(m.top).name}"
-    return vendor_of(w)
+        return catalog.get(m.top).vendor
+    found = vendor_of(w)
+    return found[0] if found else None
 
 
 def other_vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | None, chosen: list[str]) -> str | None:
@@ -98,7 +93,7 @@ def other_vendor(catalog: roofcore.Catalog, w: roofcore.Workload, m: Match | Non
     chosen ones, or the file's own device is offered by :func:`match`)."""
     if m is not None and m.top and m.top in catalog:
         return None  # the sidebar offers the file's own device
-    found = _vendor(catalog, w, m)
+    found = vendor_of(w)
     devices = [catalog.get(h) for h in chosen if h in catalog]
     if found is None or not devices or any(d.vendor.lower() in (found[0].lower(), "unknown", "") for d in devices):
         return None  # a device of that vendor, or one of no known vendor (an ERT measurement), is among them

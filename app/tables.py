@@ -55,7 +55,7 @@ def group_columns(**extra: object) -> dict:
 
 #: a kernel inventory as the Build tab lists it (``roofcore.whatif.inline_kernels``): FLOPs and bytes are counts,
 #: written whole with thousands separators, never in e-notation
-INVENTORY_COLUMNS = {
+_INVENTORY_COLUMNS = {
     "count": st.column_config.NumberColumn("count", format="%d"),
     "flops": st.column_config.NumberColumn("flops", format="localized"),
     "time_s": st.column_config.NumberColumn("time_s", format="%.4g"),
@@ -63,10 +63,10 @@ INVENTORY_COLUMNS = {
 
 
 def inventory_columns(names: list[str]) -> dict:
-    """:data:`INVENTORY_COLUMNS` with every byte column (``bytes_hbm``, ``weight_bytes``, ...) as a count too."""
+    """:data:`_INVENTORY_COLUMNS` with every byte column (``bytes_hbm``, ``weight_bytes``, ...) as a count too."""
     return {**{c: st.column_config.NumberColumn(c, format="localized") for c in names if "bytes" in c},
-            **INVENTORY_COLUMNS}
+            **_INVENTORY_COLUMNS}
 
 
-__all__ = ["INVENTORY_COLUMNS", "TABLE_ROW_LIMIT", "group_columns", "height", "inventory_columns", "kernel_columns",
+__all__ = ["TABLE_ROW_LIMIT", "group_columns", "height", "inventory_columns", "kernel_columns",
            "movement_columns"]

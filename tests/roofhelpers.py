@@ -155,3 +155,19 @@ def sample(name: str) -> Path:
 def col(w: Workload, key: str) -> list:
     """A workload column as a list, unknown (NaN) as None."""
     return [None if isinstance(v, float) and math.isnan(v) else v for v in w.frame[key].tolist()]
+
+
+def unformatted_numbers(at) -> list[str]:
+    """The tables of an AppTest run whose float columns have no number format: Streamlit writes such a cell with
+    every digit it has (the LLM tab's 1066.1149 tok/s, the module tree's 40.6267 %)."""
+    import json
+
+    out = []
+    for d in at.dataframe:
+        shown = json.loads(d.proto.columns or "{}")
+        v = d.value
+        bare = [c for c in getattr(v, "columns", ()) if v[c].dtype.kind == "f"
+                and not shown.get(c, {}).get("type_config", {}).get("format")]
+        if bare:
+            out.append(f"table {d.proto.id or ''} shows {bare} unformatted")
+    return out

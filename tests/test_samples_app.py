@@ -8,13 +8,13 @@ absent (a fresh clone); CI has it.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+from roofhelpers import unformatted_numbers
 from test_samples import ENTRIES, sample_paths, words_in
 
 import roofcore
@@ -36,20 +36,6 @@ def problems(at: AppTest, where: str) -> list[str]:
     """Exceptions and unexpected-error messages on the page just run."""
     out = [f"{where}: exception {e.message[:300]}" for e in at.exception]
     out += [f"{where}: {e.value[:300]}" for e in at.error if CRASH in e.value]
-    return out
-
-
-def unformatted_numbers(at: AppTest, where: str) -> list[str]:
-    """Tables whose float columns have no number format: Streamlit writes such a cell with every digit it has
-    (the LLM tab's 1066.1149 tok/s, the module tree's 40.6267 %)."""
-    out = []
-    for d in at.dataframe:
-        shown = json.loads(d.proto.columns or "{}")
-        v = d.value
-        bare = [c for c in getattr(v, "columns", ()) if v[c].dtype.kind == "f"
-                and not shown.get(c, {}).get("type_config", {}).get("format")]
-        if bare:
-            out.append(f"{where}: table {d.proto.id or ''} shows {bare} unformatted")
     return out
 
 
@@ -98,7 +84,7 @@ def test_upload_then_every_page(key):
         if not at.exception:
             assert at.title and at.title[0].value == title, f"{page} did not run: {[t.value for t in at.title]}"
             found += [f"{page}: {el.value[:300]}" for el in at.error if CRASH not in el.value]
-            found += unformatted_numbers(at, page)
+            found += [f"{page}: {x}" for x in unformatted_numbers(at)]
         if page == "pages/kernels.py":
             found += bound_problems(at)
     assert not found, "\n".join(found)

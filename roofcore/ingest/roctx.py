@@ -138,7 +138,7 @@ def launch_calls(context: dict[str, Any], traces: list[tuple[Callable[[], bytes]
     parts, used = [], []
     for data, label in traces:
         text = check_text(data(), label)
-        head = {h.strip().lower(): h for h in next(csv.reader([text[:text.find("\n")]]), [])}
+        head = {h.strip().lower(): h for h in next(csv.reader([text.split("\n", 1)[0]]), [])}
         names = [n for k in ("domain", "correlation_id", "thread_id", "start_timestamp", "end_timestamp")
                  if (n := head.get(k)) is not None]
         if len(names) < 5:
